@@ -1,0 +1,39 @@
+# jupcron: `make demo`, `make test`, `make bench`, `make lint`, `make chaos`.
+# Everything runs from .venv, made with the machine's own python3.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench lint chaos postgres-tools clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/jupcron demo
+
+# the PostgreSQL server programs (initdb, pg_ctl) for the test cluster
+postgres-tools:
+	@bash tests/ensure-postgres.sh
+
+test: $(STAMP) postgres-tools
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check daemon tests migrations
+	$(BIN)/ruff format --check daemon tests migrations
+	$(BIN)/mypy
+
+bench: $(STAMP) postgres-tools
+	$(BIN)/python -m pytest -q -s tests/bench -p no:cacheprovider
+
+chaos: $(STAMP) postgres-tools
+	$(BIN)/python -m daemon.chaos
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

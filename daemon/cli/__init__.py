@@ -1,0 +1,1 @@
+"""The `jupcron` command line: one module per command group."""

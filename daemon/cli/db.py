@@ -1,0 +1,40 @@
+"""`jupcron db`: migrations."""
+
+from __future__ import annotations
+
+import click
+
+from daemon.cli.main import Context, pass_ctx
+from daemon.config import mask_url
+from daemon.store import migrate
+from daemon.store.engine import make_engine
+
+
+@click.group()
+def db() -> None:
+    """Database schema: upgrade and current revision."""
+
+
+@db.command()
+@click.option("--revision", default="head", show_default=True, help="Target revision.")
+@pass_ctx
+def upgrade(ctx: Context, revision: str) -> None:
+    """Apply Alembic migrations to database.url."""
+    url = ctx.config.database.url
+    make_engine(url).dispose()  # checks the URL and the SQLite folder first
+    migrate.upgrade(url, revision)
+    click.echo(f"database {mask_url(url)} is at revision {revision}")
+
+
+@db.command()
+@pass_ctx
+def current(ctx: Context) -> None:
+    """Show the database's revision and the one this jupcron needs."""
+    engine = make_engine(ctx.config.database.url)
+    try:
+        found = migrate.current(engine)
+    finally:
+        engine.dispose()
+    head = migrate.head()
+    state = "up to date" if found == head else "needs 'jupcron db upgrade'"
+    click.echo(f"current: {found or 'none'}  head: {head}  ({state})")

@@ -1,0 +1,100 @@
+"""`jupcron` entry point: global options, error handling, command registration.
+
+A user mistake ends with one clear line on stderr and a non-zero exit, never a
+traceback (``--debug`` shows it). Each command group lives in its own module
+and is registered at the bottom of this file.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from daemon import __version__
+from daemon.config import Config, load_config
+from daemon.errors import JupcronError, PlanError
+
+EXIT_USER = 1
+EXIT_USAGE = 2
+
+
+@dataclass
+class Context:
+    """What every command gets: the global options and a lazily loaded config."""
+
+    config_path: str | None = None
+    debug: bool = False
+    _config: Config | None = field(default=None, repr=False)
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config(self.config_path)
+        return self._config
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+class JupcronGroup(click.Group):
+    """Turns our errors into one line and an exit status."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except JupcronError as exc:
+            obj = ctx.find_object(Context)
+            if obj is not None and obj.debug:
+                raise
+            _fail(exc)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+
+
+def _fail(exc: JupcronError) -> None:
+    if isinstance(exc, PlanError):
+        for problem in exc.problems:
+            click.echo(str(problem), err=True)
+    else:
+        click.echo(f"error: {exc}", err=True)
+    code = getattr(exc, "exit_code", EXIT_USER)
+    sys.exit(code)
+
+
+@click.group(cls=JupcronGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="jupcron")
+@click.option(
+    "--config",
+    "config_path",
+    metavar="PATH",
+    envvar="JUPCRON_CONFIG",
+    help="Daemon config file (default: $JUPCRON_CONFIG, else /etc/jupcron/jupcron.yaml).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
+    """jupcron: scheduled Jupiter orders, signed locally, audited in SQL."""
+    ctx.obj = Context(config_path=config_path, debug=debug)
+
+
+def _register() -> None:
+    from daemon.cli import db
+
+    cli.add_command(db.db)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="jupcron")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

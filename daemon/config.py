@@ -1,0 +1,271 @@
+"""The daemon configuration: one YAML file, validated with pydantic.
+
+Where it comes from: ``--config PATH``, else ``$JUPCRON_CONFIG``, else
+``/etc/jupcron/jupcron.yaml``. Relative paths inside it are relative to the
+file's own folder. Secrets (the API key) are never held in a field that
+prints: they are read on demand by `api_key`, and wrapped in `SecretStr`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+
+from daemon.errors import ConfigError
+from daemon.yamlfile import YamlLoadError, load, problems_from
+
+DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
+LEGACY_HOSTS = ("lite-api.jup.ag",)
+
+# DESIGN §4 / API.md: the programs a Jupiter transaction may call.
+DEFAULT_PROGRAMS: dict[str, str] = {
+    "DCA265Vj8a9CEuX1eb1LWRnDT7uK6q1xMipnNyatn23M": "Jupiter DCA (Recurring)",
+    "VALaaymxQh2mNy2trH9jUqHT1mTow76wpTcGmSWSwJe": "Jupiter Value Average (Recurring, price)",
+    "j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X": "Jupiter Limit Order v2 (Trigger)",
+    "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4": "Jupiter Aggregator v6",
+    "ComputeBudget111111111111111111111111111111": "Compute Budget",
+    "11111111111111111111111111111111": "System",
+    "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA": "SPL Token",
+    "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb": "Token-2022",
+    "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL": "Associated Token Account",
+    "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr": "Memo",
+}
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ApiPaths(_Section):
+    """Path prefix of each product, so swaps can move to /swap/v2 without a code change."""
+
+    recurring: str = "/recurring/v1"
+    trigger: str = "/trigger/v1"
+    ultra: str = "/ultra/v1"
+    portfolio: str = "/portfolio/v1"
+
+    @field_validator("recurring", "trigger", "ultra", "portfolio")
+    @classmethod
+    def _slash(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must start with '/'")
+        return value.rstrip("/")
+
+
+class ApiConfig(_Section):
+    base_url: str = "https://api.jup.ag"
+    key_file: Path | None = None
+    paths: ApiPaths = ApiPaths()
+    connect_timeout: PositiveFloat = 5.0
+    read_timeout: PositiveFloat = 20.0
+    # requests per second we allow ourselves; None = by key (keyless 0.5, else 1)
+    rate_limit: PositiveFloat | None = None
+    max_attempts: Annotated[int, Field(ge=1, le=10)] = 4
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @property
+    def is_legacy_host(self) -> bool:
+        return any(host in self.base_url for host in LEGACY_HOSTS)
+
+
+class WalletConfig(_Section):
+    keypair: Path | None = None
+
+
+class DatabaseConfig(_Section):
+    url: str = "sqlite:////var/lib/jupcron/jupcron.db"
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("sqlite:", "postgresql")):
+            raise ValueError("must be a sqlite:/// or postgresql+psycopg:// URL")
+        return value
+
+    def __repr__(self) -> str:
+        return f"DatabaseConfig(url={mask_url(self.url)!r})"
+
+
+class PlansConfig(_Section):
+    dir: Path = Path("/etc/jupcron/plans")
+
+
+class GuardConfig(_Section):
+    allowed_programs: list[str] = Field(default_factory=lambda: list(DEFAULT_PROGRAMS))
+    extra_programs: list[str] = Field(default_factory=list)
+    max_priority_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
+    allow_gasless: bool = False
+
+
+class CapConfig(_Section):
+    mint: str
+    per_day: Annotated[int, Field(gt=0)] | None = None
+    per_week: Annotated[int, Field(gt=0)] | None = None
+
+
+class SafetyConfig(_Section):
+    dry_run: bool = False
+    kill_switch_file: Path | None = None
+    kill_switch: bool = False
+    caps: list[CapConfig] = Field(default_factory=list)
+    balance_check: bool = False
+
+
+class RpcConfig(_Section):
+    url: str | None = None
+
+
+class RunnerConfig(_Section):
+    # how long a blockhash is taken to stay valid after the order call (seconds)
+    blockhash_validity: PositiveFloat = 90.0
+    default_grace: PositiveFloat = 300.0
+    shutdown_timeout: PositiveFloat = 20.0
+    recovery_interval: PositiveFloat = 30.0
+    workers: Annotated[int, Field(ge=1, le=256)] = 8
+
+
+class MetricsConfig(_Section):
+    listen: str | None = None  # e.g. 127.0.0.1:9464
+
+
+class NotifyConfig(_Section):
+    webhook_url: str | None = None
+
+    def __repr__(self) -> str:
+        shown = mask_url(self.webhook_url) if self.webhook_url else None
+        return f"NotifyConfig(webhook_url={shown!r})"
+
+
+class LoggingConfig(_Section):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class Config(_Section):
+    api: ApiConfig = ApiConfig()
+    wallet: WalletConfig = WalletConfig()
+    database: DatabaseConfig = DatabaseConfig()
+    plans: PlansConfig = PlansConfig()
+    guard: GuardConfig = GuardConfig()
+    safety: SafetyConfig = SafetyConfig()
+    rpc: RpcConfig = RpcConfig()
+    runner: RunnerConfig = RunnerConfig()
+    metrics: MetricsConfig = MetricsConfig()
+    notify: NotifyConfig = NotifyConfig()
+    logging: LoggingConfig = LoggingConfig()
+    # where the file was read from ('' = built in defaults)
+    source: str = ""
+
+    @property
+    def programs(self) -> set[str]:
+        return set(self.guard.allowed_programs) | set(self.guard.extra_programs)
+
+
+def mask_url(url: str) -> str:
+    """Hide a password in a URL (``postgresql://u:***@host/db``)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    creds, _, host = rest.rpartition("@")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in creds else url
+
+
+def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:
+    if explicit:
+        return Path(explicit)
+    if env.get("JUPCRON_CONFIG"):
+        return Path(env["JUPCRON_CONFIG"])
+    return DEFAULT_PATH
+
+
+def _resolve(base: Path, value: Any) -> Any:
+    if isinstance(value, str) and value and not value.startswith("/"):
+        return str((base / value).resolve())
+    return value
+
+
+_RELATIVE = (
+    ("api", "key_file"),
+    ("wallet", "keypair"),
+    ("plans", "dir"),
+    ("safety", "kill_switch_file"),
+)
+
+
+def load_config(
+    explicit: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Read and validate the config file; every problem as ``file:line:col: message``."""
+    env = os.environ if env is None else env
+    path = config_path(explicit, env)
+    try:
+        data, locator = load(path)
+    except YamlLoadError as exc:
+        hint = ""
+        if not path.exists() and explicit is None:
+            hint = " (give --config PATH or set JUPCRON_CONFIG)"
+        raise ConfigError(f"{exc.problem}{hint}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(locator.problem((), "the config must be a mapping of sections")))
+    base = path.resolve().parent
+    for section, key in _RELATIVE:
+        part = data.get(section)
+        if isinstance(part, dict) and key in part:
+            part[key] = _resolve(base, part[key])
+    if "source" in data:
+        raise ConfigError(str(locator.problem(("source",), "unknown key 'source'")))
+    data["source"] = str(path)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        problems = problems_from(exc, locator, Config)
+        raise ConfigError("\n".join(str(p) for p in problems)) from None
+
+
+def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr | None:
+    """The API key: ``$JUPITER_API_KEY``, else ``api.key_file``, else the systemd
+    credential ``api-key``; ``None`` means keyless (paced at 0.5 requests/s)."""
+    env = os.environ if env is None else env
+    if env.get("JUPITER_API_KEY"):
+        return SecretStr(env["JUPITER_API_KEY"].strip())
+    path = config.api.key_file
+    if path is None and env.get("CREDENTIALS_DIRECTORY"):
+        candidate = Path(env["CREDENTIALS_DIRECTORY"]) / "api-key"
+        path = candidate if candidate.exists() else None
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path}: API key file not found (set api.key_file or JUPITER_API_KEY)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ConfigError(f"{path}: cannot read the API key file: {reason}") from None
+    if not text:
+        raise ConfigError(f"{path}: the API key file is empty")
+    return SecretStr(text)

@@ -1,0 +1,163 @@
+"""SQLAlchemy models: plans (with their history), runs, run events.
+
+The `audit` view (a contract, DESIGN §3) is created by the migrations; its
+SQL lives here so migrations and tests share one text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from daemon.store.types import UTCDateTime
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# amounts are raw base units as decimal text: exact on both backends, never float
+AMOUNT = String(40)
+PUBKEY = String(64)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON(),
+    }
+
+
+class Plan(Base):
+    __tablename__ = "plans"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    schedule: Mapped[dict[str, Any]]
+    request: Mapped[dict[str, Any]]
+    settings: Mapped[dict[str, Any]]
+    description: Mapped[str | None] = mapped_column(Text)
+    source: Mapped[str | None] = mapped_column(Text)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class PlanVersion(Base):
+    """Every version a plan has had: what a run at that version was asked to do."""
+
+    __tablename__ = "plan_versions"
+    __table_args__ = (UniqueConstraint("plan_id", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    content: Mapped[dict[str, Any]]
+    content_hash: Mapped[str] = mapped_column(String(64))
+    enabled: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime]
+
+
+class Run(Base):
+    """One fire of one plan. UNIQUE (plan_id, scheduled_for): at most one order a slot."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        UniqueConstraint("plan_id", "scheduled_for", name="uq_runs_plan_slot"),
+        Index("ix_runs_status", "status"),
+        Index("ix_runs_scheduled_for", "scheduled_for"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id"))
+    plan_version: Mapped[int] = mapped_column(Integer)
+    scheduled_for: Mapped[datetime]
+    status: Mapped[str] = mapped_column(String(16))
+    trigger: Mapped[str] = mapped_column(String(16), default="schedule")
+    request_id: Mapped[str | None] = mapped_column(String(128))
+    unsigned_tx: Mapped[str | None] = mapped_column(Text)
+    signed_tx: Mapped[str | None] = mapped_column(Text)
+    signature: Mapped[str | None] = mapped_column(String(100))
+    expires_at: Mapped[datetime | None]
+    slot: Mapped[int | None] = mapped_column(BigInteger)
+    input_mint: Mapped[str | None] = mapped_column(PUBKEY)
+    output_mint: Mapped[str | None] = mapped_column(PUBKEY)
+    in_amount: Mapped[str | None] = mapped_column(AMOUNT)
+    out_amount: Mapped[str | None] = mapped_column(AMOUNT)
+    order_account: Mapped[str | None] = mapped_column(PUBKEY)
+    error_code: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claimed_by: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+
+
+class RunEvent(Base):
+    """Append-only: every step and attempt of every run."""
+
+    __tablename__ = "run_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"), index=True)
+    at: Mapped[datetime]
+    step: Mapped[str] = mapped_column(String(64))
+    detail: Mapped[dict[str, Any]]
+
+
+class StoreMeta(Base):
+    """Small key/value facts, e.g. ``plans_revision`` bumped by every apply."""
+
+    __tablename__ = "store_meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+AUDIT_VIEW_SQL = """
+CREATE VIEW audit AS
+SELECT r.id AS run_id,
+       p.name AS plan_name,
+       p.kind AS kind,
+       r.plan_version AS plan_version,
+       r.scheduled_for AS scheduled_for,
+       r.status AS status,
+       r.trigger AS trigger,
+       r.request_id AS request_id,
+       r.signature AS signature,
+       r.error_code AS error_code,
+       r.error AS error,
+       r.input_mint AS input_mint,
+       r.in_amount AS in_amount,
+       r.output_mint AS output_mint,
+       r.out_amount AS out_amount,
+       r.order_account AS order_account,
+       r.slot AS slot,
+       r.attempts AS attempts,
+       r.created_at AS created_at,
+       r.updated_at AS updated_at,
+       r.finished_at AS finished_at
+FROM runs r JOIN plans p ON p.id = r.plan_id
+"""

@@ -1,0 +1,89 @@
+"""Column types: timezone-aware UTC datetimes on every backend, and statuses."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import DateTime
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+
+class RunStatus(StrEnum):
+    """The run state machine of DESIGN §2 (a contract)."""
+
+    PENDING = "pending"
+    REQUESTED = "requested"
+    SIGNED = "signed"
+    SUBMITTED = "submitted"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    SKIPPED = "skipped"
+    DRY_RUN = "dry_run"
+    IN_DOUBT = "in_doubt"
+
+    @property
+    def in_flight(self) -> bool:
+        return self in IN_FLIGHT
+
+    @property
+    def final(self) -> bool:
+        return self in FINAL
+
+
+IN_FLIGHT = frozenset(
+    {RunStatus.PENDING, RunStatus.REQUESTED, RunStatus.SIGNED, RunStatus.SUBMITTED}
+)
+FINAL = frozenset(
+    {
+        RunStatus.SUCCEEDED,
+        RunStatus.FAILED,
+        RunStatus.REJECTED,
+        RunStatus.SKIPPED,
+        RunStatus.DRY_RUN,
+    }
+)
+
+
+class PlanKind(StrEnum):
+    RECURRING = "recurring"
+    TRIGGER_CANCEL = "trigger-cancel"
+    SWAP = "swap"
+
+
+def utc(value: datetime) -> datetime:
+    """The same instant in UTC; a naive datetime is refused (it has no instant)."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"naive datetime {value!r}: jupcron stores only aware datetimes")
+    return value.astimezone(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores aware datetimes as UTC; reads them back aware (UTC).
+
+    SQLite keeps them as naive UTC text (one text per instant, so the unique
+    (plan, fire time) key holds); PostgreSQL as ``timestamptz``.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        value = utc(value)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)

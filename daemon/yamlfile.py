@@ -1,0 +1,216 @@
+"""Reading YAML files for humans: positions for every key, no tracebacks.
+
+`load` turns a file into plain Python values plus a `Locator` that maps a
+path of keys/indexes (as pydantic reports it) back to a line and column.
+`problems_from` turns a pydantic `ValidationError` into `Problem`s at those
+positions, with a "did you mean" hint for unknown keys.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from daemon.errors import Problem
+
+MAX_BYTES = 1024 * 1024
+MAX_NODES = 100_000
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass
+class Locator:
+    """Maps a path inside the document to a (line, column), both 1-based."""
+
+    file: str
+    positions: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+
+    def at(self, loc: Iterable[str | int]) -> tuple[int, int]:
+        path = tuple(loc)
+        while path:
+            if path in self.positions:
+                return self.positions[path]
+            path = path[:-1]
+        return self.positions.get((), (1, 1))
+
+    def problem(self, loc: Iterable[str | int], message: str) -> Problem:
+        line, column = self.at(loc)
+        return Problem(self.file, line, column, message)
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _plain(node: Any, loc: Loc, locator: Locator, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
+    if isinstance(node, CommentedMap):
+        out: dict[Any, Any] = {}
+        for key, value in node.items():
+            sub = (*loc, key) if isinstance(key, str | int) else (*loc, str(key))
+            try:
+                line, col = node.lc.key(key)
+                locator.positions[sub] = (line + 1, col + 1)
+            except (KeyError, TypeError):
+                pass
+            out[key] = _plain(value, sub, locator, budget)
+        return out
+    if isinstance(node, CommentedSeq):
+        items = []
+        for index, value in enumerate(node):
+            sub = (*loc, index)
+            try:
+                line, col = node.lc.item(index)
+                locator.positions[sub] = (line + 1, col + 1)
+            except (KeyError, TypeError, IndexError):
+                pass
+            items.append(_plain(value, sub, locator, budget))
+        return items
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, bool | int | float) or node is None:
+        return node.__class__(node) if node is not None else None
+    # timestamps and other scalars ruamel builds: keep their text form
+    return str(node)
+
+
+def load(path: Path, text: str | None = None) -> tuple[Any, Locator]:
+    """Load one YAML document. Raises `PlanLoadError` with a `Problem` on failure."""
+    name = str(path)
+    locator = Locator(name)
+    if text is None:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise YamlLoadError(Problem(name, 0, 0, "no such file")) from None
+        except IsADirectoryError:
+            raise YamlLoadError(Problem(name, 0, 0, "is a directory, not a file")) from None
+        except OSError as exc:
+            raise YamlLoadError(Problem(name, 0, 0, f"cannot read: {exc.strerror}")) from None
+        if len(raw) > MAX_BYTES:
+            raise YamlLoadError(Problem(name, 0, 0, f"file is larger than {MAX_BYTES} bytes"))
+        if b"\x00" in raw:
+            raise YamlLoadError(Problem(name, 0, 0, "not a text file (it holds NUL bytes)"))
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise YamlLoadError(
+                Problem(name, 0, 0, f"not UTF-8 text (bad byte at offset {exc.start})")
+            ) from None
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    try:
+        docs = list(yaml.load_all(text))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 0
+        col = mark.column + 1 if mark is not None else 0
+        what = " ".join(s for s in (exc.context, exc.problem) if s) or "invalid YAML"
+        raise YamlLoadError(Problem(name, line, col, f"invalid YAML: {what}")) from None
+    except (YAMLError, ValueError, TypeError, RecursionError) as exc:
+        raise YamlLoadError(Problem(name, 0, 0, f"invalid YAML: {exc}")) from None
+    if len(docs) > 1:
+        raise YamlLoadError(Problem(name, 0, 0, "holds more than one YAML document"))
+    doc = docs[0] if docs else None
+    try:
+        data = _plain(doc, (), locator, [MAX_NODES])
+    except (_TooBig, RecursionError):
+        raise YamlLoadError(
+            Problem(name, 0, 0, f"too large once aliases are expanded (over {MAX_NODES} values)")
+        ) from None
+    locator.positions.setdefault((), (1, 1))
+    return data, locator
+
+
+class YamlLoadError(Exception):
+    """A file could not be read as YAML; carries one `Problem`."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
+
+
+def _allowed_fields(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """The field names (aliases) a model accepts at `loc`, best effort, for hints."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        fields = getattr(current, "model_fields", None)
+        if fields is None:
+            return []
+        match = None
+        for fname, finfo in fields.items():
+            if part in (fname, finfo.alias):
+                match = finfo
+                break
+        if match is None:
+            return []
+        current = _model_in(match.annotation)
+    fields = getattr(current, "model_fields", None)
+    if not fields:
+        return []
+    return [finfo.alias or fname for fname, finfo in fields.items()]
+
+
+def _model_in(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    kind = error.get("type", "")
+    msg = str(error.get("msg", "invalid value"))
+    if kind == "missing":
+        return "missing required key"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if msg.startswith("Assertion failed, "):
+        msg = msg[len("Assertion failed, ") :]
+    return msg
+
+
+def problems_from(
+    exc: ValidationError,
+    locator: Locator,
+    model: type[BaseModel] | None = None,
+    prefix: Loc = (),
+) -> list[Problem]:
+    """Turn a pydantic error into positioned problems (one per error)."""
+    out: list[Problem] = []
+    for error in exc.errors(include_url=False):
+        loc = tuple(p for p in error["loc"] if isinstance(p, str | int))
+        full = (*prefix, *loc)  # Locator.at falls back to the nearest ancestor it knows
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        if error["type"] == "extra_forbidden":
+            unknown = str(loc[-1]) if loc else ""
+            hint = ""
+            if model is not None:
+                allowed = _allowed_fields(model, loc[:-1])
+                close = difflib.get_close_matches(unknown, allowed, n=1)
+                if close:
+                    hint = f" (did you mean '{close[0]}'?)"
+                elif allowed:
+                    hint = f" (allowed: {', '.join(sorted(allowed))})"
+            out.append(locator.problem(full, f"unknown key '{key}'{hint}"))
+        elif error["type"] == "missing":
+            out.append(locator.problem(full[:-1] or full, f"{key}: missing required key"))
+        else:
+            out.append(locator.problem(full, f"{key}: {_describe(error)}"))
+    return out

@@ -1,0 +1,1 @@
+"""Alembic environment and versions of the jupcron schema (SQLite and PostgreSQL)."""

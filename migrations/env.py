@@ -1,0 +1,40 @@
+"""Alembic environment: runs online against the URL jupcron gives it."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from daemon.store.engine import make_engine
+from daemon.store.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run_migrations_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    engine = make_engine(config.get_main_option("sqlalchemy.url") or "")
+    try:
+        with engine.connect() as conn:
+            _run(conn)
+    finally:
+        engine.dispose()
+
+
+def _run(connection: object) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+if context.is_offline_mode():
+    raise SystemExit("jupcron migrations run online only")
+run_migrations_online()
