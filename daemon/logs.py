@@ -1,0 +1,201 @@
+"""Logging for jupcron: structlog with one shared processor chain.
+
+* JSON lines on stdout when the stream is not a TTY (journald picks them up),
+  a console renderer on a TTY; ``fmt`` forces one or the other.
+* Standard-library loggers (SQLAlchemy, httpx, APScheduler, alembic, uvicorn)
+  go through the same chain (``ProcessorFormatter``), at WARNING by default.
+* Run context (plan, run id, requestId, signature) is bound with contextvars
+  (`bind_run` / `unbind_run` / `run_context`) and merged into every line.
+* Secrets never reach the output: any key named like ``key``, ``secret``,
+  ``password``, ``token``, ``signed_transaction``, ``keypair``… is replaced by
+  ``'***'``, at any depth of dicts, and URL passwords are masked.
+* `configure_logging` is idempotent: calling it twice replaces the handler.
+
+Event names are fixed snake_case strings (``run_submitted``, ``tx_rejected``);
+tests assert on them with ``structlog.testing.capture_logs``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from typing import Any, Literal, TextIO
+
+import structlog
+from structlog.typing import EventDict, Processor, WrappedLogger
+
+Format = Literal["auto", "json", "console"]
+
+MASK = "***"
+
+# stdlib loggers of our dependencies, kept at WARNING unless we log at debug
+FOREIGN_LOGGERS = ("sqlalchemy", "httpx", "httpcore", "apscheduler", "alembic", "uvicorn")
+
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
+
+# a key whose value must never be shown (matched on the lower-cased key name)
+_SECRET_KEY = re.compile(
+    r"(^|_|-)(keys?|secrets?|password|passwd|passphrase|tokens?|keypair|seed|"
+    r"signed_?transaction|signed_?tx|authorization|credentials?)$"
+)
+# key names that contain 'key' but are not secrets
+_NOT_SECRET = frozenset({"idempotency_key", "key_file", "public_key", "pubkey", "keypair_path"})
+# ``scheme://user:password@host`` inside any string value
+_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]+:)[^@\s]+@")
+
+_HANDLER_NAME = "jupcron"
+
+
+def is_secret_key(name: str) -> bool:
+    """True when a field called ``name`` may hold a secret."""
+    lowered = name.lower()
+    if lowered in _NOT_SECRET:
+        return False
+    return bool(_SECRET_KEY.search(lowered))
+
+
+def _mask_value(value: Any, depth: int = 0) -> Any:
+    if depth > 6:
+        return value
+    if isinstance(value, str):
+        return _URL_PASSWORD.sub(r"\g<head>" + MASK + "@", value) if "://" in value else value
+    if isinstance(value, Mapping):
+        return {
+            k: (MASK if isinstance(k, str) and is_secret_key(k) else _mask_value(v, depth + 1))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return type(value)(_mask_value(v, depth + 1) for v in value)
+    return value
+
+
+def mask_secrets(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> EventDict:
+    """structlog processor: replace secret-looking fields by ``'***'``."""
+    for key in list(event_dict):
+        if key == "event":
+            continue
+        if is_secret_key(key):
+            event_dict[key] = MASK
+        else:
+            event_dict[key] = _mask_value(event_dict[key])
+    return event_dict
+
+
+def _shared_processors() -> list[Processor]:
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.stdlib.ExtraAdder(),
+        mask_secrets,
+    ]
+
+
+def _wants_console(fmt: Format, stream: TextIO) -> bool:
+    if fmt == "console":
+        return True
+    if fmt == "json":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def configure_logging(
+    level: str = "info",
+    fmt: Format = "auto",
+    stream: TextIO | None = None,
+    foreign_level: str = "warning",
+) -> None:
+    """Set up structlog and the stdlib root logger to write to ``stream``.
+
+    ``level`` is ours (debug/info/warning/error); ``foreign_level`` is the floor
+    for the libraries in `FOREIGN_LOGGERS` (never below ``level``).
+    Safe to call again (e.g. on SIGHUP): the old handler is replaced.
+    """
+    stream = sys.stdout if stream is None else stream
+    try:
+        numeric = _LEVELS[level.lower()]
+    except KeyError:
+        raise ValueError(f"unknown log level {level!r} (use one of {', '.join(_LEVELS)})") from None
+    foreign = max(_LEVELS.get(foreign_level.lower(), logging.WARNING), numeric)
+
+    shared = _shared_processors()
+    renderer: Processor
+    if _wants_console(fmt, stream):
+        renderer = structlog.dev.ConsoleRenderer(colors=False)
+    else:
+        renderer = structlog.processors.JSONRenderer(default=str, sort_keys=False)
+
+    structlog.configure(
+        processors=[
+            *shared[:1],
+            structlog.stdlib.filter_by_level,
+            *shared[1:],
+            structlog.processors.StackInfoRenderer(),
+            structlog.processors.format_exc_info,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=shared,
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+    )
+    handler = logging.StreamHandler(stream)
+    handler.set_name(_HANDLER_NAME)
+    handler.setFormatter(formatter)
+
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if old.get_name() == _HANDLER_NAME:
+            root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(min(numeric, foreign))
+    logging.getLogger("daemon").setLevel(numeric)
+    for name in FOREIGN_LOGGERS:
+        logging.getLogger(name).setLevel(foreign)
+
+
+def bind_run(**fields: Any) -> None:
+    """Bind run context (``plan=``, ``run_id=``, ``request_id=``, ``signature=``) to every line."""
+    structlog.contextvars.bind_contextvars(**fields)
+
+
+def unbind_run(*names: str) -> None:
+    """Remove bound fields; with no names, clear all bound context."""
+    if names:
+        structlog.contextvars.unbind_contextvars(*names)
+    else:
+        structlog.contextvars.clear_contextvars()
+
+
+@contextmanager
+def run_context(**fields: Any) -> Iterator[None]:
+    """Bind ``fields`` for the ``with`` block, then restore what was there before."""
+    with structlog.contextvars.bound_contextvars(**fields):
+        yield
+
+
+def bound_context() -> MutableMapping[str, Any]:
+    """The context currently bound (a copy), e.g. to carry into a worker thread."""
+    return dict(structlog.contextvars.get_contextvars())

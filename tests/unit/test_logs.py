@@ -1,0 +1,194 @@
+"""daemon.logs: JSON lines, one chain for stdlib loggers, bound context, no secrets."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+import structlog
+
+from daemon.logs import (
+    MASK,
+    bind_run,
+    configure_logging,
+    is_secret_key,
+    run_context,
+    unbind_run,
+)
+
+SECRET = "s3cr3t-VALUE-do-not-print"
+
+
+@pytest.fixture
+def out() -> Iterator[io.StringIO]:
+    """Configure logging into a buffer; undo everything afterwards."""
+    stream = io.StringIO()
+    root = logging.getLogger()
+    before = (list(root.handlers), root.level)
+    configure_logging("info", "json", stream)
+    yield stream
+    structlog.contextvars.clear_contextvars()
+    structlog.reset_defaults()
+    root.handlers[:] = before[0]
+    root.setLevel(before[1])
+    for name in ("daemon", "sqlalchemy", "httpx", "httpcore", "apscheduler", "alembic", "uvicorn"):
+        logging.getLogger(name).setLevel(logging.NOTSET)
+
+
+def lines(stream: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+
+def test_json_line_has_event_level_timestamp_and_logger(out: io.StringIO) -> None:
+    structlog.get_logger("daemon.runner").info("run_submitted", plan="dca-sol", amount=5)
+    (record,) = lines(out)
+    assert record["event"] == "run_submitted"
+    assert record["level"] == "info"
+    assert record["logger"] == "daemon.runner"
+    assert record["plan"] == "dca-sol"
+    assert str(record["timestamp"]).endswith("Z")
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "api_key",
+        "key",
+        "secret",
+        "password",
+        "token",
+        "auth_token",
+        "signed_transaction",
+        "signedTransaction",
+        "keypair",
+        "private_key",
+        "authorization",
+    ],
+)
+def test_secret_fields_are_masked_in_output(out: io.StringIO, field: str) -> None:
+    structlog.get_logger("daemon.api").info("api_call", **{field: SECRET})
+    text = out.getvalue()
+    assert SECRET not in text
+    assert lines(out)[0][field] == MASK
+
+
+def test_nested_secrets_and_url_passwords_are_masked(out: io.StringIO) -> None:
+    log = structlog.get_logger("daemon.api")
+    log.info(
+        "api_call",
+        headers={"x-api-key": SECRET, "accept": "json"},
+        request=[{"signed_transaction": SECRET}],
+        url=f"postgresql://jup:{SECRET}@db/jupcron",
+    )
+    text = out.getvalue()
+    assert SECRET not in text
+    record = lines(out)[0]
+    assert record["headers"] == {"x-api-key": MASK, "accept": "json"}
+    assert record["url"] == "postgresql://jup:***@db/jupcron"
+
+
+def test_bound_secret_in_context_is_masked(out: io.StringIO) -> None:
+    bind_run(plan="p1", token=SECRET)
+    structlog.get_logger("daemon.runner").info("run_started")
+    assert SECRET not in out.getvalue()
+
+
+def test_public_fields_that_mention_key_are_kept(out: io.StringIO) -> None:
+    structlog.get_logger("daemon.runner").info(
+        "run_claimed", idempotency_key="p1:2025", key_file="/etc/k", token_account="Abc"
+    )
+    record = lines(out)[0]
+    assert record["idempotency_key"] == "p1:2025"
+    assert record["key_file"] == "/etc/k"
+    assert record["token_account"] == "Abc"
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("api_key", True),
+        ("keys", True),
+        ("db_password", True),
+        ("client_secret", True),
+        ("plan", False),
+        ("request_id", False),
+        ("signature", False),
+        ("public_key", False),
+        ("keypair_path", False),
+        ("monkey", False),
+    ],
+)
+def test_is_secret_key_table(name: str, secret: bool) -> None:
+    assert is_secret_key(name) is secret
+
+
+def test_stdlib_loggers_go_through_the_same_chain(out: io.StringIO) -> None:
+    bind_run(plan="dca-sol", run_id=42)
+    logging.getLogger("sqlalchemy.pool").warning("pool is %s", "exhausted")
+    logging.getLogger("httpx").info("dropped: below WARNING for foreign loggers")
+    (record,) = lines(out)
+    assert record["event"] == "pool is exhausted"
+    assert record["logger"] == "sqlalchemy.pool"
+    assert record["level"] == "warning"
+    assert record["plan"] == "dca-sol"
+    assert record["run_id"] == 42
+
+
+def test_stdlib_extra_secret_is_masked(out: io.StringIO) -> None:
+    logging.getLogger("apscheduler.scheduler").warning("job_failed", extra={"password": SECRET})
+    assert SECRET not in out.getvalue()
+    assert lines(out)[0]["password"] == MASK
+
+
+def test_run_context_binds_and_restores(out: io.StringIO) -> None:
+    log = structlog.get_logger("daemon.runner")
+    bind_run(plan="outer")
+    with run_context(run_id=7, request_id="req-1"):
+        log.info("run_submitted")
+    log.info("run_done")
+    unbind_run()
+    log.info("idle")
+    first, second, third = lines(out)
+    assert (first["run_id"], first["request_id"], first["plan"]) == (7, "req-1", "outer")
+    assert "run_id" not in second
+    assert second["plan"] == "outer"
+    assert "plan" not in third
+
+
+def test_configure_twice_writes_each_line_once(out: io.StringIO) -> None:
+    configure_logging("info", "json", out)
+    structlog.get_logger("daemon.x").info("once")
+    assert len(lines(out)) == 1
+
+
+def test_level_filters_our_debug_lines(out: io.StringIO) -> None:
+    log = structlog.get_logger("daemon.x")
+    log.debug("noise")
+    log.info("signal")
+    assert [r["event"] for r in lines(out)] == ["signal"]
+
+
+def test_console_format_is_not_json(out: io.StringIO) -> None:
+    stream = io.StringIO()
+    configure_logging("info", "console", stream)
+    structlog.get_logger("daemon.x").info("run_submitted", api_key=SECRET)
+    text = stream.getvalue()
+    assert "run_submitted" in text
+    assert SECRET not in text
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text.splitlines()[0])
+
+
+def test_auto_format_uses_json_off_a_tty(out: io.StringIO) -> None:
+    stream = io.StringIO()  # isatty() is False
+    configure_logging("info", "auto", stream)
+    structlog.get_logger("daemon.x").info("hello")
+    assert json.loads(stream.getvalue())["event"] == "hello"
+
+
+def test_unknown_level_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown log level"):
+        configure_logging("loud", "json", io.StringIO())
