@@ -1,0 +1,98 @@
+"""Plain values handed out by the repository functions (no sessions attached)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from daemon.store.models import Plan, Run
+from daemon.store.types import PlanKind, RunStatus
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    id: int
+    name: str
+    kind: PlanKind
+    version: int
+    schedule: dict[str, Any]
+    request: dict[str, Any]
+    settings: dict[str, Any]
+    enabled: bool
+    description: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_row(cls, row: Plan) -> PlanRecord:
+        return cls(
+            id=row.id,
+            name=row.name,
+            kind=PlanKind(row.kind),
+            version=row.version,
+            schedule=dict(row.schedule),
+            request=dict(row.request),
+            settings=dict(row.settings),
+            enabled=row.enabled,
+            description=row.description,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+        )
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    plan_id: int
+    plan_version: int
+    scheduled_for: datetime
+    status: RunStatus
+    trigger: str
+    request_id: str | None
+    unsigned_tx: str | None
+    signed_tx: str | None
+    signature: str | None
+    expires_at: datetime | None
+    slot: int | None
+    input_mint: str | None
+    output_mint: str | None
+    in_amount: str | None
+    out_amount: str | None
+    order_account: str | None
+    error_code: str | None
+    error: str | None
+    attempts: int
+    claimed_by: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: Run) -> RunRecord:
+        return cls(
+            id=row.id,
+            plan_id=row.plan_id,
+            plan_version=row.plan_version,
+            scheduled_for=row.scheduled_for,
+            status=RunStatus(row.status),
+            trigger=row.trigger,
+            request_id=row.request_id,
+            unsigned_tx=row.unsigned_tx,
+            signed_tx=row.signed_tx,
+            signature=row.signature,
+            expires_at=row.expires_at,
+            slot=row.slot,
+            input_mint=row.input_mint,
+            output_mint=row.output_mint,
+            in_amount=row.in_amount,
+            out_amount=row.out_amount,
+            order_account=row.order_account,
+            error_code=row.error_code,
+            error=row.error,
+            attempts=row.attempts,
+            claimed_by=row.claimed_by,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            finished_at=row.finished_at,
+        )

@@ -1,0 +1,7 @@
+"""Shared fixtures. Each area keeps its fixtures in tests/fixtures/<area>.py."""
+
+from __future__ import annotations
+
+pytest_plugins = [
+    "tests.fixtures.database",
+]

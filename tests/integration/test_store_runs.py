@@ -1,0 +1,134 @@
+"""The unique (plan, fire time) claim and the run repository, on both backends."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import insert, select, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.store import runs
+from daemon.store.engine import make_engine, session_factory, transaction
+from daemon.store.models import Plan, Run
+from daemon.store.records import PlanRecord
+from daemon.store.types import RunStatus
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+SLOT = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def factory(db_url: str) -> Iterator[sessionmaker[Session]]:
+    engine = make_engine(db_url)
+    yield session_factory(engine)
+    engine.dispose()
+
+
+def make_plan(factory: sessionmaker[Session], name: str = "weekly") -> PlanRecord:
+    with transaction(factory) as session:
+        row = Plan(
+            name=name, kind="swap", schedule={"every": "1h"}, request={}, settings={},
+            content_hash="x", version=1, enabled=True, created_at=NOW, updated_at=NOW,
+        )  # fmt: skip
+        session.add(row)
+        session.flush()
+        return PlanRecord.from_row(row)
+
+
+def test_second_claim_of_a_slot_is_refused(factory: sessionmaker[Session]) -> None:
+    plan = make_plan(factory)
+    with transaction(factory) as session:
+        first = runs.claim(session, plan, SLOT, now=NOW)
+    with transaction(factory) as session:
+        second = runs.claim(session, plan, SLOT, now=NOW)
+    assert first is not None
+    assert second is None
+    # the same instant written in another zone is the same slot
+    berlin = SLOT.astimezone(timezone(timedelta(hours=1)))
+    with transaction(factory) as session:
+        assert runs.claim(session, plan, berlin, now=NOW) is None
+        assert runs.claim(session, plan, SLOT + timedelta(hours=1), now=NOW) is not None
+    with factory() as session:
+        assert len(session.scalars(select(Run)).all()) == 2
+
+
+def test_the_database_itself_refuses_a_duplicate_row(factory: sessionmaker[Session]) -> None:
+    """Not our code: the UNIQUE (plan_id, scheduled_for) constraint in the schema."""
+    plan = make_plan(factory)
+    row = {
+        "plan_id": plan.id, "plan_version": 1, "scheduled_for": SLOT, "status": "pending",
+        "trigger": "schedule", "attempts": 0, "created_at": NOW, "updated_at": NOW,
+    }  # fmt: skip
+    with transaction(factory) as session:
+        session.execute(insert(Run).values(**row))
+    with pytest.raises(IntegrityError), transaction(factory) as session:
+        session.execute(insert(Run).values(**row))
+
+
+def test_concurrent_claims_let_exactly_one_through(factory: sessionmaker[Session]) -> None:
+    plan = make_plan(factory)
+    results: list[int | None] = []
+    barrier = threading.Barrier(6)
+
+    def worker() -> None:
+        barrier.wait()
+        with transaction(factory) as session:
+            results.append(runs.claim(session, plan, SLOT, now=NOW))
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len([r for r in results if r is not None]) == 1
+
+
+def test_advance_is_a_compare_and_set_with_events(factory: sessionmaker[Session]) -> None:
+    plan = make_plan(factory)
+    with transaction(factory) as session:
+        run_id = runs.claim(session, plan, SLOT, now=NOW)
+    assert run_id is not None
+    later = NOW + timedelta(seconds=5)
+    with transaction(factory) as session:
+        moved = runs.advance(
+            session, run_id, RunStatus.REQUESTED, now=later, expect=[RunStatus.PENDING],
+            request_id="req-1", in_amount="18446744073709551615",
+        )  # fmt: skip
+        assert moved
+    with transaction(factory) as session:
+        assert not runs.advance(
+            session, run_id, RunStatus.SIGNED, now=later, expect=[RunStatus.PENDING]
+        )
+    with factory() as session:
+        record = runs.get(session, run_id)
+        assert record is not None
+        assert record.status is RunStatus.REQUESTED
+        assert record.request_id == "req-1"
+        assert record.in_amount == "18446744073709551615"  # u64 max survives exactly
+        assert record.scheduled_for == SLOT
+        assert record.scheduled_for.tzinfo is not None
+        steps = [step for _, step, _ in runs.events(session, run_id)]
+        assert steps == ["claimed", "requested"]
+        assert [r.id for r in runs.in_flight(session)] == [run_id]
+        assert runs.last_slot(session, plan.id) == SLOT
+
+
+def test_naive_datetimes_are_refused(factory: sessionmaker[Session]) -> None:
+    plan = make_plan(factory)
+    with pytest.raises(ValueError, match="naive"), transaction(factory) as session:
+        runs.claim(session, plan, datetime(2026, 1, 1), now=NOW)
+
+
+def test_events_table_is_append_only_in_practice(factory: sessionmaker[Session]) -> None:
+    plan = make_plan(factory)
+    with transaction(factory) as session:
+        run_id = runs.claim(session, plan, SLOT, now=NOW)
+        assert run_id is not None
+        runs.add_event(session, run_id, "attempt", {"n": 1}, at=NOW)
+    with factory() as session:
+        count = session.execute(text("SELECT count(*) FROM run_events")).scalar_one()
+    assert count == 2
