@@ -1,0 +1,125 @@
+"""The daemon config: defaults, paths, and one-line `file:line:col:` errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.config import api_key, config_path, load_config, mask_url
+from daemon.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "jupcron.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_full_config_loads_and_resolves_relative_paths(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "api:\n  base_url: https://api.jup.ag/\n  key_file: secrets/api-key\n"
+        "wallet:\n  keypair: keypair.json\n"
+        "database:\n  url: sqlite:////var/lib/jupcron/jupcron.db\n"
+        "plans:\n  dir: plans\n",
+    )
+    config = load_config(path, env={})
+    assert config.api.base_url == "https://api.jup.ag"
+    assert config.api.key_file == (tmp_path / "secrets/api-key").resolve()
+    assert config.wallet.keypair == (tmp_path / "keypair.json").resolve()
+    assert config.plans.dir == (tmp_path / "plans").resolve()
+    assert config.source == str(path)
+    assert "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4" in config.programs
+
+
+def test_an_empty_file_means_defaults(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, ""), env={})
+    assert config.database.url.startswith("sqlite:")
+    assert config.guard.max_priority_fee_lamports == 10_000_000
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("database:\n  urll: sqlite:///x.db\n", ":2:3: unknown key 'database.urll' (did you mean 'url'?)"),
+        ("api:\n  read_timeout: soon\n", ":2:3: api.read_timeout: Input should be a valid number"),
+        ("api:\n  base_url: ftp://x\n", ":2:3: api.base_url: must start with http:// or https://"),
+        ("wallets:\n  keypair: k.json\n", ":1:1: unknown key 'wallets' (did you mean 'wallet'?)"),
+        ("database: [1, 2]\n", ":1:1: database: Input should be a valid dictionary"),
+        ("api:\n  paths:\n    ultra: swap/v2\n", ":3:5: api.paths.ultra: must start with '/'"),
+        ("- just\n- a list\n", ":1:1: the config must be a mapping of sections"),
+        ("api: {base_url: [\n", "invalid YAML"),
+        ("guard:\n  max_priority_fee_lamports: -1\n", ":2:3: guard.max_priority_fee_lamports: Input should be greater than or equal to 0"),
+    ],
+)  # fmt: skip
+def test_mistakes_are_one_positioned_line(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    message = str(caught.value)
+    assert message.startswith(str(path))
+    assert expected in message
+    assert "\n" not in message
+    assert "Traceback" not in message
+
+
+def test_a_missing_file_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope\.yaml: no such file"):
+        load_config(tmp_path / "nope.yaml", env={})
+
+
+def test_the_default_path_hints_at_config_option(tmp_path: Path) -> None:
+    assert config_path(None, {}) == Path("/etc/jupcron/jupcron.yaml")
+    assert config_path(None, {"JUPCRON_CONFIG": str(tmp_path / "c.yaml")}) == tmp_path / "c.yaml"
+    assert config_path(tmp_path / "x.yaml", {"JUPCRON_CONFIG": "/other"}) == tmp_path / "x.yaml"
+
+
+def test_api_key_sources_and_masking(tmp_path: Path) -> None:
+    key_file = tmp_path / "api-key"
+    key_file.write_text("jup_file_secret\n")
+    config = load_config(write(tmp_path, f"api:\n  key_file: {key_file}\n"), env={})
+    key = api_key(config, env={})
+    assert key is not None
+    assert key.get_secret_value() == "jup_file_secret"
+    assert "jup_file_secret" not in repr(key)
+    assert "jup_file_secret" not in repr(config)
+    # the environment wins over the file
+    env_key = api_key(config, env={"JUPITER_API_KEY": "jup_env_secret"})
+    assert env_key is not None
+    assert env_key.get_secret_value() == "jup_env_secret"
+    # no file configured and no env: keyless
+    assert api_key(load_config(write(tmp_path, ""), env={}), env={}) is None
+
+
+def test_systemd_credential_is_used_when_no_file_is_configured(tmp_path: Path) -> None:
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / "api-key").write_text("jup_cred")
+    config = load_config(write(tmp_path, ""), env={})
+    key = api_key(config, env={"CREDENTIALS_DIRECTORY": str(creds)})
+    assert key is not None
+    assert key.get_secret_value() == "jup_cred"
+
+
+def test_a_configured_key_file_that_is_missing_is_an_error(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "api:\n  key_file: /nonexistent/api-key\n"), env={})
+    with pytest.raises(ConfigError, match="API key file not found"):
+        api_key(config, env={})
+    (tmp_path / "empty").write_text("  \n")
+    config = load_config(write(tmp_path, f"api:\n  key_file: {tmp_path / 'empty'}\n"), env={})
+    with pytest.raises(ConfigError, match="is empty"):
+        api_key(config, env={})
+
+
+def test_database_passwords_are_masked(tmp_path: Path) -> None:
+    url = "postgresql+psycopg://jupcron:s3cret@db.internal/jupcron"
+    assert mask_url(url) == "postgresql+psycopg://jupcron:***@db.internal/jupcron"
+    config = load_config(write(tmp_path, f"database:\n  url: {url}\n"), env={})
+    assert "s3cret" not in repr(config)
+    assert "s3cret" not in str(config)
+
+
+def test_legacy_host_is_recognised(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "api:\n  base_url: https://lite-api.jup.ag\n"), env={})
+    assert config.api.is_legacy_host
