@@ -89,12 +89,14 @@ def _register() -> None:
     cli.add_command(db.db)
 
 
-_register()
+if __name__ == "__main__":
+    # `python -m daemon.cli.main`: run the importable module, not this copy of it
+    from daemon.cli.main import main as _main
+
+    _main()
+else:
+    _register()
 
 
 def main() -> None:
     cli(prog_name="jupcron")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
