@@ -1,0 +1,1 @@
+"""Running as a service: sd_notify, watchdog, metrics, leader election, webhooks."""
