@@ -1,0 +1,257 @@
+"""Prometheus metrics and the health endpoint.
+
+`Metrics` owns its own ``CollectorRegistry`` (never the global one, so tests
+and two daemons in one process do not collide). `serve_metrics` starts a small
+threaded HTTP listener (loopback by default) with:
+
+* ``GET /metrics`` — the registry in the Prometheus text format;
+* ``GET /healthz`` — 200 ``ok`` when ``health()`` is true, else 503.
+
+Everything is synchronous with threads, like the rest of the daemon.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import structlog
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from daemon.errors import ConfigError
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_LISTEN = "127.0.0.1:9464"
+NAMESPACE = "jupcron"
+
+_LAG_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900)
+_LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60)
+
+
+class Metrics:
+    """Every metric the daemon exports, on a private registry."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.runs_total = Counter(
+            "runs",
+            "Runs that reached a final or waiting state, by plan kind and status.",
+            ["kind", "status"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.fire_lag_seconds = Histogram(
+            "fire_lag_seconds",
+            "Seconds between a slot's scheduled time and the run starting.",
+            namespace=NAMESPACE,
+            buckets=_LAG_BUCKETS,
+            registry=r,
+        )
+        self.api_latency_seconds = Histogram(
+            "api_latency_seconds",
+            "Jupiter API call latency by operation and outcome.",
+            ["operation", "status"],
+            namespace=NAMESPACE,
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.api_retries_total = Counter(
+            "api_retries",
+            "API calls retried, by operation.",
+            ["operation"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.rate_limit_wait_seconds_total = Counter(
+            "rate_limit_wait_seconds",
+            "Seconds spent waiting for the rate limiter.",
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.misfires_total = Counter(
+            "misfires",
+            "Slots skipped because they were found too late (past their grace).",
+            ["kind"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.in_doubt_runs = Gauge(
+            "in_doubt_runs",
+            "Runs whose outcome is not known yet.",
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.leader = Gauge(
+            "leader",
+            "1 when this daemon is the leader (schedules), 0 on standby.",
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.plans = Gauge(
+            "plans",
+            "Active plans loaded.",
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.up = Gauge(
+            "healthy",
+            "1 while the scheduling loop and the store are healthy.",
+            namespace=NAMESPACE,
+            registry=r,
+        )
+
+    # -- recording (names match the issue; all cheap and thread-safe) -----
+    def record_run(self, kind: str, status: str) -> None:
+        self.runs_total.labels(kind=str(kind), status=str(status)).inc()
+
+    def observe_fire_lag(self, seconds: float) -> None:
+        self.fire_lag_seconds.observe(max(0.0, seconds))
+
+    def observe_api_call(self, operation: str, status: str | int, seconds: float) -> None:
+        """``status`` is the HTTP status, or a word such as ``timeout``/``error``."""
+        self.api_latency_seconds.labels(operation=operation, status=str(status)).observe(
+            max(0.0, seconds)
+        )
+
+    def record_retry(self, operation: str) -> None:
+        self.api_retries_total.labels(operation=operation).inc()
+
+    def add_rate_limit_wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self.rate_limit_wait_seconds_total.inc(seconds)
+
+    def record_misfire(self, kind: str) -> None:
+        self.misfires_total.labels(kind=str(kind)).inc()
+
+    def set_in_doubt(self, count: int) -> None:
+        self.in_doubt_runs.set(count)
+
+    def set_leader(self, is_leader: bool) -> None:
+        self.leader.set(1 if is_leader else 0)
+
+    def set_plans(self, count: int) -> None:
+        self.plans.set(count)
+
+    def render(self) -> bytes:
+        """The registry in the Prometheus text format."""
+        return generate_latest(self.registry)
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``"127.0.0.1:9464"``, ``"[::1]:9464"`` or ``":9464"`` (loopback) -> (host, port)."""
+    text = listen.strip()
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        raise ConfigError(f"metrics.listen {listen!r}: expected HOST:PORT, e.g. {DEFAULT_LISTEN}")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ConfigError(f"metrics.listen {listen!r}: the port must be a number") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"metrics.listen {listen!r}: the port must be 0-65535")
+    if host != "localhost":
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise ConfigError(
+                f"metrics.listen {listen!r}: the host must be an IP address or localhost"
+            ) from None
+    return host, port
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], metrics: Metrics, health: Callable[[], bool]):
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        self.metrics = metrics
+        self.health = health
+        super().__init__(address, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/metrics":
+            self._reply(200, self.server.metrics.render(), CONTENT_TYPE_LATEST)
+        elif path == "/healthz":
+            ok = _healthy(self.server.health)
+            self.server.metrics.up.set(1 if ok else 0)
+            body = b"ok\n" if ok else b"unhealthy\n"
+            self._reply(200 if ok else 503, body, "text/plain; charset=utf-8")
+        else:
+            self._reply(404, b"not found\n", "text/plain; charset=utf-8")
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def _reply(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: scrapes are not worth a log line each."""
+
+
+def _healthy(health: Callable[[], bool]) -> bool:
+    try:
+        return bool(health())
+    except Exception as exc:  # noqa: BLE001 - a failing check is an unhealthy answer
+        log.warning("health_check_failed", error=repr(exc))
+        return False
+
+
+@dataclass
+class MetricsServer:
+    """A running listener; `stop` shuts it down and joins its thread."""
+
+    host: str
+    port: int
+    _server: _Server
+    _thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def serve_metrics(
+    metrics: Metrics, listen: str = DEFAULT_LISTEN, health: Callable[[], bool] = lambda: True
+) -> MetricsServer:
+    """Start the listener in a background thread (port 0 picks a free port)."""
+    host, port = parse_listen(listen)
+    try:
+        server = _Server((host, port), metrics, health)
+    except OSError as exc:
+        raise ConfigError(f"metrics.listen {listen!r}: cannot listen: {exc.strerror}") from None
+    bound_port = int(server.server_address[1])
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="metrics", daemon=True
+    )
+    thread.start()
+    log.info("metrics_listening", host=host, port=bound_port)
+    return MetricsServer(host, bound_port, server, thread)
