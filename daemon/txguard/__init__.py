@@ -1,0 +1,21 @@
+"""txguard: decode a transaction and refuse to sign what was not asked for.
+
+See DESIGN §4. `inspect` gives a `Verdict`; `check` raises
+`GuardRejectedError` with the reasons; `check_and_sign` signs only what passes.
+"""
+
+from __future__ import annotations
+
+from daemon.txguard.decode import NotATransactionError, TxSummary
+from daemon.txguard.guard import check, check_and_sign, inspect
+from daemon.txguard.policy import GuardPolicy, Verdict
+
+__all__ = [
+    "GuardPolicy",
+    "NotATransactionError",
+    "TxSummary",
+    "Verdict",
+    "check",
+    "check_and_sign",
+    "inspect",
+]

@@ -1,0 +1,73 @@
+"""txguard's entry points: inspect (a verdict), check (raise on refusal) and
+check-then-sign, the only way the runner should sign a transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import structlog
+from solders.pubkey import Pubkey
+
+from daemon.errors import GuardRejectedError
+from daemon.txguard import rules
+from daemon.txguard.decode import TxSummary, load, summarize
+from daemon.txguard.policy import GuardPolicy, Verdict
+from daemon.wallet import SignedTransaction, Wallet, sign_transaction
+
+log = structlog.get_logger(__name__)
+
+
+def inspect(
+    tx_b64: str,
+    wallet: Pubkey,
+    policy: GuardPolicy,
+    *,
+    gasless: bool = False,
+    mints: Iterable[str] = (),
+) -> Verdict:
+    """Decode and judge a transaction. A hostile one gets reasons, never an
+    exception; input that is not a transaction raises `NotATransactionError`.
+
+    ``gasless``: the API marked this Ultra order gasless/RFQ (someone else pays
+    the fee and co-signs); honoured only when ``policy.allow_gasless``.
+    ``mints``: mints known from the order, whose token accounts of ours count as ours.
+    """
+    summary = summarize(load(tx_b64), policy.names)
+    ctx = rules.Context(
+        wallet=str(wallet),
+        ours=rules.ours(wallet, summary, mints),
+        policy=policy,
+        gasless=gasless,
+    )
+    reasons = tuple(rules.evaluate(summary, ctx))
+    return Verdict(accepted=not reasons, reasons=reasons, summary=summary)
+
+
+def check(
+    tx_b64: str,
+    wallet: Pubkey,
+    policy: GuardPolicy,
+    *,
+    gasless: bool = False,
+    mints: Iterable[str] = (),
+) -> TxSummary:
+    """The summary of an accepted transaction; `GuardRejectedError` when refused."""
+    verdict = inspect(tx_b64, wallet, policy, gasless=gasless, mints=mints)
+    if not verdict.accepted:
+        log.warning("tx_rejected", reasons=list(verdict.reasons))
+        raise GuardRejectedError(list(verdict.reasons))
+    log.debug("tx_accepted", instructions=len(verdict.summary.instructions))
+    return verdict.summary
+
+
+def check_and_sign(
+    wallet: Wallet,
+    tx_b64: str,
+    policy: GuardPolicy,
+    *,
+    gasless: bool = False,
+    mints: Iterable[str] = (),
+) -> SignedTransaction:
+    """Sign only what txguard accepts; `GuardRejectedError` (nothing signed) otherwise."""
+    check(tx_b64, wallet.pubkey, policy, gasless=gasless, mints=mints)
+    return sign_transaction(wallet, tx_b64)

@@ -1,0 +1,254 @@
+"""Decoding the instructions of the programs txguard understands.
+
+Each decoder turns an instruction's data and resolved accounts into a
+`Parsed`: a readable name, its fields, and named *roles* (``from``, ``to``,
+``delegate``, ``destination``...) that the rules look at. Layouts are the
+programs' own: System uses a u32 little-endian tag and bincode fields; SPL
+Token, Token-2022 and Compute Budget a one-byte tag.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from solders.pubkey import Pubkey
+
+SYSTEM = "11111111111111111111111111111111"
+TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id, not a secret)
+TOKEN_2022 = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"  # noqa: S105 (a program id, not a secret)
+COMPUTE_BUDGET = "ComputeBudget111111111111111111111111111111"
+ASSOCIATED_TOKEN = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL"  # noqa: S105 (a program id, not a secret)
+MEMO = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"
+WRAPPED_SOL = "So11111111111111111111111111111111111111112"
+TOKEN_PROGRAMS = (TOKEN, TOKEN_2022)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one instruction does, as far as we can tell."""
+
+    name: str
+    fields: dict[str, str] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    malformed: bool = False
+
+
+class _Reader:
+    def __init__(self, data: bytes, start: int) -> None:
+        self.data = data
+        self.at = start
+
+    def take(self, size: int) -> bytes:
+        if self.at + size > len(self.data):
+            raise ValueError("instruction data too short")
+        chunk = self.data[self.at : self.at + size]
+        self.at += size
+        return chunk
+
+    def u8(self) -> int:
+        return self.take(1)[0]
+
+    def u32(self) -> int:
+        return int(struct.unpack("<I", self.take(4))[0])
+
+    def u64(self) -> int:
+        return int(struct.unpack("<Q", self.take(8))[0])
+
+    def pubkey(self) -> str:
+        return str(Pubkey.from_bytes(self.take(32)))
+
+    def string(self) -> str:
+        size = self.u64()
+        return self.take(size).decode("utf-8", "replace")
+
+
+def _roles(accounts: Sequence[str], *names: str) -> dict[str, str]:
+    return {name: accounts[i] for i, name in enumerate(names) if name and i < len(accounts)}
+
+
+# --- System program -------------------------------------------------------
+
+_SYSTEM_NAMES = {
+    0: "create_account",
+    1: "assign",
+    2: "transfer",
+    3: "create_account_with_seed",
+    4: "advance_nonce_account",
+    5: "withdraw_nonce_account",
+    6: "initialize_nonce_account",
+    7: "authorize_nonce_account",
+    8: "allocate",
+    9: "allocate_with_seed",
+    10: "assign_with_seed",
+    11: "transfer_with_seed",
+    12: "upgrade_nonce_account",
+    13: "create_account_allow_prefund",
+}
+NONCE_INSTRUCTIONS = frozenset(
+    {
+        "advance_nonce_account",
+        "withdraw_nonce_account",
+        "initialize_nonce_account",
+        "authorize_nonce_account",
+        "upgrade_nonce_account",
+    }
+)
+
+
+def _system(data: bytes, accounts: Sequence[str]) -> Parsed:
+    r = _Reader(data, 0)
+    tag = r.u32()
+    name = _SYSTEM_NAMES.get(tag, f"unknown #{tag}")
+    f: dict[str, str] = {}
+    roles: dict[str, str] = {}
+    if tag in (0, 13):
+        f = {"lamports": str(r.u64()), "space": str(r.u64()), "owner": r.pubkey()}
+        roles = _roles(accounts, "from", "to")
+    elif tag == 1:
+        f = {"owner": r.pubkey()}
+        roles = _roles(accounts, "account")
+    elif tag == 2:
+        f = {"lamports": str(r.u64())}
+        roles = _roles(accounts, "from", "to")
+    elif tag == 3:
+        base = r.pubkey()
+        f = {"base": base, "seed": r.string(), "lamports": str(r.u64()), "space": str(r.u64())}
+        f["owner"] = r.pubkey()
+        roles = _roles(accounts, "from", "to")
+    elif tag in (4, 12):
+        roles = _roles(accounts, "nonce", "", "authority")
+    elif tag == 5:
+        f = {"lamports": str(r.u64())}
+        roles = _roles(accounts, "nonce", "to", "", "", "authority")
+    elif tag in (6, 7):
+        f = {"authority": r.pubkey()}
+        roles = _roles(accounts, "nonce", "", "authority" if tag == 7 else "")
+    elif tag == 8:
+        f = {"space": str(r.u64())}
+        roles = _roles(accounts, "account")
+    elif tag in (9, 10):
+        f = {"base": r.pubkey(), "seed": r.string()}
+        roles = _roles(accounts, "account", "base")
+    elif tag == 11:
+        f = {"lamports": str(r.u64()), "seed": r.string(), "from_owner": r.pubkey()}
+        roles = _roles(accounts, "from", "base", "to")
+    return Parsed(name, f, roles)
+
+
+# --- SPL Token and Token-2022 -----------------------------------------------
+
+_TOKEN_NAMES = (
+    "initialize_mint",
+    "initialize_account",
+    "initialize_multisig",
+    "transfer",
+    "approve",
+    "revoke",
+    "set_authority",
+    "mint_to",
+    "burn",
+    "close_account",
+    "freeze_account",
+    "thaw_account",
+    "transfer_checked",
+    "approve_checked",
+    "mint_to_checked",
+    "burn_checked",
+    "initialize_account2",
+    "sync_native",
+    "initialize_account3",
+    "initialize_multisig2",
+    "initialize_mint2",
+    "get_account_data_size",
+    "initialize_immutable_owner",
+    "amount_to_ui_amount",
+    "ui_amount_to_amount",
+    "initialize_mint_close_authority",
+)
+_AUTHORITY_TYPES = ("mint_tokens", "freeze_account", "account_owner", "close_account")
+
+
+def _token(data: bytes, accounts: Sequence[str]) -> Parsed:
+    r = _Reader(data, 0)
+    tag = r.u8()
+    name = _TOKEN_NAMES[tag] if tag < len(_TOKEN_NAMES) else f"extension #{tag}"
+    f: dict[str, str] = {}
+    roles: dict[str, str] = {}
+    if tag == 3:
+        f = {"amount": str(r.u64())}
+        roles = _roles(accounts, "source", "destination", "owner")
+    elif tag == 12:
+        f = {"amount": str(r.u64()), "decimals": str(r.u8())}
+        roles = _roles(accounts, "source", "mint", "destination", "owner")
+    elif tag == 4:
+        f = {"amount": str(r.u64())}
+        roles = _roles(accounts, "source", "delegate", "owner")
+    elif tag == 13:
+        f = {"amount": str(r.u64()), "decimals": str(r.u8())}
+        roles = _roles(accounts, "source", "mint", "delegate", "owner")
+    elif tag == 6:
+        kind = r.u8()
+        f = {"authority_type": _AUTHORITY_TYPES[kind] if kind < 4 else f"#{kind}"}
+        f["new_authority"] = r.pubkey() if r.u8() else "none"
+        roles = _roles(accounts, "account", "authority")
+    elif tag == 9:
+        roles = _roles(accounts, "account", "destination", "owner")
+    elif tag == 17:
+        roles = _roles(accounts, "account")
+    return Parsed(name, f, roles)
+
+
+# --- Compute Budget, Associated Token, Memo ---------------------------------
+
+
+def _compute_budget(data: bytes, accounts: Sequence[str]) -> Parsed:
+    r = _Reader(data, 0)
+    tag = r.u8()
+    if tag == 1:
+        return Parsed("request_heap_frame", {"bytes": str(r.u32())})
+    if tag == 2:
+        return Parsed("set_compute_unit_limit", {"units": str(r.u32())})
+    if tag == 3:
+        return Parsed("set_compute_unit_price", {"micro_lamports": str(r.u64())})
+    if tag == 4:
+        return Parsed("set_loaded_accounts_data_size_limit", {"bytes": str(r.u32())})
+    return Parsed(f"unknown #{tag}", malformed=True)
+
+
+def _associated_token(data: bytes, accounts: Sequence[str]) -> Parsed:
+    tag = data[0] if data else 0
+    names = {0: "create", 1: "create_idempotent", 2: "recover_nested"}
+    if tag in (0, 1):
+        roles = _roles(accounts, "funder", "account", "wallet", "mint")
+        return Parsed(names[tag], {}, roles)
+    return Parsed(names.get(tag, f"unknown #{tag}"))
+
+
+def _memo(data: bytes, accounts: Sequence[str]) -> Parsed:
+    text = data.decode("utf-8", "replace")
+    return Parsed("memo", {"text": text[:80]})
+
+
+Decoder = Callable[[bytes, Sequence[str]], Parsed]
+DECODERS: dict[str, Decoder] = {
+    SYSTEM: _system,
+    TOKEN: _token,
+    TOKEN_2022: _token,
+    COMPUTE_BUDGET: _compute_budget,
+    ASSOCIATED_TOKEN: _associated_token,
+    MEMO: _memo,
+}
+
+
+def parse(program: str, data: bytes, accounts: Sequence[str]) -> Parsed:
+    """Decode one instruction; unknown programs give a generic description."""
+    decoder = DECODERS.get(program)
+    if decoder is None:
+        tag = data[:8].hex() if data else "-"
+        return Parsed("call", {"data_bytes": str(len(data)), "tag": tag})
+    try:
+        return decoder(data, accounts)
+    except (ValueError, IndexError):
+        return Parsed("malformed", {"data_bytes": str(len(data))}, malformed=True)

@@ -1,0 +1,37 @@
+"""What txguard allows: the policy (from the config) and the verdict it gives."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from daemon.config import DEFAULT_PROGRAMS, GuardConfig
+from daemon.txguard.decode import TxSummary
+
+
+@dataclass(frozen=True)
+class GuardPolicy:
+    """The allow-list and limits txguard applies before anything is signed."""
+
+    programs: frozenset[str] = frozenset(DEFAULT_PROGRAMS)
+    max_priority_fee_lamports: int = 10_000_000  # 0.01 SOL
+    allow_gasless: bool = False
+    # program id -> human name, for messages and `jupcron tx inspect`
+    names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PROGRAMS), compare=False)
+
+    @classmethod
+    def from_config(cls, guard: GuardConfig) -> GuardPolicy:
+        return cls(
+            programs=frozenset(guard.allowed_programs) | frozenset(guard.extra_programs),
+            max_priority_fee_lamports=guard.max_priority_fee_lamports,
+            allow_gasless=guard.allow_gasless,
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """txguard's answer: accepted, or refused with reasons a person can act on."""
+
+    accepted: bool
+    reasons: tuple[str, ...]
+    summary: TxSummary
