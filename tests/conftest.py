@@ -5,4 +5,5 @@ from __future__ import annotations
 pytest_plugins = [
     "tests.fixtures.database",
     "tests.fixtures.service",
+    "tests.fixtures.wallet",
 ]
