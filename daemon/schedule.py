@@ -1,0 +1,345 @@
+"""Fire-time maths for plan schedules: pure functions, time is a parameter.
+
+A schedule is exactly one of ``cron`` (wall-clock, in ``timezone``), ``every``
+(elapsed time) or ``at`` (one instant), optionally limited to a
+``start``/``end`` window. Every instant returned is timezone-aware UTC.
+
+Daylight saving time (documented behaviour, tested in tests/unit/test_schedule*):
+
+* ``cron`` follows the wall clock of ``timezone``. A wall-clock time that does
+  not exist (the hour skipped in spring) fires once, shifted forward by the
+  gap (02:30 becomes 03:30 in Europe/Berlin), so no day is skipped; if that
+  lands on another fire time they merge. A wall-clock time that happens twice
+  (the repeated hour in autumn) fires once, at its first occurrence, so no day
+  is doubled -- unless the hour field is ``*`` (the job runs every hour), in
+  which case it fires at both, keeping one fire per hour of real time.
+* ``every`` is elapsed time: slots are ``anchor + k * every`` where the anchor
+  is ``start`` if given, else 1970-01-01T00:00Z. DST never shifts it (so
+  ``every: 1d`` keeps the same UTC time of day); use ``cron`` for wall-clock.
+* ``at`` fires once, if it lies inside the window.
+
+Misfires (the daemon was down or too busy at a fire time) are settled by
+`catch_up`: ``misfire: skip`` records every missed slot as skipped;
+``misfire: run-once`` coalesces them into one run of the latest missed slot
+if it is at most ``grace`` seconds old (the others are recorded as skipped).
+While the daemon runs, a fire that starts more than ``grace`` seconds late is
+treated as missed. ``jitter`` delays a fire by a stable pseudo-random amount
+(0..jitter seconds) without changing its slot (``scheduled_for``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from enum import StrEnum
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from daemon.plans.cron import CronExpr, parse_cron
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+DEFAULT_GRACE = 300
+# how far to look for the next cron match (Feb 29 needs up to 8 years)
+HORIZON_DAYS = 366 * 9
+# catch-up never looks back further than this, nor records more skipped slots
+MAX_LOOKBACK = timedelta(days=31)
+MAX_SKIPPED = 1000
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_DURATION = re.compile(r"(\d+)([smhdw])")
+
+
+class Misfire(StrEnum):
+    SKIP = "skip"
+    RUN_ONCE = "run-once"
+
+
+def parse_duration(value: object, *, what: str = "duration") -> int:
+    """``90s``, ``15m``, ``6h``, ``1d``, ``1w``, ``1h30m`` or whole seconds -> seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"{what} must be like 90s, 15m, 6h or 1d")
+    if isinstance(value, int):
+        seconds = value
+    elif isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        if text.isdigit():
+            seconds = int(text)
+        else:
+            if not text or _DURATION.sub("", text) != "":
+                raise ValueError(f"{what} '{value}' must be like 90s, 15m, 6h or 1d")
+            seconds = sum(int(n) * _UNITS[u] for n, u in _DURATION.findall(text))
+    else:
+        raise ValueError(f"{what} must be like 90s, 15m, 6h or 1d")
+    if seconds > 10 * 366 * 86400:
+        raise ValueError(f"{what} is longer than 10 years")
+    return seconds
+
+
+def parse_instant(value: object, *, what: str = "time") -> datetime:
+    """ISO 8601 with an offset (``2026-12-01T00:00:00Z``) -> aware UTC datetime."""
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(
+                f"{what} '{value}' is not an ISO 8601 time like 2026-12-01T09:00:00Z"
+            ) from None
+    else:
+        raise ValueError(f"{what} must be an ISO 8601 time like 2026-12-01T09:00:00Z")
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        raise ValueError(f"{what} '{value}' needs an offset, like Z or +01:00")
+    return parsed.astimezone(UTC)
+
+
+def parse_timezone(value: object) -> ZoneInfo:
+    if not isinstance(value, str) or not value:
+        raise ValueError("timezone must be an IANA name like Europe/Berlin")
+    try:
+        return ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown timezone '{value}' (use an IANA name like Europe/Berlin)"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When a plan fires. Build with `parse_schedule`."""
+
+    cron: CronExpr | None = None
+    every: int | None = None  # seconds
+    at: datetime | None = None
+    timezone: str = "UTC"
+    start: datetime | None = None
+    end: datetime | None = None
+    jitter: int = 0
+    misfire: Misfire = Misfire.RUN_ONCE
+    grace: int = DEFAULT_GRACE
+    tz: ZoneInfo = field(default=ZoneInfo("UTC"), compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The normalised form stored in the database; `parse_schedule` reads it back."""
+        out: dict[str, Any] = {}
+        if self.cron is not None:
+            out["cron"] = self.cron.text
+        if self.every is not None:
+            out["every"] = self.every
+        if self.at is not None:
+            out["at"] = self.at.isoformat()
+        out["timezone"] = self.timezone
+        if self.start is not None:
+            out["start"] = self.start.isoformat()
+        if self.end is not None:
+            out["end"] = self.end.isoformat()
+        out["jitter"] = self.jitter
+        out["misfire"] = str(self.misfire)
+        out["grace"] = self.grace
+        return out
+
+    def describe(self) -> str:
+        if self.cron is not None:
+            text = f"cron '{self.cron.text}'"
+        elif self.every is not None:
+            text = f"every {format_duration(self.every)}"
+        else:
+            assert self.at is not None
+            text = f"at {self.at.isoformat()}"
+        if self.timezone != "UTC":
+            text += f" {self.timezone}"
+        return text
+
+
+def format_duration(seconds: int) -> str:
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+SCHEDULE_KEYS = ("cron", "every", "at", "timezone", "start", "end", "jitter", "misfire", "grace")
+
+
+def parse_schedule(data: Mapping[str, Any]) -> Schedule:
+    """A schedule from its YAML/stored mapping; raises ValueError with one reason."""
+    unknown = [k for k in data if k not in SCHEDULE_KEYS]
+    if unknown:
+        raise ValueError(f"unknown schedule key '{unknown[0]}'")
+    chosen = [k for k in ("cron", "every", "at") if data.get(k) is not None]
+    if len(chosen) != 1:
+        found = ", ".join(chosen) if chosen else "none"
+        raise ValueError(f"give exactly one of cron, every, at (found: {found})")
+    timezone = data.get("timezone") or "UTC"
+    tz = parse_timezone(timezone)
+    cron = parse_cron(data["cron"]) if data.get("cron") is not None else None
+    every = None
+    if data.get("every") is not None:
+        every = parse_duration(data["every"], what="every")
+        if every <= 0:
+            raise ValueError("every must be greater than 0")
+    at = parse_instant(data["at"], what="at") if data.get("at") is not None else None
+    start = parse_instant(data["start"], what="start") if data.get("start") is not None else None
+    end = parse_instant(data["end"], what="end") if data.get("end") is not None else None
+    if start is not None and end is not None and end <= start:
+        raise ValueError("end must be after start")
+    jitter = parse_duration(data.get("jitter") or 0, what="jitter")
+    grace_raw = data.get("grace")
+    grace = DEFAULT_GRACE if grace_raw is None else parse_duration(grace_raw, what="grace")
+    if jitter > grace:
+        raise ValueError(f"jitter ({jitter}s) must not exceed grace ({grace}s)")
+    try:
+        misfire = Misfire(data.get("misfire") or Misfire.RUN_ONCE)
+    except ValueError:
+        raise ValueError("misfire must be 'skip' or 'run-once'") from None
+    schedule = Schedule(cron, every, at, timezone, start, end, jitter, misfire, grace, tz)
+    probe = start or datetime(2024, 1, 1, tzinfo=UTC)
+    if cron is not None and next(_iter_cron(schedule, probe), None) is None:
+        raise ValueError(f"cron '{cron.text}' never fires (no such date)")
+    return schedule
+
+
+# ---------------------------------------------------------------- fire times
+
+
+def _day_instants(cron: CronExpr, day: date, tz: ZoneInfo) -> list[datetime]:
+    out: set[datetime] = set()
+    for hour in cron.hours:
+        for minute in cron.minutes:
+            naive = datetime.combine(day, time(hour, minute))
+            first = naive.replace(tzinfo=tz, fold=0).astimezone(UTC)
+            second = naive.replace(tzinfo=tz, fold=1).astimezone(UTC)
+            out.add(first)  # normal, first of a repeated time, or shifted past a gap
+            if second != first and second > first and cron.every_hour:
+                # a repeated wall-clock time (fold=1 is the later instant): hourly jobs fire twice
+                out.add(second)
+    return sorted(out)
+
+
+def _iter_cron(schedule: Schedule, after: datetime) -> Iterator[datetime]:
+    assert schedule.cron is not None
+    cron, tz = schedule.cron, schedule.tz
+    day = after.astimezone(tz).date() - timedelta(days=1)
+    for _ in range(HORIZON_DAYS):
+        if cron.matches_day(day):
+            for instant in _day_instants(cron, day, tz):
+                if instant > after:
+                    yield instant
+        day += timedelta(days=1)
+
+
+def _iter_every(schedule: Schedule, after: datetime) -> Iterator[datetime]:
+    assert schedule.every is not None
+    step = timedelta(seconds=schedule.every)
+    anchor = schedule.start or EPOCH
+    k = 0 if after < anchor else (after - anchor) // step + 1
+    while True:
+        yield anchor + k * step
+        k += 1
+
+
+def _iter(schedule: Schedule, after: datetime) -> Iterator[datetime]:
+    """Fire times strictly after `after`, inside the window, ascending."""
+    after = _aware(after)
+    if schedule.start is not None and after < schedule.start:
+        after = schedule.start - timedelta(microseconds=1)
+    if schedule.at is not None:
+        source: Iterator[datetime] = iter([schedule.at] if schedule.at > after else [])
+    elif schedule.every is not None:
+        source = _iter_every(schedule, after)
+    else:
+        source = _iter_cron(schedule, after)
+    for instant in source:
+        if schedule.end is not None and instant > schedule.end:
+            return
+        if schedule.start is not None and instant < schedule.start:
+            continue
+        yield instant
+
+
+def _aware(value: datetime) -> datetime:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("naive datetime: pass an aware (UTC) datetime")
+    return value.astimezone(UTC)
+
+
+def next_fire_times(schedule: Schedule, after: datetime, count: int) -> list[datetime]:
+    """The next `count` fire times strictly after `after` (fewer if the schedule ends)."""
+    out: list[datetime] = []
+    if count <= 0:
+        return out
+    for instant in _iter(schedule, after):
+        out.append(instant)
+        if len(out) >= count:
+            break
+    return out
+
+
+def fire_times_between(schedule: Schedule, start: datetime, end: datetime) -> list[datetime]:
+    """Fire times in the half-open interval ``(start, end]``."""
+    end = _aware(end)
+    out: list[datetime] = []
+    for instant in _iter(schedule, start):
+        if instant > end:
+            break
+        out.append(instant)
+    return out
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What to do about fire times that passed while nobody fired them."""
+
+    run: datetime | None
+    skipped: list[datetime]
+    truncated: bool = False  # older missed slots (beyond MAX_LOOKBACK/MAX_SKIPPED) left out
+
+
+def catch_up(
+    schedule: Schedule, last_slot: datetime | None, since: datetime, now: datetime
+) -> CatchUp:
+    """Settle the slots in ``(max(last_slot, since), now]`` by the misfire policy.
+
+    `last_slot` is the newest slot already claimed for the plan (None: never
+    ran); `since` is when the plan (this version) became active. Slots older
+    than 31 days are not looked at; at most 1000 skipped slots are returned.
+    """
+    now = _aware(now)
+    lower = _aware(since)
+    if last_slot is not None and _aware(last_slot) > lower:
+        lower = _aware(last_slot)
+    floor = now - MAX_LOOKBACK
+    truncated = False
+    if lower < floor:
+        first = next_fire_times(schedule, lower, 1)
+        truncated = bool(first) and first[0] <= floor
+        lower = floor
+    missed = fire_times_between(schedule, lower, now)
+    run = None
+    if (
+        schedule.misfire == Misfire.RUN_ONCE
+        and missed
+        and now - missed[-1] <= timedelta(seconds=schedule.grace)
+    ):
+        run = missed.pop()
+    if len(missed) > MAX_SKIPPED:
+        truncated = True
+        missed = missed[-MAX_SKIPPED:]
+    return CatchUp(run=run, skipped=missed, truncated=truncated)
+
+
+def jitter_delay(schedule: Schedule, key: str, slot: datetime) -> timedelta:
+    """A stable pseudo-random delay in ``[0, jitter]`` seconds for this plan and slot."""
+    if schedule.jitter <= 0:
+        return timedelta(0)
+    digest = hashlib.sha256(f"{key}|{_aware(slot).isoformat()}".encode()).digest()
+    return timedelta(seconds=int.from_bytes(digest[:8], "big") % (schedule.jitter + 1))
+
+
+def is_late(schedule: Schedule, key: str, slot: datetime, now: datetime) -> bool:
+    """True when a fire for `slot` starting at `now` is later than the grace allows."""
+    due = _aware(slot) + jitter_delay(schedule, key, slot)
+    return _aware(now) - due > timedelta(seconds=schedule.grace)
