@@ -1,0 +1,115 @@
+"""Shared pieces of the emulator: its answer type, state, JSON helpers, prices."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from solders.pubkey import Pubkey
+
+from daemon.emulator.faults import Faults
+from daemon.emulator.ledger import Ledger
+
+
+@dataclass
+class EmuResponse:
+    """What the emulator answers. `drop` = close the connection without an
+    answer; `delay` = seconds to wait before answering (slow fault)."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    drop: bool = False
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def json_response(status: int, data: Any, headers: Mapping[str, str] | None = None) -> EmuResponse:
+    body = json.dumps(data, separators=(",", ":")).encode()
+    merged = {"content-type": "application/json", **(headers or {})}
+    return EmuResponse(status=status, body=body, headers=merged)
+
+
+def text_response(status: int, text: str) -> EmuResponse:
+    return EmuResponse(status=status, body=text.encode(), headers={"content-type": "text/plain"})
+
+
+@dataclass
+class State:
+    """Everything a handler needs; handlers run under `lock`."""
+
+    ledger: Ledger
+    faults: Faults
+    rng: random.Random
+    clock: Callable[[], float]
+    blockhash_ttl: float
+    request_ttl: float
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def request_id(self) -> str:
+        return str(uuid.UUID(bytes=self.rng.randbytes(16), version=4))
+
+    def pubkey(self) -> Pubkey:
+        return Pubkey(self.rng.randbytes(32))
+
+
+def parse_pubkey(value: Any) -> Pubkey | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return Pubkey.from_string(value)
+    except ValueError:
+        return None
+
+
+def parse_json_object(body: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass(frozen=True)
+class Token:
+    symbol: str
+    decimals: int
+    usd: Decimal
+
+
+TOKENS: dict[str, Token] = {
+    "So11111111111111111111111111111111111111112": Token("SOL", 9, Decimal("150")),
+    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": Token("USDC", 6, Decimal("1")),
+    "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": Token("USDT", 6, Decimal("1")),
+    "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN": Token("JUP", 6, Decimal("0.5")),
+}
+UNKNOWN_TOKEN = Token("UNKNOWN", 6, Decimal("1"))
+SWAP_FEE_BPS = 10
+
+
+def token(mint: str) -> Token:
+    return TOKENS.get(mint, UNKNOWN_TOKEN)
+
+
+def usd_value(mint: str, amount: int) -> Decimal:
+    t = token(mint)
+    return Decimal(amount) / (Decimal(10) ** t.decimals) * t.usd
+
+
+def ui_amount(mint: str, amount: int) -> float:
+    return float(Decimal(amount) / (Decimal(10) ** token(mint).decimals))
+
+
+def quote(input_mint: str, output_mint: str, amount: int) -> int:
+    """Output base units for `amount` input base units, after the swap fee."""
+    out = usd_value(input_mint, amount) / token(output_mint).usd
+    raw = out * (Decimal(10) ** token(output_mint).decimals)
+    return int(raw * (10_000 - SWAP_FEE_BPS) / 10_000)

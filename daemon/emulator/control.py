@@ -1,0 +1,149 @@
+"""`/_emulator/*` control endpoints (drive and check the emulator from another
+process) and a minimal Solana JSON-RPC at ``POST /rpc`` answered from the ledger."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from daemon.emulator.common import EmuResponse, State, json_response, parse_pubkey
+from daemon.emulator.ledger import TriggerOrder
+
+RECENT_SECONDS = 150.0  # what getSignatureStatuses finds without searchTransactionHistory
+
+
+def _body(body: bytes) -> Any:
+    try:
+        return json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _bad(message: str) -> EmuResponse:
+    return json_response(400, {"error": message})
+
+
+def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
+    name = path.removeprefix("/_emulator/").strip("/")
+    if method == "GET" and name == "ledger":
+        return json_response(200, state.ledger.summary())
+    if method == "GET" and name == "faults":
+        return json_response(
+            200, {"pending": state.faults.pending(), "fired": state.faults.history}
+        )
+    if method != "POST":
+        return json_response(404, {"error": f"no control endpoint {method} {path}"})
+    data = _body(body)
+    if name == "faults":
+        items = data if isinstance(data, list) else [data]
+        try:
+            added = state.faults.extend(items)
+        except ValueError as exc:
+            return _bad(str(exc))
+        return json_response(200, {"added": [f.summary() for f in added]})
+    if name == "faults/clear":
+        state.faults.clear()
+        return json_response(200, {"cleared": True})
+    if name == "reset":
+        state.faults.clear()
+        state.ledger.reset()
+        return json_response(200, {"reset": True})
+    if name == "balances":
+        return _balances(state, data)
+    if name == "trigger-orders":
+        return _trigger_order(state, data)
+    return json_response(404, {"error": f"no control endpoint POST {path}"})
+
+
+def _balances(state: State, data: Any) -> EmuResponse:
+    items = data if isinstance(data, list) else [data]
+    for item in items:
+        if not isinstance(item, dict) or parse_pubkey(item.get("owner")) is None:
+            return _bad("each balance needs owner (pubkey), mint and amount (integer)")
+        amount = item.get("amount")
+        if isinstance(amount, str) and amount.isdigit():
+            amount = int(amount)
+        if not isinstance(amount, int) or parse_pubkey(item.get("mint")) is None:
+            return _bad("each balance needs owner (pubkey), mint and amount (integer)")
+    for item in items:
+        state.ledger.set_balance(item["owner"], item["mint"], int(item["amount"]))
+    return json_response(200, {"balances": len(items)})
+
+
+def _trigger_order(state: State, data: Any) -> EmuResponse:
+    """Seed an open limit order, so cancelOrder has something to cancel."""
+    if not isinstance(data, dict) or parse_pubkey(data.get("maker")) is None:
+        return _bad("a trigger order needs maker (pubkey)")
+    order = data.get("order") or str(state.pubkey())
+    if parse_pubkey(order) is None:
+        return _bad("order must be a pubkey")
+    try:
+        making = int(data.get("makingAmount", 1_000_000))
+        taking = int(data.get("takingAmount", 10_000_000))
+    except (TypeError, ValueError):
+        return _bad("makingAmount and takingAmount must be integers")
+    seeded = TriggerOrder(
+        order=order,
+        maker=data["maker"],
+        input_mint=str(data.get("inputMint", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")),
+        output_mint=str(data.get("outputMint", "So11111111111111111111111111111111111111112")),
+        making_amount=making,
+        taking_amount=taking,
+        created_at=state.clock(),
+    )
+    state.ledger.add_trigger_order(seeded)
+    return json_response(200, {"order": order})
+
+
+def _rpc_error(rid: Any, code: int, message: str) -> EmuResponse:
+    return json_response(
+        200, {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+    )
+
+
+def rpc(state: State, body: bytes) -> EmuResponse:
+    data = _body(body)
+    if not isinstance(data, dict):
+        return _rpc_error(None, -32700, "Parse error")
+    rid, method, params = data.get("id"), data.get("method"), data.get("params") or []
+    ledger = state.ledger
+    if method == "getHealth":
+        result: Any = "ok"
+    elif method == "getSlot":
+        result = ledger.slot
+    elif method == "getSignatureStatuses":
+        if not params or not isinstance(params[0], list):
+            return _rpc_error(rid, -32602, "Invalid params")
+        options = params[1] if len(params) > 1 and isinstance(params[1], dict) else {}
+        history = bool(options.get("searchTransactionHistory"))
+        now = state.clock()
+        value: list[dict[str, Any] | None] = []
+        for sig in params[0]:
+            e = ledger.execution(str(sig))
+            if e is None or not e.landed or (not history and now - e.at > RECENT_SECONDS):
+                value.append(None)
+                continue
+            err = None if e.status == "Success" else {"InstructionError": [2, {"Custom": e.code}]}
+            value.append(
+                {
+                    "slot": e.slot,
+                    "confirmations": None,
+                    "err": err,
+                    "status": {"Ok": None} if err is None else {"Err": err},
+                    "confirmationStatus": "finalized",
+                }
+            )
+        result = {"context": {"slot": ledger.slot}, "value": value}
+    elif method == "getTransaction":
+        options = params[1] if len(params) > 1 and isinstance(params[1], dict) else {}
+        if options.get("maxSupportedTransactionVersion") is None:
+            return _rpc_error(rid, -32015, "Transaction version (0) is not supported")
+        e = ledger.execution(str(params[0])) if params else None
+        if e is None or not e.landed:
+            result = None
+        else:
+            err = None if e.status == "Success" else {"InstructionError": [2, {"Custom": e.code}]}
+            result = {"slot": e.slot, "blockTime": int(e.at), "meta": {"err": err}, "version": 0}
+    else:
+        return _rpc_error(rid, -32601, "Method not found")
+    return json_response(200, {"jsonrpc": "2.0", "id": rid, "result": result})

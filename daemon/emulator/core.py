@@ -1,0 +1,202 @@
+"""The emulator's request handler: pure (no sockets), thread-safe, time via a
+clock seam. `Emulator.handle` maps one HTTP request to an `EmuResponse`; the
+in-process transport and the uvicorn server are thin shells around it.
+
+Order of checks, like the real gateway: route → API key → rate limit →
+injected transport faults → the product handler → answer faults.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from daemon.emulator import control, execute, orders
+from daemon.emulator.common import EmuResponse, State, json_response, text_response
+from daemon.emulator.faults import Fault, FaultKind, Faults
+from daemon.emulator.ledger import Ledger
+from daemon.emulator.ratelimit import SlidingWindow
+
+# path prefix of each product -> the names it is served under
+PREFIXES: dict[str, tuple[str, ...]] = {
+    "recurring": ("/recurring/v1",),
+    "trigger": ("/trigger/v1",),
+    "ultra": ("/ultra/v1", "/swap/v2"),
+    "portfolio": ("/portfolio/v1",),
+}
+ROUTES: dict[tuple[str, str, str], str] = {
+    ("POST", "recurring", "/createOrder"): "create_recurring_order",
+    ("POST", "recurring", "/execute"): "execute_recurring",
+    ("POST", "trigger", "/cancelOrder"): "cancel_trigger_order",
+    ("POST", "trigger", "/execute"): "execute_trigger",
+    ("GET", "ultra", "/order"): "ultra_order",
+    ("POST", "ultra", "/execute"): "execute_ultra",
+}
+TRANSPORT_FAULTS = (
+    FaultKind.RATE_LIMIT,
+    FaultKind.SERVER_ERROR,
+    FaultKind.SLOW,
+    FaultKind.DROP,
+    FaultKind.MALFORMED,
+    FaultKind.FORBIDDEN,
+)
+# fields corrupted by the wrong_types fault
+WRONG_TYPES: dict[str, Any] = {
+    "requestId": 12345,
+    "transaction": True,
+    "status": 7,
+    "signature": ["not", "a", "string"],
+    "inAmount": {"amount": 1},
+    "outAmount": [1],
+    "elements": "none",
+    "order": 99,
+}
+
+
+def route(method: str, path: str) -> tuple[str, str] | None:
+    """(operation, path tail) for an API path, or None."""
+    for product, prefixes in PREFIXES.items():
+        for prefix in prefixes:
+            if not path.startswith(prefix + "/"):
+                continue
+            tail = path[len(prefix) :]
+            if product == "portfolio" and method == "GET" and tail.startswith("/positions/"):
+                return "positions", tail.removeprefix("/positions/")
+            operation = ROUTES.get((method, product, tail))
+            if operation:
+                return operation, tail
+    return None
+
+
+class Emulator:
+    """A stand-in for Jupiter's HTTP API, keeping a ledger and injecting faults."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        rate_limit: float | None = None,
+        seed: int = 0,
+        blockhash_ttl: float = 90.0,
+        request_ttl: float = 120.0,
+        clock: Callable[[], float] = time.time,
+        rate_window: float = 60.0,
+        faults: Iterable[Mapping[str, Any]] = (),
+        default_balances: Mapping[str, int] | None = None,
+    ) -> None:
+        self._api_key = api_key
+        self.limiter = SlidingWindow(rate_limit, rate_window) if rate_limit else None
+        self.ledger = Ledger(default_balances)
+        self.faults = Faults(seed)
+        self.faults.extend(faults)
+        self.state = State(
+            ledger=self.ledger,
+            faults=self.faults,
+            rng=random.Random(seed),
+            clock=clock,
+            blockhash_ttl=blockhash_ttl,
+            request_ttl=request_ttl,
+        )
+
+    def __repr__(self) -> str:
+        key = "***" if self._api_key else None
+        return f"Emulator(api_key={key!r}, limiter={self.limiter is not None})"
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str],
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> EmuResponse:
+        method = method.upper()
+        with self.state.lock:
+            if path.startswith("/_emulator/"):
+                return control.control(self.state, method, path, body)
+            found = ("rpc", "") if (method, path) == ("POST", "/rpc") else route(method, path)
+            if found is None:
+                return json_response(404, {"error": "Not Found"})
+            operation, tail = found
+            self.ledger.count(operation)
+            lowered = {k.lower(): v for k, v in headers.items()}
+            if operation != "rpc" and self._api_key is not None:
+                given = lowered.get("x-api-key", "")
+                if not hmac.compare_digest(given.encode(), self._api_key.encode()):
+                    return json_response(401, {"code": 401, "message": "Invalid API key"})
+            limit_headers: dict[str, str] = {}
+            if self.limiter is not None and operation != "rpc":
+                allowed, limit_headers = self.limiter.hit(self.state.clock())
+                if not allowed:
+                    answer = text_response(429, "[API Gateway] Too many requests")
+                    answer.headers.update(limit_headers)
+                    return answer
+            fault = self.faults.take(operation, kinds=TRANSPORT_FAULTS)
+            delay = 0.0
+            if fault is not None and fault.kind == FaultKind.SLOW:
+                delay = float(fault.params.get("seconds", 2.0))
+            elif fault is not None:
+                return self._transport_fault(fault)
+            answer = self._dispatch(operation, tail, query, body)
+            answer.delay = delay
+            if 200 <= answer.status < 300 or answer.status == 429:
+                answer.headers.update(limit_headers)
+            return self._answer_faults(operation, answer)
+
+    def _dispatch(
+        self, operation: str, tail: str, query: Mapping[str, str], body: bytes
+    ) -> EmuResponse:
+        state = self.state
+        if operation == "rpc":
+            return control.rpc(state, body)
+        if operation == "positions":
+            return orders.positions(state, tail, query)
+        if operation.startswith("execute_"):
+            return execute.execute(state, operation, body)
+        hostile = self.faults.take(operation, kinds=(FaultKind.HOSTILE,))
+        if operation == "create_recurring_order":
+            return orders.create_recurring(state, body, hostile)
+        if operation == "cancel_trigger_order":
+            return orders.cancel_trigger(state, body, hostile)
+        return orders.ultra_order(state, query, hostile)
+
+    @staticmethod
+    def _transport_fault(fault: Fault) -> EmuResponse:
+        if fault.kind == FaultKind.RATE_LIMIT:
+            answer = text_response(429, "Too many requests")
+            answer.headers["retry-after"] = str(fault.params.get("retry_after", 1))
+            return answer
+        if fault.kind == FaultKind.SERVER_ERROR:
+            status = int(fault.params.get("status", 500))
+            return json_response(status, {"error": "Internal Server Error", "code": status})
+        if fault.kind == FaultKind.FORBIDDEN:
+            message = "API key does not have access to this endpoint"
+            return json_response(403, {"code": 403, "message": message})
+        if fault.kind == FaultKind.MALFORMED:
+            return EmuResponse(
+                200, b'{"requestId": "abc", "transac', {"content-type": "application/json"}
+            )
+        return EmuResponse(drop=True)  # DROP
+
+    def _answer_faults(self, operation: str, answer: EmuResponse) -> EmuResponse:
+        kinds = (FaultKind.WRONG_TYPES, FaultKind.LOST_ANSWER)
+        fault = self.faults.take(operation, kinds=kinds)
+        if fault is None:
+            return answer
+        if fault.kind == FaultKind.LOST_ANSWER:
+            answer.drop = True
+            return answer
+        try:
+            data = json.loads(answer.body)
+        except ValueError:
+            return answer
+        if isinstance(data, dict):
+            for key in list(data):
+                if key in WRONG_TYPES:
+                    data[key] = WRONG_TYPES[key]
+            answer.body = json.dumps(data).encode()
+        return answer

@@ -1,0 +1,172 @@
+"""The three execute calls: verify the signed transaction against the one
+issued for the requestId, decide the outcome once, and answer in each
+product's own shape. Re-posting the same signed transaction returns the
+first answer (no second landing) while the request is still known."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from solders.pubkey import Pubkey
+
+from daemon.emulator import txbuild
+from daemon.emulator.common import EmuResponse, State, json_response, parse_json_object
+from daemon.emulator.faults import FaultKind
+from daemon.emulator.ledger import Execution, IssuedOrder, RecurringOrder
+
+# which issued kinds each execute endpoint accepts
+ACCEPTS = {
+    "execute_recurring": {"recurring", "recurring_price"},
+    "execute_trigger": {"trigger_cancel"},
+    "execute_ultra": {"swap"},
+}
+NOT_FOUND = "Order not found, it might have expired"
+
+
+def _reject(operation: str, ultra_code: int, message: str, cause: str | None = None) -> EmuResponse:
+    """A request-level refusal (nothing decided, nothing stored)."""
+    if operation == "execute_ultra":
+        if ultra_code in (-1, -4, -5):  # documented without a `status` field
+            return json_response(400, {"code": ultra_code, "error": message})
+        return json_response(200, {"status": "Failed", "code": ultra_code, "error": message})
+    data: dict[str, Any] = {"error": message, "code": 400, "status": "Failed"}
+    if cause:
+        data["cause"] = cause
+    return json_response(400, data)
+
+
+def _answer(operation: str, e: Execution, order: IssuedOrder) -> tuple[int, dict[str, Any]]:
+    ok = e.status == "Success"
+    if operation == "execute_recurring":
+        return 200, {
+            "signature": e.signature,
+            "status": e.status,
+            "order": order.order if ok else None,
+            "error": e.error,
+        }
+    if operation == "execute_trigger":
+        if ok:
+            return 200, {"status": "Success", "signature": e.signature, "code": 0}
+        http = e.code if e.code in (400, 500) else 500
+        return http, {"error": e.error, "code": http, "signature": e.signature, "status": "Failed"}
+    data: dict[str, Any] = {
+        "status": e.status,
+        "signature": e.signature,
+        "slot": str(e.slot if e.landed else 0),
+        "code": e.code if e.code is not None else 0,
+        "error": e.error,
+    }
+    if e.landed:
+        data.update(
+            totalInputAmount=str(e.in_amount),
+            totalOutputAmount=str(e.out_amount),
+            inputAmountResult=str(e.in_amount),
+            outputAmountResult=str(e.out_amount),
+            swapEvents=[
+                {
+                    "inputMint": e.input_mint,
+                    "inputAmount": str(e.in_amount),
+                    "outputMint": e.output_mint,
+                    "outputAmount": str(e.out_amount),
+                }
+            ]
+            if ok
+            else [],
+        )
+    return 200, data
+
+
+def _land(state: State, order: IssuedOrder, signature: str) -> bool:
+    """Apply the order's effect on balances and orders; False when short of funds."""
+    ledger = state.ledger
+    now = state.clock()
+    if order.kind in ("recurring", "recurring_price"):
+        if not ledger.move(order.owner, (order.input_mint or "", order.in_amount), None):
+            return False
+        ledger.add_recurring_order(
+            RecurringOrder(
+                order=order.order or "",
+                user=order.owner,
+                input_mint=order.input_mint or "",
+                output_mint=order.output_mint or "",
+                in_amount=order.in_amount,
+                number_of_orders=int(order.extra.get("number_of_orders", 0)),
+                interval=int(order.extra.get("interval", 0)),
+                created_at=now,
+                signature=signature,
+            )
+        )
+        return True
+    if order.kind == "trigger_cancel":
+        t_order = ledger.trigger_orders.get(order.order or "")
+        if t_order is None or t_order.status != "Open":
+            return False
+        t_order.status = "Cancelled"
+        ledger.move(order.owner, None, (t_order.input_mint, t_order.making_amount))
+        return True
+    return ledger.move(
+        order.owner,
+        (order.input_mint or "", order.in_amount),
+        (order.output_mint or "", order.out_amount),
+    )
+
+
+def execute(state: State, operation: str, body: bytes) -> EmuResponse:
+    data = parse_json_object(body) or {}
+    request_id, signed = data.get("requestId"), data.get("signedTransaction")
+    if not isinstance(request_id, str) or not request_id:
+        return _reject(operation, -4, "Missing request id")
+    if not isinstance(signed, str) or not signed:
+        return _reject(operation, -5, "Missing signed transaction")
+    now = state.clock()
+    order = state.ledger.get_issued(request_id)
+    if (
+        order is None
+        or order.kind not in ACCEPTS[operation]
+        or now - order.issued_at > state.request_ttl
+    ):
+        return _reject(operation, -1, NOT_FOUND)
+    try:
+        tx = txbuild.from_b64(signed)
+    except ValueError:
+        return _reject(operation, -2, "Invalid signed transaction", "not a transaction")
+    if txbuild.message_bytes(tx) != order.message:
+        return _reject(operation, -3, "Invalid message bytes", "transaction was modified")
+    if not txbuild.fee_payer_signature_ok(tx, Pubkey.from_string(order.owner)):
+        return _reject(operation, -2, "Invalid signed transaction", "signature does not verify")
+    signature = str(tx.signatures[0])
+    earlier = state.ledger.execution(signature)
+    if earlier is not None:
+        return json_response(earlier.answer_status, earlier.answer)
+    e = Execution(
+        request_id=request_id,
+        signature=signature,
+        kind=order.kind,
+        owner=order.owner,
+        at=now,
+        slot=0,
+        landed=False,
+        status="Failed",
+        input_mint=order.input_mint,
+        output_mint=order.output_mint,
+        in_amount=order.in_amount,
+        out_amount=order.out_amount,
+    )
+    fault = state.faults.take(operation, kinds=(FaultKind.FAILED, FaultKind.EXPIRED))
+    if fault is not None and fault.kind == FaultKind.FAILED:
+        e.code = int(fault.params.get("code", -1000 if operation == "execute_ultra" else 500))
+        e.error = str(fault.params.get("error", "Failed to land"))
+        if e.code > 0 and operation == "execute_ultra":  # program error: landed with err
+            e.landed, e.slot = True, state.ledger.next_slot()
+    elif fault is not None or now - order.issued_at > state.blockhash_ttl:
+        e.code = -1005 if operation == "execute_ultra" else 500
+        e.error = "Transaction expired"
+    elif not _land(state, order, signature):
+        e.code = -1000 if operation == "execute_ultra" else 400
+        e.error = "Insufficient funds for the operation requested."
+    else:
+        e.status, e.landed, e.slot = "Success", True, state.ledger.next_slot()
+        e.code = 0 if operation != "execute_recurring" else None
+    e.answer_status, e.answer = _answer(operation, e, order)
+    state.ledger.record(e)
+    return json_response(e.answer_status, e.answer)

@@ -1,0 +1,151 @@
+"""Faults the emulator injects on demand, deterministic with a seed.
+
+A fault has a kind, how many times it fires (``count``; 0 = until cleared), an
+optional target (``operation``: an operation name or a glob such as
+``execute_*``), a ``probability`` drawn from the seeded generator, ``skip``
+(let that many matching requests through first) and kind-specific params.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import random
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class FaultKind(StrEnum):
+    RATE_LIMIT = "rate_limit"  # 429 with Retry-After (param retry_after, default 1)
+    SERVER_ERROR = "server_error"  # 5xx (param status, default 500)
+    SLOW = "slow"  # answer after `seconds` (default 2)
+    DROP = "drop"  # close the connection without an answer
+    MALFORMED = "malformed"  # 200 with a body that is not JSON
+    WRONG_TYPES = "wrong_types"  # the real answer with fields of the wrong type
+    FAILED = "failed"  # execute answers Failed (params code, error)
+    LOST_ANSWER = "lost_answer"  # execute lands, then the answer is dropped
+    HOSTILE = "hostile"  # the issued tx drains the fee payer to a foreign key
+    EXPIRED = "expired"  # execute treats the blockhash as expired
+    FORBIDDEN = "forbidden"  # 403: the key lacks permission
+
+
+EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED}
+ORDER_ONLY = {FaultKind.HOSTILE}
+EXECUTE_OPERATIONS = {"execute_recurring", "execute_trigger", "execute_ultra"}
+ORDER_OPERATIONS = {"create_recurring_order", "cancel_trigger_order", "ultra_order"}
+
+
+@dataclass
+class Fault:
+    kind: FaultKind
+    count: int = 1
+    operation: str | None = None
+    probability: float = 1.0
+    skip: int = 0
+    params: dict[str, Any] = field(default_factory=dict)
+    fired: int = 0
+
+    def applies_to(self, operation: str) -> bool:
+        if self.kind in EXECUTE_ONLY and operation not in EXECUTE_OPERATIONS:
+            return False
+        if self.kind in ORDER_ONLY and operation not in ORDER_OPERATIONS:
+            return False
+        return self.operation is None or fnmatch.fnmatchcase(operation, self.operation)
+
+    @property
+    def spent(self) -> bool:
+        return self.count > 0 and self.fired >= self.count
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "kind": str(self.kind),
+            "count": self.count,
+            "operation": self.operation,
+            "probability": self.probability,
+            "skip": self.skip,
+            "params": dict(self.params),
+            "fired": self.fired,
+        }
+
+
+def fault_from_dict(data: Mapping[str, Any]) -> Fault:
+    """A fault from its JSON form; ValueError with a clear message when wrong."""
+    if not isinstance(data, Mapping):
+        raise ValueError("a fault must be an object with at least 'kind'")
+    known = {"kind", "count", "operation", "probability", "skip"}
+    try:
+        kind = FaultKind(str(data.get("kind")))
+    except ValueError:
+        choices = ", ".join(k.value for k in FaultKind)
+        raise ValueError(f"unknown fault kind {data.get('kind')!r} (one of: {choices})") from None
+    count = data.get("count", 1)
+    probability = data.get("probability", 1.0)
+    skip = data.get("skip", 0)
+    operation = data.get("operation")
+    if not isinstance(count, int) or count < 0:
+        raise ValueError("fault 'count' must be an integer >= 0 (0 = until cleared)")
+    if not isinstance(probability, int | float) or not 0 <= probability <= 1:
+        raise ValueError("fault 'probability' must be a number between 0 and 1")
+    if not isinstance(skip, int) or skip < 0:
+        raise ValueError("fault 'skip' must be an integer >= 0")
+    if operation is not None and not isinstance(operation, str):
+        raise ValueError("fault 'operation' must be a string")
+    params = {k: v for k, v in data.items() if k not in known}
+    params.update(data.get("params") or {})
+    params.pop("params", None)
+    return Fault(kind, count, operation, float(probability), skip, params)
+
+
+class Faults:
+    """The pending faults; `take` picks the first that fires for an operation."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._faults: list[Fault] = []
+        self._seed = seed
+        self._rng = random.Random(seed)
+        self.history: list[tuple[str, str]] = []  # (operation, kind) of every fault fired
+
+    def add(self, kind: str | FaultKind, count: int = 1, **params: Any) -> Fault:
+        data: dict[str, Any] = {"kind": str(kind), "count": count, **params}
+        fault = fault_from_dict(data)
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def extend(self, items: Iterable[Mapping[str, Any]]) -> list[Fault]:
+        faults = [fault_from_dict(item) for item in items]  # all valid, or none added
+        with self._lock:
+            self._faults.extend(faults)
+        return faults
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+            self._rng = random.Random(self._seed)
+            self.history.clear()
+
+    def take(self, operation: str, kinds: Iterable[FaultKind] | None = None) -> Fault | None:
+        """The fault to apply to this request (consumed), or None."""
+        wanted = set(kinds) if kinds is not None else None
+        with self._lock:
+            for fault in self._faults:
+                if fault.spent or not fault.applies_to(operation):
+                    continue
+                if wanted is not None and fault.kind not in wanted:
+                    continue
+                if fault.skip > 0:
+                    fault.skip -= 1
+                    continue
+                if fault.probability < 1.0 and self._rng.random() >= fault.probability:
+                    continue
+                fault.fired += 1
+                self.history.append((operation, str(fault.kind)))
+                return fault
+            return None
+
+    def pending(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [f.summary() for f in self._faults if not f.spent]

@@ -1,0 +1,208 @@
+"""What the emulator has seen and done: issued orders, landed executions,
+trigger and recurring orders, and wallet balances per (owner, mint).
+
+Thread-safe: every method takes the ledger's lock. Amounts are int base units.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SOL_MINT = "So11111111111111111111111111111111111111112"
+
+# what a wallet holds the first time the emulator sees it (mint -> base units)
+DEFAULT_BALANCES: dict[str, int] = {
+    SOL_MINT: 100 * 10**9,  # 100 SOL
+    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": 100_000 * 10**6,  # 100k USDC
+    "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": 100_000 * 10**6,  # 100k USDT
+}
+
+
+@dataclass
+class IssuedOrder:
+    """A transaction handed out by an order call, waiting for its execute."""
+
+    request_id: str
+    kind: str  # recurring | trigger_cancel | swap
+    owner: str
+    message: bytes = field(repr=False)
+    issued_at: float
+    input_mint: str | None = None
+    output_mint: str | None = None
+    in_amount: int = 0
+    out_amount: int = 0
+    order: str | None = None
+    hostile: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Execution:
+    """One execute that was decided (landed, or failed), with its stored answer."""
+
+    request_id: str
+    signature: str
+    kind: str
+    owner: str
+    at: float
+    slot: int
+    landed: bool
+    status: str  # Success | Failed
+    input_mint: str | None = None
+    output_mint: str | None = None
+    in_amount: int = 0
+    out_amount: int = 0
+    error: str | None = None
+    code: int | None = None
+    answer_status: int = 200
+    answer: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class TriggerOrder:
+    order: str
+    maker: str
+    input_mint: str
+    output_mint: str
+    making_amount: int
+    taking_amount: int
+    status: str = "Open"  # Open | Cancelled
+    created_at: float = 0.0
+
+
+@dataclass
+class RecurringOrder:
+    order: str
+    user: str
+    input_mint: str
+    output_mint: str
+    in_amount: int
+    number_of_orders: int
+    interval: int
+    created_at: float
+    signature: str
+
+
+class Ledger:
+    def __init__(self, default_balances: Mapping[str, int] | None = None) -> None:
+        self._lock = threading.RLock()
+        self._defaults = dict(DEFAULT_BALANCES if default_balances is None else default_balances)
+        self.reset()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.issued: dict[str, IssuedOrder] = {}
+            self.executions: dict[str, Execution] = {}  # by signature
+            self.trigger_orders: dict[str, TriggerOrder] = {}
+            self.recurring_orders: dict[str, RecurringOrder] = {}
+            self.balances: dict[tuple[str, str], int] = {}
+            self.known_owners: set[str] = set()
+            self.requests: dict[str, int] = {}
+            self.slot = 300_000_000
+
+    # --- counting and accounts ---------------------------------------------
+    def count(self, operation: str) -> None:
+        with self._lock:
+            self.requests[operation] = self.requests.get(operation, 0) + 1
+
+    def _ensure(self, owner: str) -> None:
+        if owner not in self.known_owners:
+            self.known_owners.add(owner)
+            for mint, amount in self._defaults.items():
+                self.balances.setdefault((owner, mint), amount)
+
+    def balance(self, owner: str, mint: str) -> int:
+        with self._lock:
+            self._ensure(owner)
+            return self.balances.get((owner, mint), 0)
+
+    def set_balance(self, owner: str, mint: str, amount: int) -> None:
+        with self._lock:
+            self._ensure(owner)
+            self.balances[(owner, mint)] = amount
+
+    def move(
+        self, owner: str, debit: tuple[str, int] | None, credit: tuple[str, int] | None
+    ) -> bool:
+        """Debit then credit `owner` atomically; False (nothing moved) when short."""
+        with self._lock:
+            self._ensure(owner)
+            if debit is not None:
+                mint, amount = debit
+                if self.balances.get((owner, mint), 0) < amount:
+                    return False
+                self.balances[(owner, mint)] = self.balances.get((owner, mint), 0) - amount
+            if credit is not None:
+                mint, amount = credit
+                self.balances[(owner, mint)] = self.balances.get((owner, mint), 0) + amount
+            return True
+
+    def holdings(self, owner: str) -> dict[str, int]:
+        with self._lock:
+            self._ensure(owner)
+            return {m: a for (o, m), a in sorted(self.balances.items()) if o == owner and a > 0}
+
+    # --- orders and executions ---------------------------------------------
+    def issue(self, order: IssuedOrder) -> None:
+        with self._lock:
+            self.issued[order.request_id] = order
+
+    def get_issued(self, request_id: str) -> IssuedOrder | None:
+        with self._lock:
+            return self.issued.get(request_id)
+
+    def record(self, execution: Execution) -> None:
+        with self._lock:
+            self.executions[execution.signature] = execution
+
+    def execution(self, signature: str) -> Execution | None:
+        with self._lock:
+            return self.executions.get(signature)
+
+    def next_slot(self) -> int:
+        with self._lock:
+            self.slot += 1
+            return self.slot
+
+    def landed(self) -> list[Execution]:
+        with self._lock:
+            return [e for e in self.executions.values() if e.landed]
+
+    def add_trigger_order(self, order: TriggerOrder) -> None:
+        with self._lock:
+            self._ensure(order.maker)
+            self.trigger_orders[order.order] = order
+
+    def add_recurring_order(self, order: RecurringOrder) -> None:
+        with self._lock:
+            self.recurring_orders[order.order] = order
+
+    def summary(self) -> dict[str, Any]:
+        """The ledger as JSON-ready data (GET /_emulator/ledger)."""
+        with self._lock:
+            balances: dict[str, dict[str, str]] = {}
+            for (owner, mint), amount in sorted(self.balances.items()):
+                balances.setdefault(owner, {})[mint] = str(amount)
+            issued = []
+            for o in self.issued.values():
+                item = asdict(o)
+                item.pop("message")
+                issued.append(item)
+            executions = []
+            for e in self.executions.values():
+                item = asdict(e)
+                item.pop("answer")
+                executions.append(item)
+            return {
+                "requests": dict(self.requests),
+                "issued": issued,
+                "executions": executions,
+                "landed": sum(1 for e in self.executions.values() if e.landed),
+                "triggerOrders": [asdict(t) for t in self.trigger_orders.values()],
+                "recurringOrders": [asdict(r) for r in self.recurring_orders.values()],
+                "balances": balances,
+                "slot": self.slot,
+            }

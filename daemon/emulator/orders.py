@@ -1,0 +1,366 @@
+"""The order-creating calls (recurring createOrder, trigger cancelOrder, Ultra
+order) and the portfolio call, answered from and recorded in the ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from solders.pubkey import Pubkey
+
+from daemon.emulator import txbuild
+from daemon.emulator.common import (
+    EmuResponse,
+    State,
+    json_response,
+    parse_json_object,
+    parse_pubkey,
+    quote,
+    token,
+    ui_amount,
+    usd_value,
+)
+from daemon.emulator.faults import Fault
+from daemon.emulator.ledger import SOL_MINT, IssuedOrder
+
+MIN_RECURRING_USD = Decimal(100)
+MIN_RECURRING_PER_ORDER_USD = Decimal(50)
+GAS_RESERVE_LAMPORTS = 10_000_000  # 0.01 SOL
+
+
+def _recurring_error(message: str, status: int = 400) -> EmuResponse:
+    label = "Bad Request" if status == 400 else "Internal Server Error"
+    return json_response(status, {"code": status, "error": message, "status": label})
+
+
+def _envelope(message: str, status: int = 400, cause: str | None = None) -> EmuResponse:
+    data: dict[str, Any] = {"error": message, "code": status}
+    if cause:
+        data["cause"] = cause
+    return json_response(status, data)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _hostile(state: State, fault: Fault | None) -> dict[str, Any]:
+    if fault is None:
+        return {}
+    to = parse_pubkey(fault.params.get("to")) or state.pubkey()
+    return {"hostile_to": to, "hostile_lamports": int(fault.params.get("lamports", 0))}
+
+
+def _issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **details: Any) -> str:
+    """Build the unsigned transaction, remember it, return it as base64."""
+    cu_price = details.pop("compute_unit_price", txbuild.DEFAULT_CU_PRICE)
+    tx = txbuild.build_unsigned(
+        kind,
+        owner,
+        rng=state.rng,
+        input_mint=details.get("input_mint"),
+        output_mint=details.get("output_mint"),
+        amount=details.get("in_amount", 0),
+        order=parse_pubkey(details.get("order")),
+        compute_unit_price=cu_price,
+        **_hostile(state, fault),
+    )
+    issued = IssuedOrder(
+        request_id=details.pop("request_id"),
+        kind=kind,
+        owner=str(owner),
+        message=txbuild.message_bytes(tx),
+        issued_at=state.clock(),
+        hostile=fault is not None,
+        **details,
+    )
+    state.ledger.issue(issued)
+    return txbuild.to_b64(tx)
+
+
+def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuResponse:
+    data = parse_json_object(body)
+    if data is None:
+        return _recurring_error("Invalid request body")
+    user = parse_pubkey(data.get("user"))
+    if user is None:
+        return _recurring_error("Invalid user pubkey")
+    in_mint, out_mint = str(data.get("inputMint")), str(data.get("outputMint"))
+    if parse_pubkey(in_mint) is None or parse_pubkey(out_mint) is None or in_mint == out_mint:
+        return _recurring_error("Invalid inputMint or outputMint")
+    params = data.get("params")
+    if not isinstance(params, dict) or len(params) != 1 or not {"time", "price"} & set(params):
+        return _recurring_error("params must hold exactly one of 'time' or 'price'")
+    extra: dict[str, Any] = {}
+    if "time" in params:
+        p = params["time"] if isinstance(params["time"], dict) else {}
+        amount, orders, interval = (
+            _int(p.get(k)) for k in ("inAmount", "numberOfOrders", "interval")
+        )
+        if amount is None or orders is None or interval is None or interval == 0:
+            return _recurring_error("params.time needs integer inAmount, numberOfOrders, interval")
+        if orders < 2:
+            return _recurring_error("numberOfOrders must be at least 2")
+        value = usd_value(in_mint, amount)
+        if value < MIN_RECURRING_USD:
+            return _recurring_error(f"Order is valued at {value:.2f} USDC, minimum is 100.00 USDC")
+        if value / orders < MIN_RECURRING_PER_ORDER_USD:
+            return _recurring_error(
+                f"Each order is valued at {value / orders:.2f} USDC, minimum is 50.00 USDC"
+            )
+        kind = "recurring"
+        extra = {"number_of_orders": orders, "interval": interval}
+    else:
+        p = params["price"] if isinstance(params["price"], dict) else {}
+        amount = _int(p.get("depositAmount"))
+        if (
+            amount is None
+            or _int(p.get("incrementUsdcValue")) is None
+            or not _int(p.get("interval"))
+        ):
+            return _recurring_error(
+                "params.price needs integer depositAmount, incrementUsdcValue, interval"
+            )
+        kind = "recurring_price"
+        extra = {"number_of_orders": 0, "interval": p["interval"]}
+    request_id = state.request_id()
+    tx = _issue(
+        state,
+        kind,
+        user,
+        hostile,
+        request_id=request_id,
+        input_mint=in_mint,
+        output_mint=out_mint,
+        in_amount=amount,
+        order=str(state.pubkey()),
+        extra=extra,
+    )
+    return json_response(200, {"requestId": request_id, "transaction": tx})
+
+
+def cancel_trigger(state: State, body: bytes, hostile: Fault | None) -> EmuResponse:
+    data = parse_json_object(body)
+    if data is None:
+        return _envelope("invalid cancel order request")
+    maker = parse_pubkey(data.get("maker"))
+    if maker is None:
+        return _envelope("invalid maker pubkey")
+    cu = data.get("computeUnitPrice", "auto")
+    if cu == "auto":
+        cu_price = txbuild.DEFAULT_CU_PRICE
+    elif isinstance(cu, str) and cu.isdigit():
+        cu_price = int(cu)
+    else:
+        return _envelope("invalid cancel order request", cause="computeUnitPrice")
+    order = state.ledger.trigger_orders.get(str(data.get("order")))
+    if order is None or order.maker != str(maker) or order.status != "Open":
+        return _envelope("no matching orders found")
+    request_id = state.request_id()
+    tx = _issue(
+        state,
+        "trigger_cancel",
+        maker,
+        hostile,
+        request_id=request_id,
+        input_mint=order.input_mint,
+        output_mint=order.output_mint,
+        in_amount=order.making_amount,
+        order=order.order,
+        compute_unit_price=cu_price,
+    )
+    return json_response(200, {"requestId": request_id, "transaction": tx})
+
+
+def ultra_order(state: State, query: Mapping[str, str], hostile: Fault | None) -> EmuResponse:
+    in_mint, out_mint = query.get("inputMint", ""), query.get("outputMint", "")
+    amount_text = query.get("amount", "")
+    if not in_mint or not out_mint or not amount_text:
+        return json_response(400, {"error": "inputMint, outputMint and amount are required"})
+    if parse_pubkey(in_mint) is None or parse_pubkey(out_mint) is None or in_mint == out_mint:
+        return json_response(400, {"error": "Failed to get quotes"})
+    if not amount_text.isdigit() or int(amount_text) == 0:
+        return json_response(400, {"error": "Invalid amount"})
+    amount = int(amount_text)
+    out_amount = quote(in_mint, out_mint, amount)
+    slippage = int(query.get("slippageBps", "50")) if query.get("slippageBps", "").isdigit() else 50
+    request_id = state.request_id()
+    answer: dict[str, Any] = {
+        "mode": "manual" if "slippageBps" in query else "ultra",
+        "inputMint": in_mint,
+        "outputMint": out_mint,
+        "inAmount": str(amount),
+        "outAmount": str(out_amount),
+        "otherAmountThreshold": str(out_amount * (10_000 - slippage) // 10_000),
+        "swapMode": "ExactIn",
+        "slippageBps": slippage,
+        "priceImpactPct": "0",
+        "priceImpact": 0.0,
+        "routePlan": [
+            {
+                "swapInfo": {
+                    "ammKey": str(state.pubkey()),
+                    "label": "EmulatorAMM",
+                    "inputMint": in_mint,
+                    "outputMint": out_mint,
+                    "inAmount": str(amount),
+                    "outAmount": str(out_amount),
+                    "feeAmount": "0",
+                    "feeMint": out_mint,
+                },
+                "percent": 100,
+                "bps": 10_000,
+            }
+        ],
+        "feeMint": out_mint,
+        "feeBps": 10,
+        "platformFee": {"amount": "0", "feeBps": 10},
+        "signatureFeeLamports": 5000,
+        "signatureFeePayer": None,
+        "prioritizationFeeLamports": 15_000,
+        "prioritizationFeePayer": None,
+        "rentFeeLamports": 0,
+        "rentFeePayer": None,
+        "swapType": "aggregator",
+        "router": "metis",
+        "transaction": None,
+        "gasless": False,
+        "requestId": request_id,
+        "totalTime": 7,
+        "taker": None,
+        "inUsdValue": float(usd_value(in_mint, amount)),
+        "outUsdValue": float(usd_value(out_mint, out_amount)),
+        "swapUsdValue": float(usd_value(in_mint, amount)),
+    }
+    taker_text = query.get("taker")
+    if not taker_text:
+        return json_response(200, answer)
+    taker = parse_pubkey(taker_text)
+    if taker is None:
+        return json_response(400, {"error": "Invalid taker"})
+    answer["taker"] = taker_text
+    ledger = state.ledger
+    if ledger.balance(taker_text, in_mint) < amount:
+        answer.update(errorCode=1, errorMessage="Insufficient funds")
+        return json_response(200, answer)
+    sol_needed = GAS_RESERVE_LAMPORTS + (amount if in_mint == SOL_MINT else 0)
+    if ledger.balance(taker_text, SOL_MINT) < sol_needed:
+        answer.update(errorCode=2, errorMessage="Top up 0.01 SOL for gas")
+        return json_response(200, answer)
+    answer["transaction"] = _issue(
+        state,
+        "swap",
+        taker,
+        hostile,
+        request_id=request_id,
+        input_mint=in_mint,
+        output_mint=out_mint,
+        in_amount=amount,
+        out_amount=out_amount,
+    )
+    return json_response(200, answer)
+
+
+def _trade(platform: str, label: str, value: float, data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "networkId": "solana",
+        "platformId": platform,
+        "type": "trade",
+        "label": label,
+        "name": label,
+        "value": value,
+        "data": data,
+    }
+
+
+def positions(state: State, address: str, query: Mapping[str, str]) -> EmuResponse:
+    if parse_pubkey(address) is None:
+        return json_response(400, {"error": "Invalid address"})
+    ledger = state.ledger
+    now_ms = int(state.clock() * 1000)
+    elements: list[dict[str, Any]] = []
+    mints: set[str] = set()
+    assets: list[dict[str, Any]] = []
+    for mint, amount in ledger.holdings(address).items():
+        mints.add(mint)
+        t = token(mint)
+        value = float(usd_value(mint, amount))
+        assets.append(
+            {
+                "type": "token",
+                "networkId": "solana",
+                "value": value,
+                "attributes": {},
+                "data": {"address": mint, "amount": ui_amount(mint, amount), "price": float(t.usd)},
+            }
+        )
+    if assets:
+        total = sum(float(a["value"]) for a in assets)
+        elements.append(
+            {
+                "networkId": "solana",
+                "platformId": "wallet-tokens",
+                "type": "multiple",
+                "label": "Wallet",
+                "name": "Wallet",
+                "value": total,
+                "data": {"assets": assets},
+            }
+        )
+    for r in ledger.recurring_orders.values():
+        if r.user != address:
+            continue
+        mints.update((r.input_mint, r.output_mint))
+        data = {
+            "inputAddress": r.input_mint,
+            "outputAddress": r.output_mint,
+            "initialInputAmount": ui_amount(r.input_mint, r.in_amount),
+            "withdrawnOutputAmount": 0,
+            "inputPrice": float(token(r.input_mint).usd),
+            "outputPrice": float(token(r.output_mint).usd),
+            "filledPercentage": 0,
+            "createdAt": int(r.created_at * 1000),
+            "expireAt": None,
+            "recurring": {"cycles": r.number_of_orders, "interval": r.interval * 1000},
+        }
+        value = float(usd_value(r.input_mint, r.in_amount))
+        elements.append(_trade("jupiter-exchange", "DCA", value, data))
+    for t_order in ledger.trigger_orders.values():
+        if t_order.maker != address or t_order.status != "Open":
+            continue
+        mints.update((t_order.input_mint, t_order.output_mint))
+        data = {
+            "inputAddress": t_order.input_mint,
+            "outputAddress": t_order.output_mint,
+            "initialInputAmount": ui_amount(t_order.input_mint, t_order.making_amount),
+            "withdrawnOutputAmount": 0,
+            "expectedOutputAmount": ui_amount(t_order.output_mint, t_order.taking_amount),
+            "inputPrice": float(token(t_order.input_mint).usd),
+            "outputPrice": float(token(t_order.output_mint).usd),
+            "filledPercentage": 0,
+            "createdAt": int(t_order.created_at * 1000),
+            "expireAt": None,
+        }
+        value = float(usd_value(t_order.input_mint, t_order.making_amount))
+        elements.append(_trade("jupiter-exchange", "LimitOrder", value, data))
+    wanted = [p for p in query.get("platforms", "").split(",") if p]
+    if wanted:
+        elements = [e for e in elements if e["platformId"] in wanted]
+    platforms = wanted or sorted({e["platformId"] for e in elements})
+    info = {
+        m: {"address": m, "name": token(m).symbol, "symbol": token(m).symbol}
+        | {"decimals": token(m).decimals}
+        for m in sorted(mints)
+    }
+    return json_response(
+        200,
+        {
+            "date": now_ms,
+            "owner": address,
+            "fetcherReports": [{"id": p, "status": "succeeded", "duration": 3} for p in platforms],
+            "elements": elements,
+            "duration": 9,
+            "tokenInfo": {"solana": info},
+        },
+    )
