@@ -147,3 +147,7 @@ def last_status(session: Session, plan_id: int) -> str | None:
 def events(session: Session, run_id: int) -> list[tuple[datetime, str, dict[str, Any]]]:
     rows = session.scalars(select(RunEvent).where(RunEvent.run_id == run_id).order_by(RunEvent.id))
     return [(r.at, r.step, dict(r.detail)) for r in rows]
+
+
+def bump_attempts(session: Session, run_id: int) -> None:
+    session.execute(update(Run).where(Run.id == run_id).values(attempts=Run.attempts + 1))

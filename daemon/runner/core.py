@@ -1,0 +1,493 @@
+"""The runner: claim a slot, then drive its run through DESIGN §2's states.
+
+    pending ─► requested ─► signed ─► submitted ─► succeeded | failed
+       │           │                     │
+       │           └─► rejected          └─► in_doubt (cannot be settled)
+       └─► skipped | dry_run | failed
+
+Every state is committed before the side effect that follows it: the signed
+transaction and its signature are in the store before execute is called, so
+a crash at any instant leaves a row that `resume` can finish without a second
+order. The same driver serves a fresh fire and a recovery: it looks at the
+row's status and carries on from there.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import structlog
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.config import Config
+from daemon.errors import (
+    ApiError,
+    GuardRejectedError,
+    JupcronError,
+    RejectedError,
+    RetryableError,
+)
+from daemon.logs import run_context
+from daemon.rpc import SolanaRpc
+from daemon.runner import preflight
+from daemon.runner.outcome import RunListener, RunOutcome
+from daemon.runner.steps import OrderApi, execute, order
+from daemon.store import runs
+from daemon.store.engine import transaction
+from daemon.store.records import PlanRecord, RunRecord
+from daemon.store.types import RunStatus
+from daemon.txguard import GuardPolicy, check
+from daemon.wallet import Wallet, sign_transaction
+
+log = structlog.get_logger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def node_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Sleeper(Protocol):
+    def __call__(self, seconds: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    dry_run: bool = False
+    trigger: str = "schedule"
+
+
+MAX_STEPS = 12
+# Ultra execute codes after which the transaction can no longer land: a fresh order is safe
+CANNOT_LAND = frozenset({-1, -1004, -1005, -2003, -2004})
+# retryable codes where the old transaction might still land until its blockhash expires
+MAY_STILL_LAND = frozenset({-1000, -1001, -2000, -2001})
+
+
+class Runner:
+    def __init__(
+        self,
+        *,
+        factory: sessionmaker[Session],
+        api: OrderApi,
+        wallet: Wallet,
+        config: Config,
+        policy: GuardPolicy | None = None,
+        rpc: SolanaRpc | None = None,
+        listeners: Sequence[RunListener] = (),
+        clock: Clock = utcnow,
+        sleep: Sleeper = time.sleep,
+        node: str | None = None,
+    ) -> None:
+        self.factory = factory
+        self.api = api
+        self.wallet = wallet
+        self.config = config
+        self.policy = policy or GuardPolicy.from_config(config.guard)
+        self.rpc = rpc
+        self.listeners = list(listeners)
+        self.clock = clock
+        self.sleep = sleep
+        self.node = node or node_name()
+        self._active: set[int] = set()
+        self._active_lock = threading.Lock()
+
+    def is_active(self, run_id: int) -> bool:
+        with self._active_lock:
+            return run_id in self._active
+
+    # ---- entry points -------------------------------------------------------------
+
+    def fire(
+        self, plan: PlanRecord, scheduled_for: datetime, options: RunOptions | None = None
+    ) -> RunOutcome | None:
+        """Claim (plan, slot) and run it; ``None`` if another fire already has the slot."""
+        options = options or RunOptions()
+        now = self.clock()
+        with transaction(self.factory) as session:
+            run_id = runs.claim(
+                session, plan, scheduled_for, now=now, trigger=options.trigger,
+                claimed_by=self.node,
+            )  # fmt: skip
+        if run_id is None:
+            log.info("run_slot_taken", plan=plan.name, scheduled_for=scheduled_for.isoformat())
+            return None
+        lag = (now - scheduled_for).total_seconds()
+        return self.drive(run_id, plan, options, fire_lag=lag)
+
+    def drive(
+        self,
+        run_id: int,
+        plan: PlanRecord,
+        options: RunOptions | None = None,
+        fire_lag: float | None = None,
+    ) -> RunOutcome:
+        """Carry a run on from whatever state its row is in, to a final one."""
+        options = options or RunOptions()
+        with self._active_lock:
+            if run_id in self._active:
+                raise RuntimeError(f"run {run_id} is already being driven")
+            self._active.add(run_id)
+        try:
+            return self._drive_and_report(run_id, plan, options, fire_lag)
+        finally:
+            with self._active_lock:
+                self._active.discard(run_id)
+
+    def _drive_and_report(
+        self, run_id: int, plan: PlanRecord, options: RunOptions, fire_lag: float | None
+    ) -> RunOutcome:
+        with run_context(plan=plan.name, kind=str(plan.kind), run_id=run_id):
+            try:
+                record = self._drive(run_id, plan, options)
+            except JupcronError as exc:  # a store outage mid-run: the row says where we were
+                log.error("run_interrupted", error=str(exc), error_type=type(exc).__name__)
+                record = self._load(run_id)
+            outcome = RunOutcome(
+                run_id=record.id, plan_name=plan.name, kind=str(plan.kind),
+                scheduled_for=record.scheduled_for, status=record.status,
+                request_id=record.request_id, signature=record.signature,
+                error_code=record.error_code, error=record.error, fire_lag=fire_lag,
+            )  # fmt: skip
+            level = "info" if outcome.ok or record.status.in_flight else "warning"
+            if record.status is RunStatus.IN_DOUBT:
+                level = "error"
+            getattr(log, level)(
+                "run_finished", status=str(record.status), request_id=record.request_id,
+                signature=record.signature, error_code=record.error_code, error=record.error,
+                attempts=record.attempts, scheduled_for=record.scheduled_for.isoformat(),
+            )  # fmt: skip
+        if not record.status.in_flight:
+            for listener in self.listeners:
+                try:
+                    listener.run_finished(outcome)
+                except Exception:  # a broken listener must not break the run
+                    log.exception("run_listener_failed", listener=type(listener).__name__)
+        return outcome
+
+    # ---- the state machine --------------------------------------------------------
+
+    def _drive(self, run_id: int, plan: PlanRecord, options: RunOptions) -> RunRecord:
+        run = self._load(run_id)
+        reordered = False
+        for _ in range(MAX_STEPS):
+            before = run.status
+            if before is RunStatus.PENDING:
+                run = self._preflight_and_order(run, plan, options)
+            elif before is RunStatus.REQUESTED:
+                run = self._guard_and_sign(run, plan, options)
+            elif before in (RunStatus.SIGNED, RunStatus.SUBMITTED):
+                run, fresh_order = self._execute(run, plan, reordered)
+                reordered = reordered or fresh_order
+                if run.status is RunStatus.SUBMITTED:
+                    return run  # no answer yet: recovery settles it
+            else:
+                return run
+            if run.status is before:
+                return run  # no progress possible now
+        return self._finish(run, RunStatus.FAILED, step="gave_up",
+                            error=f"no final state after {MAX_STEPS} steps")  # fmt: skip
+
+    def _preflight_and_order(
+        self, run: RunRecord, plan: PlanRecord, options: RunOptions
+    ) -> RunRecord:
+        now = self.clock()
+        reason = preflight.kill_switch(self.config)
+        if reason is None:
+            with transaction(self.factory) as session:
+                reason = preflight.caps(session, plan, self.config, now=now, run_id=run.id)
+        if reason is None and self._balance_check(plan):
+            reason = self._balance_problem(run, plan)
+        if reason is not None:
+            return self._finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")
+        spend = preflight.spend_of(plan)
+        try:
+            ordered = order(self.api, plan, self.wallet.address, self._observer(run.id))
+        except RetryableError as exc:
+            return self._finish(run, RunStatus.FAILED, step="order_failed", **_api_fields(exc))
+        except (RejectedError, ApiError) as exc:
+            return self._finish(run, RunStatus.FAILED, step="order_failed", **_api_fields(exc))
+        if ordered.skip_reason is not None:
+            return self._finish(
+                run, RunStatus.SKIPPED, step="order_declined", error=ordered.skip_reason,
+                error_code=ordered.skip_code, request_id=ordered.request_id,
+            )  # fmt: skip
+        now = self.clock()
+        fields: dict[str, Any] = {
+            "request_id": ordered.request_id,
+            "unsigned_tx": ordered.transaction,
+            "expires_at": now + timedelta(seconds=self.config.runner.blockhash_validity),
+            "input_mint": spend.mint,
+            "output_mint": plan.request.get("outputMint"),
+            "in_amount": str(ordered.in_amount if ordered.in_amount is not None else spend.amount)
+            if spend.mint
+            else None,
+            "order_account": ordered.order_account,
+        }
+        return self._advance(
+            run, RunStatus.REQUESTED, expect=[RunStatus.PENDING], step="ordered",
+            detail={"request_id": ordered.request_id, "gasless": ordered.gasless}, **fields,
+        )  # fmt: skip
+
+    def _guard_and_sign(self, run: RunRecord, plan: PlanRecord, options: RunOptions) -> RunRecord:
+        now = self.clock()
+        if run.unsigned_tx is None or (run.expires_at is not None and now >= run.expires_at):
+            # nothing was signed: a fresh order is safe
+            return self._advance(
+                run, RunStatus.PENDING, expect=[RunStatus.REQUESTED], step="reorder",
+                detail={"reason": "order expired before signing"},
+            )  # fmt: skip
+        gasless = bool(plan.kind == "swap" and self._was_gasless(run.id))
+        try:
+            summary = check(run.unsigned_tx, self.wallet.pubkey, self.policy, gasless=gasless)
+        except GuardRejectedError as exc:
+            log.warning("tx_rejected", reasons=exc.reasons)
+            return self._finish(
+                run, RunStatus.REJECTED, step="guard_refused", error=str(exc),
+                detail={"reasons": list(exc.reasons)},
+            )  # fmt: skip
+        if options.dry_run or self.config.safety.dry_run or plan.settings.get("dry_run"):
+            return self._finish(
+                run, RunStatus.DRY_RUN, step="dry_run",
+                detail={"guard": "accepted", "programs": _programs(summary)},
+            )  # fmt: skip
+        try:
+            signed = sign_transaction(self.wallet, run.unsigned_tx)
+        except RejectedError as exc:
+            return self._finish(run, RunStatus.REJECTED, step="sign_refused", error=str(exc))
+        # persisted BEFORE anything is posted: a crash from here on re-posts these same bytes
+        return self._advance(
+            run, RunStatus.SIGNED, expect=[RunStatus.REQUESTED], step="signed",
+            signed_tx=signed.b64, signature=signed.signature,
+            detail={"signature": signed.signature},
+        )  # fmt: skip
+
+    def _execute(self, run: RunRecord, plan: PlanRecord, reordered: bool) -> tuple[RunRecord, bool]:
+        """Post the stored signed transaction; settle the run from the answer."""
+        if run.status is RunStatus.SIGNED:
+            run = self._advance(run, RunStatus.SUBMITTED, expect=[RunStatus.SIGNED], step="submit")
+        if run.signed_tx is None or run.request_id is None:
+            return self._finish(
+                run, RunStatus.IN_DOUBT, step="in_doubt",
+                error="run marked signed but its signed transaction is not in the store",
+            ), False  # fmt: skip
+        with structlog.contextvars.bound_contextvars(
+            request_id=run.request_id, signature=run.signature
+        ):
+            try:
+                result = execute(
+                    self.api, plan, run.signed_tx, run.request_id, self._observer(run.id)
+                )
+            except RetryableError as exc:
+                # no answer: the transaction may or may not have landed; recovery settles it
+                self._event(run.id, "execute_unanswered", _api_fields(exc))
+                return self._settle_unanswered(run), False
+            except (RejectedError, ApiError) as exc:
+                return self._finish(run, RunStatus.FAILED, step="execute_refused",
+                                    **_api_fields(exc)), False  # fmt: skip
+        if result.succeeded:
+            return self._finish(
+                run, RunStatus.SUCCEEDED, step="executed",
+                signature=result.signature or run.signature, slot=result.slot,
+                out_amount=result.output_amount,
+                in_amount=result.input_amount or run.in_amount,
+                order_account=result.order or run.order_account,
+                detail={"slot": result.slot, "code": result.code},
+            ), False  # fmt: skip
+        code = result.code
+        fields = {"error_code": None if code is None else str(code), "error": result.error}
+        if self._may_reorder(run, plan, code, reordered):
+            moved = self._advance(
+                run, RunStatus.PENDING, expect=[RunStatus.SUBMITTED], step="reorder",
+                detail={"reason": "execute failed, fresh order", **fields},
+            )  # fmt: skip
+            return moved, True
+        if result.status is None and code == -1:
+            # requestId unknown: we cannot tell from here whether the bytes landed
+            self._event(run.id, "execute_unknown_request", fields)
+            return self._settle_unanswered(run), False
+        return self._finish(
+            run, RunStatus.FAILED, step="execute_failed",
+            signature=result.signature or run.signature, slot=result.slot, **fields,
+        ), False  # fmt: skip
+
+    def _may_reorder(
+        self, run: RunRecord, plan: PlanRecord, code: int | str | None, reordered: bool
+    ) -> bool:
+        """A swap that failed with a retry-with-fresh-order code may be ordered again,
+        once, inside the slot's grace, and only when the first transaction can no
+        longer land."""
+        if plan.kind != "swap" or reordered or not isinstance(code, int):
+            return False
+        if code not in CANNOT_LAND and code not in MAY_STILL_LAND:
+            return False
+        if not self.within_grace(run, plan):
+            return False
+        return code in CANNOT_LAND or self._wait_for_expiry(run, plan)
+
+    # ---- settling what execute did not answer ---------------------------------------
+
+    def _settle_unanswered(self, run: RunRecord) -> RunRecord:
+        """Ask the chain (if we have an RPC); else leave it for recovery, or in_doubt
+        once the blockhash has surely expired."""
+        if self.rpc is not None and run.signature:
+            try:
+                status = self.rpc.signature_status(run.signature)
+            except RetryableError as exc:
+                self._event(run.id, "rpc_unanswered", _api_fields(exc))
+            else:
+                self._event(run.id, "rpc_status", {"found": status.found, "err": str(status.err)})
+                if status.landed_ok:
+                    return self._finish(run, RunStatus.SUCCEEDED, step="settled_by_rpc",
+                                        slot=status.slot)  # fmt: skip
+                if status.found:
+                    return self._finish(run, RunStatus.FAILED, step="settled_by_rpc",
+                                        error=f"landed with error: {status.err}")  # fmt: skip
+                if self._surely_expired(run):
+                    return self._finish(
+                        run, RunStatus.FAILED, step="settled_by_rpc",
+                        error="blockhash expired and the signature never landed",
+                    )  # fmt: skip
+        if self._surely_expired(run):
+            return self._finish(
+                run, RunStatus.IN_DOUBT, step="in_doubt",
+                error="execute gave no answer and the outcome could not be settled before "
+                "the blockhash expired; check the signature on-chain",
+            )  # fmt: skip
+        return self._load(run.id)  # still submitted: recovery tries again
+
+    def _surely_expired(self, run: RunRecord) -> bool:
+        if run.expires_at is None:
+            return True
+        margin = timedelta(seconds=self.config.runner.blockhash_validity / 3)
+        return self.clock() >= run.expires_at + margin
+
+    def _wait_for_expiry(self, run: RunRecord, plan: PlanRecord) -> bool:
+        """For codes after which the old transaction might still land: wait until its
+        blockhash has expired (if the slot's grace allows), so a fresh order cannot
+        make two land."""
+        if run.expires_at is None:
+            return True
+        wait = (run.expires_at - self.clock()).total_seconds()
+        if wait <= 0:
+            return True
+        grace_end = run.scheduled_for + timedelta(seconds=self._grace(plan))
+        if run.expires_at >= grace_end:
+            return False
+        self._event(run.id, "wait_for_expiry", {"seconds": round(wait, 3)})
+        self.sleep(wait)
+        return True
+
+    def within_grace(self, run: RunRecord, plan: PlanRecord) -> bool:
+        grace_end = run.scheduled_for + timedelta(seconds=self._grace(plan))
+        return run.trigger == "manual" or self.clock() < grace_end
+
+    def _grace(self, plan: PlanRecord) -> float:
+        value = plan.settings.get("grace")
+        return float(value) if value is not None else self.config.runner.default_grace
+
+    # ---- pre-flight helpers ---------------------------------------------------------
+
+    def _balance_check(self, plan: PlanRecord) -> bool:
+        wanted = plan.settings.get("balance_check")
+        return bool(self.config.safety.balance_check if wanted is None else wanted)
+
+    def _balance_problem(self, run: RunRecord, plan: PlanRecord) -> str | None:
+        spend = preflight.spend_of(plan)
+        if not spend.mint or not spend.amount:
+            return None
+        try:
+            portfolio = self.api.positions(self.wallet.address, None, self._observer(run.id))
+        except JupcronError as exc:
+            return f"balance check failed: {exc}"
+        raw = getattr(portfolio, "raw", portfolio)
+        have = preflight.raw_balance(raw if isinstance(raw, Mapping) else {}, spend.mint)
+        if have < spend.amount:
+            return f"insufficient balance: {have} of {spend.mint} < {spend.amount} needed"
+        return None
+
+    def _was_gasless(self, run_id: int) -> bool:
+        with self.factory() as session:
+            for _, step, detail in runs.events(session, run_id):
+                if step == "ordered" and detail.get("gasless"):
+                    return True
+        return False
+
+    # ---- store plumbing -------------------------------------------------------------
+
+    def _observer(self, run_id: int) -> Callable[[Any], None]:
+        def observe(attempt: Any) -> None:
+            detail = {
+                "operation": attempt.operation, "number": attempt.number,
+                "http_status": attempt.http_status, "error": attempt.error,
+                "waited": round(float(attempt.waited or 0), 3),
+            }  # fmt: skip
+            with transaction(self.factory) as session:
+                runs.bump_attempts(session, run_id)
+                runs.add_event(session, run_id, "attempt", detail, at=self.clock())
+
+        return observe
+
+    def _event(self, run_id: int, step: str, detail: dict[str, Any]) -> None:
+        with transaction(self.factory) as session:
+            runs.add_event(session, run_id, step, detail, at=self.clock())
+
+    def _load(self, run_id: int) -> RunRecord:
+        with self.factory() as session:
+            record = runs.get(session, run_id)
+        assert record is not None
+        return record
+
+    def _advance(
+        self,
+        run: RunRecord,
+        status: RunStatus,
+        *,
+        expect: Sequence[RunStatus] | None = None,
+        step: str | None = None,
+        detail: dict[str, Any] | None = None,
+        **fields: Any,
+    ) -> RunRecord:
+        with transaction(self.factory) as session:
+            moved = runs.advance(
+                session, run.id, status, now=self.clock(),
+                expect=expect if expect is not None else [run.status],
+                step=step, detail=detail, **fields,
+            )  # fmt: skip
+        if not moved:
+            log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
+        return self._load(run.id)
+
+    def _finish(self, run: RunRecord, status: RunStatus, *, step: str, **fields: Any) -> RunRecord:
+        detail = fields.pop("detail", None) or {}
+        if fields.get("error"):
+            detail.setdefault("error", fields["error"])
+        return self._advance(run, status, step=step, detail=detail, **fields)
+
+
+def _api_fields(exc: JupcronError) -> dict[str, Any]:
+    info = getattr(exc, "info", None)
+    code = getattr(info, "code", None)
+    fields: dict[str, Any] = {"error": str(exc)}
+    if code is not None:
+        fields["error_code"] = str(code)
+    elif getattr(info, "http_status", None) is not None:
+        fields["error_code"] = f"http_{info.http_status}"  # type: ignore[union-attr]
+    return fields
+
+
+def _programs(summary: Any) -> list[str]:
+    programs = getattr(summary, "programs", None) or []
+    return [str(p) for p in programs]

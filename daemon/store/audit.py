@@ -1,0 +1,87 @@
+"""Read-side queries: the audit trail and the spend sums that caps are checked against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from daemon.store.models import Plan, Run
+from daemon.store.types import RunStatus
+
+# statuses whose input amount has left, may have left, or is about to leave the wallet
+SPENDING = (
+    RunStatus.REQUESTED,
+    RunStatus.SIGNED,
+    RunStatus.SUBMITTED,
+    RunStatus.SUCCEEDED,
+    RunStatus.IN_DOUBT,
+)
+
+AUDIT_COLUMNS = (
+    "run_id", "plan_name", "kind", "scheduled_for", "status", "request_id", "signature",
+    "error_code", "error", "input_mint", "in_amount", "output_mint", "out_amount",
+    "order_account", "slot", "attempts", "trigger", "finished_at",
+)  # fmt: skip
+
+
+def spent(
+    session: Session,
+    *,
+    since: datetime,
+    input_mint: str | None = None,
+    plan_id: int | None = None,
+    exclude_run: int | None = None,
+) -> int:
+    """Raw input amount committed by runs created since `since` (exact integer sum)."""
+    stmt = select(Run.in_amount).where(
+        Run.created_at >= since,
+        Run.status.in_([str(s) for s in SPENDING]),
+        Run.in_amount.is_not(None),
+    )
+    if input_mint is not None:
+        stmt = stmt.where(Run.input_mint == input_mint)
+    if plan_id is not None:
+        stmt = stmt.where(Run.plan_id == plan_id)
+    if exclude_run is not None:
+        stmt = stmt.where(Run.id != exclude_run)
+    return sum(int(value) for value in session.scalars(stmt) if value)
+
+
+@dataclass(frozen=True)
+class AuditFilter:
+    plan: str | None = None
+    status: str | None = None
+    kind: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = 100
+
+
+def audit_rows(session: Session, flt: AuditFilter) -> list[dict[str, Any]]:
+    """The audit trail, newest first, as plain rows (the `audit` view's columns)."""
+    stmt = (
+        select(Run, Plan.name, Plan.kind)
+        .join(Plan, Plan.id == Run.plan_id)
+        .order_by(Run.scheduled_for.desc(), Run.id.desc())
+        .limit(flt.limit)
+    )
+    if flt.plan:
+        stmt = stmt.where(Plan.name == flt.plan)
+    if flt.status:
+        stmt = stmt.where(Run.status == flt.status)
+    if flt.kind:
+        stmt = stmt.where(Plan.kind == flt.kind)
+    if flt.since:
+        stmt = stmt.where(Run.scheduled_for >= flt.since)
+    if flt.until:
+        stmt = stmt.where(Run.scheduled_for < flt.until)
+    out = []
+    for run, name, kind in session.execute(stmt):
+        row = {c: getattr(run, c, None) for c in AUDIT_COLUMNS}
+        row.update(run_id=run.id, plan_name=name, kind=kind)
+        out.append(row)
+    return out
