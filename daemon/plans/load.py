@@ -1,0 +1,232 @@
+"""Plan files and folders -> valid plans, or every problem with its position.
+
+A file holds one plan (a mapping) or a list under ``plans:``; a folder holds
+``*.yaml``/``*.yml`` files (recursively, hidden ones skipped). Nothing here
+raises on bad input: problems are collected (``file:line:col: message``) so
+the operator sees all of them at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from daemon.errors import PlanError, Problem
+from daemon.plans.schema import REQUEST_MODELS, WALLET_FIELD, PlanHead, PlanSpec, checks
+from daemon.store.types import PlanKind
+from daemon.yamlfile import Locator, YamlLoadError, load, problems_from
+
+SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    spec: PlanSpec
+    source: str  # the file it came from (absolute)
+    line: int
+
+
+@dataclass
+class LoadResult:
+    plans: list[LoadedPlan] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def raise_for_problems(self) -> None:
+        if self.problems:
+            raise PlanError(self.problems)
+
+
+def plan_files(paths: Iterable[Path]) -> tuple[list[Path], list[Problem]]:
+    """Expand folders into their plan files; a missing path is a problem."""
+    files: list[Path] = []
+    problems: list[Problem] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix in SUFFIXES
+                and p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            if not found:
+                problems.append(Problem(str(path), 0, 0, "no plan files (*.yaml, *.yml) here"))
+            files.extend(found)
+        elif path.exists():
+            files.append(path)
+        else:
+            problems.append(Problem(str(path), 0, 0, "no such file or directory"))
+    unique: list[Path] = []
+    seen: set[Path] = set()
+    for file in files:
+        key = file.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(file)
+    return unique, problems
+
+
+def load_plans(paths: Sequence[Path]) -> LoadResult:
+    """Read and check every plan under `paths`, collecting all problems."""
+    result = LoadResult()
+    files, result.problems = plan_files(paths)
+    result.files = files
+    names: dict[str, Problem] = {}
+    for file in files:
+        for loaded in _load_file(file, result):
+            earlier = names.get(loaded.spec.name)
+            here = Problem(str(file), loaded.line, 0, "")
+            if earlier is not None:
+                where = f"{earlier.file}:{earlier.line}"
+                result.problems.append(
+                    Problem(
+                        str(file),
+                        loaded.line,
+                        1,
+                        f"name '{loaded.spec.name}' is already used by the plan at {where}",
+                    )
+                )
+                continue
+            names[loaded.spec.name] = here
+            result.plans.append(loaded)
+    return result
+
+
+def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
+    try:
+        data, locator = load(file)
+    except YamlLoadError as exc:
+        result.problems.append(exc.problem)
+        return []
+    if data is None:
+        result.problems.append(
+            locator.problem((), "empty file: expected a plan, or 'plans:' with a list of plans")
+        )
+        return []
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else "a single value"
+        result.problems.append(
+            locator.problem(
+                (), f"expected a plan (a mapping) or 'plans:' with a list of plans, not {kind}"
+            )
+        )
+        return []
+    if "plans" not in data:
+        spec = _load_plan(data, locator, (), result)
+        return [] if spec is None else [_loaded(spec, file, locator, ())]
+    extra = [k for k in data if k != "plans"]
+    for key in extra:
+        result.problems.append(
+            locator.problem(
+                (key,), f"unknown key '{key}' next to 'plans' (put plan settings inside each plan)"
+            )
+        )
+    items = data["plans"]
+    if not isinstance(items, list):
+        result.problems.append(locator.problem(("plans",), "'plans' must be a list of plans"))
+        return []
+    out = []
+    for index, item in enumerate(items):
+        spec = _load_plan(item, locator, ("plans", index), result)
+        if spec is not None and not extra:
+            out.append(_loaded(spec, file, locator, ("plans", index)))
+    return out
+
+
+def _loaded(
+    spec: PlanSpec, file: Path, locator: Locator, prefix: tuple[str | int, ...]
+) -> LoadedPlan:
+    line, _ = locator.at((*prefix, "name"))
+    return LoadedPlan(spec=spec, source=str(file.resolve()), line=line)
+
+
+def _load_plan(
+    item: Any, locator: Locator, prefix: tuple[str | int, ...], result: LoadResult
+) -> PlanSpec | None:
+    """One plan mapping -> PlanSpec, or None with its problems added to `result`."""
+    if not isinstance(item, dict):
+        result.problems.append(
+            locator.problem(prefix, "a plan must be a mapping with name, kind, schedule, request")
+        )
+        return None
+    before = len(result.problems)
+    head: PlanHead | None = None
+    try:
+        head = PlanHead.model_validate(item)
+    except ValidationError as exc:
+        result.problems.extend(problems_from(exc, locator, PlanHead, prefix))
+    kind = _kind(item.get("kind"))
+    request = item.get("request")
+    typed = None
+    if kind is not None and isinstance(request, dict):
+        typed = _load_request(kind, request, locator, (*prefix, "request"), result)
+    if typed is not None:
+        limit = head.max_in_amount if head is not None else None
+        caps = head.caps if head is not None else None
+        for finding in checks(typed, limit, caps):
+            problem = locator.problem((*prefix, *finding.loc), finding.message)
+            if finding.warning:
+                result.warnings.append(_prefixed(problem, "warning: "))
+            else:
+                result.problems.append(problem)
+    if head is None or typed is None or len(result.problems) > before:
+        return None
+    return PlanSpec.model_validate({**head.model_dump(exclude={"request"}), "request": typed})
+
+
+def _kind(value: Any) -> PlanKind | None:
+    try:
+        return PlanKind(value)
+    except ValueError:
+        return None
+
+
+def _load_request(
+    kind: PlanKind,
+    request: dict[str, Any],
+    locator: Locator,
+    prefix: tuple[str | int, ...],
+    result: LoadResult,
+) -> Any:
+    body = dict(request)
+    wallet_problem = False
+    for wallet in sorted(set(WALLET_FIELD.values())):
+        if wallet in body:
+            del body[wallet]
+            wallet_problem = True
+            own = WALLET_FIELD[kind]
+            message = (
+                f"request.{wallet}: remove it; the daemon fills in '{own}' with its wallet"
+                if wallet == own
+                else f"unknown key 'request.{wallet}' ({kind} requests take no wallet field; "
+                f"the daemon fills in '{own}')"
+            )
+            result.problems.append(locator.problem((*prefix, wallet), message))
+    model = REQUEST_MODELS[kind]
+    try:
+        typed = model.model_validate(body)
+    except ValidationError as exc:
+        for problem in problems_from(exc, locator, model, prefix):
+            result.problems.append(_prefixed(problem, "request."))
+        return None
+    return None if wallet_problem else typed
+
+
+def _prefixed(problem: Problem, prefix: str) -> Problem:
+    """Name keys from the plan's root: 'params.time' -> 'request.params.time'."""
+    message = problem.message
+    if message.startswith("unknown key '"):
+        message = "unknown key '" + prefix + message[len("unknown key '") :]
+    elif not message.startswith(prefix):
+        message = prefix + message
+    return Problem(problem.file, problem.line, problem.column, message)

@@ -1,0 +1,464 @@
+"""The order plan format (DESIGN §3, a contract) as pydantic models.
+
+A plan is ``name``, ``kind``, ``schedule``, ``request`` plus optional
+``enabled``, ``description`` and per-plan safety settings (``dry_run``,
+``max_in_amount``, ``caps``). ``request`` mirrors the API body/query of the
+kind (API.md) minus the wallet field, which the daemon fills in. Keys are
+checked strictly: unknown keys are errors.
+
+Cross-field rules that need positions (stablecoin minimums, caps against the
+amount, deprecated forms) live in `checks`, so the loader can point at the
+exact key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
+from solders.pubkey import Pubkey as _SoldersPubkey
+
+from daemon.plans.cron import parse_cron
+from daemon.schedule import (
+    Misfire,
+    Schedule,
+    parse_duration,
+    parse_instant,
+    parse_schedule,
+    parse_timezone,
+)
+from daemon.store.types import PlanKind
+
+U64_MAX = 2**64 - 1
+# known stablecoins: mint -> (symbol, decimals); used for the offline minimums
+STABLECOINS: dict[str, tuple[str, int]] = {
+    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": ("USDC", 6),
+    "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": ("USDT", 6),
+}
+RECURRING_MIN_TOTAL_USD = 100
+RECURRING_MIN_PER_ORDER_USD = 50
+# the field the daemon fills in with the wallet, per kind
+WALLET_FIELD = {
+    PlanKind.RECURRING: "user",
+    PlanKind.TRIGGER_CANCEL: "maker",
+    PlanKind.SWAP: "taker",
+}
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def _pubkey(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a base58 public key (a string)")
+    try:
+        _SoldersPubkey.from_string(value)
+    except ValueError:
+        raise ValueError(f"'{_short(value)}' is not a valid base58 public key") from None
+    return value
+
+
+def _amount(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be a whole number of base units, got {_short(value)!r}")
+    if value <= 0:
+        raise ValueError("must be greater than 0")
+    if value > U64_MAX:
+        raise ValueError("is too large (must fit in 64 bits)")
+    return value
+
+
+def _price(value: object) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError("must be a number")
+    try:
+        price = Decimal(str(value))
+    except InvalidOperation:
+        raise ValueError(f"'{_short(value)}' is not a number") from None
+    if not price.is_finite() or price <= 0:
+        raise ValueError("must be a positive number")
+    return price
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+Pubkey = Annotated[str, PlainValidator(_pubkey)]
+Amount = Annotated[int, PlainValidator(_amount)]
+Price = Annotated[Decimal, PlainValidator(_price)]
+
+
+def _at_least(low: int, high: int, unit: str = "") -> AfterValidator:
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"must be between {low} and {high}{unit}")
+        return value
+
+    return AfterValidator(check)
+
+
+Seconds = Annotated[StrictInt, _at_least(60, 10 * 366 * 86400, " seconds")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# ------------------------------------------------------------------ requests
+
+
+class TimeParams(_Model):
+    in_amount: Amount = Field(alias="inAmount")
+    number_of_orders: Annotated[StrictInt, _at_least(2, 1_000_000)] = Field(alias="numberOfOrders")
+    interval: Seconds
+    min_price: Price | None = Field(default=None, alias="minPrice")
+    max_price: Price | None = Field(default=None, alias="maxPrice")
+    start_at: Annotated[StrictInt, Field(gt=0, le=U64_MAX)] | None = Field(
+        default=None, alias="startAt"
+    )
+
+
+class PriceParams(_Model):
+    """Deprecated by Jupiter (price-based recurring orders); accepted with a warning."""
+
+    deposit_amount: Amount = Field(alias="depositAmount")
+    increment_usdc_value: Amount = Field(alias="incrementUsdcValue")
+    interval: Seconds
+    start_at: Annotated[StrictInt, Field(gt=0, le=U64_MAX)] | None = Field(
+        default=None, alias="startAt"
+    )
+
+
+class RecurringParams(_Model):
+    time: TimeParams | None = None
+    price: PriceParams | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> RecurringParams:
+        if (self.time is None) == (self.price is None):
+            raise ValueError("give exactly one of 'time' or 'price'")
+        return self
+
+
+class RecurringRequest(_Model):
+    """POST /recurring/v1/createOrder body, minus ``user``."""
+
+    input_mint: Pubkey = Field(alias="inputMint")
+    output_mint: Pubkey = Field(alias="outputMint")
+    params: RecurringParams
+
+
+def _compute_unit_price(value: object) -> int | str:
+    if value == "auto":
+        return "auto"
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= U64_MAX:
+        raise ValueError("must be 'auto' or a positive integer (micro-lamports)")
+    return value
+
+
+class TriggerCancelRequest(_Model):
+    """POST /trigger/v1/cancelOrder body, minus ``maker``."""
+
+    order: Pubkey
+    compute_unit_price: Annotated[int | str, PlainValidator(_compute_unit_price)] | None = Field(
+        default=None, alias="computeUnitPrice"
+    )
+
+
+ROUTERS = ("metis", "jupiterz", "dflow", "okx")
+
+
+def _routers(value: str) -> str:
+    names = [n.strip() for n in value.split(",")]
+    bad = [n for n in names if n not in ROUTERS]
+    if bad:
+        raise ValueError(f"unknown router '{bad[0]}' (known: {', '.join(ROUTERS)})")
+    return ",".join(names)
+
+
+class SwapRequest(_Model):
+    """GET /ultra/v1/order query, minus ``taker``."""
+
+    input_mint: Pubkey = Field(alias="inputMint")
+    output_mint: Pubkey = Field(alias="outputMint")
+    amount: Amount
+    receiver: Pubkey | None = None
+    referral_account: Pubkey | None = Field(default=None, alias="referralAccount")
+    referral_fee: Annotated[StrictInt, _at_least(50, 255, " bps")] | None = Field(
+        default=None, alias="referralFee"
+    )
+    exclude_routers: Annotated[str, AfterValidator(_routers)] | None = Field(
+        default=None, alias="excludeRouters"
+    )
+    exclude_dexes: Annotated[str, Field(min_length=1, max_length=1000)] | None = Field(
+        default=None, alias="excludeDexes"
+    )
+    slippage_bps: Annotated[StrictInt, _at_least(0, 10_000, " bps")] | None = Field(
+        default=None, alias="slippageBps"
+    )
+    broadcast_fee_type: Literal["maxCap", "exactFee"] | None = Field(
+        default=None, alias="broadcastFeeType"
+    )
+    priority_fee_lamports: Annotated[StrictInt, Field(gt=0, le=U64_MAX)] | None = Field(
+        default=None, alias="priorityFeeLamports"
+    )
+    jito_tip_lamports: Annotated[StrictInt, Field(ge=1000, le=U64_MAX)] | None = Field(
+        default=None, alias="jitoTipLamports"
+    )
+
+
+Request = RecurringRequest | TriggerCancelRequest | SwapRequest
+REQUEST_MODELS: dict[PlanKind, type[RecurringRequest | TriggerCancelRequest | SwapRequest]] = {
+    PlanKind.RECURRING: RecurringRequest,
+    PlanKind.TRIGGER_CANCEL: TriggerCancelRequest,
+    PlanKind.SWAP: SwapRequest,
+}
+
+
+# ------------------------------------------------------------------ schedule
+
+
+def _check(parse: Any) -> Any:
+    def run(value: Any) -> Any:
+        if value is not None:
+            parse(value)
+        return value
+
+    return run
+
+
+Duration = StrictInt | StrictStr
+
+
+class ScheduleSpec(_Model):
+    cron: Annotated[str, AfterValidator(_check(parse_cron))] | None = None
+    every: Duration | None = None
+    at: str | None = None
+    timezone: Annotated[str, AfterValidator(_check(parse_timezone))] = "UTC"
+    start: str | None = None
+    end: str | None = None
+    jitter: Duration | None = None
+    misfire: Misfire = Misfire.RUN_ONCE
+    grace: Duration | None = None
+
+    @field_validator("every", "jitter", "grace")
+    @classmethod
+    def _duration(cls, value: Duration | None) -> Duration | None:
+        if value is not None:
+            parse_duration(value)
+        return value
+
+    @field_validator("at", "start", "end")
+    @classmethod
+    def _instant(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_instant(value)
+        return value
+
+    @model_validator(mode="after")
+    def _whole(self) -> ScheduleSpec:
+        parse_schedule(self.model_dump(exclude_none=True))
+        return self
+
+    def parsed(self) -> Schedule:
+        return parse_schedule(self.model_dump(exclude_none=True))
+
+
+# ------------------------------------------------------------------ plans
+
+
+class Caps(_Model):
+    """Spending caps in base units of the input mint (enforced by the runner)."""
+
+    per_day: Amount | None = None
+    per_week: Amount | None = None
+
+
+def _name(value: str) -> str:
+    if not _NAME.fullmatch(value):
+        raise ValueError(
+            "must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return value
+
+
+class _PlanFields(_Model):
+    name: Annotated[str, AfterValidator(_name)]
+    kind: PlanKind
+    schedule: ScheduleSpec
+    enabled: StrictBool = True
+    description: Annotated[str, Field(max_length=2000)] | None = None
+    dry_run: StrictBool = False
+    max_in_amount: Amount | None = None
+    caps: Caps | None = None
+
+
+class PlanHead(_PlanFields):
+    """A plan with its request not yet checked (the request's model depends on kind)."""
+
+    request: dict[str, Any]
+
+
+class PlanSpec(_PlanFields):
+    """One valid plan."""
+
+    request: Request
+
+    @model_validator(mode="after")
+    def _kind_matches(self) -> PlanSpec:
+        if not isinstance(self.request, REQUEST_MODELS[self.kind]):
+            raise ValueError(f"request does not match kind '{self.kind}'")
+        return self
+
+    def schedule_dict(self) -> dict[str, Any]:
+        return self.schedule.parsed().to_dict()
+
+    def request_dict(self) -> dict[str, Any]:
+        """The API body/query (without the wallet field), JSON-ready."""
+        return self.request.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    def settings_dict(self) -> dict[str, Any]:
+        caps = self.caps or Caps()
+        return {
+            "dry_run": self.dry_run,
+            "max_in_amount": self.max_in_amount,
+            "caps": {"per_day": caps.per_day, "per_week": caps.per_week},
+        }
+
+    def content(self) -> dict[str, Any]:
+        """Everything that defines the plan, in stored form (name excluded)."""
+        return {
+            "kind": str(self.kind),
+            "schedule": self.schedule_dict(),
+            "request": self.request_dict(),
+            "settings": self.settings_dict(),
+            "enabled": self.enabled,
+            "description": self.description,
+        }
+
+    def content_hash(self) -> str:
+        text = json.dumps(self.content(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ------------------------------------------------------------------ cross-field checks
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule broken across fields: where (relative to the plan) and what."""
+
+    loc: tuple[str | int, ...]
+    message: str
+    warning: bool = False
+
+
+def in_amount_of(request: Request) -> tuple[str, int, tuple[str, ...]] | None:
+    """(input mint, total input amount, where it is) for kinds that spend."""
+    if isinstance(request, SwapRequest):
+        return request.input_mint, request.amount, ("amount",)
+    if isinstance(request, RecurringRequest):
+        if request.params.time is not None:
+            return request.input_mint, request.params.time.in_amount, ("params", "time", "inAmount")
+        if request.params.price is not None:
+            where = ("params", "price", "depositAmount")
+            return request.input_mint, request.params.price.deposit_amount, where
+    return None
+
+
+def _usd(amount: int | Decimal, decimals: int) -> Decimal:
+    return (Decimal(amount) / (Decimal(10) ** decimals)).quantize(Decimal("0.01"))
+
+
+def checks(
+    request: Request, max_in_amount: int | None = None, caps: Caps | None = None
+) -> list[Finding]:
+    """Rules across fields; locations are relative to the plan."""
+    out: list[Finding] = []
+    if isinstance(request, RecurringRequest | SwapRequest) and (
+        request.input_mint == request.output_mint
+    ):
+        out.append(Finding(("request", "outputMint"), "outputMint is the same as inputMint"))
+    if isinstance(request, RecurringRequest):
+        out.extend(_recurring(request))
+    spent = in_amount_of(request)
+    if spent is not None:
+        _, amount, where = spent
+        if max_in_amount is not None and amount > max_in_amount:
+            out.append(
+                Finding(
+                    ("request", *where),
+                    f"{where[-1]} {amount} is above this plan's max_in_amount {max_in_amount}",
+                )
+            )
+    if caps is not None and caps.per_day and caps.per_week and caps.per_week < caps.per_day:
+        out.append(Finding(("caps", "per_week"), "caps.per_week is smaller than caps.per_day"))
+    return out
+
+
+def _recurring(request: RecurringRequest) -> list[Finding]:
+    out: list[Finding] = []
+    stable = STABLECOINS.get(request.input_mint)
+    time, price = request.params.time, request.params.price
+    if price is not None:
+        out.append(
+            Finding(
+                ("request", "params", "price"),
+                "params.price (price-based recurring) is deprecated by Jupiter; use params.time",
+                warning=True,
+            )
+        )
+    if time is not None:
+        low, high = time.min_price, time.max_price
+        if low is not None and high is not None and low > high:
+            where = ("request", "params", "time", "minPrice")
+            out.append(Finding(where, "minPrice is above maxPrice"))
+        if stable is not None:
+            symbol, decimals = stable
+            total = _usd(time.in_amount, decimals)
+            where = ("request", "params", "time", "inAmount")
+            if total < RECURRING_MIN_TOTAL_USD:
+                out.append(
+                    Finding(
+                        where,
+                        f"inAmount is {total} {symbol}; a recurring order needs at least "
+                        f"{RECURRING_MIN_TOTAL_USD} {symbol} in total",
+                    )
+                )
+            per_order = _usd(Decimal(time.in_amount) / time.number_of_orders, decimals)
+            if per_order < RECURRING_MIN_PER_ORDER_USD:
+                out.append(
+                    Finding(
+                        where,
+                        f"each order would be {per_order} {symbol} (inAmount / numberOfOrders); "
+                        f"the minimum is {RECURRING_MIN_PER_ORDER_USD} {symbol} per order",
+                    )
+                )
+    if price is not None and stable is not None:
+        symbol, decimals = stable
+        total = _usd(price.deposit_amount, decimals)
+        if total < RECURRING_MIN_TOTAL_USD:
+            out.append(
+                Finding(
+                    ("request", "params", "price", "depositAmount"),
+                    f"depositAmount is {total} {symbol}; a recurring order needs at least "
+                    f"{RECURRING_MIN_TOTAL_USD} {symbol} in total",
+                )
+            )
+    return out
