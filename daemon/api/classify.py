@@ -1,0 +1,114 @@
+"""Turns an HTTP answer (or an httpx exception) into our error tree, keeping
+the HTTP status, the API's code, error/cause text and the trimmed raw body."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from daemon.api.models import ErrorEnvelope
+from daemon.errors import (
+    ApiAuthError,
+    ApiError,
+    ApiErrorInfo,
+    ApiGarbageError,
+    ApiRejectedError,
+    ApiServerError,
+    ApiTransportError,
+    RateLimitedError,
+)
+
+BODY_LIMIT = 2000
+EXECUTES = frozenset({"execute_recurring", "execute_trigger", "execute_ultra"})
+
+
+def info_for(operation: str, response: httpx.Response | None, data: Any = None) -> ApiErrorInfo:
+    info = ApiErrorInfo(operation=operation)
+    if response is None:
+        return info
+    info.http_status = response.status_code
+    info.body = response.text[:BODY_LIMIT]
+    if isinstance(data, dict):
+        try:
+            envelope = ErrorEnvelope.model_validate(data)
+        except ValidationError:
+            return info
+        info.code, info.error, info.cause = envelope.code, envelope.error, envelope.cause
+    elif response.status_code >= 400:
+        info.error = response.text[:200].strip() or None
+    return info
+
+
+def transport_error(operation: str, exc: httpx.HTTPError) -> ApiTransportError:
+    kind = type(exc).__name__
+    info = ApiErrorInfo(operation=operation, error=kind)
+    return ApiTransportError(f"{operation}: the API could not be reached ({kind})", info)
+
+
+def garbage(operation: str, response: httpx.Response, why: str) -> ApiGarbageError:
+    info = info_for(operation, response)
+    info.error = why
+    return ApiGarbageError(f"{operation}: unreadable answer ({why})", info)
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def is_execute_answer(operation: str, data: Any) -> bool:
+    """An error-status body that still reports an execute outcome: a
+    ``status: Failed`` envelope, or Ultra's numeric code (``-1`` has no status)."""
+    if operation not in EXECUTES or not isinstance(data, dict):
+        return False
+    if data.get("status") == "Failed":
+        return True
+    code = data.get("code")
+    return operation == "execute_ultra" and isinstance(code, int) and not isinstance(code, bool)
+
+
+def classify(
+    operation: str, response: httpx.Response, wall_now: float
+) -> tuple[Any, ApiError | None]:
+    """(parsed JSON body, the error to raise or retry, or None when usable)."""
+    status = response.status_code
+    data = _json(response)
+    if 200 <= status < 300:
+        if data is None:
+            return None, garbage(operation, response, "not JSON")
+        return data, None
+    if is_execute_answer(operation, data):
+        return data, None
+    info = info_for(operation, response, data)
+    what = info.error or response.reason_phrase
+    if status in (401, 403):
+        return data, ApiAuthError(f"{operation}: HTTP {status} {what} (check the API key)", info)
+    if status == 429:
+        retry_after = response.headers.get("retry-after")
+        seconds: float | None = None
+        if retry_after is not None:
+            try:
+                seconds = max(float(retry_after), 0.0)
+            except ValueError:
+                seconds = None
+        if seconds is None and response.headers.get("x-ratelimit-reset"):
+            try:
+                seconds = max(float(response.headers["x-ratelimit-reset"]) - wall_now, 0.0)
+            except ValueError:
+                seconds = None
+        return data, RateLimitedError(f"{operation}: rate limited (429)", info, seconds)
+    if status >= 500:
+        return data, ApiServerError(f"{operation}: server error HTTP {status}: {what}", info)
+    message = f"{operation}: HTTP {status}: {what}"
+    if info.cause:
+        message += f" ({info.cause})"
+    return data, ApiRejectedError(message, info)
+
+
+def dumps_short(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"))[:BODY_LIMIT]

@@ -1,0 +1,219 @@
+"""Typed answers of the Jupiter API (API.md): lenient on unknown fields,
+strict on the ones we use. Amounts stay exact: integer strings as given.
+
+`ExecuteResult` is one normalized shape for the three execute calls; Ultra's
+codes are mapped to "retry with a fresh order" or final, as API.md lists them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, model_validator
+from pydantic.alias_generators import to_camel
+
+# Ultra execute codes after which a fresh order may be tried (API.md)
+RETRY_WITH_FRESH_ORDER = frozenset({-1, -1000, -1001, -1004, -2000, -2001, -2003, -2004})
+# Ultra /order errorCode meanings (record the run as skipped, do not sign)
+ORDER_ERROR_CODES = {1: "insufficient funds", 2: "needs SOL for gas", 3: "below gasless minimum"}
+
+
+def _amount(value: Any) -> Any:
+    """An exact amount: an integer, or a string of digits, kept as a string."""
+    if isinstance(value, bool):
+        raise ValueError("an amount must be an integer or a string of digits")
+    if isinstance(value, int) and value >= 0:
+        return str(value)
+    if isinstance(value, str) and value.isdigit():
+        return value
+    raise ValueError("an amount must be an integer or a string of digits")
+
+
+def _code(value: Any) -> Any:
+    """API codes are numbers, sometimes sent as strings; bools and floats are not codes."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        return int(text) if text.lstrip("-").isdigit() else text
+    raise ValueError("a code must be a number or a string")
+
+
+def _slot(value: Any) -> Any:
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ValueError("a slot must be an integer")
+
+
+Amount = Annotated[str, BeforeValidator(_amount)]
+Code = Annotated[int | str | None, BeforeValidator(_code)]
+Slot = Annotated[int | None, BeforeValidator(_slot)]
+
+
+class ApiModel(BaseModel):
+    model_config = ConfigDict(
+        extra="ignore", frozen=True, populate_by_name=True, alias_generator=to_camel
+    )
+
+
+def _error_text(data: Any) -> Any:
+    """Read ``error ?? message`` (the docs used both)."""
+    if not isinstance(data, dict) or data.get("error") is not None:
+        return data
+    if isinstance(data.get("message"), str):
+        return {**data, "error": data["message"]}
+    return data
+
+
+class ErrorEnvelope(ApiModel):
+    """The error body of any product: ``{error|message, code, cause?, status?, signature?}``."""
+
+    error: str | None = None
+    code: Code = None
+    cause: str | None = None
+    status: str | None = None
+    signature: str | None = None
+
+    _text = model_validator(mode="before")(_error_text)
+
+
+class OrderResponse(ApiModel):
+    """Recurring createOrder / Trigger cancelOrder: an unsigned transaction to sign."""
+
+    request_id: StrictStr = Field(min_length=1)
+    transaction: StrictStr = Field(min_length=1)
+    order: StrictStr | None = None
+
+
+class UltraOrder(ApiModel):
+    """Ultra (or Swap V2) /order. ``transaction`` is None with an ``error_code``
+    when Jupiter will not build it: the run is skipped, nothing is signed."""
+
+    request_id: StrictStr = Field(min_length=1)
+    transaction: StrictStr | None = None
+    in_amount: Amount
+    out_amount: Amount
+    gasless: bool = False
+    router: str | None = None
+    error_code: Code = None
+    error_message: str | None = None
+    input_mint: str | None = None
+    output_mint: str | None = None
+    other_amount_threshold: Amount | None = None
+    slippage_bps: int | None = None
+    mode: str | None = None
+    swap_type: str | None = None
+    taker: str | None = None
+    fee_bps: int | None = None
+    signature_fee_lamports: int | None = None
+    prioritization_fee_lamports: int | None = None
+    rent_fee_lamports: int | None = None
+
+    @property
+    def skipped(self) -> bool:
+        return self.transaction is None and self.error_code is not None
+
+    @property
+    def skip_reason(self) -> str | None:
+        if not self.skipped:
+            return None
+        known = ORDER_ERROR_CODES.get(self.error_code) if isinstance(self.error_code, int) else None
+        return known or self.error_message or f"errorCode {self.error_code}"
+
+
+class SwapEvent(ApiModel):
+    input_mint: StrictStr
+    input_amount: Amount
+    output_mint: StrictStr
+    output_amount: Amount
+
+
+class ExecuteResult(ApiModel):
+    """One shape for the recurring, trigger and Ultra execute answers."""
+
+    operation: str = ""
+    http_status: int | None = None
+    status: Literal["Success", "Failed"] | None = None
+    code: Code = None
+    signature: StrictStr | None = None
+    slot: Slot = None
+    error: str | None = None
+    cause: str | None = None
+    order: StrictStr | None = None
+    input_amount: Amount | None = Field(default=None, alias="totalInputAmount")
+    output_amount: Amount | None = Field(default=None, alias="totalOutputAmount")
+    input_amount_result: Amount | None = None
+    output_amount_result: Amount | None = None
+    swap_events: list[SwapEvent] = Field(default_factory=list)
+    raw: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+
+    _text = model_validator(mode="before")(_error_text)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "Success" and self.code in (None, 0)
+
+    @property
+    def retry_with_fresh_order(self) -> bool:
+        """Ultra only: the order may be tried again with a new /order call."""
+        return (
+            self.operation == "execute_ultra"
+            and not self.succeeded
+            and isinstance(self.code, int)
+            and self.code in RETRY_WITH_FRESH_ORDER
+        )
+
+    @property
+    def landed_unknown(self) -> bool:
+        """No status at all (Ultra -1): the request was not found; nothing executed."""
+        return self.status is None
+
+
+class FetcherReport(ApiModel):
+    id: str
+    status: str
+    duration: float | None = None
+    error: str | None = None
+
+
+class PortfolioElement(ApiModel):
+    type: str
+    platform_id: str
+    label: str | None = None
+    name: str | None = None
+    network_id: str | None = None
+    value: Decimal | None = None
+    net_apy: Decimal | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Portfolio(ApiModel):
+    """``positions/{address}``; `raw` keeps the API's fields for JSON output."""
+
+    owner: str
+    date: int | None = None
+    fetcher_reports: list[FetcherReport] = Field(default_factory=list)
+    elements: list[PortfolioElement] = Field(default_factory=list)
+    duration: float | None = None
+    token_info: dict[str, Any] = Field(default_factory=dict)
+    raw: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+
+    def by_platform(self) -> dict[str, list[PortfolioElement]]:
+        grouped: dict[str, list[PortfolioElement]] = defaultdict(list)
+        for element in self.elements:
+            grouped[element.platform_id].append(element)
+        return dict(grouped)
+
+    @property
+    def total_value(self) -> Decimal:
+        return sum((e.value or Decimal(0) for e in self.elements), Decimal(0))
+
+    def symbol(self, mint: str) -> str:
+        info = self.token_info.get("solana", {}).get(mint)
+        if isinstance(info, dict) and isinstance(info.get("symbol"), str):
+            return str(info["symbol"])
+        return mint[:4] + "…" + mint[-4:] if len(mint) > 10 else mint
