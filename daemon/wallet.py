@@ -87,9 +87,7 @@ def load_wallet(path: Path | None, env: Mapping[str, str] | None = None) -> Wall
     """Load and check the keypair file; every problem is one line naming the file."""
     file = keypair_path(path, env)
     raw = _read_private(file)
-    wallet = Wallet(_parse(file, raw))
-    log.info("wallet_loaded", address=wallet.address, path=str(file))
-    return wallet
+    return Wallet(_parse(file, raw))
 
 
 def _read_private(file: Path) -> bytes:
@@ -161,7 +159,6 @@ def write_keypair_file(path: Path, wallet: Wallet | None = None) -> Wallet:
             os.close(fd)
         path.unlink(missing_ok=True)
         raise KeypairError(f"{path}: cannot write the keypair file: {exc.strerror}") from None
-    log.info("keypair_written", address=wallet.address, path=str(path))
     return wallet
 
 

@@ -87,6 +87,10 @@ def _register() -> None:
     from daemon.cli import db
 
     cli.add_command(db.db)
+    from daemon.cli import tx, wallet
+
+    cli.add_command(wallet.wallet)
+    cli.add_command(tx.tx)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,7 @@ def test_loads_a_solana_cli_keypair(keypair_file: KeypairFile) -> None:
         wallet = load_wallet(path)
     assert wallet.pubkey == keypair.pubkey()
     assert wallet.address == str(keypair.pubkey())
-    assert [e["event"] for e in logs] == ["wallet_loaded"]
-    _assert_no_secret(repr(logs), keypair)
+    assert logs == []  # the caller logs what it needs; nothing here can leak
 
 
 def test_loads_from_the_systemd_credentials_directory(tmp_path: Path) -> None:

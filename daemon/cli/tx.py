@@ -1,0 +1,147 @@
+"""`jupcron tx inspect`: what the daemon would (not) sign, and why.
+
+Exit status: 0 the guard accepts, 3 it refuses, 2 the input is not a transaction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+import click
+from solders.pubkey import Pubkey
+
+from daemon.cli.main import Context, pass_ctx
+from daemon.cli.wallet import config_or_defaults, configured_wallet
+from daemon.txguard import GuardPolicy, NotATransactionError, Verdict, inspect
+from daemon.txguard.decode import TxSummary
+
+EXIT_REFUSED = 3
+EXIT_NOT_A_TRANSACTION = 2
+
+
+def _pubkey(ctx: click.Context, param: click.Parameter, value: str | None) -> Pubkey | None:
+    if value is None:
+        return None
+    try:
+        return Pubkey.from_string(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a base58 public key") from None
+
+
+@click.group()
+def tx() -> None:
+    """Look at transactions the way txguard does."""
+
+
+@tx.command("inspect")
+@click.argument("transaction", required=False, default="-", metavar="[BASE64|-]")
+@click.option(
+    "--wallet",
+    "wallet_key",
+    metavar="PUBKEY",
+    callback=_pubkey,
+    help="Judge for this wallet (default: the configured keypair's public key).",
+)
+@click.option("--gasless", is_flag=True, help="Judge as a swap the API marked gasless/RFQ.")
+@click.option("--mint", "mints", multiple=True, metavar="MINT", help="A mint of the order.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@pass_ctx
+def inspect_command(
+    ctx: Context,
+    transaction: str,
+    wallet_key: Pubkey | None,
+    gasless: bool,
+    mints: tuple[str, ...],
+    fmt: str,
+) -> None:
+    """Decode a base64 transaction (argument, or stdin with '-') and show txguard's verdict.
+
+    Exit status 0 when the guard accepts, 3 when it refuses, 2 when the input
+    is not a transaction.
+    """
+    text = sys.stdin.read() if transaction == "-" else transaction
+    config = config_or_defaults(ctx)
+    owner = wallet_key or configured_wallet(ctx).pubkey
+    try:
+        verdict = inspect(
+            text, owner, GuardPolicy.from_config(config.guard), gasless=gasless, mints=mints
+        )
+    except NotATransactionError as exc:
+        click.echo(f"error: not a transaction: {exc.problem}", err=True)
+        sys.exit(EXIT_NOT_A_TRANSACTION)
+    if fmt == "json":
+        click.echo(_json(verdict, str(owner)))
+    else:
+        click.echo(render(verdict, str(owner)))
+    if not verdict.accepted:
+        sys.exit(EXIT_REFUSED)
+
+
+def _json(verdict: Verdict, owner: str) -> str:
+    data = {
+        "wallet": owner,
+        "accepted": verdict.accepted,
+        "reasons": list(verdict.reasons),
+        "transaction": dataclasses.asdict(verdict.summary),
+    }
+    return json.dumps(data, indent=2)
+
+
+def _who(address: str | None, owner: str) -> str:
+    return f"{address} (our wallet)" if address == owner else f"{address}"
+
+
+def render(verdict: Verdict, owner: str) -> str:
+    """The decoded message and the verdict, for people."""
+    s: TxSummary = verdict.summary
+    lines = [
+        f"{'transaction':<14}v{s.version}" if s.version != "legacy" else "transaction   legacy"
+    ]
+    lines.append(f"{'fee payer':<14}{_who(s.fee_payer, owner)}")
+    lines.append(f"{'blockhash':<14}{s.recent_blockhash}")
+    for n, signer in enumerate(s.signers):
+        state = "signed" if signer.signed else "not signed"
+        access = "writable" if signer.writable else "read-only"
+        label = "signers" if n == 0 else ""
+        lines.append(f"{label:<14}{_who(signer.address, owner)}, {access}, {state}")
+    for n, (program, name) in enumerate(s.programs):
+        label = "programs" if n == 0 else ""
+        lines.append(f"{label:<14}{program}  {name or '(unknown program)'}")
+    cb = s.compute_budget
+    limit = f"{cb.unit_limit}" if cb.unit_limit is not None else f"default ({cb.effective_limit})"
+    lines.append(
+        f"{'compute':<14}limit {limit} units, price {cb.unit_price_micro_lamports or 0} "
+        f"micro-lamports/unit, priority fee up to {cb.priority_fee_lamports} lamports"
+    )
+    for n, lookup in enumerate(s.lookups):
+        label = "lookup tables" if n == 0 else ""
+        lines.append(
+            f"{label:<14}{lookup.table} ({lookup.writable} writable, {lookup.readonly} read-only)"
+        )
+    if s.uses_durable_nonce:
+        lines.append(f"{'lifetime':<14}durable nonce")
+    if s.sanitize_error:
+        lines.append(f"{'malformed':<14}{s.sanitize_error}")
+    lines.append("instructions")
+    for ix in s.instructions:
+        fields = " ".join(f"{k}={v}" for k, v in ix.fields)
+        lines.append(f"  #{ix.index} {ix.title}{' ' + fields if fields else ''}")
+        if ix.roles:
+            lines.append("      " + ", ".join(f"{k}={v}" for k, v in ix.roles))
+        elif ix.accounts:
+            lines.append(f"      accounts: {', '.join(ix.accounts)}")
+    if verdict.accepted:
+        lines.append(f"{'verdict':<14}ACCEPTED: txguard would sign this for {owner}")
+    else:
+        lines.append(f"{'verdict':<14}REFUSED: txguard would not sign this")
+        lines += [f"  - {reason}" for reason in verdict.reasons]
+    return "\n".join(lines)
