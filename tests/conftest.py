@@ -4,6 +4,8 @@ from __future__ import annotations
 
 pytest_plugins = [
     "tests.fixtures.database",
+    "tests.fixtures.plans",
     "tests.fixtures.service",
     "tests.fixtures.wallet",
+    "tests.fixtures.emulator",
 ]
