@@ -1,0 +1,255 @@
+"""Repository functions for plans. Each takes a session and returns plain values.
+
+`apply` syncs a set of validated plans into the store in the caller's
+transaction: new plans are added, changed ones get a new version (every
+version is kept in ``plan_versions``), and plans that are gone are disabled,
+never deleted (runs point at them). Every apply bumps ``plans_revision`` in
+``store_meta``; running daemons watch it to reload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from daemon.store.models import Plan, PlanVersion, StoreMeta
+from daemon.store.records import PlanRecord
+
+REVISION_KEY = "plans_revision"
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    """One valid plan as the store keeps it (see `daemon.plans.apply.to_input`)."""
+
+    name: str
+    kind: str
+    schedule: dict[str, Any]
+    request: dict[str, Any]
+    settings: dict[str, Any]
+    enabled: bool = True
+    description: str | None = None
+    source: str | None = None
+
+    def content(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "schedule": self.schedule,
+            "request": self.request,
+            "settings": self.settings,
+            "enabled": self.enabled,
+            "description": self.description,
+        }
+
+    def content_hash(self) -> str:
+        return _hash(self.content())
+
+
+@dataclass(frozen=True)
+class PlanDiff:
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    disabled: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    revision: int | None = None  # the store's plans revision after the apply
+    versions: dict[str, int] = field(default_factory=dict, compare=False)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.disabled)
+
+    def lines(self) -> list[str]:
+        """``+ added``, ``~ changed (version N)``, ``- disabled``, in that order."""
+        out = [f"+ {name}" for name in self.added]
+        out += [f"~ {name} (version {self.versions.get(name, '?')})" for name in self.changed]
+        out += [f"- {name} (disabled)" for name in self.disabled]
+        return out
+
+
+def all_plans(session: Session) -> list[PlanRecord]:
+    return [PlanRecord.from_row(p) for p in session.scalars(select(Plan).order_by(Plan.name))]
+
+
+def enabled_plans(session: Session) -> list[PlanRecord]:
+    rows = session.scalars(select(Plan).where(Plan.enabled.is_(True)).order_by(Plan.name))
+    return [PlanRecord.from_row(p) for p in rows]
+
+
+def get_plan(session: Session, name: str) -> PlanRecord | None:
+    row = session.scalars(select(Plan).where(Plan.name == name)).one_or_none()
+    return PlanRecord.from_row(row) if row is not None else None
+
+
+def revision(session: Session) -> int:
+    """The plans revision: changes whenever `apply` writes."""
+    row = session.get(StoreMeta, REVISION_KEY)
+    return int(row.value) if row is not None else 0
+
+
+def versions(session: Session, name: str) -> list[tuple[int, dict[str, Any], bool]]:
+    """Every stored version of a plan: (version, content, enabled), oldest first."""
+    rows = session.execute(
+        select(PlanVersion.version, PlanVersion.content, PlanVersion.enabled)
+        .join(Plan, Plan.id == PlanVersion.plan_id)
+        .where(Plan.name == name)
+        .order_by(PlanVersion.version)
+    )
+    return [(v, dict(c), e) for v, c, e in rows]
+
+
+def diff(
+    session: Session, plans: Sequence[PlanInput], scanned: Collection[str] | None = None
+) -> PlanDiff:
+    """What `apply` would do, without writing."""
+    return _sync(session, plans, None, scanned)
+
+
+def apply(
+    session: Session,
+    plans: Sequence[PlanInput],
+    now: datetime,
+    scanned: Collection[str] | None = None,
+) -> PlanDiff:
+    """Sync `plans` into the store (in the caller's transaction) and bump the revision.
+
+    A stored plan missing from `plans` is disabled when `scanned` is None (the
+    input is the complete set), or when its source file was scanned or no
+    longer exists (its file is gone). Other stored plans are left alone.
+    """
+    rev = _lock_revision(session, now)
+    result = _sync(session, plans, now, scanned)
+    rev.value = str(int(rev.value) + 1)
+    session.flush()
+    return PlanDiff(
+        added=result.added,
+        changed=result.changed,
+        disabled=result.disabled,
+        unchanged=result.unchanged,
+        revision=int(rev.value),
+        versions=result.versions,
+    )
+
+
+def _lock_revision(session: Session, now: datetime) -> StoreMeta:
+    """Take the revision row FOR UPDATE: concurrent applies run one after the other."""
+    row = session.get(StoreMeta, REVISION_KEY, with_for_update=True)
+    if row is None:
+        row = StoreMeta(key=REVISION_KEY, value="0")
+        session.add(row)
+        session.flush()
+    return row
+
+
+def _gone(source: str | None, scanned: Collection[str] | None) -> bool:
+    if scanned is None or source is None:
+        return True
+    return source in scanned or not Path(source).exists()
+
+
+def _sync(
+    session: Session,
+    plans: Sequence[PlanInput],
+    now: datetime | None,
+    scanned: Collection[str] | None,
+) -> PlanDiff:
+    """Compute the diff; with `now`, also write it."""
+    stored = {p.name: p for p in session.scalars(select(Plan))}
+    added: list[str] = []
+    changed: list[str] = []
+    unchanged: list[str] = []
+    disabled: list[str] = []
+    versions_after: dict[str, int] = {}
+    for plan in plans:
+        digest = plan.content_hash()
+        row = stored.get(plan.name)
+        if row is None:
+            added.append(plan.name)
+            versions_after[plan.name] = 1
+            if now is not None:
+                row = Plan(name=plan.name, version=1, created_at=now)
+                _fill(row, plan, digest, now)
+                session.add(row)
+                session.flush()
+                _add_version(session, row, plan.content(), now)
+        elif row.content_hash != digest:
+            changed.append(plan.name)
+            versions_after[plan.name] = row.version + 1
+            if now is not None:
+                row.version += 1
+                _fill(row, plan, digest, now)
+                _add_version(session, row, plan.content(), now)
+        else:
+            unchanged.append(plan.name)
+            if now is not None and plan.source and row.source != plan.source:
+                row.source = plan.source  # moved to another file: same plan, same version
+    wanted = {p.name for p in plans}
+    for name, row in sorted(stored.items()):
+        if name in wanted or not row.enabled or not _gone(row.source, scanned):
+            continue
+        disabled.append(name)
+        versions_after[name] = row.version + 1
+        if now is not None:
+            row.version += 1
+            row.enabled = False
+            row.updated_at = now
+            content = _content_of(row)
+            row.content_hash = _hash(content)
+            _add_version(session, row, content, now)
+    if now is not None:
+        session.flush()
+    return PlanDiff(
+        added=tuple(sorted(added)),
+        changed=tuple(sorted(changed)),
+        disabled=tuple(disabled),
+        unchanged=tuple(sorted(unchanged)),
+        versions=versions_after,
+    )
+
+
+def _fill(row: Plan, plan: PlanInput, digest: str, now: datetime) -> None:
+    row.kind = plan.kind
+    row.schedule = plan.schedule
+    row.request = plan.request
+    row.settings = plan.settings
+    row.enabled = plan.enabled
+    row.description = plan.description
+    row.source = plan.source
+    row.content_hash = digest
+    row.updated_at = now
+
+
+def _content_of(row: Plan) -> dict[str, Any]:
+    return {
+        "kind": row.kind,
+        "schedule": row.schedule,
+        "request": row.request,
+        "settings": row.settings,
+        "enabled": row.enabled,
+        "description": row.description,
+    }
+
+
+def _hash(content: dict[str, Any]) -> str:
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _add_version(session: Session, row: Plan, content: dict[str, Any], now: datetime) -> None:
+    session.add(
+        PlanVersion(
+            plan_id=row.id,
+            version=row.version,
+            content={**content, "name": row.name, "source": row.source},
+            content_hash=row.content_hash,
+            enabled=row.enabled,
+            created_at=now,
+        )
+    )

@@ -1,0 +1,166 @@
+"""`plans apply` against a real store (SQLite and PostgreSQL): diff, versions, disable, atomicity."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.errors import PlanError
+from daemon.plans.apply import apply_paths
+from daemon.store import plans as store_plans
+from daemon.store.engine import transaction
+from daemon.store.models import PlanVersion
+from tests.fixtures.plans import PlanFiles, cancel_plan, recurring_plan, swap_plan, write_plans
+
+T0 = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)
+
+
+def snapshot(factory: sessionmaker[Session]) -> tuple[Any, ...]:
+    with transaction(factory) as s:
+        plans = [
+            (p.name, p.version, p.enabled, p.schedule, p.request, p.settings)
+            for p in store_plans.all_plans(s)
+        ]
+        count = s.scalar(select(func.count()).select_from(PlanVersion))
+        return (tuple(plans), count, store_plans.revision(s))
+
+
+def test_apply_add_change_disable_keeps_history(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    folder = plan_files(
+        {
+            "dca.yaml": [recurring_plan("weekly-dca"), cancel_plan("expire-order")],
+            "swap.yaml": swap_plan("hourly-swap"),
+        }
+    )
+    diff, _ = apply_paths(plans_factory, [folder], now=T0)
+    assert diff.added == ("expire-order", "hourly-swap", "weekly-dca")
+    assert diff.lines()[0] == "+ expire-order"
+    assert diff.revision == 1
+
+    with transaction(plans_factory) as s:
+        record = store_plans.get_plan(s, "hourly-swap")
+        assert record is not None
+        assert record.version == 1
+        assert record.schedule["every"] == 3600
+        assert record.request == {"inputMint": swap_plan("x")["request"]["inputMint"],
+                                  "outputMint": swap_plan("x")["request"]["outputMint"],
+                                  "amount": 1_000_000}  # fmt: skip
+        assert record.settings["dry_run"] is False
+
+    # change one plan, drop the file of another
+    folder = plan_files(
+        {
+            "dca.yaml": [recurring_plan("weekly-dca"), cancel_plan("expire-order")],
+            "swap2.yaml": swap_plan("other-swap", every="15m"),
+        }
+    )
+    write_plans(
+        folder / "dca.yaml",
+        [recurring_plan("weekly-dca", dry_run=True), cancel_plan("expire-order")],
+    )
+    diff, _ = apply_paths(plans_factory, [folder], now=T0 + timedelta(hours=1))
+    assert diff.added == ("other-swap",)
+    assert diff.changed == ("weekly-dca",)
+    assert diff.disabled == ("hourly-swap",)
+    assert diff.unchanged == ("expire-order",)
+    assert diff.revision == 2
+    assert "~ weekly-dca (version 2)" in diff.lines()
+    assert "- hourly-swap (disabled)" in diff.lines()
+
+    with transaction(plans_factory) as s:
+        names = [p.name for p in store_plans.enabled_plans(s)]
+        assert names == ["expire-order", "other-swap", "weekly-dca"]
+        gone = store_plans.get_plan(s, "hourly-swap")
+        assert gone is not None  # never deleted
+        assert gone.enabled is False
+        history = store_plans.versions(s, "weekly-dca")
+        assert [(v, c["settings"]["dry_run"], e) for v, c, e in history] == [
+            (1, False, True),
+            (2, True, True),
+        ]
+        assert [e for _, _, e in store_plans.versions(s, "hourly-swap")] == [True, False]
+
+    # the same files again: nothing changes but the revision
+    diff, _ = apply_paths(plans_factory, [folder], now=T0 + timedelta(hours=2))
+    assert diff.empty
+    assert diff.revision == 3
+
+    # the file comes back: the plan is enabled again, as a new version
+    write_plans(folder / "swap.yaml", swap_plan("hourly-swap"))
+    diff, _ = apply_paths(plans_factory, [folder], now=T0 + timedelta(hours=3))
+    assert diff.changed == ("hourly-swap",)
+    with transaction(plans_factory) as s:
+        again = store_plans.get_plan(s, "hourly-swap")
+        assert again is not None
+        assert (again.enabled, again.version) == (True, 3)
+
+
+def test_directory_with_one_broken_file_changes_nothing(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    folder = plan_files({"a.yaml": [swap_plan("a")], "b.yaml": [swap_plan("b")]})
+    apply_paths(plans_factory, [folder], now=T0)
+    before = snapshot(plans_factory)
+
+    folder = plan_files(
+        {
+            "a.yaml": [swap_plan("a", every="5m")],  # would be a change
+            "c.yaml": [swap_plan("c")],  # would be an addition; b would be disabled
+            "broken.yaml": [swap_plan("d", request={"inputMint": "nope", "amount": 1})],
+        }
+    )
+    with pytest.raises(PlanError) as info:
+        apply_paths(plans_factory, [folder], now=T0 + timedelta(hours=1))
+    assert any("broken.yaml" in p.file for p in info.value.problems)
+    assert snapshot(plans_factory) == before
+
+
+def test_dry_run_writes_nothing(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    folder = plan_files({"a.yaml": [swap_plan("a"), swap_plan("b")]})
+    before = snapshot(plans_factory)
+    diff, _ = apply_paths(plans_factory, [folder], now=T0, dry_run=True)
+    assert diff.added == ("a", "b")
+    assert diff.revision is None
+    assert snapshot(plans_factory) == before
+
+
+def test_explicit_files_leave_other_files_plans_alone(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    folder = plan_files({"a.yaml": [swap_plan("a")], "b.yaml": [swap_plan("b")]})
+    apply_paths(plans_factory, [folder], now=T0)
+    write_plans(folder / "a.yaml", [swap_plan("a2")])
+    diff, _ = apply_paths(plans_factory, [folder / "a.yaml"], now=T0 + timedelta(minutes=1))
+    # 'a' was in the scanned file and is gone from it; 'b' lives in a file not scanned
+    assert diff.added == ("a2",)
+    assert diff.disabled == ("a",)
+    # complete=True: the given files are the whole set
+    diff, _ = apply_paths(
+        plans_factory, [folder / "a.yaml"], now=T0 + timedelta(minutes=2), complete=True
+    )
+    assert diff.disabled == ("b",)
+
+
+def test_plan_moved_to_another_file_is_not_a_change(
+    plans_factory: sessionmaker[Session], tmp_path: Path
+) -> None:
+    folder = tmp_path / "p"
+    write_plans(folder / "one.yaml", [swap_plan("a")])
+    apply_paths(plans_factory, [folder], now=T0)
+    (folder / "one.yaml").unlink()
+    write_plans(folder / "two.yaml", [swap_plan("a")])
+    diff, _ = apply_paths(plans_factory, [folder], now=T0 + timedelta(minutes=1))
+    assert diff.empty
+    with transaction(plans_factory) as s:
+        record = store_plans.get_plan(s, "a")
+        assert record is not None
+        assert record.version == 1
