@@ -71,17 +71,16 @@ def inspect_command(
     text = sys.stdin.read() if transaction == "-" else transaction
     config = config_or_defaults(ctx)
     owner = wallet_key or configured_wallet(ctx).pubkey
+    policy = GuardPolicy.from_config(config.guard)
     try:
-        verdict = inspect(
-            text, owner, GuardPolicy.from_config(config.guard), gasless=gasless, mints=mints
-        )
+        verdict = inspect(text, owner, policy, gasless=gasless, mints=mints)
     except NotATransactionError as exc:
         click.echo(f"error: not a transaction: {exc.problem}", err=True)
         sys.exit(EXIT_NOT_A_TRANSACTION)
     if fmt == "json":
         click.echo(_json(verdict, str(owner)))
     else:
-        click.echo(render(verdict, str(owner)))
+        click.echo(render(verdict, str(owner), policy.programs))
     if not verdict.accepted:
         sys.exit(EXIT_REFUSED)
 
@@ -100,7 +99,7 @@ def _who(address: str | None, owner: str) -> str:
     return f"{address} (our wallet)" if address == owner else f"{address}"
 
 
-def render(verdict: Verdict, owner: str) -> str:
+def render(verdict: Verdict, owner: str, allowed: frozenset[str] = frozenset()) -> str:
     """The decoded message and the verdict, for people."""
     s: TxSummary = verdict.summary
     lines = [
@@ -115,7 +114,8 @@ def render(verdict: Verdict, owner: str) -> str:
         lines.append(f"{label:<14}{_who(signer.address, owner)}, {access}, {state}")
     for n, (program, name) in enumerate(s.programs):
         label = "programs" if n == 0 else ""
-        lines.append(f"{label:<14}{program}  {name or '(unknown program)'}")
+        note = "" if program in allowed else "  (not in the allow-list)"
+        lines.append(f"{label:<14}{program}  {name or '(no name)'}{note}")
     cb = s.compute_budget
     limit = f"{cb.unit_limit}" if cb.unit_limit is not None else f"default ({cb.effective_limit})"
     lines.append(

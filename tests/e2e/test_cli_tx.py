@@ -1,0 +1,137 @@
+"""`jupcron tx inspect` as a subprocess: output and exit codes."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from solders.system_program import TransferParams, transfer
+
+from daemon.wallet import write_keypair_file
+from tests.e2e.cli import jupcron
+from tests.fixtures.wallet import (
+    AGGREGATOR,
+    budget,
+    build,
+    jupiter_swap,
+    new_key,
+    program_call,
+)
+
+
+def _config(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "jupcron.yaml"
+    path.write_text("wallet:\n  keypair: id.json\n" + extra)
+    return path
+
+
+def test_accepted_transaction_from_stdin(tmp_path: Path) -> None:
+    wallet = write_keypair_file(tmp_path / "id.json")
+    tx = jupiter_swap(wallet.pubkey)
+    done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "-", input=tx + "\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert f"fee payer     {wallet.address} (our wallet)" in out
+    assert f"signers       {wallet.address} (our wallet), writable, not signed" in out
+    assert "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4  Jupiter Aggregator v6" in out
+    assert "limit 300000 units, price 50000 micro-lamports/unit" in out
+    assert "priority fee up to 15000 lamports" in out
+    assert "lookup tables " in out
+    assert "#1 Compute Budget set_compute_unit_limit units=300000" in out
+    assert "#5 System transfer lamports=1000000" in out
+    assert "blockhash     " in out
+    assert f"ACCEPTED: txguard would sign this for {wallet.address}" in out
+    assert done.stderr == ""
+
+
+def test_refused_transaction_exits_3_with_reasons(tmp_path: Path) -> None:
+    me = new_key()
+    thief = new_key()
+    drain = transfer(TransferParams(from_pubkey=me, to_pubkey=thief, lamports=5 * 10**9))
+    tx = build(me, [*budget(1_400_000, 10**8), program_call(AGGREGATOR, me), drain])
+    done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
+    assert done.returncode == 3, done.stdout + done.stderr
+    out = done.stdout
+    assert "REFUSED: txguard would not sign this" in out
+    assert (
+        f"  - instruction #4: System transfer moves 5000000000 lamports from our wallet to {thief}, which is not ours"
+        in out
+    )
+    assert "  - the priority fee of 140000000 lamports" in out
+    assert f"from={me}, to={thief}" in out
+
+
+def test_unknown_program_is_marked(tmp_path: Path) -> None:
+    me = new_key()
+    stake = "Stake11111111111111111111111111111111111111"
+    from solders.pubkey import Pubkey
+
+    tx = build(me, [*budget(), program_call(Pubkey.from_string(stake), me)])
+    done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
+    assert done.returncode == 3
+    assert f"{stake}  (no name)  (not in the allow-list)" in done.stdout
+    assert (
+        f"  - instruction #3 calls program {stake}, which is not in the allow-list" in done.stdout
+    )
+
+
+def test_fee_payer_swap_is_refused_for_the_configured_wallet(tmp_path: Path) -> None:
+    wallet = write_keypair_file(tmp_path / "id.json")
+    stranger = new_key()
+    tx = build(stranger, [*budget(), program_call(AGGREGATOR, wallet.pubkey)])
+    done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", tx)
+    assert done.returncode == 3
+    assert f"  - the fee payer is {stranger}, not our wallet {wallet.address}" in done.stdout
+
+
+def test_json_output(tmp_path: Path) -> None:
+    me = new_key()
+    config = str(_config(tmp_path))
+    done = jupcron(
+        "--config",
+        config,
+        "tx",
+        "inspect",
+        "--wallet",
+        str(me),
+        "--format",
+        "json",
+        jupiter_swap(me),
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["accepted"] is True
+    assert data["reasons"] == []
+    assert data["transaction"]["fee_payer"] == str(me)
+    assert data["transaction"]["compute_budget"]["priority_fee_lamports"] == 15000
+
+
+def test_config_extends_the_allow_list_and_the_cap(tmp_path: Path) -> None:
+    write_keypair_file(tmp_path / "id.json")
+    me = new_key()
+    tx = build(me, [*budget(1_400_000, 10**8), program_call(AGGREGATOR, me)])
+    strict = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
+    assert strict.returncode == 3
+    config = tmp_path / "relaxed.yaml"
+    config.write_text("guard:\n  max_priority_fee_lamports: 200000000\n")
+    relaxed = jupcron("--config", str(config), "tx", "inspect", "--wallet", str(me), tx)
+    assert relaxed.returncode == 0, relaxed.stdout
+
+
+def test_not_a_transaction_exits_2(tmp_path: Path) -> None:
+    me = str(new_key())
+    config = str(_config(tmp_path))
+    for text in ("hello", base64.b64encode(b"not a transaction").decode()):
+        done = jupcron("--config", config, "tx", "inspect", "--wallet", me, "-", input=text)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.startswith("error: not a transaction: ")
+        assert done.stderr.count("\n") == 1
+        assert done.stdout == ""
+
+
+def test_bad_wallet_option_is_a_usage_error() -> None:
+    done = jupcron("tx", "inspect", "--wallet", "nope", "AAAA")
+    assert done.returncode == 2
+    assert "is not a base58 public key" in done.stderr
+    assert "Traceback" not in done.stderr
