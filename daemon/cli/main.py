@@ -91,6 +91,13 @@ def _register() -> None:
 
     cli.add_command(wallet.wallet)
     cli.add_command(tx.tx)
+    from daemon.cli import emulator, portfolio
+
+    cli.add_command(emulator.emulator)
+    cli.add_command(portfolio.portfolio)
+    from daemon.cli import plans
+
+    cli.add_command(plans.plans)
 
 
 if __name__ == "__main__":

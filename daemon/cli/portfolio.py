@@ -1,0 +1,82 @@
+"""`jupcron portfolio ADDRESS`: positions grouped by platform, with USD values."""
+
+from __future__ import annotations
+
+import json
+import sys
+from decimal import Decimal
+
+import click
+
+from daemon.api.client import JupiterClient
+from daemon.api.models import Portfolio, PortfolioElement
+from daemon.cli.main import Context, pass_ctx
+from daemon.config import api_key
+from daemon.logs import configure_logging
+
+
+def _usd(value: Decimal | None) -> str:
+    return "-" if value is None else f"${value:,.2f}"
+
+
+def _detail(portfolio: Portfolio, element: PortfolioElement) -> str:
+    data = element.data
+    if element.type == "trade":
+        pair = (
+            f"{portfolio.symbol(str(data.get('inputAddress', '?')))}→"
+            f"{portfolio.symbol(str(data.get('outputAddress', '?')))}"
+        )
+        amount = data.get("initialInputAmount")
+        return f"{pair} {amount}" if amount is not None else pair
+    assets = data.get("assets")
+    if isinstance(assets, list):
+        parts = []
+        for asset in assets[:6]:
+            inner = asset.get("data", {}) if isinstance(asset, dict) else {}
+            parts.append(
+                f"{inner.get('amount', '?')} {portfolio.symbol(str(inner.get('address')))}"
+            )
+        return ", ".join(parts) + (" …" if len(assets) > 6 else "")
+    return ""
+
+
+def render_table(portfolio: Portfolio) -> str:
+    lines = [f"owner {portfolio.owner}"]
+    groups = portfolio.by_platform()
+    if not groups:
+        lines.append("no positions")
+    for platform, elements in sorted(groups.items()):
+        subtotal = sum((e.value or Decimal(0) for e in elements), Decimal(0))
+        lines.append(f"{platform}  {_usd(subtotal)}")
+        for e in elements:
+            label = e.label or e.type
+            lines.append(f"  {label:<12} {_usd(e.value):>16}  {_detail(portfolio, e)}".rstrip())
+    failed = [r.id for r in portfolio.fetcher_reports if r.status == "failed"]
+    if failed:
+        lines.append(f"incomplete: fetchers failed: {', '.join(failed)}")
+    lines.append(f"total  {_usd(portfolio.total_value)}")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("address")
+@click.option(
+    "--platforms", default="", help="Comma-separated platform ids, e.g. jupiter-exchange."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@pass_ctx
+def portfolio(ctx: Context, address: str, platforms: str, fmt: str) -> None:
+    """Positions of ADDRESS on Jupiter platforms, grouped by platform."""
+    wanted = [p.strip() for p in platforms.split(",") if p.strip()]
+    if any(ch in address for ch in "/?#") or not address.isalnum():
+        raise click.BadParameter("not a Solana address", param_hint="ADDRESS")
+    config = ctx.config
+    configure_logging(config.logging.level, config.logging.format, stream=sys.stderr)
+    with JupiterClient.from_config(config, api_key(config)) as client:
+        result = client.positions(address, wanted or None)
+    if fmt == "json":
+        click.echo(json.dumps(result.raw, indent=2, sort_keys=True))
+    else:
+        click.echo(render_table(result))
