@@ -1,0 +1,100 @@
+"""The emulator's normal transactions, for all three kinds, pass txguard and are
+signed so that the emulator's execute (which checks the signature against the
+transaction it issued) accepts them. In process: `Emulator.handle`, no sockets."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from typing import Any
+
+import pytest
+from solders.keypair import Keypair
+from solders.transaction import VersionedTransaction
+
+from daemon.emulator.core import Emulator
+from daemon.emulator.txbuild import build_unsigned, fee_payer_signature_ok, to_b64
+from daemon.errors import GuardRejectedError
+from daemon.txguard import GuardPolicy, check_and_sign, inspect
+from daemon.wallet import Wallet
+
+POLICY = GuardPolicy()
+USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+WSOL = "So11111111111111111111111111111111111111112"
+
+
+def _call(emulator: Emulator, method: str, path: str, body: Any = None, **query: str) -> Any:
+    raw = json.dumps(body).encode() if body is not None else b""
+    answer = emulator.handle(method, path, query, {"content-type": "application/json"}, raw)
+    assert 200 <= answer.status < 300, (answer.status, answer.body)
+    return json.loads(answer.body)
+
+
+def _order(emulator: Emulator, kind: str, owner: str) -> dict[str, Any]:
+    if kind == "recurring":
+        body = {
+            "user": owner,
+            "inputMint": USDC,
+            "outputMint": WSOL,
+            "params": {"time": {"inAmount": 200_000_000, "numberOfOrders": 2, "interval": 86400}},
+        }
+        return dict(_call(emulator, "POST", "/recurring/v1/createOrder", body))
+    if kind == "trigger-cancel":
+        seeded = _call(emulator, "POST", "/_emulator/trigger-orders", {"maker": owner})
+        body = {"maker": owner, "order": seeded["order"], "computeUnitPrice": "auto"}
+        return dict(_call(emulator, "POST", "/trigger/v1/cancelOrder", body))
+    query = {"inputMint": USDC, "outputMint": WSOL, "amount": "1000000", "taker": owner}
+    return dict(_call(emulator, "GET", "/ultra/v1/order", **query))
+
+
+EXECUTE = {
+    "recurring": "/recurring/v1/execute",
+    "trigger-cancel": "/trigger/v1/execute",
+    "swap": "/ultra/v1/execute",
+}
+
+
+@pytest.mark.parametrize("kind", ["recurring", "trigger-cancel", "swap"])
+def test_emulator_orders_are_accepted_signed_and_executed(kind: str) -> None:
+    emulator = Emulator(seed=7)
+    wallet = Wallet.generate()
+    order = _order(emulator, kind, wallet.address)
+    verdict = inspect(order["transaction"], wallet.pubkey, POLICY)
+    assert verdict.reasons == ()
+    signed = check_and_sign(wallet, order["transaction"], POLICY)
+    tx = VersionedTransaction.from_bytes(base64.b64decode(signed.b64))
+    assert fee_payer_signature_ok(tx, wallet.pubkey)
+    body = {"signedTransaction": signed.b64, "requestId": order["requestId"]}
+    result = _call(emulator, "POST", EXECUTE[kind], body)
+    assert result["status"] == "Success", result
+    assert result["signature"] == signed.signature
+
+
+@pytest.mark.parametrize("kind", ["recurring", "recurring_price", "trigger_cancel", "swap"])
+def test_build_unsigned_kinds_are_accepted(kind: str) -> None:
+    wallet = Wallet.generate()
+    tx = to_b64(build_unsigned(kind, wallet.pubkey, rng=random.Random(1)))
+    assert inspect(tx, wallet.pubkey, POLICY).accepted
+    signed = check_and_sign(wallet, tx, POLICY)
+    decoded = VersionedTransaction.from_bytes(base64.b64decode(signed.b64))
+    assert fee_payer_signature_ok(decoded, wallet.pubkey)
+
+
+@pytest.mark.parametrize("kind", ["recurring", "trigger_cancel", "swap"])
+def test_build_unsigned_with_a_drain_is_refused(kind: str) -> None:
+    wallet = Wallet.generate()
+    thief = Keypair().pubkey()
+    tx = to_b64(build_unsigned(kind, wallet.pubkey, hostile_to=thief))
+    with pytest.raises(GuardRejectedError) as err:
+        check_and_sign(wallet, tx, POLICY)
+    assert str(thief) in str(err.value)
+
+
+def test_an_emulator_transaction_for_someone_else_is_refused() -> None:
+    emulator = Emulator(seed=3)
+    ours, theirs = Wallet.generate(), Wallet.generate()
+    order = _order(emulator, "swap", theirs.address)
+    reasons = inspect(order["transaction"], ours.pubkey, POLICY).reasons
+    assert any("the fee payer is" in r for r in reasons)
+    assert any("is not a required signer" in r for r in reasons)
