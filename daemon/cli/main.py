@@ -91,6 +91,9 @@ def _register() -> None:
 
     cli.add_command(wallet.wallet)
     cli.add_command(tx.tx)
+    from daemon.cli import plans
+
+    cli.add_command(plans.plans)
     from daemon.cli import emulator, portfolio
 
     cli.add_command(emulator.emulator)

@@ -35,14 +35,17 @@ def apply_paths(
     now: datetime,
     dry_run: bool = False,
     complete: bool = False,
+    loaded: LoadResult | None = None,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
     Raises `PlanError` with every problem before touching the store. With
     `complete`, the files are the whole desired set: every other plan is
     disabled. Otherwise only plans whose file was scanned or is gone are.
+    `loaded`: the result of `load_plans(paths)` if the caller already has it.
     """
-    loaded = load_plans(paths)
+    if loaded is None:
+        loaded = load_plans(paths)
     loaded.raise_for_problems()
     inputs = [to_input(p) for p in loaded.plans]
     scanned = None if complete else {str(f.resolve()) for f in loaded.files}

@@ -1,0 +1,168 @@
+"""`jupcron plans`: validate, apply and list order plans."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from daemon.cli.main import Context, pass_ctx
+from daemon.cli.output import format_option, render
+from daemon.errors import ConfigError
+from daemon.plans.apply import apply_paths
+from daemon.plans.load import LoadResult, load_plans
+from daemon.schedule import next_fire_times, parse_instant, parse_schedule
+from daemon.store import migrate, runs
+from daemon.store import plans as store_plans
+from daemon.store.engine import make_engine, session_factory, transaction
+from daemon.store.records import PlanRecord
+
+PATHS = click.Path(path_type=Path)
+now_option = click.option(
+    "--now", "now_text", hidden=True, help="Pretend it is this time (ISO 8601, for tests)."
+)
+
+
+def _now(text: str | None) -> datetime:
+    if not text:
+        return datetime.now(UTC)
+    try:
+        return parse_instant(text, what="--now")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _warn(result: LoadResult) -> None:
+    for warning in result.warnings:
+        click.echo(str(warning), err=True)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+@click.group()
+def plans() -> None:
+    """Order plans: check files, sync them into the store, list them."""
+
+
+@plans.command()
+@click.argument("paths", nargs=-1, required=True, type=PATHS)
+def validate(paths: tuple[Path, ...]) -> None:
+    """Check plan files or folders; every problem as file:line:col: message."""
+    result = load_plans(list(paths))
+    _warn(result)
+    result.raise_for_problems()
+    click.echo(f"ok: {_count(len(result.plans), 'plan')} in {_count(len(result.files), 'file')}")
+
+
+@plans.command()
+@click.argument("paths", nargs=-1, type=PATHS)
+@click.option("--dry-run", is_flag=True, help="Show the changes without writing them.")
+@now_option
+@pass_ctx
+def apply(ctx: Context, paths: tuple[Path, ...], dry_run: bool, now_text: str | None) -> None:
+    """Sync plan files or folders (default: plans.dir) into the store.
+
+    Everything is validated first: one bad file and nothing changes. Plans
+    whose file is gone are disabled, never deleted. Without PATH, plans.dir is
+    the complete set: every plan not found there is disabled.
+    """
+    now = _now(now_text)
+    targets = list(paths) or [ctx.config.plans.dir]
+    loaded = load_plans(targets)
+    _warn(loaded)
+    loaded.raise_for_problems()
+    engine = make_engine(ctx.config.database.url)
+    try:
+        migrate.require_head(engine)
+        diff, _ = apply_paths(
+            session_factory(engine),
+            targets,
+            now=now,
+            dry_run=dry_run,
+            complete=not paths,
+            loaded=loaded,
+        )
+    finally:
+        engine.dispose()
+    for line in diff.lines():
+        click.echo(line)
+    summary = (
+        f"{len(diff.added)} added, {len(diff.changed)} changed, "
+        f"{len(diff.disabled)} disabled, {len(diff.unchanged)} unchanged"
+    )
+    if dry_run:
+        click.echo(f"dry run: {summary}; nothing written")
+    else:
+        click.echo(f"applied: {summary} (plans revision {diff.revision})")
+
+
+def _row(plan: PlanRecord, last: str | None, now: datetime) -> dict[str, Any]:
+    schedule = parse_schedule(plan.schedule)
+    fires = next_fire_times(schedule, now, 3) if plan.enabled else []
+    return {
+        "name": plan.name,
+        "kind": str(plan.kind),
+        "version": plan.version,
+        "schedule": schedule.describe(),
+        "timezone": schedule.timezone,
+        "enabled": plan.enabled,
+        "last_status": last,
+        "next_utc": [f.strftime("%Y-%m-%dT%H:%M:%SZ") for f in fires],
+        "next_local": [f.astimezone(schedule.tz).isoformat() for f in fires],
+    }
+
+
+def _table_row(row: dict[str, Any]) -> dict[str, Any]:
+    pairs = [
+        f"{local[:16].replace('T', ' ')}{local[19:]} ({utc[11:16]}Z)"
+        for local, utc in zip(row["next_local"], row["next_utc"], strict=True)
+    ]
+    return {
+        **row,
+        "enabled": "yes" if row["enabled"] else "no",
+        "last_status": row["last_status"] or "-",
+        "next (local, UTC)": ", ".join(pairs) or "-",
+    }
+
+
+@plans.command("list")
+@format_option
+@now_option
+@pass_ctx
+def list_(ctx: Context, fmt: str, now_text: str | None) -> None:
+    """Plans with kind, schedule, last run status and the next three fire times."""
+    now = _now(now_text)
+    engine = make_engine(ctx.config.database.url)
+    try:
+        migrate.require_head(engine)
+        with transaction(session_factory(engine)) as session:
+            records = store_plans.all_plans(session)
+            last = {p.id: runs.last_status(session, p.id) for p in records}
+    finally:
+        engine.dispose()
+    try:
+        rows = [_row(p, last[p.id], now) for p in records]
+    except ValueError as exc:  # a stored schedule this version cannot read
+        raise ConfigError(f"a stored plan has an unreadable schedule: {exc}") from None
+    if fmt == "table":
+        columns = ["name", "kind", "schedule", "enabled", "last_status", "next (local, UTC)"]
+        click.echo(render([_table_row(r) for r in rows], columns, fmt))
+    elif fmt == "csv":
+        flat = [
+            {
+                **r,
+                "enabled": "yes" if r["enabled"] else "no",
+                "next_utc": " ".join(r["next_utc"]),
+                "next_local": " ".join(r["next_local"]),
+            }
+            for r in rows
+        ]
+        click.echo(render(flat, list(rows[0]) if rows else ["name"], fmt))
+    else:
+        columns = ["name", "kind", "version", "schedule", "timezone", "enabled",
+                   "last_status", "next_utc", "next_local"]  # fmt: skip
+        click.echo(render(rows, columns, fmt))
