@@ -450,3 +450,23 @@ def test_trailing_bytes_are_not_a_transaction(wallet: Wallet) -> None:
     raw = base64.b64decode(jupiter_swap(wallet.pubkey)) + b"\x00"
     with pytest.raises(NotATransactionError, match="trailing"):
         inspect(base64.b64encode(raw).decode(), wallet.pubkey, POLICY)
+
+
+def test_mangled_transactions_never_crash_the_guard(wallet: Wallet) -> None:
+    """Random byte damage gives a verdict or NotATransactionError, nothing else."""
+    import random
+
+    rng = random.Random(4)
+    raw = bytearray(base64.b64decode(jupiter_swap(wallet.pubkey)))
+    outcomes = {"verdict": 0, "not a transaction": 0}
+    for _ in range(400):
+        damaged = bytearray(raw)
+        for _ in range(rng.randint(1, 4)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        text = base64.b64encode(bytes(damaged)).decode()
+        try:
+            inspect(text, wallet.pubkey, POLICY)
+            outcomes["verdict"] += 1
+        except NotATransactionError:
+            outcomes["not a transaction"] += 1
+    assert all(outcomes.values()), outcomes

@@ -42,7 +42,9 @@ def _two_signers(first: Keypair, second: Wallet) -> tuple[str, MessageV0]:
     """A message both `first` (fee payer) and our wallet must sign."""
     call = program_call(AGGREGATOR, second.pubkey, first.pubkey())
     b64 = build(first.pubkey(), [call])
-    return b64, _decode(b64).message
+    message = _decode(b64).message
+    assert isinstance(message, MessageV0)
+    return b64, message
 
 
 def test_signs_only_our_slot_and_keeps_another_signature(wallet: Wallet) -> None:
