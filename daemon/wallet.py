@@ -166,8 +166,8 @@ def write_keypair_file(path: Path, wallet: Wallet | None = None) -> Wallet:
 class SignedTransaction:
     """A transaction with our signature in place, ready for execute."""
 
-    b64: str = ""
-    signature: str = ""  # base58, our slot's signature (the transaction id if we pay fees)
+    b64: str
+    signature: str  # base58, our slot's signature (the transaction id if we pay fees)
 
     def __repr__(self) -> str:  # the signed transaction itself is never printed
         return f"SignedTransaction(signature={self.signature!r})"
