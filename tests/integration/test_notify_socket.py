@@ -91,6 +91,7 @@ def test_service_loop_ready_watchdog_stopping_exit_zero(notify_socket: NotifyLis
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, err.decode()
+    assert notify_socket.wait_for("STATUS=stub: stopping")  # the listener thread may lag
     lines = notify_socket.lines()
     assert lines.index("READY=1") < lines.index("WATCHDOG=1") < lines.index("STOPPING=1")
     assert lines[-2:] == ["STOPPING=1", "STATUS=stub: stopping"]
@@ -127,5 +128,5 @@ def test_unhealthy_loop_sends_no_watchdog(notify_socket: NotifyListener) -> None
             proc.kill()
             proc.wait()
     assert proc.returncode == 0
+    assert notify_socket.wait_for("STOPPING=1")
     assert notify_socket.count("WATCHDOG=1") == 0
-    assert notify_socket.count("STOPPING=1") == 1

@@ -53,14 +53,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
         body = json.loads(self.rfile.read(length))
-        status = self.server.script.pop(0) if self.server.script else 200
-        self.send_response(status)
-        self.send_header("content-length", "0")
-        self.end_headers()
-        with self.server.got:
+        with self.server.got:  # recorded before answering: the sender sees it at once
+            status = self.server.script.pop(0) if self.server.script else 200
             self.server.bodies.append(body)
             self.server.paths.append(self.path)
             self.server.got.notify_all()
+        self.send_response(status)
+        self.send_header("content-length", "0")
+        self.end_headers()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
