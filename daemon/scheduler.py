@@ -1,0 +1,272 @@
+"""APScheduler 3.11 wiring: fire each enabled plan at its slots, pick up changes.
+
+Plans are data: the jobs live in APScheduler's MemoryJobStore and are rebuilt
+from the store at start and on every reload; nothing is pickled. Fire times
+come from our own schedule maths (`daemon.schedule`), not APScheduler's
+triggers: each plan has one pending one-shot job for its next slot (job id
+``plan-<id>-v<version>-<slot>``, args are plain values); when it runs it first
+queues the following slot, then hands ``(plan, scheduled_for)`` to `fire`.
+The runner's unique (plan, slot) claim makes a double fire harmless.
+
+Misfires: APScheduler's own misfire handling is off (``misfire_grace_time=None``,
+``coalesce=True``, ``max_instances=1``); a job that starts more than the plan's
+``grace`` late, and every slot that passed while the daemon was down, is
+settled by `daemon.schedule.catch_up` (``skip``: recorded as ``skipped``;
+``run-once``: the latest within grace runs, the rest are ``skipped``).
+
+Reload: `reload()` (the SIGHUP path) re-reads the enabled plans; a watch job
+polls the store's plans revision every ``poll_interval`` seconds and reloads
+when it changed (so `plans apply` from anywhere takes effect).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import structlog
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.errors import JupcronError
+from daemon.schedule import (
+    Schedule,
+    catch_up,
+    is_late,
+    jitter_delay,
+    next_fire_times,
+    parse_schedule,
+)
+from daemon.store import plans as store_plans
+from daemon.store import runs
+from daemon.store.engine import transaction
+from daemon.store.plans import PlanDiff
+from daemon.store.records import PlanRecord
+from daemon.store.types import RunStatus
+
+log = structlog.get_logger(__name__)
+
+MISSED_ERROR = "missed: daemon was down"
+WATCH_JOB = "plans-watch"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+Fire = Callable[[PlanRecord, datetime], None]
+
+
+class Scheduler:
+    def __init__(
+        self,
+        factory: sessionmaker[Session],
+        fire: Fire,
+        *,
+        poll_interval: float = 3.0,
+        clock: Callable[[], datetime] = utcnow,
+        workers: int = 8,
+    ) -> None:
+        self._factory = factory
+        self._fire = fire
+        self._poll_interval = poll_interval
+        self._clock = clock
+        self._aps = BackgroundScheduler(
+            timezone=UTC,
+            executors={"default": ThreadPoolExecutor(max_workers=workers)},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+        )
+        self._lock = threading.RLock()
+        self._plans: dict[int, PlanRecord] = {}
+        self._schedules: dict[int, Schedule] = {}
+        self._next: dict[int, datetime] = {}
+        self._revision: int | None = None
+        self._last_poll_ok = 0.0
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Load the enabled plans, settle missed slots, schedule the next ones."""
+        self._aps.start()
+        self.reload()
+        self._last_poll_ok = time.monotonic()
+        self._aps.add_job(
+            self._poll,
+            "interval",
+            seconds=self._poll_interval,
+            id=WATCH_JOB,
+            replace_existing=True,
+        )
+        log.info("scheduler_started", plans=len(self._plans))
+
+    def stop(self, wait: bool = True) -> None:
+        if self._aps.running:
+            self._aps.shutdown(wait=wait)
+        log.info("scheduler_stopped")
+
+    def healthy(self) -> bool:
+        """Running, and the store answered the last revision poll recently."""
+        fresh = time.monotonic() - self._last_poll_ok < max(3 * self._poll_interval, 10.0)
+        return bool(self._aps.running) and fresh
+
+    def next_fires(self) -> dict[str, datetime]:
+        """Each scheduled plan's next slot (UTC), by name."""
+        with self._lock:
+            return {self._plans[pid].name: slot for pid, slot in sorted(self._next.items())}
+
+    @property
+    def revision(self) -> int | None:
+        return self._revision
+
+    # ------------------------------------------------------------ reload
+
+    def reload(self) -> PlanDiff | None:
+        """Re-read the enabled plans; returns what changed (None: nothing)."""
+        with self._lock:
+            with transaction(self._factory) as session:
+                rev = store_plans.revision(session)
+                fresh = {p.id: p for p in store_plans.enabled_plans(session)}
+            added: list[str] = []
+            changed: list[str] = []
+            disabled: list[str] = []
+            for pid, gone in list(self._plans.items()):
+                if pid not in fresh:
+                    disabled.append(gone.name)
+                    self._drop(pid)
+            for pid, plan in fresh.items():
+                old = self._plans.get(pid)
+                if old is not None and old.version == plan.version:
+                    continue
+                (added if old is None else changed).append(plan.name)
+                self._drop(pid)
+                self._activate(plan)
+            self._revision = rev
+        if not (added or changed or disabled):
+            return None
+        diff = PlanDiff(tuple(sorted(added)), tuple(sorted(changed)), tuple(sorted(disabled)))
+        log.info(
+            "plans_reloaded",
+            revision=rev,
+            added=len(added),
+            changed=len(changed),
+            disabled=len(disabled),
+        )
+        return diff
+
+    def _poll(self) -> None:
+        try:
+            with transaction(self._factory) as session:
+                rev = store_plans.revision(session)
+        except (JupcronError, SQLAlchemyError) as exc:  # store down: stay alive, report unhealthy
+            log.warning("plans_poll_failed", error=str(exc))
+            return
+        self._last_poll_ok = time.monotonic()
+        if rev != self._revision:
+            try:
+                self.reload()
+            except (JupcronError, SQLAlchemyError) as exc:
+                log.error("plans_reload_failed", error=str(exc))
+
+    def _drop(self, pid: int) -> None:
+        self._plans.pop(pid, None)
+        self._schedules.pop(pid, None)
+        self._next.pop(pid, None)
+        prefix = f"plan-{pid}-"
+        for job in self._aps.get_jobs():
+            if job.id.startswith(prefix):
+                job.remove()
+
+    def _activate(self, plan: PlanRecord) -> None:
+        try:
+            schedule = parse_schedule(plan.schedule)
+        except ValueError as exc:
+            log.error("plan_schedule_invalid", plan=plan.name, error=str(exc))
+            return
+        self._plans[plan.id] = plan
+        self._schedules[plan.id] = schedule
+        self._settle(plan, schedule)
+
+    # ------------------------------------------------------------ firing
+
+    def _settle(self, plan: PlanRecord, schedule: Schedule) -> None:
+        """Record missed slots, run the coalesced one, queue the next slot after now."""
+        now = self._clock()
+        with transaction(self._factory) as session:
+            last = runs.last_slot(session, plan.id)
+            result = catch_up(schedule, last, since=plan.updated_at, now=now)
+            for slot in result.skipped:
+                runs.claim(
+                    session, plan, slot, now=now, status=RunStatus.SKIPPED, error=MISSED_ERROR
+                )
+        if result.skipped:
+            log.warning(
+                "run_missed",
+                plan=plan.name,
+                skipped=len(result.skipped),
+                truncated=result.truncated,
+                policy=str(schedule.misfire),
+            )
+        self._queue_after(plan, schedule, now)
+        if result.run is not None:
+            log.info("run_caught_up", plan=plan.name, scheduled_for=result.run.isoformat())
+            self._aps.add_job(
+                self._fire_now,
+                "date",
+                run_date=utcnow(),
+                args=[plan.id, plan.version, result.run.isoformat()],
+                id=f"plan-{plan.id}-v{plan.version}-catchup-{result.run.isoformat()}",
+                replace_existing=True,
+            )
+
+    def _queue_after(self, plan: PlanRecord, schedule: Schedule, after: datetime) -> None:
+        upcoming = next_fire_times(schedule, after, 1)
+        if not upcoming:
+            self._next.pop(plan.id, None)
+            log.info("plan_finished", plan=plan.name)
+            return
+        slot = upcoming[0]
+        due = slot + jitter_delay(schedule, plan.name, slot)
+        offset = self._clock() - utcnow()  # a test clock may run ahead of the real one
+        self._next[plan.id] = slot
+        self._aps.add_job(
+            self._due,
+            "date",
+            run_date=due - offset,
+            args=[plan.id, plan.version, slot.isoformat()],
+            id=f"plan-{plan.id}-v{plan.version}-{slot.isoformat()}",
+            replace_existing=True,
+        )
+
+    def _due(self, plan_id: int, version: int, slot_text: str) -> None:
+        """A slot's job ran: queue the next slot, then fire (or settle if too late)."""
+        slot = datetime.fromisoformat(slot_text)
+        with self._lock:
+            plan = self._plans.get(plan_id)
+            schedule = self._schedules.get(plan_id)
+            if plan is None or schedule is None or plan.version != version:
+                return  # a job of a plan version that is gone
+            now = self._clock()
+            if is_late(schedule, plan.name, slot, now):
+                log.warning("fire_late", plan=plan.name, scheduled_for=slot_text)
+                self._settle(plan, schedule)
+                return
+            self._queue_after(plan, schedule, slot)
+        self._call(plan, slot)
+
+    def _fire_now(self, plan_id: int, version: int, slot_text: str) -> None:
+        with self._lock:
+            plan = self._plans.get(plan_id)
+        if plan is None or plan.version != version:
+            return
+        self._call(plan, datetime.fromisoformat(slot_text))
+
+    def _call(self, plan: PlanRecord, slot: datetime) -> None:
+        log.info("fire_dispatched", plan=plan.name, scheduled_for=slot.isoformat())
+        try:
+            self._fire(plan, slot)
+        except Exception as exc:  # noqa: BLE001 - the runner's bug must not stop the schedule
+            log.error("fire_failed", plan=plan.name, scheduled_for=slot.isoformat(), error=str(exc))

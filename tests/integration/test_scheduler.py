@@ -1,0 +1,188 @@
+"""The scheduler on a real SQLite store: misfires after downtime, live fires, reloads.
+
+The clock is a parameter: tests pass one that runs ahead of the real clock by
+a fixed offset, so "the daemon was down for three hours" needs no sleeping.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+from structlog.testing import capture_logs
+
+from daemon.plans.apply import apply_paths
+from daemon.scheduler import MISSED_ERROR, Scheduler
+from daemon.store import plans as store_plans
+from daemon.store import runs
+from daemon.store.engine import transaction
+from daemon.store.models import Run
+from daemon.store.records import PlanRecord
+from daemon.store.types import RunStatus
+from tests.fixtures.plans import PlanFiles, swap_plan
+
+T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+
+
+class Fires:
+    """The fire callback: claims the slot like the runner does, and remembers it."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        self.factory = factory
+        self.calls: list[tuple[str, datetime]] = []
+        self.claimed: list[tuple[str, datetime]] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, plan: PlanRecord, slot: datetime) -> None:
+        with transaction(self.factory) as s:
+            run_id = runs.claim(s, plan, slot, now=slot)
+            if run_id is not None:
+                runs.advance(s, run_id, RunStatus.SUCCEEDED, now=slot)
+        with self.cond:
+            self.calls.append((plan.name, slot))
+            if run_id is not None:
+                self.claimed.append((plan.name, slot))
+            self.cond.notify_all()
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
+        with self.cond:
+            return self.cond.wait_for(predicate, timeout)
+
+
+def clock_at(moment: datetime) -> Callable[[], datetime]:
+    offset = moment - datetime.now(UTC)
+    return lambda: datetime.now(UTC) + offset
+
+
+def run_rows(factory: sessionmaker[Session]) -> list[tuple[datetime, str, str | None]]:
+    with transaction(factory) as s:
+        rows = s.execute(
+            select(Run.scheduled_for, Run.status, Run.error).order_by(Run.scheduled_for)
+        )
+        return [(a, b, c) for a, b, c in rows]
+
+
+@pytest.fixture
+def started() -> Iterator[list[Scheduler]]:
+    made: list[Scheduler] = []
+    yield made
+    for scheduler in made:
+        scheduler.stop(wait=True)
+
+
+def setup_hourly(factory: sessionmaker[Session], plan_files: PlanFiles, misfire: str) -> PlanRecord:
+    plan: dict[str, Any] = swap_plan("hourly", every="1h")
+    plan["schedule"].update({"misfire": misfire, "grace": "5m"})
+    apply_paths(factory, [plan_files({"a.yaml": [plan]})], now=T0 - timedelta(days=1))
+    with transaction(factory) as s:
+        record = store_plans.get_plan(s, "hourly")
+        assert record is not None
+        # the last run before the daemon went down
+        runs.claim(s, record, T0, now=T0, status=RunStatus.SUCCEEDED)
+        return record
+
+
+@pytest.mark.parametrize("misfire", ["run-once", "skip"])
+def test_down_across_three_fire_times(
+    sqlite_factory: sessionmaker[Session],
+    plan_files: PlanFiles,
+    started: list[Scheduler],
+    misfire: str,
+) -> None:
+    setup_hourly(sqlite_factory, plan_files, misfire)
+    fires = Fires(sqlite_factory)
+    # back at 12:02: 10:00, 11:00 and 12:00 were missed
+    scheduler = Scheduler(sqlite_factory, fires, clock=clock_at(T0 + timedelta(hours=3, minutes=2)))
+    started.append(scheduler)
+    with capture_logs() as logs:
+        scheduler.start()
+        if misfire == "run-once":
+            assert fires.wait_for(lambda: len(fires.calls) == 1)
+    slots = [T0 + timedelta(hours=h) for h in (1, 2, 3)]
+    rows = run_rows(sqlite_factory)
+    if misfire == "run-once":
+        assert fires.calls == [("hourly", slots[2])]
+        assert rows[1:] == [
+            (slots[0], "skipped", MISSED_ERROR),
+            (slots[1], "skipped", MISSED_ERROR),
+            (slots[2], "succeeded", None),
+        ]
+    else:
+        assert rows[1:] == [(s, "skipped", MISSED_ERROR) for s in slots]
+    assert "run_missed" in [e["event"] for e in logs]
+    assert scheduler.next_fires() == {"hourly": T0 + timedelta(hours=4)}
+    scheduler.stop(wait=True)
+    assert len(fires.calls) == (1 if misfire == "run-once" else 0)
+
+    # a second start (restart) finds nothing new to settle
+    again = Scheduler(sqlite_factory, fires, clock=clock_at(T0 + timedelta(hours=3, minutes=3)))
+    started.append(again)
+    again.start()
+    again.stop(wait=True)
+    assert run_rows(sqlite_factory) == rows
+
+
+def test_live_fires_every_second_each_slot_once(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    now = datetime.now(UTC)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [swap_plan("fast", every="1s")]})], now=now)
+    fires = Fires(sqlite_factory)
+    scheduler = Scheduler(sqlite_factory, fires)
+    started.append(scheduler)
+    scheduler.start()
+    assert fires.wait_for(lambda: len(fires.calls) >= 3)
+    scheduler.stop(wait=True)
+    slots = [slot for _, slot in fires.calls]
+    assert slots == sorted(set(slots))  # in order, no slot twice
+    assert all(s.microsecond == 0 for s in slots)
+    assert fires.claimed == fires.calls
+
+
+def test_picks_up_apply_from_elsewhere_via_revision(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    now = datetime.now(UTC)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [swap_plan("a", every="1d")]})], now=now)
+    scheduler = Scheduler(sqlite_factory, Fires(sqlite_factory), poll_interval=0.2)
+    started.append(scheduler)
+    scheduler.start()
+    assert set(scheduler.next_fires()) == {"a"}
+    assert scheduler.healthy()
+
+    # another shell applies: b added, a gone
+    apply_paths(
+        sqlite_factory,
+        [plan_files({"b.yaml": [swap_plan("b", every="1d")]})],
+        now=now + timedelta(seconds=1),
+    )
+    deadline = time.monotonic() + 15
+    while set(scheduler.next_fires()) != {"b"} and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert set(scheduler.next_fires()) == {"b"}
+    assert scheduler.reload() is None  # nothing new since
+    scheduler.stop(wait=True)
+    assert not scheduler.healthy()
+
+
+def test_reload_reports_the_diff(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    now = datetime.now(UTC)
+    folder = plan_files({"a.yaml": [swap_plan("a", every="1d"), swap_plan("b", every="1d")]})
+    apply_paths(sqlite_factory, [folder], now=now)
+    scheduler = Scheduler(sqlite_factory, Fires(sqlite_factory), poll_interval=3600)
+    started.append(scheduler)
+    scheduler.start()
+    folder = plan_files({"a.yaml": [swap_plan("a", every="2d"), swap_plan("c", every="1d")]})
+    apply_paths(sqlite_factory, [folder], now=now + timedelta(seconds=1))
+    diff = scheduler.reload()
+    assert diff is not None
+    assert (diff.added, diff.changed, diff.disabled) == (("c",), ("a",), ("b",))
+    assert set(scheduler.next_fires()) == {"a", "c"}
