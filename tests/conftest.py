@@ -4,6 +4,7 @@ from __future__ import annotations
 
 pytest_plugins = [
     "tests.fixtures.database",
+    "tests.fixtures.runner",
     "tests.fixtures.plans",
     "tests.fixtures.service",
     "tests.fixtures.wallet",

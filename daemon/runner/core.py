@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
 
+from daemon import failpoints
 from daemon.config import Config
 from daemon.errors import (
     ApiError,
@@ -71,7 +72,8 @@ class RunOptions:
 
 MAX_STEPS = 12
 # Ultra execute codes after which the transaction can no longer land: a fresh order is safe
-CANNOT_LAND = frozenset({-1, -1004, -1005, -2003, -2004})
+CANNOT_LAND = frozenset({-1004, -1005, -2003, -2004})
+# -1 (requestId unknown) proves nothing landed only on the first post of these bytes
 # retryable codes where the old transaction might still land until its blockhash expires
 MAY_STILL_LAND = frozenset({-1000, -1001, -2000, -2001})
 
@@ -121,6 +123,7 @@ class Runner:
                 session, plan, scheduled_for, now=now, trigger=options.trigger,
                 claimed_by=self.node,
             )  # fmt: skip
+        failpoints.hit("after_claim")
         if run_id is None:
             log.info("run_slot_taken", plan=plan.name, scheduled_for=scheduled_for.isoformat())
             return None
@@ -219,6 +222,7 @@ class Runner:
             return self._finish(run, RunStatus.FAILED, step="order_failed", **_api_fields(exc))
         except (RejectedError, ApiError) as exc:
             return self._finish(run, RunStatus.FAILED, step="order_failed", **_api_fields(exc))
+        failpoints.hit("after_order")
         if ordered.skip_reason is not None:
             return self._finish(
                 run, RunStatus.SKIPPED, step="order_declined", error=ordered.skip_reason,
@@ -236,10 +240,12 @@ class Runner:
             else None,
             "order_account": ordered.order_account,
         }
-        return self._advance(
+        run = self._advance(
             run, RunStatus.REQUESTED, expect=[RunStatus.PENDING], step="ordered",
             detail={"request_id": ordered.request_id, "gasless": ordered.gasless}, **fields,
         )  # fmt: skip
+        failpoints.hit("after_requested")
+        return run
 
     def _guard_and_sign(self, run: RunRecord, plan: PlanRecord, options: RunOptions) -> RunRecord:
         now = self.clock()
@@ -268,14 +274,21 @@ class Runner:
         except RejectedError as exc:
             return self._finish(run, RunStatus.REJECTED, step="sign_refused", error=str(exc))
         # persisted BEFORE anything is posted: a crash from here on re-posts these same bytes
-        return self._advance(
+        run = self._advance(
             run, RunStatus.SIGNED, expect=[RunStatus.REQUESTED], step="signed",
             signed_tx=signed.b64, signature=signed.signature,
             detail={"signature": signed.signature},
         )  # fmt: skip
+        failpoints.hit("after_sign")
+        return run
 
     def _execute(self, run: RunRecord, plan: PlanRecord, reordered: bool) -> tuple[RunRecord, bool]:
-        """Post the stored signed transaction; settle the run from the answer."""
+        """Post the stored signed transaction; settle the run from the answer.
+
+        Only the first post of these bytes can prove that they did not land: an
+        answer to a re-post (after a crash or a lost answer) that is not a clear
+        result is settled by `_settle_unanswered`, never by a fresh order."""
+        first_post = run.status is RunStatus.SIGNED
         if run.status is RunStatus.SIGNED:
             run = self._advance(run, RunStatus.SUBMITTED, expect=[RunStatus.SIGNED], step="submit")
         if run.signed_tx is None or run.request_id is None:
@@ -286,17 +299,28 @@ class Runner:
         with structlog.contextvars.bound_contextvars(
             request_id=run.request_id, signature=run.signature
         ):
+            failpoints.hit("before_execute")
+            posts: list[Any] = []
+            observe = self._observer(run.id)
+
+            def count(attempt: Any) -> None:
+                posts.append(attempt)
+                observe(attempt)
+
             try:
-                result = execute(
-                    self.api, plan, run.signed_tx, run.request_id, self._observer(run.id)
-                )
+                result = execute(self.api, plan, run.signed_tx, run.request_id, count)
             except RetryableError as exc:
                 # no answer: the transaction may or may not have landed; recovery settles it
                 self._event(run.id, "execute_unanswered", _api_fields(exc))
                 return self._settle_unanswered(run), False
             except (RejectedError, ApiError) as exc:
-                return self._finish(run, RunStatus.FAILED, step="execute_refused",
-                                    **_api_fields(exc)), False  # fmt: skip
+                if first_post and len(posts) <= 1:
+                    return self._finish(run, RunStatus.FAILED, step="execute_refused",
+                                        **_api_fields(exc)), False  # fmt: skip
+                self._event(run.id, "execute_refused_repost", _api_fields(exc))
+                return self._settle_unanswered(run), False
+        first_post = first_post and len(posts) <= 1
+        failpoints.hit("after_execute")
         if result.succeeded:
             return self._finish(
                 run, RunStatus.SUCCEEDED, step="executed",
@@ -308,14 +332,18 @@ class Runner:
             ), False  # fmt: skip
         code = result.code
         fields = {"error_code": None if code is None else str(code), "error": result.error}
-        if self._may_reorder(run, plan, code, reordered):
+        if not first_post and (result.status is None or result.http_status != 200):
+            # an error answer to a re-post says nothing about the first post's fate
+            self._event(run.id, "execute_refused_repost", fields)
+            return self._settle_unanswered(run), False
+        if self._may_reorder(run, plan, code, reordered, first_post):
             moved = self._advance(
                 run, RunStatus.PENDING, expect=[RunStatus.SUBMITTED], step="reorder",
                 detail={"reason": "execute failed, fresh order", **fields},
             )  # fmt: skip
             return moved, True
-        if result.status is None and code == -1:
-            # requestId unknown: we cannot tell from here whether the bytes landed
+        if result.status is None:
+            # no result (requestId unknown): we cannot tell from here whether the bytes landed
             self._event(run.id, "execute_unknown_request", fields)
             return self._settle_unanswered(run), False
         return self._finish(
@@ -324,18 +352,24 @@ class Runner:
         ), False  # fmt: skip
 
     def _may_reorder(
-        self, run: RunRecord, plan: PlanRecord, code: int | str | None, reordered: bool
+        self,
+        run: RunRecord,
+        plan: PlanRecord,
+        code: int | str | None,
+        reordered: bool,
+        first_post: bool,
     ) -> bool:
         """A swap that failed with a retry-with-fresh-order code may be ordered again,
         once, inside the slot's grace, and only when the first transaction can no
         longer land."""
         if plan.kind != "swap" or reordered or not isinstance(code, int):
             return False
-        if code not in CANNOT_LAND and code not in MAY_STILL_LAND:
+        cannot_land = code in CANNOT_LAND or (code == -1 and first_post)
+        if not cannot_land and code not in MAY_STILL_LAND:
             return False
         if not self.within_grace(run, plan):
             return False
-        return code in CANNOT_LAND or self._wait_for_expiry(run, plan)
+        return cannot_land or self._wait_for_expiry(run, plan)
 
     # ---- settling what execute did not answer ---------------------------------------
 

@@ -1,0 +1,90 @@
+"""Assembling the pieces from the config: store, API client, wallet, runner.
+
+Commands and the daemon build what they need here, so there is one way to
+get from a config file to a working runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import httpx
+import structlog
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.api.client import JupiterClient
+from daemon.config import Config, api_key
+from daemon.rpc import SolanaRpc
+from daemon.runner.core import Runner
+from daemon.runner.outcome import RunListener
+from daemon.store import migrate
+from daemon.store.engine import make_engine, session_factory
+from daemon.wallet import Wallet, load_wallet
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Store:
+    engine: Engine
+    factory: sessionmaker[Session]
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def open_store(config: Config, *, check_head: bool = True) -> Store:
+    """The configured database, refusing one that is not migrated to head."""
+    engine = make_engine(config.database.url)
+    try:
+        if check_head:
+            migrate.require_head(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine, session_factory(engine))
+
+
+@dataclass
+class Runtime:
+    config: Config
+    store: Store
+    api: JupiterClient
+    wallet: Wallet
+    runner: Runner
+    rpc: SolanaRpc | None = None
+    extra: list[object] = field(default_factory=list)
+
+    def close(self) -> None:
+        self.api.close()
+        if self.rpc is not None:
+            self.rpc.close()
+        self.store.close()
+
+
+def build_runtime(
+    config: Config,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    listeners: Sequence[RunListener] = (),
+    store: Store | None = None,
+) -> Runtime:
+    """Everything a run needs; fails early (before any order) on a bad key or keypair."""
+    wallet = load_wallet(config.wallet.keypair)
+    key = api_key(config)
+    if config.api.is_legacy_host:
+        log.warning(
+            "legacy_api_host",
+            base_url=config.api.base_url,
+            hint="the lite host is deprecated: use https://api.jup.ag with a key",
+        )
+    store = store or open_store(config)
+    api = JupiterClient.from_config(config, key, transport=transport)
+    rpc = SolanaRpc(config.rpc.url) if config.rpc.url else None
+    runner = Runner(
+        factory=store.factory, api=api, wallet=wallet, config=config, rpc=rpc,
+        listeners=listeners,
+    )  # fmt: skip
+    return Runtime(config=config, store=store, api=api, wallet=wallet, runner=runner, rpc=rpc)

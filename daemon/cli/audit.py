@@ -1,0 +1,67 @@
+"""`jupcron audit`: the audit trail, filtered."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import click
+
+from daemon.app import open_store
+from daemon.cli.main import Context, pass_ctx
+from daemon.cli.output import format_option, render
+from daemon.store.audit import AuditFilter, audit_rows
+from daemon.store.types import PlanKind, RunStatus
+
+TABLE_COLUMNS = (
+    "run_id", "plan_name", "kind", "scheduled_for", "status", "request_id", "signature",
+    "in_amount", "out_amount", "error",
+)  # fmt: skip
+ALL_COLUMNS = (
+    "run_id", "plan_name", "kind", "scheduled_for", "status", "trigger", "request_id",
+    "signature", "error_code", "error", "input_mint", "in_amount", "output_mint", "out_amount",
+    "order_account", "slot", "attempts", "finished_at",
+)  # fmt: skip
+
+
+class When(click.ParamType):
+    name = "when"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            parsed = datetime.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 date or time", param, ctx)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+@click.command()
+@click.option("--plan", help="Only this plan.")
+@click.option("--status", type=click.Choice([str(s) for s in RunStatus]), help="Only this status.")
+@click.option("--kind", type=click.Choice([str(k) for k in PlanKind]), help="Only this kind.")
+@click.option("--since", type=When(), help="Scheduled at or after (ISO 8601; UTC if no offset).")
+@click.option("--until", type=When(), help="Scheduled before (ISO 8601; UTC if no offset).")
+@click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
+@format_option
+@pass_ctx
+def audit(
+    ctx: Context, plan: str | None, status: str | None, kind: str | None,
+    since: datetime | None, until: datetime | None, limit: int, fmt: str,
+) -> None:  # fmt: skip
+    """The audit trail: one row per run, newest first."""
+    store = open_store(ctx.config)
+    try:
+        with store.factory() as session:
+            rows = audit_rows(session, AuditFilter(plan, status, kind, since, until, limit))
+    finally:
+        store.close()
+    columns = TABLE_COLUMNS if fmt == "table" else ALL_COLUMNS
+    if fmt == "table":
+        for row in rows:
+            for key in ("request_id", "signature"):
+                if row.get(key) and len(row[key]) > 16:
+                    row[key] = row[key][:8] + "…" + row[key][-6:]
+    click.echo(render(rows, columns, fmt))

@@ -1,0 +1,48 @@
+"""`jupcron fire NAME`: run one plan now, recorded like any run."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import click
+
+from daemon.app import build_runtime
+from daemon.cli.main import Context, pass_ctx
+from daemon.errors import ConfigError
+from daemon.runner.core import RunOptions
+from daemon.runner.recovery import recover
+from daemon.store.plans import get_plan
+
+
+@click.command()
+@click.argument("name")
+@click.option("--dry-run", is_flag=True, help="Everything up to txguard; nothing signed or sent.")
+@pass_ctx
+def fire(ctx: Context, name: str, dry_run: bool) -> None:
+    """Run plan NAME now. Exit 0 if it succeeded (or dry-ran), 1 otherwise."""
+    runtime = build_runtime(ctx.config)
+    try:
+        with runtime.store.factory() as session:
+            plan = get_plan(session, name)
+        if plan is None:
+            raise ConfigError(f"no plan named {name!r} in the store (run 'jupcron plans apply')")
+        if not plan.enabled:
+            raise ConfigError(f"plan {name!r} is disabled")
+        now = datetime.now(UTC)
+        outcome = runtime.runner.fire(plan, now, RunOptions(dry_run=dry_run, trigger="manual"))
+        if outcome is not None and outcome.status.in_flight:
+            recover(runtime.runner, startup=True)
+    finally:
+        runtime.close()
+    if outcome is None:
+        raise ConfigError(f"plan {name!r} already has a run for {now.isoformat()}")
+    parts = [f"run {outcome.run_id}", outcome.plan_name, str(outcome.status)]
+    if outcome.request_id:
+        parts.append(f"requestId={outcome.request_id}")
+    if outcome.signature:
+        parts.append(f"signature={outcome.signature}")
+    if outcome.error:
+        parts.append(f"error={outcome.error}")
+    click.echo("  ".join(parts))
+    if not outcome.ok:
+        raise SystemExit(1)

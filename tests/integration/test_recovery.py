@@ -1,0 +1,192 @@
+"""Crash recovery in-process: the run "dies" at every step boundary (a failpoint
+raising SimulatedCrash, so nothing after it runs), and a fresh runner settles it.
+The subprocess SIGKILL version of these is in tests/e2e/test_crash.py."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from daemon import failpoints
+from daemon.runner.recovery import recover
+from daemon.store.types import RunStatus
+from tests.fixtures.runner import Clock, RigFactory
+
+SLOT = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def _disarm() -> Iterator[None]:
+    yield
+    failpoints.disarm()
+
+
+def crash(rig_runner_fire: object) -> None:
+    with pytest.raises(failpoints.SimulatedCrash):
+        rig_runner_fire()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("point", failpoints.NAMES)
+@pytest.mark.parametrize("kind", ["swap", "recurring"])
+def test_a_crash_at_any_step_ends_in_exactly_one_order(
+    make_rig: RigFactory, point: str, kind: str
+) -> None:
+    rig = make_rig()
+    plan = rig.plan(kind)
+    failpoints.arm(point)
+    crash(lambda: rig.runner().fire(plan, SLOT))
+    outcomes = recover(rig.runner(), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.SUCCEEDED]
+    landed = rig.landed()
+    assert len(landed) == 1
+    run = rig.run(outcomes[0].run_id)
+    assert run.signature == landed[0].signature
+    # nothing more to do: a second recovery pass touches nothing
+    assert recover(rig.runner(), startup=True) == []
+    assert len(rig.landed()) == 1
+
+
+def test_signed_then_crash_reposts_the_same_signature(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    plan = rig.plan("swap")
+    failpoints.arm("after_sign")
+    crash(lambda: rig.runner().fire(plan, SLOT))
+    (run_id,) = [r.id for r in _in_flight(rig)]
+    signed_before = rig.run(run_id).signature
+    recover(rig.runner(), startup=True)
+    assert rig.run(run_id).signature == signed_before
+    assert rig.landed()[0].signature == signed_before
+
+
+@pytest.mark.parametrize("kind", ["swap", "recurring"])
+def test_landed_but_unanswered_long_ago_is_settled_by_the_rpc(
+    make_rig: RigFactory, kind: str
+) -> None:
+    clock = Clock()
+    rig = make_rig(clock=clock)
+    plan = rig.plan(kind)
+    failpoints.arm("after_execute")
+    crash(lambda: rig.runner().fire(plan, SLOT))
+    clock.advance(600)  # the requestId and the blockhash are long gone
+    outcomes = recover(rig.runner(rpc=rig.rpc()), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.SUCCEEDED]
+    assert "settled_by_rpc" in rig.steps(outcomes[0].run_id)
+    assert len(rig.landed()) == 1
+
+
+def test_landed_but_unanswered_without_an_rpc_is_in_doubt_not_retried(make_rig: RigFactory) -> None:
+    clock = Clock()
+    rig = make_rig(clock=clock)
+    failpoints.arm("after_execute")
+    crash(lambda: rig.runner().fire(rig.plan("swap"), SLOT))
+    clock.advance(600)
+    outcomes = recover(rig.runner(), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.IN_DOUBT]
+    assert rig.issued() == 1  # never a fresh order for a slot that may have landed
+    assert len(rig.landed()) == 1
+    # in_doubt is left alone by later passes
+    assert recover(rig.runner(), startup=True) == []
+
+
+def test_signed_never_posted_and_expired_past_grace_is_settled_as_not_landed_by_the_rpc(
+    make_rig: RigFactory,
+) -> None:
+    clock = Clock(SLOT)
+    rig = make_rig(clock=clock)
+    failpoints.arm("after_sign")
+    crash(lambda: rig.runner().fire(rig.plan("swap", settings={"grace": 300}), SLOT))
+    clock.advance(600)
+    outcomes = recover(rig.runner(rpc=rig.rpc()), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.FAILED]
+    assert outcomes[0].error is not None
+    assert "never landed" in outcomes[0].error
+    assert rig.landed() == []
+    assert rig.issued() == 1
+
+
+def test_signed_never_posted_and_expired_within_grace_is_ordered_afresh(
+    make_rig: RigFactory,
+) -> None:
+    """SIGNED is stored before the post and SUBMITTED before it happens: a run found
+    in SIGNED was never posted, so the expired bytes cannot land and a fresh order is safe."""
+    clock = Clock(SLOT)
+    rig = make_rig(clock=clock)
+    failpoints.arm("after_sign")
+    crash(lambda: rig.runner().fire(rig.plan("swap", settings={"grace": 900}), SLOT))
+    clock.advance(200)
+    outcomes = recover(rig.runner(), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.SUCCEEDED]
+    assert rig.issued() == 2
+    assert len(rig.landed()) == 1
+
+
+def test_unsigned_run_past_its_grace_is_skipped_not_ordered(make_rig: RigFactory) -> None:
+    clock = Clock(SLOT)
+    rig = make_rig(clock=clock)
+    plan = rig.plan("swap", settings={"grace": 60})
+    failpoints.arm("after_requested")
+    crash(lambda: rig.runner().fire(plan, SLOT))
+    clock.advance(3600)
+    outcomes = recover(rig.runner(), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.SKIPPED]
+    assert rig.landed() == []
+
+
+def test_recovery_leaves_fresh_runs_of_other_processes_alone(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    failpoints.arm("after_requested")
+    crash(lambda: rig.runner().fire(rig.plan("swap"), SLOT))
+    # not at start-up: a run touched seconds ago may belong to a live `jupcron fire`
+    assert recover(rig.runner(), startup=False, stale_after=60) == []
+    assert recover(rig.runner(), startup=False, stale_after=0)[0].status is RunStatus.SUCCEEDED
+
+
+def _in_flight(rig):  # type: ignore[no-untyped-def]
+    from daemon.store import runs
+
+    with rig.factory() as session:
+        return runs.in_flight(session)
+
+
+def test_two_runners_racing_for_one_slot_make_one_order(make_rig: RigFactory, db_url: str) -> None:
+    rig = make_rig(db_url=db_url)
+    plan = rig.plan("recurring")
+    barrier = threading.Barrier(4)
+    results = []
+
+    def fire() -> None:
+        runner = rig.runner()
+        barrier.wait()
+        results.append(runner.fire(plan, SLOT))
+
+    threads = [threading.Thread(target=fire) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    done = [r for r in results if r is not None]
+    assert len(done) == 1
+    assert done[0].status is RunStatus.SUCCEEDED
+    assert rig.issued() == 1
+    assert len(rig.landed()) == 1
+
+
+def test_recovery_of_a_disabled_plan_before_signing_skips(make_rig: RigFactory) -> None:
+    from daemon.store.engine import transaction
+    from daemon.store.models import Plan
+
+    rig = make_rig()
+    plan = rig.plan("swap")
+    failpoints.arm("after_claim")
+    crash(lambda: rig.runner().fire(plan, SLOT))
+    with transaction(rig.factory) as session:
+        row = session.get(Plan, plan.id)
+        assert row is not None
+        row.enabled = False
+    outcomes = recover(rig.runner(), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.SKIPPED]
+    assert rig.issued() == 0
+    _ = timedelta

@@ -1,0 +1,235 @@
+"""The runner against the emulator: each kind end to end over loopback HTTP,
+guard refusals, safety limits, failures and retries. Real store, real signer."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from daemon.runner.core import RunOptions
+from daemon.store.types import RunStatus
+from tests.fixtures.runner import USDC, RigFactory, outcome_of
+
+SLOT = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("kind", ["recurring", "trigger-cancel", "swap"])
+def test_each_kind_succeeds_over_loopback(make_rig: RigFactory, kind: str) -> None:
+    rig = make_rig(loopback=True)
+    plan = rig.plan(kind)
+    outcome = outcome_of(rig.runner().fire(plan, SLOT))
+    assert outcome.status is RunStatus.SUCCEEDED, outcome.error
+    run = rig.run(outcome.run_id)
+    landed = rig.landed()
+    assert len(landed) == 1
+    assert run.request_id == landed[0].request_id  # the emulator's requestId
+    assert run.signature == landed[0].signature  # the signature the emulator verified
+    assert run.signed_tx is not None
+    assert run.status is RunStatus.SUCCEEDED
+    assert rig.steps(run.id)[:4] == [
+        "claimed",
+        "attempt",
+        "ordered",
+        "attempt",
+    ] or "signed" in rig.steps(run.id)
+    if kind == "recurring":
+        assert run.in_amount == "200000000"
+        assert run.input_mint == USDC
+        assert run.order_account  # the recurring order account from execute
+    if kind == "swap":
+        assert run.in_amount == "5000000"
+        assert run.out_amount is not None
+        assert int(run.out_amount) > 0
+        assert run.slot is not None
+    if kind == "trigger-cancel":
+        assert run.order_account == plan.request["order"]
+        assert rig.emulator.ledger.trigger_orders[plan.request["order"]].status == "Cancelled"
+
+
+def test_a_second_fire_of_the_same_slot_orders_nothing(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    plan = rig.plan("swap")
+    runner = rig.runner()
+    first = runner.fire(plan, SLOT)
+    second = runner.fire(plan, SLOT)
+    assert first is not None
+    assert second is None
+    assert rig.issued() == 1
+    assert len(rig.landed()) == 1
+
+
+def test_a_hostile_transaction_is_rejected_and_never_signed(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    rig.emulator.faults.add("hostile")
+    outcome = outcome_of(rig.runner().fire(rig.plan("swap"), SLOT))
+    assert outcome.status is RunStatus.REJECTED
+    run = rig.run(outcome.run_id)
+    assert run.signed_tx is None
+    assert run.signature is None
+    assert run.error is not None
+    assert "txguard refused" in run.error
+    assert rig.landed() == []
+    assert rig.emulator.ledger.requests.get("execute_ultra", 0) == 0
+
+
+@pytest.mark.parametrize("where", ["global", "plan", "fire"])
+def test_dry_run_goes_through_the_guard_and_signs_nothing(make_rig: RigFactory, where: str) -> None:
+    rig = make_rig(safety={"dry_run": where == "global"})
+    plan = rig.plan("recurring", settings={"dry_run": where == "plan"})
+    options = RunOptions(dry_run=where == "fire")
+    outcome = outcome_of(rig.runner().fire(plan, SLOT, options))
+    assert outcome.status is RunStatus.DRY_RUN
+    run = rig.run(outcome.run_id)
+    assert run.request_id is not None  # it did ask for the order
+    assert run.signed_tx is None
+    assert rig.landed() == []
+    assert rig.emulator.ledger.requests.get("execute_recurring", 0) == 0
+
+
+def test_kill_switch_file_skips_before_any_request(make_rig: RigFactory, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    switch = tmp_path / "STOP"
+    rig = make_rig(safety={"kill_switch_file": str(switch)})
+    plan = rig.plan("swap")
+    switch.write_text("")
+    outcome = outcome_of(rig.runner().fire(plan, SLOT))
+    assert outcome.status is RunStatus.SKIPPED
+    assert outcome.error is not None
+    assert "kill switch" in outcome.error
+    assert rig.emulator.ledger.requests == {}
+    switch.unlink()
+    assert (
+        outcome_of(rig.runner().fire(plan, SLOT + timedelta(hours=1))).status is RunStatus.SUCCEEDED
+    )
+
+
+def test_kill_switch_flag(make_rig: RigFactory) -> None:
+    rig = make_rig(safety={"kill_switch": True})
+    outcome = outcome_of(rig.runner().fire(rig.plan("recurring"), SLOT))
+    assert outcome.status is RunStatus.SKIPPED
+    assert rig.emulator.ledger.requests == {}
+
+
+def test_plan_cap_per_day_counts_the_audit_trail(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    plan = rig.plan("swap", settings={"caps": {"per_day": 12_000_000}})  # 5 USDC a run
+    runner = rig.runner()
+    statuses = [outcome_of(runner.fire(plan, SLOT + timedelta(hours=h))).status for h in range(3)]
+    assert statuses == [RunStatus.SUCCEEDED, RunStatus.SUCCEEDED, RunStatus.SKIPPED]
+    assert len(rig.landed()) == 2
+    assert rig.emulator.ledger.requests.get("ultra_order") == 2
+
+
+def test_mint_cap_from_config_spans_plans(make_rig: RigFactory) -> None:
+    rig = make_rig(safety={"caps": [{"mint": USDC, "per_week": 7_000_000}]})
+    runner = rig.runner()
+    first = outcome_of(runner.fire(rig.plan("swap"), SLOT))
+    second = outcome_of(runner.fire(rig.plan("swap"), SLOT))
+    assert first.status is RunStatus.SUCCEEDED
+    assert second.status is RunStatus.SKIPPED
+    assert second.error is not None
+    assert "per_week=7000000" in second.error
+    assert len(rig.landed()) == 1
+
+
+def test_max_in_amount_per_run(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    outcome = outcome_of(
+        rig.runner().fire(rig.plan("swap", settings={"max_in_amount": 1_000_000}), SLOT)
+    )
+    assert outcome.status is RunStatus.SKIPPED
+    assert rig.emulator.ledger.requests == {}
+
+
+def test_balance_check_skips_when_funds_are_short(make_rig: RigFactory) -> None:
+    rig = make_rig(safety={"balance_check": True})
+    rig.emulator.ledger.set_balance(rig.wallet.address, USDC, 1_000_000)  # 1 USDC < 5 USDC
+    outcome = outcome_of(rig.runner().fire(rig.plan("swap"), SLOT))
+    assert outcome.status is RunStatus.SKIPPED
+    assert outcome.error is not None
+    assert "insufficient balance" in outcome.error
+    assert rig.emulator.ledger.requests.get("ultra_order", 0) == 0
+    assert rig.landed() == []
+    rig.emulator.ledger.set_balance(rig.wallet.address, USDC, 50_000_000)
+    ok = outcome_of(rig.runner().fire(rig.plan("swap"), SLOT))
+    assert ok.status is RunStatus.SUCCEEDED
+
+
+def test_execute_failed_is_final_with_code_and_text(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    rig.emulator.faults.add(
+        "failed",
+        operation="execute_recurring",
+        error="Insufficient funds for the operation requested.",
+    )
+    outcome = outcome_of(rig.runner().fire(rig.plan("recurring"), SLOT))
+    assert outcome.status is RunStatus.FAILED
+    run = rig.run(outcome.run_id)
+    assert run.error is not None
+    assert "Insufficient funds" in run.error
+    assert run.signature is not None  # it was signed and posted, and refused
+
+
+def test_swap_failing_with_a_cannot_land_code_is_ordered_afresh_once(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    rig.emulator.faults.add(
+        "failed", operation="execute_ultra", code=-1005, error="Transaction expired"
+    )
+    outcome = outcome_of(rig.runner().fire(rig.plan("swap"), SLOT))
+    assert outcome.status is RunStatus.SUCCEEDED
+    steps = rig.steps(outcome.run_id)
+    assert steps.count("reorder") == 1
+    assert rig.issued() == 2
+    assert len(rig.landed()) == 1
+    assert rig.run(outcome.run_id).request_id == rig.landed()[0].request_id
+
+
+def test_swap_with_a_final_code_is_not_retried(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    rig.emulator.faults.add(
+        "failed", operation="execute_ultra", code=6001, error="Slippage tolerance exceeded"
+    )
+    outcome = outcome_of(rig.runner().fire(rig.plan("swap"), SLOT))
+    assert outcome.status is RunStatus.FAILED
+    assert outcome.error_code == "6001"
+    assert rig.issued() == 1
+
+
+def test_an_order_the_api_will_not_build_is_skipped(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    rig.emulator.ledger.set_balance(rig.wallet.address, USDC, 0)
+    outcome = outcome_of(rig.runner().fire(rig.plan("swap"), SLOT))
+    assert outcome.status is RunStatus.SKIPPED
+    assert rig.run(outcome.run_id).signed_tx is None
+
+
+def test_transient_order_errors_are_retried_and_recorded(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    rig.emulator.faults.add("rate_limit", operation="ultra_order", retry_after=0)
+    rig.emulator.faults.add("server_error", operation="ultra_order")
+    outcome = outcome_of(rig.runner().fire(rig.plan("swap"), SLOT))
+    assert outcome.status is RunStatus.SUCCEEDED
+    run = rig.run(outcome.run_id)
+    assert run.attempts >= 4  # 3 order attempts + 1 execute
+    assert rig.steps(run.id).count("attempt") == run.attempts
+
+
+def test_order_refused_by_the_api_is_failed_and_nothing_signed(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    plan = rig.plan(
+        "trigger-cancel", request={"order": "3yZe7d6m4bW1vJ5m8dGzU3n9cY1cKJc1dJZyqfG5QFvA"}
+    )
+    outcome = outcome_of(rig.runner().fire(plan, SLOT))
+    assert outcome.status is RunStatus.FAILED
+    run = rig.run(outcome.run_id)
+    assert run.signed_tx is None
+    assert run.error_code == "400"
+
+
+def test_a_lost_execute_answer_is_settled_by_reposting_the_same_bytes(make_rig: RigFactory) -> None:
+    rig = make_rig()
+    rig.emulator.faults.add("lost_answer", operation="execute_recurring")
+    outcome = outcome_of(rig.runner().fire(rig.plan("recurring"), SLOT))
+    assert outcome.status is RunStatus.SUCCEEDED
+    assert len(rig.landed()) == 1
+    assert rig.run(outcome.run_id).signature == rig.landed()[0].signature
