@@ -23,7 +23,7 @@ ALL_COLUMNS = (
 )  # fmt: skip
 
 
-class When(click.ParamType):
+class When(click.ParamType):  # type: ignore[type-arg]
     name = "when"
 
     def convert(

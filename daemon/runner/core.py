@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
@@ -60,10 +60,6 @@ def node_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-class Sleeper(Protocol):
-    def __call__(self, seconds: float) -> None: ...
-
-
 @dataclass(frozen=True)
 class RunOptions:
     dry_run: bool = False
@@ -90,7 +86,7 @@ class Runner:
         rpc: SolanaRpc | None = None,
         listeners: Sequence[RunListener] = (),
         clock: Clock = utcnow,
-        sleep: Sleeper = time.sleep,
+        sleep: Callable[[float], None] = time.sleep,
         node: str | None = None,
     ) -> None:
         self.factory = factory

@@ -33,6 +33,7 @@ class UltraOrderLike(Protocol):
 
 
 class ExecuteResultLike(Protocol):
+    http_status: int | None
     status: str | None
     code: int | str | None
     signature: str | None
