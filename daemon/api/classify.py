@@ -61,15 +61,22 @@ def _json(response: httpx.Response) -> Any:
         return None
 
 
-def is_execute_answer(operation: str, data: Any) -> bool:
+def is_execute_answer(operation: str, status: int, data: Any) -> bool:
     """An error-status body that still reports an execute outcome: a
-    ``status: Failed`` envelope, or Ultra's numeric code (``-1`` has no status)."""
-    if operation not in EXECUTES or not isinstance(data, dict):
+    ``status: Failed`` envelope, or (4xx only) Ultra's numeric code, whose
+    ``-1`` reply has no status. Auth, 429 and bare 5xx bodies are not outcomes."""
+    if operation not in EXECUTES or not isinstance(data, dict) or status in (401, 403, 429):
         return False
     if data.get("status") == "Failed":
         return True
     code = data.get("code")
-    return operation == "execute_ultra" and isinstance(code, int) and not isinstance(code, bool)
+    return (
+        operation == "execute_ultra"
+        and status < 500
+        and isinstance(code, int)
+        and not isinstance(code, bool)
+        and code <= 0
+    )
 
 
 def classify(
@@ -82,7 +89,7 @@ def classify(
         if data is None:
             return None, garbage(operation, response, "not JSON")
         return data, None
-    if is_execute_answer(operation, data):
+    if is_execute_answer(operation, status, data):
         return data, None
     info = info_for(operation, response, data)
     what = info.error or response.reason_phrase
