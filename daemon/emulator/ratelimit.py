@@ -26,9 +26,7 @@ class SlidingWindow:
                 self._hits.append(now)
             oldest = self._hits[0] if self._hits else now
             headers = {
-                "x-ratelimit-remaining": str(
-                    self.capacity - len(self._hits) - (0 if allowed else 1)
-                ),
+                "x-ratelimit-remaining": str(self.capacity - len(self._hits)),
                 "x-ratelimit-current": str(len(self._hits)),
                 "x-ratelimit-reset": str(math.ceil(oldest + self.window)),
             }

@@ -1,0 +1,157 @@
+"""The emulator's pure handler: transactions, ledger, faults, determinism, RPC."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from solders.pubkey import Pubkey
+
+from daemon.emulator import Emulator, build_unsigned
+from daemon.emulator.faults import Faults
+from daemon.emulator.txbuild import (
+    AGGREGATOR_PROGRAM,
+    DCA_PROGRAM,
+    LIMIT_ORDER_PROGRAM,
+    fee_payer_signature_ok,
+    from_b64,
+)
+from daemon.wallet import Wallet
+from tests.fixtures.emulator import RECURRING_REQUEST, SWAP_REQUEST, sign
+
+COMPUTE_BUDGET = Pubkey.from_string("ComputeBudget111111111111111111111111111111")
+
+
+def call(emu: Emulator, method: str, path: str, body: Any = None, **query: str) -> Any:
+    raw = b"" if body is None else json.dumps(body).encode()
+    answer = emu.handle(method, path, query, {}, raw)
+    return answer.status, json.loads(answer.body) if answer.body else None
+
+
+@pytest.mark.parametrize(
+    ("kind", "program"),
+    [("recurring", DCA_PROGRAM), ("trigger_cancel", LIMIT_ORDER_PROGRAM),
+     ("swap", AGGREGATOR_PROGRAM)],
+)  # fmt: skip
+def test_build_unsigned_is_a_real_v0_message(kind: str, program: Pubkey) -> None:
+    owner = Wallet.generate().pubkey
+    tx = build_unsigned(kind, owner)
+    message = tx.message
+    assert message.header.num_required_signatures == 1
+    assert message.account_keys[0] == owner
+    programs = {message.account_keys[ix.program_id_index] for ix in message.instructions}
+    assert programs == {program, COMPUTE_BUDGET}
+    assert not fee_payer_signature_ok(tx, owner)
+    assert bool(message.address_table_lookups) is (kind == "swap")
+
+
+def test_issued_transactions_have_fresh_blockhashes_and_the_caller_as_payer() -> None:
+    emu = Emulator(seed=3)
+    payer = Wallet.generate()
+    hashes = set()
+    for _ in range(3):
+        status, data = call(emu, "GET", "/ultra/v1/order", taker=payer.address,
+                            **{k: str(v) for k, v in SWAP_REQUEST.items()})  # fmt: skip
+        assert status == 200
+        tx = from_b64(data["transaction"])
+        assert tx.message.account_keys[0] == payer.pubkey
+        hashes.add(str(tx.message.recent_blockhash))
+    assert len(hashes) == 3
+
+
+def test_same_seed_same_ids_and_fault_draws() -> None:
+    def run(seed: int) -> tuple[list[str], list[tuple[str, str]]]:
+        emu = Emulator(seed=seed, default_balances={})
+        emu.faults.add("server_error", count=0, probability=0.5)
+        ids = []
+        for _ in range(12):
+            status, data = call(emu, "POST", "/recurring/v1/createOrder",
+                                {**RECURRING_REQUEST, "user": str(Pubkey.default())})  # fmt: skip
+            ids.append(data.get("requestId", status))
+        return [str(i) for i in ids], list(emu.faults.history)
+
+    assert run(5) == run(5)
+    assert run(5) != run(6)
+    assert 0 < len(run(5)[1]) < 12
+
+
+def test_fault_targets_only_its_operation_and_skip() -> None:
+    faults = Faults()
+    faults.add("drop", operation="execute_*", skip=1)
+    assert faults.take("ultra_order") is None
+    assert faults.take("execute_ultra") is None  # skipped once
+    assert faults.take("execute_trigger") is not None
+    assert faults.take("execute_trigger") is None  # count 1 spent
+
+
+def test_execute_only_faults_never_fire_on_orders() -> None:
+    faults = Faults()
+    faults.add("failed")
+    assert faults.take("ultra_order") is None
+    assert faults.take("execute_recurring") is not None
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [{"kind": "meteor"}, {"kind": "drop", "count": -1}, {"kind": "drop", "probability": 2},
+     {"kind": "drop", "operation": 3}, "drop"],
+)  # fmt: skip
+def test_bad_faults_are_refused_with_a_message(fault: Any) -> None:
+    emu = Emulator()
+    status, data = call(emu, "POST", "/_emulator/faults", fault)
+    assert status == 400
+    assert data["error"]
+    assert emu.faults.pending() == []
+
+
+def test_key_and_rate_limit_headers() -> None:
+    emu = Emulator(api_key="k", rate_limit=1, rate_window=2, clock=lambda: 1000.0)
+    path = f"/portfolio/v1/positions/{Pubkey.default()}"
+    assert emu.handle("GET", path, {}, {}, b"").status == 401
+    first = emu.handle("GET", path, {}, {"X-Api-Key": "k"}, b"")
+    assert first.status == 200
+    assert first.headers["x-ratelimit-remaining"] == "1"
+    assert first.headers["x-ratelimit-reset"] == "1002"
+    emu.handle("GET", path, {}, {"x-api-key": "k"}, b"")
+    third = emu.handle("GET", path, {}, {"x-api-key": "k"}, b"")
+    assert third.status == 429
+    assert third.headers["x-ratelimit-remaining"] == "0"
+
+
+def test_unknown_route_and_rpc_methods() -> None:
+    emu = Emulator()
+    assert emu.handle("GET", "/nope", {}, {}, b"").status == 404
+    _, data = call(
+        emu, "POST", "/rpc", {"jsonrpc": "2.0", "id": 4, "method": "sendTransaction"}
+    )
+    assert data["error"]["code"] == -32601
+    _status, data = call(emu, "POST", "/rpc", {"jsonrpc": "2.0", "id": 5, "method": "getTransaction",
+                                              "params": ["x", {"encoding": "json"}]})  # fmt: skip
+    assert data["error"]["code"] == -32015
+
+
+def test_rpc_without_history_forgets_old_signatures() -> None:
+    now = [1000.0]
+    emu = Emulator(clock=lambda: now[0])
+    payer = Wallet.generate()
+    _, quote = call(emu, "GET", "/ultra/v1/order", taker=payer.address,
+                    **{k: str(v) for k, v in SWAP_REQUEST.items()})  # fmt: skip
+    _, result = call(emu, "POST", "/ultra/v1/execute",
+                     {"signedTransaction": sign(payer, quote["transaction"]),
+                      "requestId": quote["requestId"]})  # fmt: skip
+    now[0] += 1000
+    query = {"jsonrpc": "2.0", "id": 1, "method": "getSignatureStatuses",
+             "params": [[result["signature"]]]}  # fmt: skip
+    assert call(emu, "POST", "/rpc", query)[1]["result"]["value"] == [None]
+    query["params"].append({"searchTransactionHistory": True})
+    assert call(emu, "POST", "/rpc", query)[1]["result"]["value"][0]["slot"] == int(result["slot"])
+
+
+def test_reset_clears_the_ledger() -> None:
+    emu = Emulator()
+    payer = Wallet.generate()
+    call(emu, "POST", "/_emulator/trigger-orders", {"maker": payer.address})
+    assert emu.ledger.trigger_orders
+    call(emu, "POST", "/_emulator/reset", {})
+    assert not emu.ledger.trigger_orders
