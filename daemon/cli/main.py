@@ -84,23 +84,23 @@ def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
 
 
 def _register() -> None:
-    from daemon.cli import db
+    from daemon.cli import (
+        audit,
+        db,
+        emulator,
+        fire,
+        plans,
+        portfolio,
+        run,
+        tx,
+        wallet,
+    )
 
-    cli.add_command(db.db)
-    from daemon.cli import tx, wallet
-
-    cli.add_command(wallet.wallet)
-    cli.add_command(tx.tx)
-    from daemon.cli import plans
-
-    cli.add_command(plans.plans)
-    from daemon.cli import emulator, portfolio
-
-    cli.add_command(emulator.emulator)
-    cli.add_command(portfolio.portfolio)
-    from daemon.cli import plans
-
-    cli.add_command(plans.plans)
+    for command in (
+        db.db, plans.plans, run.run, fire.fire, audit.audit, tx.tx, wallet.wallet,
+        portfolio.portfolio, emulator.emulator,
+    ):  # fmt: skip
+        cli.add_command(command)
 
 
 if __name__ == "__main__":

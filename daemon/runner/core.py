@@ -40,6 +40,7 @@ from daemon.rpc import SolanaRpc
 from daemon.runner import preflight
 from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.steps import OrderApi, execute, order
+from daemon.schedule import parse_schedule
 from daemon.store import runs
 from daemon.store.engine import transaction
 from daemon.store.records import PlanRecord, RunRecord
@@ -105,6 +106,15 @@ class Runner:
     def is_active(self, run_id: int) -> bool:
         with self._active_lock:
             return run_id in self._active
+
+    def active_count(self) -> int:
+        with self._active_lock:
+            return len(self._active)
+
+    def reconfigure(self, config: Config) -> None:
+        """SIGHUP: new safety limits and guard policy for the runs that start from now."""
+        self.config = config
+        self.policy = GuardPolicy.from_config(config.guard)
 
     # ---- entry points -------------------------------------------------------------
 
@@ -425,8 +435,11 @@ class Runner:
         return run.trigger == "manual" or self.clock() < grace_end
 
     def _grace(self, plan: PlanRecord) -> float:
-        value = plan.settings.get("grace")
-        return float(value) if value is not None else self.config.runner.default_grace
+        """The plan's schedule grace (seconds): how late a slot may still be acted on."""
+        try:
+            return float(parse_schedule(plan.schedule).grace)
+        except (ValueError, TypeError):
+            return self.config.runner.default_grace
 
     # ---- pre-flight helpers ---------------------------------------------------------
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Select, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -151,3 +151,7 @@ def events(session: Session, run_id: int) -> list[tuple[datetime, str, dict[str,
 
 def bump_attempts(session: Session, run_id: int) -> None:
     session.execute(update(Run).where(Run.id == run_id).values(attempts=Run.attempts + 1))
+
+
+def count_status_stmt(status: RunStatus) -> Select[int]:
+    return select(func.count()).select_from(Run).where(Run.status == str(status))

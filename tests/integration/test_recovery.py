@@ -97,7 +97,7 @@ def test_signed_never_posted_and_expired_past_grace_is_settled_as_not_landed_by_
     clock = Clock(SLOT)
     rig = make_rig(clock=clock)
     failpoints.arm("after_sign")
-    crash(lambda: rig.runner().fire(rig.plan("swap", settings={"grace": 300}), SLOT))
+    crash(lambda: rig.runner().fire(rig.plan("swap", schedule={"every": "1h", "grace": 300}), SLOT))
     clock.advance(600)
     outcomes = recover(rig.runner(rpc=rig.rpc()), startup=True)
     assert [o.status for o in outcomes] == [RunStatus.FAILED]
@@ -115,7 +115,7 @@ def test_signed_never_posted_and_expired_within_grace_is_ordered_afresh(
     clock = Clock(SLOT)
     rig = make_rig(clock=clock)
     failpoints.arm("after_sign")
-    crash(lambda: rig.runner().fire(rig.plan("swap", settings={"grace": 900}), SLOT))
+    crash(lambda: rig.runner().fire(rig.plan("swap", schedule={"every": "1h", "grace": 900}), SLOT))
     clock.advance(200)
     outcomes = recover(rig.runner(), startup=True)
     assert [o.status for o in outcomes] == [RunStatus.SUCCEEDED]
@@ -126,7 +126,7 @@ def test_signed_never_posted_and_expired_within_grace_is_ordered_afresh(
 def test_unsigned_run_past_its_grace_is_skipped_not_ordered(make_rig: RigFactory) -> None:
     clock = Clock(SLOT)
     rig = make_rig(clock=clock)
-    plan = rig.plan("swap", settings={"grace": 60})
+    plan = rig.plan("swap", schedule={"every": "1h", "grace": 60})
     failpoints.arm("after_requested")
     crash(lambda: rig.runner().fire(plan, SLOT))
     clock.advance(3600)

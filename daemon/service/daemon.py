@@ -1,0 +1,311 @@
+"""`jupcron run`: the daemon's main loop.
+
+One thread (the main one) owns the loop: it waits on the signal inbox, pings
+the watchdog while the store and scheduler are healthy, keeps leadership
+(PostgreSQL advisory lock; a file lock on SQLite) and starts or stops the
+scheduler as leadership comes and goes. Runs happen on the scheduler's
+worker threads; recovery on a thread of its own.
+
+    start ─► store reachable, migrated ─► plans counted ─► READY=1
+          ─► leader? recover in-flight runs, start the scheduler : stand by
+    SIGHUP ─► re-read config and plans.dir, apply atomically (keep the old on error)
+    SIGTERM/SIGINT ─► STOPPING=1, no new fires, in-flight runs get
+                      runner.shutdown_timeout to reach a stored state, exit 0
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import httpx
+import structlog
+from sqlalchemy.exc import SQLAlchemyError
+
+from daemon import failpoints
+from daemon.app import Runtime, build_runtime, open_store
+from daemon.config import Config, load_config
+from daemon.errors import JupcronError, StoreBusyError
+from daemon.logs import configure_logging
+from daemon.plans.apply import apply_paths
+from daemon.runner.outcome import RunListener
+from daemon.runner.recovery import recover
+from daemon.scheduler import Scheduler
+from daemon.service.leader import Leadership, leadership_for
+from daemon.service.listeners import MetricsListener, WebhookListener
+from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
+from daemon.service.notify import Notifier, watchdog_interval
+from daemon.service.signals import SignalEvent, SignalInbox
+from daemon.service.watchdog import Watchdog
+from daemon.service.webhook import WebhookNotifier
+from daemon.store import plans as store_plans
+from daemon.store import runs
+from daemon.store.records import PlanRecord
+from daemon.store.types import RunStatus
+
+log = structlog.get_logger(__name__)
+
+TICK = 1.0  # seconds between loop turns when nothing else is due
+
+
+class Daemon:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        config_path: str | None = None,
+        env: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.config = config
+        self.config_path = config_path or config.source or None
+        self.env = os.environ if env is None else env
+        self.transport = transport
+        self.notifier = Notifier(self.env)
+        self.metrics = Metrics()
+        self.inbox = SignalInbox()
+        self.leader = False
+        self.runtime: Runtime | None = None
+        self.scheduler: Scheduler | None = None
+        self.leadership: Leadership | None = None
+        self.metrics_server: MetricsServer | None = None
+        self.webhook: WebhookNotifier | None = None
+        self._recovery: threading.Thread | None = None
+        self._last_recovery = 0.0
+        self._store_ok = True
+        self._status = ""
+        self._plan_count = 0
+
+    # ---- lifecycle --------------------------------------------------------------
+
+    def run(self) -> int:
+        configure_logging(self.config.logging.level, self.config.logging.format, stream=sys.stdout)
+        failpoints.load_from_env()
+        self.inbox.install()
+        try:
+            self._start()
+            self._loop()
+        finally:
+            self._shutdown()
+        return 0
+
+    def _start(self) -> None:
+        config = self.config
+        store = open_store(config)  # refuses an unmigrated database
+        self.leadership = leadership_for(config.database.url, store.engine)
+        listeners: list[RunListener] = [MetricsListener(self.metrics)]
+        if config.notify.webhook_url:
+            self.webhook = WebhookNotifier(config.notify.webhook_url).start()
+            listeners.append(WebhookListener(self.webhook))
+        self.runtime = build_runtime(
+            config,
+            transport=self.transport,
+            listeners=listeners,
+            store=store,
+        )
+        if config.metrics.listen:
+            self.metrics_server = serve_metrics(self.metrics, config.metrics.listen, self.healthy)
+        self._count_plans()
+        log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
+                 database=store.engine.url.render_as_string(hide_password=True))  # fmt: skip
+        self._try_lead()
+        self.notifier.ready(self._status_text())
+
+    def _loop(self) -> None:
+        watchdog = Watchdog(self.notifier, watchdog_interval(self.env), health=self.healthy)
+        while not self.inbox.stop_requested:
+            watchdog.tick()
+            self._keep_leadership()
+            self._maybe_recover()
+            self._update_status()
+            for event in self.inbox.wait(min(TICK, watchdog.seconds_until_due(default=TICK))):
+                if event is SignalEvent.RELOAD:
+                    self.reload()
+
+    def _shutdown(self) -> None:
+        log.info("daemon_stopping")
+        self.notifier.stopping("stopping")
+        deadline = time.monotonic() + self.config.runner.shutdown_timeout
+        if self.scheduler is not None:
+            self.scheduler.stop(wait=False)
+        self._wait_for_runs(deadline)
+        if self.leadership is not None:
+            self.leadership.release()
+        if self.metrics_server is not None:
+            self.metrics_server.stop()
+        if self.webhook is not None:
+            self.webhook.stop(timeout=max(0.0, deadline - time.monotonic()))
+        if self.runtime is not None:
+            self.runtime.close()
+        self.inbox.close()
+        self.notifier.close()
+        log.info("daemon_stopped")
+
+    def _wait_for_runs(self, deadline: float) -> None:
+        if self.runtime is None:
+            return
+        runner = self.runtime.runner
+        while runner.active_count() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if runner.active_count():
+            # every step is already stored; recovery settles them at the next start
+            log.warning("runs_left_in_flight", count=runner.active_count())
+            sys.stdout.flush()
+            os._exit(0)
+
+    # ---- health and status ------------------------------------------------------
+
+    def healthy(self) -> bool:
+        if not self._store_ok:
+            return False
+        if self.leader and self.scheduler is not None:
+            return self.scheduler.healthy()
+        return True
+
+    def _count_plans(self) -> None:
+        assert self.runtime is not None
+        try:
+            with self.runtime.store.factory() as session:
+                self._plan_count = len(store_plans.enabled_plans(session))
+                in_doubt = session.scalar(runs.count_status_stmt(RunStatus.IN_DOUBT)) or 0
+            self._store_ok = True
+        except JupcronError:
+            self._store_ok = False
+            return
+        except SQLAlchemyError as exc:  # a dropped connection surfaces as a driver error
+            log.warning("store_unavailable", error=str(exc))
+            self._store_ok = False
+            return
+        self.metrics.set_plans(self._plan_count)
+        self.metrics.set_in_doubt(int(in_doubt))
+
+    def _status_text(self) -> str:
+        role = "leader" if self.leader else "standby"
+        return f"{role}, {self._plan_count} plans"
+
+    def _update_status(self) -> None:
+        self._count_plans()
+        text = self._status_text()
+        if not self._store_ok:
+            text += ", store unreachable"
+        if text != self._status:
+            self._status = text
+            self.notifier.status(text)
+
+    # ---- leadership ---------------------------------------------------------------
+
+    def _try_lead(self) -> None:
+        assert self.leadership is not None
+        try:
+            got = self.leadership.acquire(block=False)
+        except StoreBusyError as exc:
+            log.warning("leader_election_failed", error=str(exc))
+            got = False
+        if got:
+            self._become_leader()
+        else:
+            log.info("standby_waiting")
+
+    def _keep_leadership(self) -> None:
+        assert self.leadership is not None
+        if self.leader:
+            if not self.leadership.is_leader():
+                self._step_down()
+        else:
+            self._try_lead()
+
+    def _become_leader(self) -> None:
+        assert self.runtime is not None
+        self.leader = True
+        self.metrics.set_leader(True)
+        log.info("became_leader")
+        self._start_recovery(startup=True)
+        self.scheduler = Scheduler(
+            self.runtime.store.factory, self._fire,
+            workers=self.config.runner.workers,
+        )  # fmt: skip
+        self.scheduler.start()
+
+    def _step_down(self) -> None:
+        log.warning("stepping_down")
+        self.leader = False
+        self.metrics.set_leader(False)
+        if self.scheduler is not None:
+            self.scheduler.stop(wait=False)
+            self.scheduler = None
+
+    def _fire(self, plan: PlanRecord, scheduled_for: datetime) -> None:
+        """The scheduler's callback: check the lease, then run."""
+        assert self.runtime is not None
+        assert self.leadership is not None
+        if not self.leadership.is_leader():
+            log.warning("fire_refused_not_leader", plan=plan.name,
+                        scheduled_for=scheduled_for.isoformat())  # fmt: skip
+            return
+        self.runtime.runner.fire(plan, scheduled_for)
+
+    # ---- recovery -----------------------------------------------------------------
+
+    def _maybe_recover(self) -> None:
+        interval = self.config.runner.recovery_interval
+        if self.leader and time.monotonic() - self._last_recovery >= interval:
+            self._start_recovery(startup=False)
+
+    def _start_recovery(self, *, startup: bool) -> None:
+        if self._recovery is not None and self._recovery.is_alive():
+            return
+        assert self.runtime is not None
+        runner = self.runtime.runner
+        self._last_recovery = time.monotonic()
+
+        def work() -> None:
+            try:
+                outcomes = recover(runner, startup=startup)
+            except Exception:
+                log.exception("recovery_failed")
+                return
+            if outcomes:
+                log.info("recovery_done", runs=len(outcomes))
+
+        self._recovery = threading.Thread(target=work, name="recovery", daemon=True)
+        self._recovery.start()
+
+    # ---- reload ---------------------------------------------------------------------
+
+    def reload(self) -> bool:
+        """SIGHUP: re-read the config and the plans folder; keep the old on any error."""
+        self.notifier.reloading()
+        try:
+            ok = self._reload()
+        finally:
+            self.notifier.ready(self._status_text())
+        return ok
+
+    def _reload(self) -> bool:
+        assert self.runtime is not None
+        try:
+            config = load_config(self.config_path, self.env) if self.config_path else self.config
+        except JupcronError as exc:
+            log.error("reload_failed", what="config", error=str(exc))
+            return False
+        for section in ("database", "api", "wallet"):
+            if getattr(config, section) != getattr(self.config, section):
+                log.warning("reload_needs_restart", section=section)
+        folder = config.plans.dir
+        if folder.is_dir():
+            try:
+                diff, _ = apply_paths(self.runtime.store.factory, [folder], now=datetime.now(UTC))
+            except JupcronError as exc:
+                log.error("reload_failed", what="plans", error=str(exc))
+                return False
+            log.info("plans_applied", diff=diff.lines())
+        self.config = config
+        self.runtime.runner.reconfigure(config)
+        if self.scheduler is not None:
+            self.scheduler.reload()
+        log.info("reloaded")
+        return True

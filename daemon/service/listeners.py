@@ -1,0 +1,40 @@
+"""Run listeners that feed the service's outputs: metrics and the webhook."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from daemon.runner.outcome import RunOutcome
+from daemon.service.metrics import Metrics
+from daemon.service.webhook import NOTIFY_STATUSES, Notification, WebhookNotifier
+
+
+class MetricsListener:
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        self.metrics.record_run(outcome.kind, str(outcome.status))
+        if outcome.fire_lag is not None:
+            self.metrics.observe_fire_lag(max(0.0, outcome.fire_lag))
+
+
+class WebhookListener:
+    """Sends failed, rejected and in-doubt runs to the configured webhook."""
+
+    def __init__(self, notifier: WebhookNotifier) -> None:
+        self.notifier = notifier
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        event = NOTIFY_STATUSES.get(outcome.status)
+        if event is None:
+            return
+        self.notifier.send(
+            Notification(
+                event=event, plan=outcome.plan_name, at=datetime.now(UTC), kind=outcome.kind,
+                run_id=outcome.run_id, status=str(outcome.status),
+                scheduled_for=outcome.scheduled_for, reason=outcome.error,
+                error_code=outcome.error_code, request_id=outcome.request_id,
+                signature=outcome.signature,
+            )
+        )  # fmt: skip
