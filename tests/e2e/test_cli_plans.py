@@ -1,0 +1,132 @@
+"""`jupcron plans validate / apply / list` as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from daemon.store import plans as store_plans
+from daemon.store import runs
+from daemon.store.engine import make_engine, session_factory, transaction
+from daemon.store.types import RunStatus
+from tests.e2e.cli import jupcron
+from tests.fixtures.plans import CONFIG_DIR, PlanFiles, swap_plan, write_plans
+from tests.unit.test_plans_corpus import CORPUS, EXPECTED
+
+LINE = re.compile(r"^\S+?(:\d+:\d+)?: .+$")
+NOW = "2025-01-01T00:00:00Z"
+
+
+def config_for(tmp_path: Path, db_url: str, plans_dir: Path) -> dict[str, str]:
+    path = tmp_path / "jupcron.yaml"
+    path.write_text(
+        json.dumps({"database": {"url": db_url}, "plans": {"dir": str(plans_dir)}}),
+        encoding="utf-8",
+    )
+    return {"JUPCRON_CONFIG": str(path)}
+
+
+def test_validate_the_example_plans() -> None:
+    result = jupcron("plans", "validate", str(CONFIG_DIR))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok: 4 plans in 3 files"
+
+
+def test_validate_reports_every_problem_of_the_corpus_at_once() -> None:
+    result = jupcron("plans", "validate", str(CORPUS))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == sum(len(v) for v in EXPECTED.values())
+    assert all(LINE.match(line) for line in lines), lines
+    assert f"{CORPUS}/13-bad-mint.yaml:6:3: request.outputMint:" in result.stderr
+    assert result.stdout == ""
+
+
+def test_validate_hostile_files_one_line_each() -> None:
+    for name in ("02-binary.yaml", "08-alias-bomb.yaml", "39-huge-number-of-digits.yaml"):
+        result = jupcron("plans", "validate", str(CORPUS / name))
+        assert result.returncode == 1
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_apply_dry_run_apply_list_on_both_backends(
+    tmp_path: Path, db_url: str, plan_files: PlanFiles
+) -> None:
+    folder = plan_files({"a.yaml": [swap_plan("alpha"), swap_plan("beta", every="15m")]})
+    env = config_for(tmp_path, db_url, folder)
+
+    dry = jupcron("plans", "apply", "--dry-run", env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines() == [
+        "+ alpha",
+        "+ beta",
+        "dry run: 2 added, 0 changed, 0 disabled, 0 unchanged; nothing written",
+    ]
+    empty = jupcron("plans", "list", "--format", "json", env=env)
+    assert json.loads(empty.stdout) == []
+
+    applied = jupcron("plans", "apply", env=env)
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[-1] == (
+        "applied: 2 added, 0 changed, 0 disabled, 0 unchanged (plans revision 1)"
+    )
+
+    listed = jupcron("plans", "list", "--format", "json", "--now", NOW, env=env)
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert rows["beta"]["next_utc"] == [
+        "2025-01-01T00:15:00Z",
+        "2025-01-01T00:30:00Z",
+        "2025-01-01T00:45:00Z",
+    ]
+    assert rows["alpha"]["enabled"] is True
+    assert rows["alpha"]["last_status"] is None
+
+    table = jupcron("plans", "list", "--now", NOW, env=env)
+    assert table.returncode == 0
+    assert "2025-01-01 01:00+00:00 (01:00Z)" in table.stdout
+    assert table.stdout.splitlines()[0].split()[:3] == ["name", "kind", "schedule"]
+
+
+def test_apply_with_a_broken_file_changes_nothing_and_list_shows_last_status(
+    tmp_path: Path, sqlite_url: str, plan_files: PlanFiles
+) -> None:
+    folder = plan_files({"a.yaml": [swap_plan("alpha")]})
+    env = config_for(tmp_path, sqlite_url, folder)
+    assert jupcron("plans", "apply", env=env).returncode == 0
+
+    write_plans(folder / "b.yaml", [swap_plan("beta")])
+    write_plans(folder / "bad.yaml", "name: x\nkind: swap\n")
+    failed = jupcron("plans", "apply", env=env)
+    assert failed.returncode == 1
+    assert f"{folder}/bad.yaml:1:1: schedule: missing required key" in failed.stderr
+    assert failed.stdout == ""
+
+    engine = make_engine(sqlite_url)
+    try:
+        factory = session_factory(engine)
+        with transaction(factory) as s:
+            assert [p.name for p in store_plans.all_plans(s)] == ["alpha"]
+            assert store_plans.revision(s) == 1
+            alpha = store_plans.get_plan(s, "alpha")
+            assert alpha is not None
+            slot = datetime(2025, 1, 1, tzinfo=UTC)
+            runs.claim(s, alpha, slot, now=slot, status=RunStatus.SKIPPED, error="missed")
+    finally:
+        engine.dispose()
+    listed = jupcron("plans", "list", "--format", "csv", env=env)
+    assert listed.returncode == 0, listed.stderr
+    header, row = listed.stdout.strip().splitlines()
+    assert header.startswith("name,kind,version,schedule")
+    assert row.startswith("alpha,swap,1,every 1h,UTC,yes,skipped,")
+
+
+def test_apply_without_config_is_one_line(tmp_path: Path) -> None:
+    result = jupcron("plans", "apply", env={"JUPCRON_CONFIG": str(tmp_path / "nope.yaml")})
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
