@@ -47,6 +47,7 @@ HORIZON_DAYS = 366 * 9
 # catch-up never looks back further than this, nor records more skipped slots
 MAX_LOOKBACK = timedelta(days=31)
 MAX_SKIPPED = 1000
+MIN_YEAR, MAX_YEAR = 1970, 2200
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"(\d+)([smhdw])")
@@ -93,6 +94,8 @@ def parse_instant(value: object, *, what: str = "time") -> datetime:
         raise ValueError(f"{what} must be an ISO 8601 time like 2026-12-01T09:00:00Z")
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         raise ValueError(f"{what} '{value}' needs an offset, like Z or +01:00")
+    if not MIN_YEAR <= parsed.year <= MAX_YEAR:
+        raise ValueError(f"{what} '{value}' must be between {MIN_YEAR} and {MAX_YEAR}")
     return parsed.astimezone(UTC)
 
 

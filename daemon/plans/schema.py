@@ -28,7 +28,6 @@ from pydantic import (
     PlainValidator,
     StrictBool,
     StrictInt,
-    StrictStr,
     field_validator,
     model_validator,
 )
@@ -243,7 +242,14 @@ def _check(parse: Any) -> Any:
     return run
 
 
-Duration = StrictInt | StrictStr
+def _duration_value(value: object) -> int | str:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError("must be a duration like 90s, 15m, 6h or 1d")
+    parse_duration(value)
+    return value
+
+
+Duration = Annotated[int | str, PlainValidator(_duration_value)]
 
 
 class ScheduleSpec(_Model):
@@ -256,13 +262,6 @@ class ScheduleSpec(_Model):
     jitter: Duration | None = None
     misfire: Misfire = Misfire.RUN_ONCE
     grace: Duration | None = None
-
-    @field_validator("every", "jitter", "grace")
-    @classmethod
-    def _duration(cls, value: Duration | None) -> Duration | None:
-        if value is not None:
-            parse_duration(value)
-        return value
 
     @field_validator("at", "start", "end")
     @classmethod

@@ -111,6 +111,15 @@ EXPECTED: dict[str, list[str]] = {
     "40-plans-and-extra-key.yaml": [
         "1:1: unknown key 'defaults' next to 'plans' (put plan settings inside each plan)",
     ],
+    "41-far-future-start.yaml": [
+        "3:23: schedule.start: time '9999-12-31T23:59:59+00:00' must be between 1970 and 2200",
+    ],
+    "42-wrong-types.yaml": [
+        "3:12: schedule.every: must be a duration like 90s, 15m, 6h or 1d",
+        "3:24: schedule.grace: must be a duration like 90s, 15m, 6h or 1d",
+        "4:11: request.inputMint: must be a base58 public key (a string)",
+        "4:85: request.amount: must be a whole number of base units, got 'inf'",
+    ],
 }
 
 
