@@ -74,12 +74,6 @@ def build_runtime(
     """Everything a run needs; fails early (before any order) on a bad key or keypair."""
     wallet = load_wallet(config.wallet.keypair)
     key = api_key(config)
-    if config.api.is_legacy_host:
-        log.warning(
-            "legacy_api_host",
-            base_url=config.api.base_url,
-            hint="the lite host is deprecated: use https://api.jup.ag with a key",
-        )
     store = store or open_store(config)
     api = JupiterClient.from_config(config, key, transport=transport)
     rpc = SolanaRpc(config.rpc.url) if config.rpc.url else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 pytest_plugins = [
     "tests.fixtures.database",
     "tests.fixtures.runner",
+    "tests.fixtures.daemon",
     "tests.fixtures.plans",
     "tests.fixtures.service",
     "tests.fixtures.wallet",

@@ -338,6 +338,10 @@ class Runner:
             ), False  # fmt: skip
         code = result.code
         fields = {"error_code": None if code is None else str(code), "error": result.error}
+        if result.http_status is not None and result.http_status >= 500:
+            # e.g. trigger's "unable to confirm transaction": it may still land
+            self._event(run.id, "execute_unconfirmed", fields)
+            return self._settle_unanswered(run), False
         if not first_post and (result.status is None or result.http_status != 200):
             # an error answer to a re-post says nothing about the first post's fate
             self._event(run.id, "execute_refused_repost", fields)

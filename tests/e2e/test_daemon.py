@@ -1,0 +1,89 @@
+"""`jupcron run` as a subprocess: systemd notify and watchdog, metrics, SIGHUP,
+and the one-daemon-per-SQLite-file rule."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
+from tests.fixtures.service import NotifyListener
+from tests.support.pgcluster import free_port
+
+
+def test_notify_ready_watchdog_and_stopping_with_exit_zero(
+    daemon_env: DaemonEnvFactory, notify_socket: NotifyListener
+) -> None:
+    env = daemon_env()
+    env.write_plans(swap_plan("hourly", {"every": "1h"}))
+    env.apply()
+    proc = env.start(notify_socket.env(watchdog_usec=400_000))
+    assert notify_socket.wait_for("READY=1", timeout=20), env.log_of(proc)
+    assert notify_socket.wait_for("WATCHDOG=1", count=3, timeout=10), notify_socket.lines()
+    status = [m["STATUS"] for m in notify_socket.messages() if "STATUS" in m]
+    assert any("leader, 1 plans" in s for s in status), status
+    assert env.stop(proc) == 0
+    assert notify_socket.wait_for("STOPPING=1", timeout=5)
+    lines = notify_socket.lines()
+    assert lines.index("READY=1") < lines.index("STOPPING=1")
+
+
+def test_metrics_count_runs(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    port = free_port()
+    env.write_config(metrics={"listen": f"127.0.0.1:{port}"})
+    env.write_plans(swap_plan("fast", {"every": "2s"}))
+    env.apply()
+    proc = env.start()
+    assert env.wait_until(lambda: len(env.rows("status = 'succeeded'")) >= 2, timeout=20), (
+        env.log_of(proc)
+    )
+    body = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    match = re.search(r'jupcron_runs_total\{kind="swap",status="succeeded"\} (\d+)', body)
+    assert match, body[:2000]
+    assert int(float(match.group(1))) >= 2
+    assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+    assert env.stop(proc) == 0
+
+
+def test_sighup_applies_changed_plans_and_keeps_them_on_a_bad_file(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    env = daemon_env()
+    env.write_plans(swap_plan("a", {"every": "1h"}))
+    env.apply()
+    proc = env.start()
+    assert env.wait_until(lambda: "became_leader" in env.log_of(proc), timeout=20)
+    env.write_plans(swap_plan("a", {"every": "1h"}), swap_plan("b", {"every": "2h"}))
+    proc.send_signal(1)  # SIGHUP
+    listed = lambda: env.jupcron("plans", "list", "--format", "json").stdout  # noqa: E731
+    assert env.wait_until(lambda: '"b"' in listed(), timeout=15), env.log_of(proc)
+    (env.plans / "broken.yaml").write_text("name: [oops\n")
+    proc.send_signal(1)
+    assert env.wait_until(lambda: "reload_failed" in env.log_of(proc), timeout=15)
+    assert '"b"' in listed()  # the old plans are kept
+    assert env.stop(proc) == 0
+
+
+def test_second_daemon_on_one_sqlite_file_refuses(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    first = env.start()
+    assert env.wait_until(lambda: "became_leader" in env.log_of(first), timeout=20)
+    second = env.start()
+    assert second.wait(30) == 1
+    assert "another jupcron daemon is already using" in env.log_of(second)
+    assert "Traceback" not in env.log_of(second)
+    assert first.poll() is None
+    assert env.stop(first) == 0
+
+
+def test_unmigrated_database_is_refused_with_one_line(
+    daemon_env: DaemonEnvFactory, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    env = daemon_env()
+    env.write_config(database={"url": f"sqlite:///{tmp_path / 'new.db'}"})
+    done = env.jupcron("run", timeout=30)
+    assert done.returncode == 1
+    assert "jupcron db upgrade" in done.stderr
+    assert "Traceback" not in done.stderr
