@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO, cast
 
 import click
 
 from daemon import __version__
 from daemon.config import Config, load_config
 from daemon.errors import JupcronError, PlanError
+from daemon.logs import configure_logging
 
 EXIT_USER = 1
 EXIT_USAGE = 2
@@ -81,6 +82,21 @@ def _fail(exc: JupcronError) -> None:
 def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
     """jupcron: scheduled Jupiter orders, signed locally, audited in SQL."""
     ctx.obj = Context(config_path=config_path, debug=debug)
+    # commands print their results on stdout; log lines go to stderr (`run` logs to stdout)
+    configure_logging("debug" if debug else "warning", "auto", stream=cast(TextIO, _Stderr()))
+
+
+class _Stderr:
+    """sys.stderr as it is when a line is written (tests swap it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
 
 
 def _register() -> None:
