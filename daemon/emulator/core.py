@@ -17,7 +17,7 @@ from typing import Any
 
 from daemon.emulator import control, execute, orders
 from daemon.emulator.common import EmuResponse, State, json_response, text_response
-from daemon.emulator.faults import Fault, FaultKind, Faults
+from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
 from daemon.emulator.ledger import Ledger
 from daemon.emulator.ratelimit import SlidingWindow
 
@@ -135,20 +135,26 @@ class Emulator:
                     answer = text_response(429, "[API Gateway] Too many requests")
                     answer.headers.update(limit_headers)
                     return answer
-            fault = self.faults.take(operation, kinds=TRANSPORT_FAULTS)
+            fields = request_fields(query, body)
+            fault = self.faults.take(operation, kinds=TRANSPORT_FAULTS, request=fields)
             delay = 0.0
             if fault is not None and fault.kind == FaultKind.SLOW:
                 delay = float(fault.params.get("seconds", 2.0))
             elif fault is not None:
                 return self._transport_fault(fault)
-            answer = self._dispatch(operation, tail, query, body)
+            answer = self._dispatch(operation, tail, query, body, fields)
             answer.delay = delay
             if 200 <= answer.status < 300 or answer.status == 429:
                 answer.headers.update(limit_headers)
-            return self._answer_faults(operation, answer)
+            return self._answer_faults(operation, answer, fields)
 
     def _dispatch(
-        self, operation: str, tail: str, query: Mapping[str, str], body: bytes
+        self,
+        operation: str,
+        tail: str,
+        query: Mapping[str, str],
+        body: bytes,
+        fields: Mapping[str, str] | None = None,
     ) -> EmuResponse:
         state = self.state
         if operation == "rpc":
@@ -157,7 +163,7 @@ class Emulator:
             return orders.positions(state, tail, query)
         if operation.startswith("execute_"):
             return execute.execute(state, operation, body)
-        hostile = self.faults.take(operation, kinds=(FaultKind.HOSTILE,))
+        hostile = self.faults.take(operation, kinds=(FaultKind.HOSTILE,), request=fields)
         if operation == "create_recurring_order":
             return orders.create_recurring(state, body, hostile)
         if operation == "cancel_trigger_order":
@@ -182,9 +188,11 @@ class Emulator:
             )
         return EmuResponse(drop=True)  # DROP
 
-    def _answer_faults(self, operation: str, answer: EmuResponse) -> EmuResponse:
+    def _answer_faults(
+        self, operation: str, answer: EmuResponse, fields: Mapping[str, str] | None = None
+    ) -> EmuResponse:
         kinds = (FaultKind.WRONG_TYPES, FaultKind.LOST_ANSWER)
-        fault = self.faults.take(operation, kinds=kinds)
+        fault = self.faults.take(operation, kinds=kinds, request=fields)
         if fault is None:
             return answer
         if fault.kind == FaultKind.LOST_ANSWER:

@@ -11,7 +11,7 @@ from solders.pubkey import Pubkey
 
 from daemon.emulator import txbuild
 from daemon.emulator.common import EmuResponse, State, json_response, parse_json_object
-from daemon.emulator.faults import FaultKind
+from daemon.emulator.faults import FaultKind, request_fields
 from daemon.emulator.ledger import Execution, IssuedOrder, RecurringOrder
 
 # which issued kinds each execute endpoint accepts
@@ -152,7 +152,8 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
         in_amount=order.in_amount,
         out_amount=order.out_amount,
     )
-    fault = state.faults.take(operation, kinds=(FaultKind.FAILED, FaultKind.EXPIRED))
+    kinds = (FaultKind.FAILED, FaultKind.EXPIRED)
+    fault = state.faults.take(operation, kinds=kinds, request=request_fields({}, body))
     if fault is not None and fault.kind == FaultKind.FAILED:
         e.code = int(fault.params.get("code", -1000 if operation == "execute_ultra" else 500))
         e.error = str(fault.params.get("error", "Failed to land"))

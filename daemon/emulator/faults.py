@@ -2,13 +2,15 @@
 
 A fault has a kind, how many times it fires (``count``; 0 = until cleared), an
 optional target (``operation``: an operation name or a glob such as
-``execute_*``), a ``probability`` drawn from the seeded generator, ``skip``
+``execute_*``; ``match``: top-level request fields, e.g. ``{"amount": "1234"}``,
+so one plan's order is singled out), a ``probability`` drawn from the seeded generator, ``skip``
 (let that many matching requests through first) and kind-specific params.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import random
 import threading
 from collections.abc import Iterable, Mapping
@@ -46,11 +48,14 @@ class Fault:
     skip: int = 0
     params: dict[str, Any] = field(default_factory=dict)
     fired: int = 0
+    match: dict[str, str] = field(default_factory=dict)
 
-    def applies_to(self, operation: str) -> bool:
+    def applies_to(self, operation: str, request: Mapping[str, str] | None = None) -> bool:
         if self.kind in EXECUTE_ONLY and operation not in EXECUTE_OPERATIONS:
             return False
         if self.kind in ORDER_ONLY and operation not in ORDER_OPERATIONS:
+            return False
+        if self.match and any((request or {}).get(k) != v for k, v in self.match.items()):
             return False
         return self.operation is None or fnmatch.fnmatchcase(operation, self.operation)
 
@@ -67,6 +72,7 @@ class Fault:
             "skip": self.skip,
             "params": dict(self.params),
             "fired": self.fired,
+            "match": dict(self.match),
         }
 
 
@@ -74,7 +80,7 @@ def fault_from_dict(data: Mapping[str, Any]) -> Fault:
     """A fault from its JSON form; ValueError with a clear message when wrong."""
     if not isinstance(data, Mapping):
         raise ValueError("a fault must be an object with at least 'kind'")
-    known = {"kind", "count", "operation", "probability", "skip"}
+    known = {"kind", "count", "operation", "probability", "skip", "match"}
     try:
         kind = FaultKind(str(data.get("kind")))
     except ValueError:
@@ -92,10 +98,30 @@ def fault_from_dict(data: Mapping[str, Any]) -> Fault:
         raise ValueError("fault 'skip' must be an integer >= 0")
     if operation is not None and not isinstance(operation, str):
         raise ValueError("fault 'operation' must be a string")
+    match = data.get("match") or {}
+    if not isinstance(match, Mapping) or not all(
+        isinstance(v, str | int) and not isinstance(v, bool) for v in match.values()
+    ):
+        raise ValueError("fault 'match' must map request fields to strings or integers")
     params = {k: v for k, v in data.items() if k not in known}
     params.update(data.get("params") or {})
     params.pop("params", None)
-    return Fault(kind, count, operation, float(probability), skip, params)
+    matched = {str(k): str(v) for k, v in match.items()}
+    return Fault(kind, count, operation, float(probability), skip, params, match=matched)
+
+
+def request_fields(query: Mapping[str, str], body: bytes) -> dict[str, str]:
+    """A request's top-level query and JSON body fields as text (for fault ``match``)."""
+    fields = dict(query)
+    try:
+        data = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        data = None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, str | int) and not isinstance(value, bool):
+                fields[str(key)] = str(value)
+    return fields
 
 
 class Faults:
@@ -127,12 +153,18 @@ class Faults:
             self._rng = random.Random(self._seed)
             self.history.clear()
 
-    def take(self, operation: str, kinds: Iterable[FaultKind] | None = None) -> Fault | None:
-        """The fault to apply to this request (consumed), or None."""
+    def take(
+        self,
+        operation: str,
+        kinds: Iterable[FaultKind] | None = None,
+        request: Mapping[str, str] | None = None,
+    ) -> Fault | None:
+        """The fault to apply to this request (consumed), or None. `request`: its
+        top-level fields (query or JSON body) as text, for faults with ``match``."""
         wanted = set(kinds) if kinds is not None else None
         with self._lock:
             for fault in self._faults:
-                if fault.spent or not fault.applies_to(operation):
+                if fault.spent or not fault.applies_to(operation, request):
                     continue
                 if wanted is not None and fault.kind not in wanted:
                     continue
