@@ -32,8 +32,9 @@ lint: $(STAMP)
 bench: $(STAMP) postgres-tools
 	$(BIN)/python -m pytest -q -s tests/bench -p no:cacheprovider
 
+# bounded: CHAOS_SECONDS (default 280) in all, SQLite then PostgreSQL; CHAOS_SEED=N replays a run
 chaos: $(STAMP) postgres-tools
-	$(BIN)/python -m daemon.chaos
+	$(BIN)/python -m tests.chaos.run
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
