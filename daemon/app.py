@@ -6,8 +6,9 @@ get from a config file to a working runner.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import structlog
@@ -70,6 +71,7 @@ def build_runtime(
     transport: httpx.BaseTransport | None = None,
     listeners: Sequence[RunListener] = (),
     store: Store | None = None,
+    on_attempt: Callable[[Any], None] | None = None,
 ) -> Runtime:
     """Everything a run needs; fails early (before any order) on a bad key or keypair."""
     wallet = load_wallet(config.wallet.keypair)
@@ -79,6 +81,6 @@ def build_runtime(
     rpc = SolanaRpc(config.rpc.url) if config.rpc.url else None
     runner = Runner(
         factory=store.factory, api=api, wallet=wallet, config=config, rpc=rpc,
-        listeners=listeners,
+        listeners=listeners, on_attempt=on_attempt,
     )  # fmt: skip
     return Runtime(config=config, store=store, api=api, wallet=wallet, runner=runner, rpc=rpc)

@@ -70,9 +70,11 @@ class Scheduler:
         poll_interval: float = 3.0,
         clock: Callable[[], datetime] = utcnow,
         workers: int = 8,
+        on_misfire: Callable[[PlanRecord, list[datetime]], None] | None = None,
     ) -> None:
         self._factory = factory
         self._fire = fire
+        self._on_misfire = on_misfire
         self._poll_interval = poll_interval
         self._clock = clock
         self._aps = BackgroundScheduler(
@@ -198,10 +200,19 @@ class Scheduler:
         with transaction(self._factory) as session:
             last = runs.last_slot(session, plan.id)
             result = catch_up(schedule, last, since=plan.updated_at, now=now)
-            for slot in result.skipped:
-                runs.claim(
+            recorded = [
+                slot
+                for slot in result.skipped
+                if runs.claim(
                     session, plan, slot, now=now, status=RunStatus.SKIPPED, error=MISSED_ERROR
                 )
+                is not None
+            ]
+        if recorded and self._on_misfire is not None:
+            try:
+                self._on_misfire(plan, recorded)
+            except Exception:  # a broken notifier must not stop the schedule
+                log.exception("misfire_listener_failed", plan=plan.name)
         if result.skipped:
             log.warning(
                 "run_missed",

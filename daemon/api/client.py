@@ -58,6 +58,7 @@ class Attempt:
     http_status: int | None
     error: str | None
     waited: float
+    elapsed: float = 0.0  # seconds the HTTP exchange took
 
 
 Observer = Callable[[Attempt], None]
@@ -96,7 +97,7 @@ class JupiterClient:
         self.paths = paths or ApiPaths()
         self.max_attempts = max(1, max_attempts)
         self._key = api_key
-        self._sleep, self._wall = sleep, wall
+        self._sleep, self._wall, self._clock = sleep, wall, clock
         rate = rate_limit or (KEYED_RATE if api_key is not None else KEYLESS_RATE)
         self.pacer = Pacer(rate, sleep=sleep, clock=clock, wall=wall)
         self._http = httpx.Client(
@@ -284,6 +285,7 @@ class JupiterClient:
             status: int | None = None
             error: ApiError | None = None
             result: T | None = None
+            started = self._clock()
             try:
                 response = self._http.request(
                     method, path, json=json, params=params, headers=self._headers()
@@ -302,7 +304,8 @@ class JupiterClient:
                         error = exc
             if observe is not None:
                 text = None if error is None else f"{type(error).__name__}: {error}"
-                observe(Attempt(operation, number, status, text, round(waited, 3)))
+                elapsed = round(self._clock() - started, 6)
+                observe(Attempt(operation, number, status, text, round(waited, 3), elapsed))
             if error is None:
                 log.debug("api_call", operation=operation, attempt=number, http_status=status)
                 return result  # type: ignore[return-value]

@@ -89,6 +89,7 @@ class Runner:
         clock: Clock = utcnow,
         sleep: Callable[[float], None] = time.sleep,
         node: str | None = None,
+        on_attempt: Callable[[Any], None] | None = None,
     ) -> None:
         self.factory = factory
         self.api = api
@@ -100,6 +101,7 @@ class Runner:
         self.clock = clock
         self.sleep = sleep
         self.node = node or node_name()
+        self.on_attempt = on_attempt
         self._active: set[int] = set()
         self._active_lock = threading.Lock()
 
@@ -484,6 +486,8 @@ class Runner:
             with transaction(self.factory) as session:
                 runs.bump_attempts(session, run_id)
                 runs.add_event(session, run_id, "attempt", detail, at=self.clock())
+            if self.on_attempt is not None:
+                self.on_attempt(attempt)
 
         return observe
 

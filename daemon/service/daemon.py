@@ -36,12 +36,12 @@ from daemon.runner.outcome import RunListener
 from daemon.runner.recovery import recover
 from daemon.scheduler import Scheduler
 from daemon.service.leader import Leadership, leadership_for
-from daemon.service.listeners import MetricsListener, WebhookListener
+from daemon.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
 from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
 from daemon.service.notify import Notifier, watchdog_interval
 from daemon.service.signals import SignalEvent, SignalInbox
 from daemon.service.watchdog import Watchdog
-from daemon.service.webhook import WebhookNotifier
+from daemon.service.webhook import Notification, WebhookNotifier
 from daemon.store import plans as store_plans
 from daemon.store import runs
 from daemon.store.records import PlanRecord
@@ -106,6 +106,7 @@ class Daemon:
             transport=self.transport,
             listeners=listeners,
             store=store,
+            on_attempt=AttemptMetrics(self.metrics),
         )
         if config.metrics.listen:
             self.metrics_server = serve_metrics(self.metrics, config.metrics.listen, self.healthy)
@@ -226,7 +227,7 @@ class Daemon:
         self._start_recovery(startup=True)
         self.scheduler = Scheduler(
             self.runtime.store.factory, self._fire,
-            workers=self.config.runner.workers,
+            workers=self.config.runner.workers, on_misfire=self._misfired,
         )  # fmt: skip
         self.scheduler.start()
 
@@ -247,6 +248,14 @@ class Daemon:
                         scheduled_for=scheduled_for.isoformat())  # fmt: skip
             return
         self.runtime.runner.fire(plan, scheduled_for)
+
+    def _misfired(self, plan: PlanRecord, slots: list[datetime]) -> None:
+        """Missed slots were recorded as skipped: count them and tell the webhook."""
+        now = datetime.now(UTC)
+        for slot in slots:
+            self.metrics.record_misfire(str(plan.kind))
+            if self.webhook is not None:
+                self.webhook.send(Notification.misfire(plan.name, slot, now, kind=str(plan.kind)))
 
     # ---- recovery -----------------------------------------------------------------
 

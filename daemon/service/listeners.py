@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from daemon.runner.outcome import RunOutcome
 from daemon.service.metrics import Metrics
@@ -17,6 +18,21 @@ class MetricsListener:
         self.metrics.record_run(outcome.kind, str(outcome.status))
         if outcome.fire_lag is not None:
             self.metrics.observe_fire_lag(max(0.0, outcome.fire_lag))
+
+
+class AttemptMetrics:
+    """Feeds every API attempt of every run into the metrics."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def __call__(self, attempt: Any) -> None:
+        status = attempt.http_status if attempt.http_status is not None else "error"
+        self.metrics.observe_api_call(attempt.operation, status, float(attempt.elapsed or 0.0))
+        if attempt.number > 1:
+            self.metrics.record_retry(attempt.operation)
+        if attempt.waited:
+            self.metrics.add_rate_limit_wait(float(attempt.waited))
 
 
 class WebhookListener:

@@ -3,11 +3,16 @@ and the one-daemon-per-SQLite-file rule."""
 
 from __future__ import annotations
 
+import json
 import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
 
 import httpx
 
-from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
+from tests.fixtures.daemon import DaemonEnvFactory, at, swap_plan
 from tests.fixtures.service import NotifyListener
 from tests.support.pgcluster import free_port
 
@@ -43,6 +48,13 @@ def test_metrics_count_runs(daemon_env: DaemonEnvFactory) -> None:
     match = re.search(r'jupcron_runs_total\{kind="swap",status="succeeded"\} (\d+)', body)
     assert match, body[:2000]
     assert int(float(match.group(1))) >= 2
+    latency = re.search(
+        r'jupcron_api_latency_seconds_count\{operation="execute_ultra",status="200"\} (\d+)', body
+    )
+    assert latency, body[:3000]
+    assert int(float(latency.group(1))) >= 2
+    assert re.search(r"jupcron_leader 1\.0", body)
+    assert re.search(r"jupcron_plans 1\.0", body)
     assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
     assert env.stop(proc) == 0
 
@@ -87,3 +99,45 @@ def test_unmigrated_database_is_refused_with_one_line(
     assert done.returncode == 1
     assert "jupcron db upgrade" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+class _Hooks(BaseHTTPRequestHandler):
+    received: ClassVar[list[dict[str, object]]] = []
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        self.received.append(json.loads(self.rfile.read(length)))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+def test_rejected_runs_and_misfires_reach_the_webhook(daemon_env: DaemonEnvFactory) -> None:
+    server = HTTPServer(("127.0.0.1", 0), _Hooks)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = daemon_env()
+        env.write_config(notify={"webhook_url": f"http://127.0.0.1:{server.server_port}/hook"})
+        env.emulator.faults.add("hostile", operation="ultra_order")
+        env.write_plans(
+            swap_plan("hostile", {"at": at(2)}),
+            swap_plan("missed", {"every": "2s", "misfire": "skip"}),
+        )
+        env.apply()
+        time.sleep(5)  # the daemon is down across a few of "missed"'s slots
+        proc = env.start()
+        events = lambda: {m.get("event") for m in _Hooks.received}  # noqa: E731
+        assert env.wait_until(lambda: {"run_rejected", "misfire"} <= events(), timeout=30), (
+            _Hooks.received,
+            env.log_of(proc),
+        )
+        rejected = next(m for m in _Hooks.received if m.get("event") == "run_rejected")
+        assert rejected["plan"] == "hostile"
+        assert "signed" not in json.dumps(rejected).lower() or "signature" in json.dumps(rejected)
+        assert env.stop(proc) == 0
+    finally:
+        server.shutdown()
+        server.server_close()

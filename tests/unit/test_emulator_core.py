@@ -122,9 +122,7 @@ def test_key_and_rate_limit_headers() -> None:
 def test_unknown_route_and_rpc_methods() -> None:
     emu = Emulator()
     assert emu.handle("GET", "/nope", {}, {}, b"").status == 404
-    _, data = call(
-        emu, "POST", "/rpc", {"jsonrpc": "2.0", "id": 4, "method": "sendTransaction"}
-    )
+    _, data = call(emu, "POST", "/rpc", {"jsonrpc": "2.0", "id": 4, "method": "sendTransaction"})
     assert data["error"]["code"] == -32601
     _status, data = call(emu, "POST", "/rpc", {"jsonrpc": "2.0", "id": 5, "method": "getTransaction",
                                               "params": ["x", {"encoding": "json"}]})  # fmt: skip
