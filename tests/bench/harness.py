@@ -1,0 +1,229 @@
+"""Processes for the benchmarks: the emulator and the daemon, each its own OS
+process on loopback, plus what we read about them from ``/proc``.
+
+Nothing here asserts on timing; it only measures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import text
+
+from daemon.store import migrate
+from daemon.store.engine import make_engine
+from daemon.wallet import write_keypair_file
+
+JUPCRON = [sys.executable, "-m", "daemon"]
+USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+SOL = "So11111111111111111111111111111111111111112"
+TICKS = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+FINAL = ("succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt")
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    drop = ("JUPCRON_CONFIG", "NOTIFY_SOCKET", "JUPCRON_FAILPOINTS", "JUPITER_API_KEY")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra or {})
+    return env
+
+
+# ---------------------------------------------------------------- /proc
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (seconds)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rss_mb(pid: int) -> float:
+    pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    return pages * PAGE / 1e6
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {"p50": float("nan"), "p99": float("nan"), "max": float("nan")}
+
+    def pick(q: float) -> float:
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+    return {"p50": statistics.median(ordered), "p99": pick(0.99), "max": ordered[-1]}
+
+
+# ---------------------------------------------------------------- emulator
+
+
+class EmulatorProcess:
+    """`jupcron emulator --listen 127.0.0.1:0 [...]` as a child process."""
+
+    def __init__(self, *args: str, log: Path) -> None:
+        self._log = log.open("w")
+        self.proc = subprocess.Popen(
+            [*JUPCRON, "emulator", "--listen", "127.0.0.1:0", *args],
+            stdout=subprocess.PIPE, stderr=self._log, text=True, env=_env(),
+        )  # fmt: skip
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self.close()
+            raise RuntimeError(f"the emulator did not start (see {log})")
+        self.http = httpx.Client(base_url=self.url, timeout=60)
+
+    def ledger(self) -> dict[str, Any]:
+        return dict(self.http.get("/_emulator/ledger").json())
+
+    def reset(self) -> None:
+        self.http.post("/_emulator/reset").raise_for_status()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        if hasattr(self, "http"):
+            self.http.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self._log.close()
+
+
+# ---------------------------------------------------------------- plans
+
+
+def swap_plan(name: str, schedule: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kind": "swap",
+        "schedule": schedule,
+        "request": {"inputMint": USDC, "outputMint": SOL, "amount": 1_000_000},
+    }
+
+
+def one_shot_plans(count: int, due: datetime, prefix: str = "due") -> list[dict[str, Any]]:
+    return [swap_plan(f"{prefix}-{i:05d}", {"at": due.isoformat()}) for i in range(count)]
+
+
+def daily_plans(count: int) -> list[dict[str, Any]]:
+    return [
+        swap_plan(f"daily-{i:05d}", {"cron": f"{i % 60} {i % 24} * * *", "timezone": "UTC"})
+        for i in range(count)
+    ]
+
+
+# ---------------------------------------------------------------- daemon
+
+
+@dataclass
+class Bench:
+    """A config, keypair, plans folder and migrated database in ``root``."""
+
+    root: Path
+    db_url: str
+    api_url: str
+    config_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
+    proc: subprocess.Popen[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.plans = self.root / "plans"
+        self.plans.mkdir(parents=True)
+        self.keypair = self.root / "keypair.json"
+        self.wallet = write_keypair_file(self.keypair)
+        self.config = self.root / "jupcron.yaml"
+        data: dict[str, Any] = {
+            "api": {"base_url": self.api_url, "rate_limit": 10_000, "read_timeout": 30},
+            "wallet": {"keypair": str(self.keypair)},
+            "database": {"url": self.db_url},
+            "plans": {"dir": str(self.plans)},
+            "logging": {"level": "info", "format": "json"},
+        }
+        for section, values in self.config_extra.items():
+            data.setdefault(section, {}).update(values)
+        self.config.write_text(json.dumps(data, indent=2))
+        migrate.upgrade(self.db_url)
+
+    def jupcron(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*JUPCRON, "--config", str(self.config), *args],
+            capture_output=True, text=True, timeout=timeout, env=_env(), check=False,
+        )  # fmt: skip
+
+    def apply(self, plans: list[dict[str, Any]]) -> float:
+        """Write one file with all plans, `jupcron plans apply`; seconds it took."""
+        (self.plans / "plans.yaml").write_text(json.dumps({"plans": plans}))
+        started = time.monotonic()
+        done = self.jupcron("plans", "apply")
+        if done.returncode != 0:
+            raise RuntimeError(f"plans apply failed: {done.stderr[-2000:]}")
+        return time.monotonic() - started
+
+    def start(self, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        self._log = (self.root / "daemon.log").open("w")
+        self.proc = subprocess.Popen(
+            [*JUPCRON, "--config", str(self.config), "run"],
+            stdout=self._log, stderr=subprocess.STDOUT, text=True, env=_env(env),
+        )  # fmt: skip
+        return self.proc
+
+    def stop(self, timeout: float = 30) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        self._log.close()
+        self.proc = None
+
+    def sql(self, query: str) -> list[dict[str, Any]]:
+        engine = make_engine(self.db_url)
+        try:
+            with engine.connect() as conn:
+                return [dict(r._mapping) for r in conn.execute(text(query))]
+        finally:
+            engine.dispose()
+
+    def count_final(self) -> int:
+        statuses = ", ".join(f"'{s}'" for s in FINAL)
+        rows = self.sql(f"SELECT count(*) AS n FROM runs WHERE status IN ({statuses})")  # noqa: S608
+        return int(rows[0]["n"])
+
+
+def wait_until(what: Callable[[], bool], timeout: float, step: float = 0.25) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if what():
+            return True
+        time.sleep(step)
+    return what()
+
+
+def as_utc(value: Any) -> datetime:
+    """A timestamp from either backend (SQLite gives text or naive datetimes)."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)

@@ -1,0 +1,61 @@
+"""The benchmark table: one row per figure, one column per backend, the target beside it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# (key, label, unit, target text)
+ROWS: list[tuple[str, str, str, str]] = [
+    ("fire_lag_p50_ms", "fire lag p50 (1,000 due at once)", "ms", ""),
+    ("fire_lag_p99_ms", "fire lag p99", "ms", "≤ 50 (while capacity allows)"),
+    ("fire_lag_max_ms", "fire lag max", "ms", ""),
+    ("first_lag_p99_ms", "fire lag p99, first `workers` runs", "ms", "≤ 50"),
+    ("all_final_s", "time until all 1,000 final", "s", ""),
+    ("jupcron_runs_per_s", "throughput jupcron", "runs/s", ""),
+    ("minimal_runs_per_s", "throughput minimal client", "runs/s", ""),
+    ("throughput_ratio", "throughput jupcron ÷ minimal", "×", "≥ 0.5"),
+    ("jupcron_cpu_ms_per_run", "CPU per run jupcron", "ms", ""),
+    ("minimal_cpu_ms_per_run", "CPU per run minimal client", "ms", ""),
+    ("cpu_ratio", "CPU per run jupcron ÷ minimal", "×", "≤ 2"),
+    ("rate_achieved_per_s", "rate limit 10/s: achieved", "req/s", ""),
+    ("rate_fidelity", "rate limit: achieved ÷ limit", "×", "≥ 0.95"),
+    ("rate_429s", "rate limit: 429s received", "", "0"),
+    ("rate_runs_final", "rate limit: runs final in the window", "", ""),
+    ("plans_apply_10k_s", "10,000 plans: plans apply", "s", ""),
+    ("ready_s", "10,000 plans: start to READY=1", "s", "≤ 3"),
+    ("rss_mb", "10,000 plans: RSS after start", "MB", "≤ 150"),
+    ("idle_cpu_pct", "10,000 plans: CPU over 30 idle s", "% core", "≤ 1"),
+]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+    return str(value)
+
+
+def render_table(data: dict[str, Any]) -> str:
+    results: dict[str, dict[str, Any]] = data["results"]
+    backends = [b for b in ("sqlite", "postgresql") if b in results]
+    header = ["figure", "unit", *backends, "target"]
+    body = [
+        [label, unit, *(_cell(results[b].get(key)) for b in backends), target]
+        for key, label, unit, target in ROWS
+        if any(key in results[b] for b in backends)
+    ]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+
+    def line(row: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
+
+    machine = data["machine"]
+    out = [f"jupcron bench, {data['when']}, {machine['cores']} cores, Python {machine['python']}"]
+    out.append(line(header))
+    out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    out.extend(line(row) for row in body)
+    return "\n".join(out)

@@ -1,0 +1,214 @@
+"""`make bench`: jupcron against the emulator, both as separate processes on
+loopback, on SQLite and on PostgreSQL. Figures only: nothing here fails on timing.
+What each figure means: tests/bench/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bench.conftest import Figures
+from tests.bench.harness import (
+    Bench,
+    EmulatorProcess,
+    as_utc,
+    cpu_seconds,
+    daily_plans,
+    one_shot_plans,
+    percentiles,
+    rss_mb,
+    wait_until,
+)
+from tests.fixtures.service import NotifyListener
+
+pytestmark = pytest.mark.timeout(600)
+
+FIRE_RUNS = 1_000
+WORKERS = 8  # runner.workers, and the minimal client's threads
+RATE_LIMIT = 10.0
+RATE_WINDOW = 10.0  # the emulator's sliding window (s); short, so the bench stays short
+RATE_BACKLOG = 2_000
+RATE_MEASURE = 40.0  # seconds of the backlog we measure
+FOOTPRINT_PLANS = 10_000
+IDLE_SECONDS = 30.0
+
+
+def _due_after(seconds: float) -> datetime:
+    moment = datetime.now(UTC) + timedelta(seconds=seconds)
+    return moment.replace(microsecond=0) + timedelta(seconds=1)
+
+
+def _sleep_until(moment: datetime) -> None:
+    left = (moment - datetime.now(UTC)).total_seconds()
+    if left > 0:
+        time.sleep(left)
+
+
+def _start_ready(bench: Bench, listener: NotifyListener, timeout: float = 120) -> float:
+    """Start the daemon; seconds from the start to READY=1."""
+    started = time.monotonic()
+    bench.start(listener.env())
+    if not listener.wait_for("READY=1", timeout=timeout):
+        raise RuntimeError(f"no READY=1 within {timeout} s (see {bench.root}/daemon.log)")
+    return time.monotonic() - started
+
+
+def test_fire_lag_throughput_cpu(
+    backend_url: tuple[str, str], tmp_path: Path, figures: Figures, notify_socket: NotifyListener
+) -> None:
+    backend, url = backend_url
+    emulator = EmulatorProcess(log=tmp_path / "emulator.log")
+    bench = Bench(tmp_path / "jc", url, emulator.url, {"runner": {"workers": WORKERS}})
+    try:
+        due = _due_after(8)
+        bench.apply(one_shot_plans(FIRE_RUNS, due))
+        _start_ready(bench, notify_socket)
+        assert bench.proc is not None
+        pid = bench.proc.pid
+        if datetime.now(UTC) > due - timedelta(seconds=0.5):
+            raise RuntimeError("the daemon took too long to start; raise the lead time")
+        _sleep_until(due - timedelta(seconds=0.5))
+        cpu0 = cpu_seconds(pid)
+        done = wait_until(lambda: bench.count_final() >= FIRE_RUNS, timeout=300, step=0.5)
+        cpu1 = cpu_seconds(pid)
+        assert done, f"only {bench.count_final()} of {FIRE_RUNS} runs final"
+        rows = bench.sql("SELECT scheduled_for, status, request_id, finished_at FROM audit")
+        issued = {o["request_id"]: o["issued_at"] for o in emulator.ledger()["issued"]}
+        bench.stop()
+
+        lags = sorted(
+            (issued[r["request_id"]] - as_utc(r["scheduled_for"]).timestamp()) * 1000
+            for r in rows
+            if r["request_id"] in issued
+        )
+        lag = percentiles(lags)
+        first = percentiles(lags[:WORKERS])
+        last_final = max(as_utc(r["finished_at"]) for r in rows)
+        all_final = (last_final - due).total_seconds()
+        statuses: dict[str, int] = {}
+        for r in rows:
+            statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+
+        emulator.reset()
+        minimal = _minimal_client(emulator.url, bench.keypair, FIRE_RUNS, WORKERS)
+    finally:
+        bench.stop()
+        emulator.close()
+
+    jc_rate = len(rows) / all_final
+    mc_rate = minimal["runs"] / minimal["seconds"]
+    jc_cpu = (cpu1 - cpu0) / len(rows) * 1000
+    mc_cpu = minimal["cpu"] / minimal["runs"] * 1000
+    put = lambda name, value: figures.put(backend, name, value)  # noqa: E731
+    put("fire_runs", len(rows))
+    put("fire_statuses", statuses)
+    put("fire_lag_p50_ms", lag["p50"])
+    put("fire_lag_p99_ms", lag["p99"])
+    put("fire_lag_max_ms", lag["max"])
+    put("first_lag_p99_ms", first["p99"])
+    put("all_final_s", all_final)
+    put("jupcron_runs_per_s", jc_rate)
+    put("minimal_runs_per_s", mc_rate)
+    put("minimal_ok", minimal["ok"])
+    put("throughput_ratio", jc_rate / mc_rate)
+    put("jupcron_cpu_ms_per_run", jc_cpu)
+    put("minimal_cpu_ms_per_run", mc_cpu)
+    put("cpu_ratio", jc_cpu / mc_cpu)
+    put("workers", WORKERS)
+
+
+def _minimal_client(url: str, keypair: Path, runs: int, threads: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench.minimal_client", url, str(keypair), str(runs),
+         "--threads", str(threads)],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_rate_limit_fidelity(
+    backend_url: tuple[str, str], tmp_path: Path, figures: Figures, notify_socket: NotifyListener
+) -> None:
+    backend, url = backend_url
+    emulator = EmulatorProcess(
+        "--rate-limit", str(RATE_LIMIT), "--rate-window", str(RATE_WINDOW),
+        log=tmp_path / "emulator.log",
+    )  # fmt: skip
+    extra = {"api": {"rate_limit": RATE_LIMIT}, "runner": {"workers": WORKERS}}
+    bench = Bench(tmp_path / "jc", url, emulator.url, extra)
+    try:
+        due = _due_after(10)
+        bench.apply(one_shot_plans(RATE_BACKLOG, due))
+        _start_ready(bench, notify_socket)
+        _sleep_until(due)
+        before = _api_requests(emulator.ledger())
+        time.sleep(RATE_MEASURE)
+        after = _api_requests(emulator.ledger())
+        bench.stop(timeout=30)
+        statuses = bench.sql("SELECT status, count(*) AS n FROM runs GROUP BY status")
+        attempts = bench.sql("SELECT detail FROM run_events WHERE step = 'attempt'")
+    finally:
+        bench.stop()
+        emulator.close()
+    details = [
+        a["detail"] if isinstance(a["detail"], dict) else json.loads(a["detail"]) for a in attempts
+    ]
+    rejected = sum(1 for d in details if d.get("http_status") == 429)
+    achieved = (after - before) / RATE_MEASURE
+    by_status = {r["status"]: int(r["n"]) for r in statuses}
+    put = lambda name, value: figures.put(backend, name, value)  # noqa: E731
+    put("rate_limit", RATE_LIMIT)
+    put("rate_window_s", RATE_WINDOW)
+    put("rate_achieved_per_s", achieved)
+    put("rate_fidelity", achieved / RATE_LIMIT)
+    put("rate_429s", rejected)
+    put(
+        "rate_runs_final",
+        sum(
+            n
+            for s, n in by_status.items()
+            if s not in ("pending", "requested", "signed", "submitted")
+        ),
+    )
+    put("rate_statuses", by_status)
+
+
+def _api_requests(ledger: dict[str, Any]) -> int:
+    """API requests the emulator has seen (429s included; the RPC is not rate limited)."""
+    return sum(n for op, n in ledger["requests"].items() if op != "rpc")
+
+
+def test_footprint(
+    backend_url: tuple[str, str], tmp_path: Path, figures: Figures, notify_socket: NotifyListener
+) -> None:
+    backend, url = backend_url
+    emulator = EmulatorProcess(log=tmp_path / "emulator.log")
+    bench = Bench(tmp_path / "jc", url, emulator.url)
+    try:
+        applied = bench.apply(daily_plans(FOOTPRINT_PLANS))
+        ready = _start_ready(bench, notify_socket)
+        assert bench.proc is not None
+        pid = bench.proc.pid
+        rss_ready = rss_mb(pid)
+        time.sleep(2)  # let start-up work (first revision poll, recovery) settle
+        cpu0, wall0 = cpu_seconds(pid), time.monotonic()
+        time.sleep(IDLE_SECONDS)
+        cpu1, wall1 = cpu_seconds(pid), time.monotonic()
+        rss_idle = rss_mb(pid)
+    finally:
+        bench.stop()
+        emulator.close()
+    put = lambda name, value: figures.put(backend, name, value)  # noqa: E731
+    put("plans_apply_10k_s", applied)
+    put("ready_s", ready)
+    put("rss_ready_mb", rss_ready)
+    put("rss_mb", max(rss_ready, rss_idle))
+    put("idle_cpu_pct", (cpu1 - cpu0) / (wall1 - wall0) * 100)
