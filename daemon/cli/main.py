@@ -103,6 +103,7 @@ def _register() -> None:
     from daemon.cli import (
         audit,
         db,
+        demo,
         emulator,
         fire,
         plans,
@@ -114,7 +115,7 @@ def _register() -> None:
 
     for command in (
         db.db, plans.plans, run.run, fire.fire, audit.audit, tx.tx, wallet.wallet,
-        portfolio.portfolio, emulator.emulator,
+        portfolio.portfolio, emulator.emulator, demo.demo,
     ):  # fmt: skip
         cli.add_command(command)
 

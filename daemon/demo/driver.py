@@ -1,0 +1,246 @@
+"""`jupcron demo`: the whole product, start to finish, on a throwaway setup.
+
+    workspace (keypair 0600, SQLite migrated, config, plans, emulator on loopback)
+    -> `jupcron plans apply`                       (a subprocess, like an operator)
+    -> `jupcron run` with JUPCRON_FAILPOINTS=after_sign (dies right after signing)
+    -> `jupcron run` again                          (recovers the signed run)
+    -> live progress until every demo run is final, --duration passes, or Ctrl-C
+    -> SIGTERM the daemon, print the audit table and the SQL to query it
+
+The daemon is the real thing in its own process; the demo only watches the
+store and manages processes. Every process it starts is stopped before it
+returns.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from sqlalchemy import text
+
+from daemon.cli.output import render
+from daemon.demo.watch import Reporter, Watcher
+from daemon.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
+from daemon.store.engine import make_engine
+
+FINAL = {"succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt"}
+STOP_TIMEOUT = 30.0
+TABLE_COLUMNS = ("run_id", "plan_name", "kind", "scheduled_for", "status", "request_id",
+                 "signature", "error", "note")  # fmt: skip
+
+
+# printed at the end, for the operator to paste
+QUERIES = (
+    "SELECT plan_name, kind, status, signature, error FROM audit ORDER BY run_id;",
+    "SELECT run_id, at, step FROM run_events ORDER BY id;",
+)
+
+
+@dataclass
+class DemoResult:
+    ok: bool
+    reason: str  # settled | time_up | interrupted | daemon_failed
+    rows: list[dict[str, object]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _env(failpoints: str | None) -> dict[str, str]:
+    drop = ("JUPCRON_CONFIG", "NOTIFY_SOCKET", "JUPCRON_FAILPOINTS", "JUPITER_API_KEY",
+            "WATCHDOG_USEC", "WATCHDOG_PID", "CREDENTIALS_DIRECTORY")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    if failpoints:
+        env["JUPCRON_FAILPOINTS"] = failpoints
+    return env
+
+
+class Demo:
+    def __init__(self, ws: Workspace, reporter: Reporter, out: TextIO) -> None:
+        self.ws = ws
+        self.reporter = reporter
+        self.out = out
+        self.engine = make_engine(ws.db_url)
+        self.watcher = Watcher(self.engine)
+        self.daemons: list[subprocess.Popen[bytes]] = []
+        self.crashed_runs: set[int] = set()
+        self.restarted = False
+        self.failed_daemon: str | None = None
+
+    def jupcron(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "daemon", "--config", str(self.ws.config), *args]
+
+    # ---- processes ----------------------------------------------------------------
+
+    def apply_plans(self) -> None:
+        self.reporter.note(f"$ jupcron --config {self.ws.config} plans apply")
+        done = subprocess.run(self.jupcron("plans", "apply"), capture_output=True, text=True,
+                              env=_env(None), timeout=60, check=False)  # fmt: skip
+        for line in done.stdout.splitlines():
+            self.reporter.note(f"   {line}")
+        if done.returncode != 0:
+            raise RuntimeError(f"plans apply failed: {done.stderr.strip()}")
+
+    def start_daemon(self, failpoints: str | None = None) -> subprocess.Popen[bytes]:
+        number = len(self.daemons) + 1
+        log = self.ws.root / f"daemon-{number}.log"
+        with log.open("wb") as sink:  # the child keeps its own copy of the descriptor
+            proc = subprocess.Popen(self.jupcron("run"), stdout=sink, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env=_env(failpoints))  # fmt: skip
+        self.daemons.append(proc)
+        armed = f" with JUPCRON_FAILPOINTS={failpoints}" if failpoints else ""
+        self.reporter.note(f"$ jupcron run{armed}   (daemon pid {proc.pid}, log {log})")
+        return proc
+
+    def stop_daemons(self) -> list[int | None]:
+        codes: list[int | None] = []
+        for proc in self.daemons:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(STOP_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(10)
+            codes.append(proc.returncode)
+        return codes
+
+    # ---- the story ----------------------------------------------------------------
+
+    def in_flight(self) -> set[int]:
+        sql = text("SELECT run_id FROM audit WHERE status IN ('signed', 'submitted')")
+        with self.engine.connect() as conn:
+            return {int(r[0]) for r in conn.execute(sql)}
+
+    def check_daemon(self) -> bool:
+        """Restart the daemon after the planned crash; False if it died otherwise."""
+        proc = self.daemons[-1]
+        code = proc.poll()
+        if code is None:
+            return True
+        if code == -signal.SIGKILL and not self.restarted:
+            self.restarted = True
+            self.crashed_runs = self.in_flight()
+            self.reporter.note(
+                f"the daemon was SIGKILLed at failpoint {FAILPOINT} (signed run(s) "
+                f"{sorted(self.crashed_runs)} stored, not yet posted); restarting it"
+            )
+            self.start_daemon()
+            return True
+        self.failed_daemon = f"the daemon exited unexpectedly (status {code}); see its log"
+        return False
+
+    def settled(self) -> bool:
+        with self.engine.connect() as conn:
+            rows = conn.execute(text("SELECT plan_name, status FROM audit")).all()
+        done = {name for name, status in rows if status in FINAL}
+        return all(p.name in done for p in self.ws.plans)
+
+    def watch(self, deadline: float, sleep: Callable[[float], None] = time.sleep) -> str:
+        while True:
+            self.reporter.steps(self.watcher.poll())
+            if not self.check_daemon():
+                return "daemon_failed"
+            if self.settled():
+                self.reporter.steps(self.watcher.poll())
+                return "settled"
+            if time.monotonic() >= deadline:
+                return "time_up"
+            sleep(0.25)
+
+    def rows(self) -> list[dict[str, object]]:
+        sql = text("SELECT * FROM audit ORDER BY run_id")
+        with self.engine.connect() as conn:
+            rows = [dict(r._mapping) for r in conn.execute(sql)]
+        for row in rows:
+            row["note"] = ""
+            if row["run_id"] in self.crashed_runs and row["status"] in FINAL:
+                row["note"] = "recovered after crash (same signed tx re-posted)"
+            for key in ("request_id", "signature"):
+                value = row.get(key)
+                if isinstance(value, str) and len(value) > 16:
+                    row[key] = value[:8] + "…" + value[-6:]
+            error = row.get("error")
+            if isinstance(error, str) and len(error) > 60:
+                row["error"] = error[:59] + "…"
+        return rows
+
+    def problems(self, rows: list[dict[str, object]]) -> list[str]:
+        """Runs that settled differently from the story (unsettled ones are not problems)."""
+        by_plan = {str(r["plan_name"]): r for r in rows}
+        out = []
+        for plan in self.ws.plans:
+            row = by_plan.get(plan.name)
+            if row is not None and row["status"] in FINAL and row["status"] != plan.expect:
+                out.append(f"{plan.name}: expected {plan.expect}, got {row['status']}")
+        crash = by_plan.get(CRASH_PLAN)
+        if crash is not None and crash["status"] in FINAL and not crash["note"]:
+            out.append(f"{CRASH_PLAN}: settled without the planned crash and recovery")
+        return out
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def print_summary(ws: Workspace, result: DemoResult, out: TextIO) -> None:
+    db = ws.db_path
+    print("", file=out)
+    print("audit (one row per run):", file=out)
+    print(render(result.rows, TABLE_COLUMNS, "table"), file=out)
+    print("", file=out)
+    print(f"Everything is kept in {ws.root} (delete it when done). Query it yourself:", file=out)
+    for query in QUERIES:
+        print(f'  sqlite3 {db} "{query}"', file=out)
+    print(f"  jupcron --config {ws.config} audit --format json", file=out)
+    for problem in result.problems:
+        print(f"problem: {problem}", file=out)
+
+
+def drive(ws: Workspace, reporter: Reporter, out: TextIO, duration: float) -> DemoResult:
+    """Run the story; always stops every process it started."""
+    demo = Demo(ws, reporter, out)
+    deadline = time.monotonic() + duration
+    reason = "interrupted"
+    try:
+        try:
+            demo.apply_plans()
+            demo.start_daemon(FAILPOINT)
+            reporter.note(f"{len(ws.plans)} plans due from {ws.start:%H:%M:%S} UTC, "
+                          f"{ws.last_offset:.0f} s apart at most; Ctrl-C stops early")  # fmt: skip
+            reason = demo.watch(deadline)
+        except KeyboardInterrupt:
+            reason = "interrupted"
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the cleanup finish
+        try:
+            codes = demo.stop_daemons()
+            reporter.steps(demo.watcher.poll())
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        reporter.close()
+        rows = demo.rows()
+        problems = demo.problems(rows)
+        if demo.failed_daemon:
+            problems.append(demo.failed_daemon)
+        if codes and codes[-1] not in (0, None) and reason != "daemon_failed":
+            problems.append(f"the daemon stopped with status {codes[-1]}")
+        if reason == "time_up":
+            left = [p.name for p in ws.plans if not any(
+                r["plan_name"] == p.name and r["status"] in FINAL for r in rows)]  # fmt: skip
+            reporter.note(f"time is up (--duration {duration:g}); not settled: {', '.join(left)}")
+        return DemoResult(not problems, reason, rows, problems)
+    finally:
+        for proc in demo.daemons:  # belt and braces: nothing outlives the demo
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+        demo.close()
+
+
+def log_paths(root: Path) -> list[Path]:
+    return sorted(root.glob("daemon-*.log"))

@@ -1,0 +1,168 @@
+"""The demo's world: a temp folder with a throwaway keypair, a migrated SQLite
+database, a daemon config and a handful of one-shot plans of all three kinds,
+plus the emulator (served over loopback) primed to make the story happen:
+
+    demo-swap-crash    swap            the daemon is SIGKILLed right after signing,
+                                       restarted, and settles it with the same signed tx
+    demo-weekly-dca    recurring       succeeds
+    demo-cancel-limit  trigger-cancel  succeeds (the emulator holds the open order)
+    demo-hourly-swap   swap            succeeds
+    demo-swap-hostile  swap            the emulator returns a transaction that drains
+                                       the wallet: txguard refuses, nothing is signed
+    demo-dry-run       swap            dry_run: the order is built and checked, never signed
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from solders.keypair import Keypair
+
+from daemon.emulator import Emulator
+from daemon.emulator.ledger import TriggerOrder
+from daemon.emulator.server import EmulatorServer
+from daemon.store import migrate
+from daemon.wallet import Wallet, write_keypair_file
+
+USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+SOL = "So11111111111111111111111111111111111111112"
+HOSTILE_AMOUNT = 2_000_000  # the one swap amount the emulator answers with a hostile tx
+CRASH_PLAN = "demo-swap-crash"
+FAILPOINT = "after_sign"  # where the first daemon dies
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    name: str
+    kind: str
+    offset: float  # seconds after the start
+    expect: str  # the final status the story needs
+    request: dict[str, Any]
+    description: str
+    dry_run: bool = False
+
+    def to_yaml_dict(self, start: datetime) -> dict[str, Any]:
+        moment = (start + timedelta(seconds=self.offset)).replace(microsecond=0)
+        plan: dict[str, Any] = {
+            "name": self.name,
+            "kind": self.kind,
+            "description": self.description,
+            "schedule": {"at": moment.isoformat(), "misfire": "run-once", "grace": "2m"},
+            "request": self.request,
+        }
+        if self.dry_run:
+            plan["dry_run"] = True
+        return plan
+
+
+def demo_plans(order_account: str) -> list[DemoPlan]:
+    swap = {"inputMint": USDC, "outputMint": SOL}
+    return [
+        DemoPlan(CRASH_PLAN, "swap", 0, "succeeded", {**swap, "amount": 3_000_000},
+                 "3 USDC to SOL; the daemon dies right after signing and recovers"),
+        DemoPlan("demo-weekly-dca", "recurring", 2, "succeeded",
+                 {**swap, "params": {"time": {"inAmount": 100_000_000, "numberOfOrders": 2,
+                                              "interval": 86400}}},
+                 "DCA: 100 USDC into SOL, 2 orders a day apart"),
+        DemoPlan("demo-cancel-limit", "trigger-cancel", 4, "succeeded",
+                 {"order": order_account, "computeUnitPrice": "auto"},
+                 "take a limit order off the book"),
+        DemoPlan("demo-hourly-swap", "swap", 6, "succeeded", {**swap, "amount": 1_000_000},
+                 "1 USDC to SOL"),
+        DemoPlan("demo-swap-hostile", "swap", 8, "rejected",
+                 {**swap, "amount": HOSTILE_AMOUNT},
+                 "the emulator answers with a transaction that drains the wallet"),
+        DemoPlan("demo-dry-run", "swap", 10, "dry_run", {**swap, "amount": 500_000},
+                 "built and checked, never signed", dry_run=True),
+    ]  # fmt: skip
+
+
+@dataclass
+class Workspace:
+    root: Path
+    start: datetime
+    emulator: Emulator
+    server: EmulatorServer
+    wallet: Wallet
+    plans: list[DemoPlan] = field(default_factory=list)
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / "jupcron.db"
+
+    @property
+    def db_url(self) -> str:
+        return f"sqlite:///{self.db_path}"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "jupcron.yaml"
+
+    @property
+    def plans_dir(self) -> Path:
+        return self.root / "plans"
+
+    @property
+    def keypair(self) -> Path:
+        return self.root / "keypair.json"
+
+    @property
+    def last_offset(self) -> float:
+        return max(p.offset for p in self.plans)
+
+    def close(self) -> None:
+        self.server.stop()
+
+
+CONFIG = """\
+# jupcron demo config: the emulator on loopback, SQLite, a throwaway keypair.
+api:
+  base_url: {base_url}     # the emulator, not Jupiter
+  rate_limit: 50           # requests/s we allow ourselves (the emulator has no limit)
+  read_timeout: 10
+wallet:
+  keypair: keypair.json    # relative to this file; mode 0600
+database:
+  url: {db_url}
+plans:
+  dir: plans
+runner:
+  recovery_interval: 2     # look for stuck runs every 2 s (default 30)
+logging:
+  level: info
+  format: json
+"""
+
+
+def create(root: Path, *, lead: float = 6.0, now: datetime | None = None) -> Workspace:
+    """Set everything up under `root` (an empty folder); the first plan fires `lead`
+    seconds after `now`. The emulator is listening when this returns."""
+    now = now or datetime.now(UTC)
+    keypair = root / "keypair.json"
+    wallet = write_keypair_file(keypair)  # mode 0600, never overwrites
+    order_account = str(Keypair().pubkey())
+    emulator = Emulator(
+        seed=8, faults=[{"kind": "hostile", "match": {"amount": HOSTILE_AMOUNT}, "count": 0}]
+    )
+    emulator.ledger.add_trigger_order(
+        TriggerOrder(order=order_account, maker=wallet.address, input_mint=USDC,
+                     output_mint=SOL, making_amount=5_000_000, taking_amount=30_000_000)
+    )  # fmt: skip
+    server = EmulatorServer().start(emulator, host="127.0.0.1", port=0)
+    ws = Workspace(root, now + timedelta(seconds=lead), emulator, server, wallet,
+                   demo_plans(order_account))  # fmt: skip
+    try:
+        ws.config.write_text(CONFIG.format(base_url=server.url, db_url=ws.db_url))
+        ws.plans_dir.mkdir()
+        body = {"plans": [p.to_yaml_dict(ws.start) for p in ws.plans]}
+        header = "# the demo's plans, each due once, a couple of seconds apart (JSON is YAML)\n"
+        (ws.plans_dir / "demo.yaml").write_text(header + json.dumps(body, indent=2) + "\n")
+        migrate.upgrade(ws.db_url)
+    except BaseException:
+        server.stop()
+        raise
+    return ws
