@@ -265,9 +265,12 @@ class Runner:
             )  # fmt: skip
         gasless = bool(plan.kind == "swap" and self._was_gasless(run.id))
         try:
-            summary = check(run.unsigned_tx, self.wallet.pubkey, self.policy, gasless=gasless)
+            request = plan.request
+            mints = [m for m in (request.get("inputMint"), request.get("outputMint")) if m]
+            summary = check(
+                run.unsigned_tx, self.wallet.pubkey, self.policy, gasless=gasless, mints=mints
+            )
         except GuardRejectedError as exc:
-            log.warning("tx_rejected", reasons=exc.reasons)
             return self._finish(
                 run, RunStatus.REJECTED, step="guard_refused", error=str(exc),
                 detail={"reasons": list(exc.reasons)},
