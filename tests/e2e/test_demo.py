@@ -1,0 +1,116 @@
+"""`jupcron demo` as a subprocess: the whole story, the audit table at the end,
+exit 0, and no process left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cli import jupcron
+
+KINDS = ("swap", "recurring", "trigger-cancel")
+
+
+def table_rows(out: str) -> list[dict[str, str]]:
+    """The audit table printed after 'audit (one row per run):'."""
+    lines = out.split("audit (one row per run):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    names = header.split()
+    rows = []
+    for line in lines[1:]:
+        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        rows.append(dict(zip(names, cells, strict=True)))
+    return rows
+
+
+def processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture(scope="module")
+def demo_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    root = tmp_path_factory.mktemp("demo") / "work"
+    done = jupcron("demo", "--duration", "35", "--dir", str(root), timeout=90)
+    return done, root
+
+
+def test_demo_ends_with_succeeded_rejected_and_recovered_runs(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    done, root = demo_run
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = table_rows(done.stdout)
+    succeeded = {r["kind"] for r in rows if r["status"] == "succeeded"}
+    assert succeeded == set(KINDS)
+    assert [r["plan_name"] for r in rows if r["status"] == "rejected"] == ["demo-swap-hostile"]
+    hostile = next(r for r in rows if r["plan_name"] == "demo-swap-hostile")
+    assert hostile["signature"] == ""  # nothing signed
+    assert "txguard refused" in hostile["error"]
+    recovered = [r for r in rows if r["note"].startswith("recovered after crash")]
+    assert [(r["plan_name"], r["status"]) for r in recovered] == [("demo-swap-crash", "succeeded")]
+    # the SQL to query it, with the database path, comes last
+    db = root / "jupcron.db"
+    tail = done.stdout.rstrip().splitlines()[-3:]
+    assert tail[0].startswith(f"  sqlite3 {db} ")
+    assert "FROM audit" in tail[0]
+    assert db.exists()
+
+
+def test_demo_shows_each_run_moving_through_its_states(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    done, _ = demo_run
+    crash = [line.split()[-1] for line in done.stdout.splitlines()
+             if " demo-swap-crash " in line and " -> " in line]  # fmt: skip
+    assert crash == ["pending", "requested", "signed", "submitted", "succeeded"]
+    lines = done.stdout.splitlines()
+    killed = next(i for i, line in enumerate(lines) if "SIGKILLed at failpoint after_sign" in line)
+    signed = next(
+        i for i, line in enumerate(lines) if "demo-swap-crash" in line and "-> signed" in line
+    )
+    submitted = next(
+        i for i, line in enumerate(lines) if "demo-swap-crash" in line and "-> submitted" in line
+    )
+    assert signed < killed < submitted  # signed, then the crash, then the recovery posts it
+
+
+def test_demo_leaves_no_process_and_a_0600_keypair(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    done, root = demo_run
+    assert done.returncode == 0
+    assert processes_mentioning(str(root)) == []
+    pids = [int(p) for p in re.findall(r"daemon pid (\d+)", done.stdout)]
+    assert len(pids) == 2  # the one that was killed, the one that recovered
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists()
+    mode = stat.S_IMODE((root / "keypair.json").stat().st_mode)
+    assert mode == 0o600
+
+
+def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "something").write_text("x")
+    done = jupcron("demo", "--dir", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"error: {tmp_path}: not empty; give a new or empty folder for --dir"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["something"]
