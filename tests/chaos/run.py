@@ -26,12 +26,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from daemon import failpoints
+from daemon.emulator.ledger import Execution
 from tests.chaos.check import Verdict, check
 from tests.chaos.world import World
 from tests.support.pgcluster import PgCluster
 
-SETUP = 12.0  # seconds set aside per backend for start-up and the final checks
-SETTLE_MIN, SETTLE_MAX = 8.0, 40.0  # quiet period: faults off, recovery finishes
+SETUP = 10.0  # seconds set aside per backend for start-up, stop and the final checks
+# the quiet period at the end (faults off): at least SETTLE_MIN, and until nothing is in
+# flight; an unanswerable execute needs the blockhash lifetime to become in_doubt
+SETTLE_MIN = 6.0
 
 # (kind, weight, extra params) of the faults drawn at random
 FAULTS: list[tuple[str, int, dict[str, object]]] = [
@@ -53,6 +56,9 @@ class Result:
     seed: int
     line: str
     ok: bool
+    verdict: Verdict
+    landed: list[Execution]  # what landed at the emulator
+    stopped_at: datetime  # when the daemon was told to stop
 
 
 def summary(verdict: Verdict, world: World) -> str:
@@ -137,7 +143,8 @@ def chaos(root: Path, db_url: str, seed: int, seconds: float, pg: PgCluster | No
     budget_end = time.monotonic() + seconds
     world = World(root, db_url, seed, pg)
     try:
-        run_for = max(10.0, seconds - SETUP - SETTLE_MIN - 10)
+        settle_budget = min(30.0, max(16.0, seconds * 0.2))
+        run_for = max(10.0, seconds - SETUP - settle_budget)
         world.make_plans(run_for)
         world.apply()
         world.start()
@@ -158,7 +165,7 @@ def chaos(root: Path, db_url: str, seed: int, seconds: float, pg: PgCluster | No
             world.start()
         world.say("faults off, settling")
         settle_start = time.monotonic()
-        settle_end = min(settle_start + SETTLE_MAX, budget_end - 6)
+        settle_end = max(budget_end - SETUP / 2, settle_start + SETTLE_MIN)
         while time.monotonic() < settle_end:
             world.watch()
             time.sleep(0.5)
@@ -166,7 +173,8 @@ def chaos(root: Path, db_url: str, seed: int, seconds: float, pg: PgCluster | No
                 break
         stopped_at = datetime.now(UTC)
         world.stop()
-        verdict = check(db_url, world.emulator.ledger.landed(), stopped_at)
+        landed = world.emulator.ledger.landed()
+        verdict = check(db_url, landed, stopped_at)
         problems = world.tally.problems + world.tally.crashes + verdict.details
         ok = not problems and verdict.wrong == 0
         line = summary(verdict, world)
@@ -174,26 +182,33 @@ def chaos(root: Path, db_url: str, seed: int, seconds: float, pg: PgCluster | No
             print(f"  {backend}: {problem}")
         if not ok:
             world.dump_logs()
-        return Result(backend, seed, line, ok)
+        return Result(backend, seed, line, ok, verdict, landed, stopped_at)
     finally:
         world.close()
 
 
 def run_backend(backend: str, seed: int, seconds: float) -> Result:
+    """One backend; its folder (daemon logs) is kept when an invariant broke."""
     root = Path(tempfile.mkdtemp(prefix=f"jupcron-chaos-{backend}-"))
+    result = None
     try:
         if backend == "sqlite":
-            return chaos(root, f"sqlite:///{root / 'jupcron.db'}", seed, seconds, None)
+            result = chaos(root, f"sqlite:///{root / 'jupcron.db'}", seed, seconds, None)
+            return result
         pg = PgCluster()
         try:
             pg.init()
             pg.start()
             url = pg.create_database("chaos")
-            return chaos(root, url, seed, seconds, pg)
+            result = chaos(root, url, seed, seconds, pg)
+            return result
         finally:
             pg.destroy()
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if result is not None and result.ok:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print(f"  {backend}: daemon logs kept in {root}")
 
 
 def main(argv: list[str] | None = None) -> int:

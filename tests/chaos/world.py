@@ -27,6 +27,7 @@ from tests.support.pgcluster import PgCluster
 
 SOL = "So11111111111111111111111111111111111111112"
 IN_FLIGHT = ("pending", "requested", "signed", "submitted")
+BLOCKHASH_TTL = 12.0
 
 
 def recurring_plan(name: str, schedule: dict[str, Any]) -> dict[str, Any]:
@@ -68,11 +69,13 @@ class World:
     def __init__(self, root: Path, db_url: str, seed: int, pg: PgCluster | None = None) -> None:
         self.rng = random.Random(seed)
         self.pg = pg
-        self.emulator = Emulator(seed=seed)
+        # blockhashes live 12 s (not 90): an unanswerable execute becomes in_doubt within the run
+        self.emulator = Emulator(seed=seed, blockhash_ttl=BLOCKHASH_TTL)
         self.server = EmulatorServer().start(self.emulator)
         self.env = DaemonEnv(root=root, db_url=db_url, emulator=self.emulator, server=self.server)
         self.env.write_config(
-            runner={"recovery_interval": 1, "shutdown_timeout": 15},
+            runner={"recovery_interval": 1, "shutdown_timeout": 15,
+                    "blockhash_validity": BLOCKHASH_TTL},  # fmt: skip
             logging={"level": "info", "format": "json"},
         )
         self.tally = Tally()
