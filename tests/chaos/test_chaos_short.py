@@ -33,7 +33,9 @@ def test_short_chaos_run_keeps_every_slot_once(short_run: tuple[Result, str]) ->
     print(result.line)
     assert result.ok, result.line
     verdict = result.verdict
-    assert verdict.duplicates == 0 and verdict.lost == 0 and verdict.wrong == 0, verdict.details
+    assert verdict.duplicates == 0, verdict.details
+    assert verdict.lost == 0, verdict.details
+    assert verdict.wrong == 0, verdict.details
     assert "kills=0" not in result.line
     assert "crashes=0" in result.line
     assert verdict.runs >= verdict.fires > 20

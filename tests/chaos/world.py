@@ -74,8 +74,11 @@ class World:
         self.server = EmulatorServer().start(self.emulator)
         self.env = DaemonEnv(root=root, db_url=db_url, emulator=self.emulator, server=self.server)
         self.env.write_config(
-            runner={"recovery_interval": 1, "shutdown_timeout": 15,
-                    "blockhash_validity": BLOCKHASH_TTL},  # fmt: skip
+            runner={
+                "recovery_interval": 1,
+                "shutdown_timeout": 15,
+                "blockhash_validity": BLOCKHASH_TTL,
+            },
             logging={"level": "info", "format": "json"},
         )
         self.tally = Tally()
