@@ -18,7 +18,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,9 +38,11 @@ from daemon.errors import (
 from daemon.logs import run_context
 from daemon.rpc import SolanaRpc
 from daemon.runner import preflight
+from daemon.runner.book import RunBook, api_fields, programs_of
 from daemon.runner.outcome import RunListener, RunOutcome
+from daemon.runner.settle import settle_unanswered
 from daemon.runner.steps import OrderApi, execute, order
-from daemon.schedule import parse_schedule
+from daemon.runner.timing import grace_of, within_grace
 from daemon.store import runs
 from daemon.store.engine import transaction
 from daemon.store.records import PlanRecord, RunRecord
@@ -102,6 +104,7 @@ class Runner:
         self.sleep = sleep
         self.node = node or node_name()
         self.on_attempt = on_attempt
+        self.book = RunBook(factory, clock, on_attempt)
         self._active: set[int] = set()
         self._active_lock = threading.Lock()
 
@@ -165,7 +168,7 @@ class Runner:
                 record = self._drive(run_id, plan, options)
             except JupcronError as exc:  # a store outage mid-run: the row says where we were
                 log.error("run_interrupted", error=str(exc), error_type=type(exc).__name__)
-                record = self._load(run_id)
+                record = self.book.load(run_id)
             outcome = RunOutcome(
                 run_id=record.id, plan_name=plan.name, kind=str(plan.kind),
                 scheduled_for=record.scheduled_for, status=record.status,
@@ -191,7 +194,7 @@ class Runner:
     # ---- the state machine --------------------------------------------------------
 
     def _drive(self, run_id: int, plan: PlanRecord, options: RunOptions) -> RunRecord:
-        run = self._load(run_id)
+        run = self.book.load(run_id)
         reordered = False
         for _ in range(MAX_STEPS):
             before = run.status
@@ -208,7 +211,7 @@ class Runner:
                 return run
             if run.status is before:
                 return run  # no progress possible now
-        return self._finish(run, RunStatus.FAILED, step="gave_up",
+        return self.book.finish(run, RunStatus.FAILED, step="gave_up",
                             error=f"no final state after {MAX_STEPS} steps")  # fmt: skip
 
     def _preflight_and_order(
@@ -219,20 +222,22 @@ class Runner:
         if reason is None:
             with transaction(self.factory) as session:
                 reason = preflight.caps(session, plan, self.config, now=now, run_id=run.id)
-        if reason is None and self._balance_check(plan):
-            reason = self._balance_problem(run, plan)
+        if reason is None and preflight.wants_balance_check(plan, self.config):
+            reason = preflight.balance(
+                self.api, self.wallet.address, plan, self.book.observer(run.id)
+            )
         if reason is not None:
-            return self._finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")
+            return self.book.finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")
         spend = preflight.spend_of(plan)
         try:
-            ordered = order(self.api, plan, self.wallet.address, self._observer(run.id))
+            ordered = order(self.api, plan, self.wallet.address, self.book.observer(run.id))
         except RetryableError as exc:
-            return self._finish(run, RunStatus.FAILED, step="order_failed", **_api_fields(exc))
+            return self.book.finish(run, RunStatus.FAILED, step="order_failed", **api_fields(exc))
         except (RejectedError, ApiError) as exc:
-            return self._finish(run, RunStatus.FAILED, step="order_failed", **_api_fields(exc))
+            return self.book.finish(run, RunStatus.FAILED, step="order_failed", **api_fields(exc))
         failpoints.hit("after_order")
         if ordered.skip_reason is not None:
-            return self._finish(
+            return self.book.finish(
                 run, RunStatus.SKIPPED, step="order_declined", error=ordered.skip_reason,
                 error_code=ordered.skip_code, request_id=ordered.request_id,
             )  # fmt: skip
@@ -248,7 +253,7 @@ class Runner:
             else None,
             "order_account": ordered.order_account,
         }
-        run = self._advance(
+        run = self.book.advance(
             run, RunStatus.REQUESTED, expect=[RunStatus.PENDING], step="ordered",
             detail={"request_id": ordered.request_id, "gasless": ordered.gasless}, **fields,
         )  # fmt: skip
@@ -259,11 +264,11 @@ class Runner:
         now = self.clock()
         if run.unsigned_tx is None or (run.expires_at is not None and now >= run.expires_at):
             # nothing was signed: a fresh order is safe
-            return self._advance(
+            return self.book.advance(
                 run, RunStatus.PENDING, expect=[RunStatus.REQUESTED], step="reorder",
                 detail={"reason": "order expired before signing"},
             )  # fmt: skip
-        gasless = bool(plan.kind == "swap" and self._was_gasless(run.id))
+        gasless = bool(plan.kind == "swap" and self.book.was_gasless(run.id))
         try:
             request = plan.request
             mints = [m for m in (request.get("inputMint"), request.get("outputMint")) if m]
@@ -271,21 +276,21 @@ class Runner:
                 run.unsigned_tx, self.wallet.pubkey, self.policy, gasless=gasless, mints=mints
             )
         except GuardRejectedError as exc:
-            return self._finish(
+            return self.book.finish(
                 run, RunStatus.REJECTED, step="guard_refused", error=str(exc),
                 detail={"reasons": list(exc.reasons)},
             )  # fmt: skip
         if options.dry_run or self.config.safety.dry_run or plan.settings.get("dry_run"):
-            return self._finish(
+            return self.book.finish(
                 run, RunStatus.DRY_RUN, step="dry_run",
-                detail={"guard": "accepted", "programs": _programs(summary)},
+                detail={"guard": "accepted", "programs": programs_of(summary)},
             )  # fmt: skip
         try:
             signed = sign_transaction(self.wallet, run.unsigned_tx)
         except RejectedError as exc:
-            return self._finish(run, RunStatus.REJECTED, step="sign_refused", error=str(exc))
+            return self.book.finish(run, RunStatus.REJECTED, step="sign_refused", error=str(exc))
         # persisted BEFORE anything is posted: a crash from here on re-posts these same bytes
-        run = self._advance(
+        run = self.book.advance(
             run, RunStatus.SIGNED, expect=[RunStatus.REQUESTED], step="signed",
             signed_tx=signed.b64, signature=signed.signature,
             detail={"signature": signed.signature},
@@ -301,9 +306,11 @@ class Runner:
         result is settled by `_settle_unanswered`, never by a fresh order."""
         first_post = run.status is RunStatus.SIGNED
         if run.status is RunStatus.SIGNED:
-            run = self._advance(run, RunStatus.SUBMITTED, expect=[RunStatus.SIGNED], step="submit")
+            run = self.book.advance(
+                run, RunStatus.SUBMITTED, expect=[RunStatus.SIGNED], step="submit"
+            )
         if run.signed_tx is None or run.request_id is None:
-            return self._finish(
+            return self.book.finish(
                 run, RunStatus.IN_DOUBT, step="in_doubt",
                 error="run marked signed but its signed transaction is not in the store",
             ), False  # fmt: skip
@@ -312,7 +319,7 @@ class Runner:
         ):
             failpoints.hit("before_execute")
             posts: list[Any] = []
-            observe = self._observer(run.id)
+            observe = self.book.observer(run.id)
 
             def count(attempt: Any) -> None:
                 posts.append(attempt)
@@ -322,18 +329,18 @@ class Runner:
                 result = execute(self.api, plan, run.signed_tx, run.request_id, count)
             except RetryableError as exc:
                 # no answer: the transaction may or may not have landed; recovery settles it
-                self._event(run.id, "execute_unanswered", _api_fields(exc))
-                return self._settle_unanswered(run), False
+                self.book.event(run.id, "execute_unanswered", api_fields(exc))
+                return self._settle(run), False
             except (RejectedError, ApiError) as exc:
                 if first_post and len(posts) <= 1:
-                    return self._finish(run, RunStatus.FAILED, step="execute_refused",
-                                        **_api_fields(exc)), False  # fmt: skip
-                self._event(run.id, "execute_refused_repost", _api_fields(exc))
-                return self._settle_unanswered(run), False
+                    return self.book.finish(run, RunStatus.FAILED, step="execute_refused",
+                                        **api_fields(exc)), False  # fmt: skip
+                self.book.event(run.id, "execute_refused_repost", api_fields(exc))
+                return self._settle(run), False
         first_post = first_post and len(posts) <= 1
         failpoints.hit("after_execute")
         if result.succeeded:
-            return self._finish(
+            return self.book.finish(
                 run, RunStatus.SUCCEEDED, step="executed",
                 signature=result.signature or run.signature, slot=result.slot,
                 out_amount=result.output_amount,
@@ -345,23 +352,23 @@ class Runner:
         fields = {"error_code": None if code is None else str(code), "error": result.error}
         if result.http_status is not None and result.http_status >= 500:
             # e.g. trigger's "unable to confirm transaction": it may still land
-            self._event(run.id, "execute_unconfirmed", fields)
-            return self._settle_unanswered(run), False
+            self.book.event(run.id, "execute_unconfirmed", fields)
+            return self._settle(run), False
         if not first_post and (result.status is None or result.http_status != 200):
             # an error answer to a re-post says nothing about the first post's fate
-            self._event(run.id, "execute_refused_repost", fields)
-            return self._settle_unanswered(run), False
+            self.book.event(run.id, "execute_refused_repost", fields)
+            return self._settle(run), False
         if self._may_reorder(run, plan, code, reordered, first_post):
-            moved = self._advance(
+            moved = self.book.advance(
                 run, RunStatus.PENDING, expect=[RunStatus.SUBMITTED], step="reorder",
                 detail={"reason": "execute failed, fresh order", **fields},
             )  # fmt: skip
             return moved, True
         if result.status is None:
             # no result (requestId unknown): we cannot tell from here whether the bytes landed
-            self._event(run.id, "execute_unknown_request", fields)
-            return self._settle_unanswered(run), False
-        return self._finish(
+            self.book.event(run.id, "execute_unknown_request", fields)
+            return self._settle(run), False
+        return self.book.finish(
             run, RunStatus.FAILED, step="execute_failed",
             signature=result.signature or run.signature, slot=result.slot, **fields,
         ), False  # fmt: skip
@@ -386,42 +393,7 @@ class Runner:
             return False
         return cannot_land or self._wait_for_expiry(run, plan)
 
-    # ---- settling what execute did not answer ---------------------------------------
-
-    def _settle_unanswered(self, run: RunRecord) -> RunRecord:
-        """Ask the chain (if we have an RPC); else leave it for recovery, or in_doubt
-        once the blockhash has surely expired."""
-        if self.rpc is not None and run.signature:
-            try:
-                status = self.rpc.signature_status(run.signature)
-            except RetryableError as exc:
-                self._event(run.id, "rpc_unanswered", _api_fields(exc))
-            else:
-                self._event(run.id, "rpc_status", {"found": status.found, "err": str(status.err)})
-                if status.landed_ok:
-                    return self._finish(run, RunStatus.SUCCEEDED, step="settled_by_rpc",
-                                        slot=status.slot)  # fmt: skip
-                if status.found:
-                    return self._finish(run, RunStatus.FAILED, step="settled_by_rpc",
-                                        error=f"landed with error: {status.err}")  # fmt: skip
-                if self._surely_expired(run):
-                    return self._finish(
-                        run, RunStatus.FAILED, step="settled_by_rpc",
-                        error="blockhash expired and the signature never landed",
-                    )  # fmt: skip
-        if self._surely_expired(run):
-            return self._finish(
-                run, RunStatus.IN_DOUBT, step="in_doubt",
-                error="execute gave no answer and the outcome could not be settled before "
-                "the blockhash expired; check the signature on-chain",
-            )  # fmt: skip
-        return self._load(run.id)  # still submitted: recovery tries again
-
-    def _surely_expired(self, run: RunRecord) -> bool:
-        if run.expires_at is None:
-            return True
-        margin = timedelta(seconds=self.config.runner.blockhash_validity / 3)
-        return self.clock() >= run.expires_at + margin
+    # ---- pre-flight helpers ---------------------------------------------------------
 
     def _wait_for_expiry(self, run: RunRecord, plan: PlanRecord) -> bool:
         """For codes after which the old transaction might still land: wait until its
@@ -432,116 +404,20 @@ class Runner:
         wait = (run.expires_at - self.clock()).total_seconds()
         if wait <= 0:
             return True
-        grace_end = run.scheduled_for + timedelta(seconds=self._grace(plan))
+        grace_end = run.scheduled_for + timedelta(
+            seconds=grace_of(plan, self.config.runner.default_grace)
+        )
         if run.expires_at >= grace_end:
             return False
-        self._event(run.id, "wait_for_expiry", {"seconds": round(wait, 3)})
+        self.book.event(run.id, "wait_for_expiry", {"seconds": round(wait, 3)})
         self.sleep(wait)
         return True
 
     def within_grace(self, run: RunRecord, plan: PlanRecord) -> bool:
-        grace_end = run.scheduled_for + timedelta(seconds=self._grace(plan))
-        return run.trigger == "manual" or self.clock() < grace_end
+        return within_grace(run, plan, self.clock(), self.config.runner.default_grace)
 
-    def _grace(self, plan: PlanRecord) -> float:
-        """The plan's schedule grace (seconds): how late a slot may still be acted on."""
-        try:
-            return float(parse_schedule(plan.schedule).grace)
-        except (ValueError, TypeError):
-            return self.config.runner.default_grace
-
-    # ---- pre-flight helpers ---------------------------------------------------------
-
-    def _balance_check(self, plan: PlanRecord) -> bool:
-        wanted = plan.settings.get("balance_check")
-        return bool(self.config.safety.balance_check if wanted is None else wanted)
-
-    def _balance_problem(self, run: RunRecord, plan: PlanRecord) -> str | None:
-        spend = preflight.spend_of(plan)
-        if not spend.mint or not spend.amount:
-            return None
-        try:
-            portfolio = self.api.positions(self.wallet.address, None, self._observer(run.id))
-        except JupcronError as exc:
-            return f"balance check failed: {exc}"
-        raw = getattr(portfolio, "raw", portfolio)
-        have = preflight.raw_balance(raw if isinstance(raw, Mapping) else {}, spend.mint)
-        if have < spend.amount:
-            return f"insufficient balance: {have} of {spend.mint} < {spend.amount} needed"
-        return None
-
-    def _was_gasless(self, run_id: int) -> bool:
-        with self.factory() as session:
-            for _, step, detail in runs.events(session, run_id):
-                if step == "ordered" and detail.get("gasless"):
-                    return True
-        return False
-
-    # ---- store plumbing -------------------------------------------------------------
-
-    def _observer(self, run_id: int) -> Callable[[Any], None]:
-        def observe(attempt: Any) -> None:
-            detail = {
-                "operation": attempt.operation, "number": attempt.number,
-                "http_status": attempt.http_status, "error": attempt.error,
-                "waited": round(float(attempt.waited or 0), 3),
-            }  # fmt: skip
-            with transaction(self.factory) as session:
-                runs.bump_attempts(session, run_id)
-                runs.add_event(session, run_id, "attempt", detail, at=self.clock())
-            if self.on_attempt is not None:
-                self.on_attempt(attempt)
-
-        return observe
-
-    def _event(self, run_id: int, step: str, detail: dict[str, Any]) -> None:
-        with transaction(self.factory) as session:
-            runs.add_event(session, run_id, step, detail, at=self.clock())
-
-    def _load(self, run_id: int) -> RunRecord:
-        with self.factory() as session:
-            record = runs.get(session, run_id)
-        assert record is not None
-        return record
-
-    def _advance(
-        self,
-        run: RunRecord,
-        status: RunStatus,
-        *,
-        expect: Sequence[RunStatus] | None = None,
-        step: str | None = None,
-        detail: dict[str, Any] | None = None,
-        **fields: Any,
-    ) -> RunRecord:
-        with transaction(self.factory) as session:
-            moved = runs.advance(
-                session, run.id, status, now=self.clock(),
-                expect=expect if expect is not None else [run.status],
-                step=step, detail=detail, **fields,
-            )  # fmt: skip
-        if not moved:
-            log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
-        return self._load(run.id)
-
-    def _finish(self, run: RunRecord, status: RunStatus, *, step: str, **fields: Any) -> RunRecord:
-        detail = fields.pop("detail", None) or {}
-        if fields.get("error"):
-            detail.setdefault("error", fields["error"])
-        return self._advance(run, status, step=step, detail=detail, **fields)
-
-
-def _api_fields(exc: JupcronError) -> dict[str, Any]:
-    info = getattr(exc, "info", None)
-    code = getattr(info, "code", None)
-    fields: dict[str, Any] = {"error": str(exc)}
-    if code is not None:
-        fields["error_code"] = str(code)
-    elif getattr(info, "http_status", None) is not None:
-        fields["error_code"] = f"http_{info.http_status}"  # type: ignore[union-attr]
-    return fields
-
-
-def _programs(summary: Any) -> list[str]:
-    programs = getattr(summary, "programs", None) or []
-    return [str(p) for p in programs]
+    def _settle(self, run: RunRecord) -> RunRecord:
+        return settle_unanswered(
+            self.book, run, rpc=self.rpc, clock=self.clock,
+            validity=self.config.runner.blockhash_validity,
+        )  # fmt: skip

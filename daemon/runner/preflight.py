@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from daemon.config import Config
+from daemon.errors import JupcronError
 from daemon.store import audit
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
@@ -116,3 +117,24 @@ def raw_balance(portfolio: Mapping[str, Any], mint: str) -> int:
     if decimals is None:
         decimals = 9 if mint.startswith("So1111") else 6
     return int(total * (Decimal(10) ** int(decimals)))
+
+
+def wants_balance_check(plan: PlanRecord, config: Config) -> bool:
+    wanted = plan.settings.get("balance_check")
+    return bool(config.safety.balance_check if wanted is None else wanted)
+
+
+def balance(api: Any, wallet: str, plan: PlanRecord, observe: Callable[[Any], None]) -> str | None:
+    """A reason to skip when the wallet holds less of the input mint than the run needs."""
+    spend = spend_of(plan)
+    if not spend.mint or not spend.amount:
+        return None
+    try:
+        portfolio = api.positions(wallet, None, observe)
+    except JupcronError as exc:
+        return f"balance check failed: {exc}"
+    raw = getattr(portfolio, "raw", portfolio)
+    have = raw_balance(raw if isinstance(raw, Mapping) else {}, spend.mint)
+    if have < spend.amount:
+        return f"insufficient balance: {have} of {spend.mint} < {spend.amount} needed"
+    return None

@@ -1,0 +1,115 @@
+"""The run's book: its row and its append-only events.
+
+Every state change is one committed transaction with an event; `advance` is
+a compare-and-set on the current status, so two drivers of one run (a
+recovery pass and a `jupcron fire`, say) can never both move it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import structlog
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.errors import JupcronError
+from daemon.store import runs
+from daemon.store.engine import transaction
+from daemon.store.records import RunRecord
+from daemon.store.types import RunStatus
+
+log = structlog.get_logger(__name__)
+
+
+class RunBook:
+    def __init__(
+        self,
+        factory: sessionmaker[Session],
+        clock: Callable[[], datetime],
+        on_attempt: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.factory = factory
+        self.clock = clock
+        self.on_attempt = on_attempt
+
+    def load(self, run_id: int) -> RunRecord:
+        with self.factory() as session:
+            record = runs.get(session, run_id)
+        if record is None:
+            raise LookupError(f"run {run_id} is not in the store")
+        return record
+
+    def advance(
+        self,
+        run: RunRecord,
+        status: RunStatus,
+        *,
+        expect: Sequence[RunStatus] | None = None,
+        step: str | None = None,
+        detail: dict[str, Any] | None = None,
+        **fields: Any,
+    ) -> RunRecord:
+        """Move the run (if it is still in `expect`, default: its current status)."""
+        with transaction(self.factory) as session:
+            moved = runs.advance(
+                session, run.id, status, now=self.clock(),
+                expect=expect if expect is not None else [run.status],
+                step=step, detail=detail, **fields,
+            )  # fmt: skip
+        if not moved:
+            log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
+        return self.load(run.id)
+
+    def finish(self, run: RunRecord, status: RunStatus, *, step: str, **fields: Any) -> RunRecord:
+        detail = fields.pop("detail", None) or {}
+        if fields.get("error"):
+            detail.setdefault("error", fields["error"])
+        return self.advance(run, status, step=step, detail=detail, **fields)
+
+    def event(self, run_id: int, step: str, detail: dict[str, Any]) -> None:
+        with transaction(self.factory) as session:
+            runs.add_event(session, run_id, step, detail, at=self.clock())
+
+    def observer(self, run_id: int) -> Callable[[Any], None]:
+        """An API observer that books every HTTP attempt against the run."""
+
+        def observe(attempt: Any) -> None:
+            detail = {
+                "operation": attempt.operation, "number": attempt.number,
+                "http_status": attempt.http_status, "error": attempt.error,
+                "waited": round(float(attempt.waited or 0), 3),
+            }  # fmt: skip
+            with transaction(self.factory) as session:
+                runs.bump_attempts(session, run_id)
+                runs.add_event(session, run_id, "attempt", detail, at=self.clock())
+            if self.on_attempt is not None:
+                self.on_attempt(attempt)
+
+        return observe
+
+    def was_gasless(self, run_id: int) -> bool:
+        """Whether the API marked this run's (latest) order gasless."""
+        gasless = False
+        with self.factory() as session:
+            for _, step, detail in runs.events(session, run_id):
+                if step == "ordered":
+                    gasless = bool(detail.get("gasless"))
+        return gasless
+
+
+def api_fields(exc: JupcronError) -> dict[str, Any]:
+    info = getattr(exc, "info", None)
+    code = getattr(info, "code", None)
+    fields: dict[str, Any] = {"error": str(exc)}
+    if code is not None:
+        fields["error_code"] = str(code)
+    elif getattr(info, "http_status", None) is not None:
+        fields["error_code"] = f"http_{info.http_status}"  # type: ignore[union-attr]
+    return fields
+
+
+def programs_of(summary: Any) -> list[str]:
+    programs = getattr(summary, "programs", None) or []
+    return [str(p) for p in programs]
