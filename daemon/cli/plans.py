@@ -118,7 +118,7 @@ def _row(plan: PlanRecord, last: str | None, now: datetime) -> dict[str, Any]:
 
 def _table_row(row: dict[str, Any]) -> dict[str, Any]:
     pairs = [
-        f"{local[:16].replace('T', ' ')}{local[19:]} ({utc[11:16]}Z)"
+        f"{local[:19].replace('T', ' ')}{local[19:]} ({utc[11:19]}Z)"
         for local, utc in zip(row["next_local"], row["next_utc"], strict=True)
     ]
     return {

@@ -32,7 +32,7 @@ from daemon.config import Config, load_config
 from daemon.errors import JupcronError, StoreBusyError
 from daemon.logs import configure_logging
 from daemon.plans.apply import apply_paths
-from daemon.runner.outcome import RunListener
+from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.recovery import recover
 from daemon.scheduler import Scheduler
 from daemon.service.leader import Leadership, leadership_for
@@ -79,6 +79,7 @@ class Daemon:
         self._store_ok = True
         self._status = ""
         self._plan_count = 0
+        self._last_run = ""
 
     # ---- lifecycle --------------------------------------------------------------
 
@@ -97,7 +98,7 @@ class Daemon:
         config = self.config
         store = open_store(config)  # refuses an unmigrated database
         self.leadership = leadership_for(config.database.url, store.engine)
-        listeners: list[RunListener] = [MetricsListener(self.metrics)]
+        listeners: list[RunListener] = [MetricsListener(self.metrics), self]
         if config.notify.webhook_url:
             self.webhook = WebhookNotifier(config.notify.webhook_url).start()
             listeners.append(WebhookListener(self.webhook))
@@ -186,7 +187,13 @@ class Daemon:
 
     def _status_text(self) -> str:
         role = "leader" if self.leader else "standby"
-        return f"{role}, {self._plan_count} plans"
+        text = f"{role}, {self._plan_count} plans"
+        return f"{text}, last run: {self._last_run}" if self._last_run else text
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        """A run listener: the last run, for the STATUS line."""
+        when = outcome.scheduled_for.strftime("%Y-%m-%d %H:%M:%SZ")
+        self._last_run = f"{outcome.plan_name} {outcome.status} ({when})"
 
     def _update_status(self) -> None:
         self._count_plans()

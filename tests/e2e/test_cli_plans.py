@@ -88,7 +88,7 @@ def test_apply_dry_run_apply_list_on_both_backends(
 
     table = jupcron("plans", "list", "--now", NOW, env=env)
     assert table.returncode == 0
-    assert "2025-01-01 01:00+00:00 (01:00Z)" in table.stdout
+    assert "2025-01-01 01:00:00+00:00 (01:00:00Z)" in table.stdout
     assert table.stdout.splitlines()[0].split()[:3] == ["name", "kind", "schedule"]
 
 
