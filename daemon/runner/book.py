@@ -110,6 +110,25 @@ def api_fields(exc: JupcronError) -> dict[str, Any]:
     return fields
 
 
+BODY_LIMIT = 2000
+
+
+def api_detail(exc: JupcronError) -> dict[str, Any]:
+    """What the API said, for the event log: fields, HTTP status and the raw body (trimmed)."""
+    info = getattr(exc, "info", None)
+    detail = api_fields(exc)
+    if info is not None:
+        detail["operation"] = getattr(info, "operation", None)
+        detail["http_status"] = getattr(info, "http_status", None)
+        if getattr(info, "cause", None):
+            detail["cause"] = info.cause
+        body = getattr(info, "body", None)
+        if body:
+            detail["body"] = body[:BODY_LIMIT]
+    detail["type"] = type(exc).__name__
+    return detail
+
+
 def programs_of(summary: Any) -> list[str]:
     programs = getattr(summary, "programs", None) or []
     return [str(p) for p in programs]

@@ -38,7 +38,7 @@ from daemon.errors import (
 from daemon.logs import run_context
 from daemon.rpc import SolanaRpc
 from daemon.runner import preflight
-from daemon.runner.book import RunBook, api_fields, programs_of
+from daemon.runner.book import RunBook, api_detail, api_fields, programs_of
 from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.settle import settle_unanswered
 from daemon.runner.steps import OrderApi, execute, order
@@ -232,9 +232,21 @@ class Runner:
         try:
             ordered = order(self.api, plan, self.wallet.address, self.book.observer(run.id))
         except RetryableError as exc:
-            return self.book.finish(run, RunStatus.FAILED, step="order_failed", **api_fields(exc))
+            return self.book.finish(
+                run,
+                RunStatus.FAILED,
+                step="order_failed",
+                detail=api_detail(exc),
+                **api_fields(exc),
+            )
         except (RejectedError, ApiError) as exc:
-            return self.book.finish(run, RunStatus.FAILED, step="order_failed", **api_fields(exc))
+            return self.book.finish(
+                run,
+                RunStatus.FAILED,
+                step="order_failed",
+                detail=api_detail(exc),
+                **api_fields(exc),
+            )
         failpoints.hit("after_order")
         if ordered.skip_reason is not None:
             return self.book.finish(
@@ -329,13 +341,16 @@ class Runner:
                 result = execute(self.api, plan, run.signed_tx, run.request_id, count)
             except RetryableError as exc:
                 # no answer: the transaction may or may not have landed; recovery settles it
-                self.book.event(run.id, "execute_unanswered", api_fields(exc))
+                self.book.event(run.id, "execute_unanswered", api_detail(exc))
                 return self._settle(run), False
             except (RejectedError, ApiError) as exc:
                 if first_post and len(posts) <= 1:
-                    return self.book.finish(run, RunStatus.FAILED, step="execute_refused",
-                                        **api_fields(exc)), False  # fmt: skip
-                self.book.event(run.id, "execute_refused_repost", api_fields(exc))
+                    refused = self.book.finish(
+                        run, RunStatus.FAILED, step="execute_refused",
+                        detail=api_detail(exc), **api_fields(exc),
+                    )  # fmt: skip
+                    return refused, False
+                self.book.event(run.id, "execute_refused_repost", api_detail(exc))
                 return self._settle(run), False
         first_post = first_post and len(posts) <= 1
         failpoints.hit("after_execute")

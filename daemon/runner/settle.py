@@ -15,7 +15,7 @@ from datetime import datetime
 
 from daemon.errors import RetryableError
 from daemon.rpc import SolanaRpc
-from daemon.runner.book import RunBook, api_fields
+from daemon.runner.book import RunBook, api_detail
 from daemon.runner.timing import surely_expired
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
@@ -38,7 +38,7 @@ def settle_unanswered(
         try:
             status = rpc.signature_status(run.signature)
         except RetryableError as exc:
-            book.event(run.id, "rpc_unanswered", api_fields(exc))
+            book.event(run.id, "rpc_unanswered", api_detail(exc))
         else:
             book.event(run.id, "rpc_status", {"found": status.found, "err": str(status.err)})
             if status.landed_ok:

@@ -224,6 +224,9 @@ def test_order_refused_by_the_api_is_failed_and_nothing_signed(make_rig: RigFact
     run = rig.run(outcome.run_id)
     assert run.signed_tx is None
     assert run.error_code == "400"
+    failed = [d for _, step, d in rig.events(run.id) if step == "order_failed"]
+    assert failed[0]["http_status"] == 400  # the API's answer is kept: status and raw body
+    assert "error" in failed[0]["body"]
 
 
 def test_a_lost_execute_answer_is_settled_by_reposting_the_same_bytes(make_rig: RigFactory) -> None:
