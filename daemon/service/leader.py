@@ -86,6 +86,17 @@ def _wait(stop: threading.Event | None, seconds: float) -> bool:
     return stop.wait(seconds)
 
 
+def _pause(deadline: float | None, stop: threading.Event | None) -> bool:
+    """Wait 1-2 s before the next try; False when the deadline or a stop came first."""
+    pause = random.uniform(RETRY_MIN, RETRY_MAX)
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        pause = min(pause, left)
+    return not _wait(stop, pause)
+
+
 class PgAdvisoryLeadership:
     """A PostgreSQL session advisory lock on a dedicated connection."""
 
@@ -160,13 +171,7 @@ class PgAdvisoryLeadership:
                 if not block:
                     raise
                 log.warning("leader_election_failed", lock=self.name, error=str(exc))
-            pause = random.uniform(RETRY_MIN, RETRY_MAX)
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                pause = min(pause, left)
-            if _wait(stop, pause):
+            if not _pause(deadline, stop):
                 return False
 
     def _verify(self) -> bool:
@@ -252,13 +257,7 @@ class SqliteFileLeadership:
                     f"another jupcron daemon is already using {self.database}{self._holder()}; "
                     "SQLite allows one daemon per file (use PostgreSQL for a standby)"
                 )
-            pause = random.uniform(RETRY_MIN, RETRY_MAX)
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                pause = min(pause, left)
-            if _wait(stop, pause):
+            if not _pause(deadline, stop):
                 return False
 
     def _same_file(self) -> bool:
