@@ -43,7 +43,7 @@ from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.settle import settle_unanswered
 from daemon.runner.steps import OrderApi, execute, order
 from daemon.runner.timing import grace_of, within_grace
-from daemon.store import runs
+from daemon.store import audit, runs
 from daemon.store.engine import transaction
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus
@@ -220,8 +220,13 @@ class Runner:
         now = self.clock()
         reason = preflight.kill_switch(self.config)
         if reason is None:
+            # check the caps and reserve this run's amount in one serialized transaction,
+            # so two runs racing for the last of a cap cannot both pass
             with transaction(self.factory) as session:
+                audit.lock_spending(session)
                 reason = preflight.caps(session, plan, self.config, now=now, run_id=run.id)
+                if reason is None:
+                    preflight.reserve(session, run.id, plan)
         if reason is None and preflight.wants_balance_check(plan, self.config):
             reason = preflight.balance(
                 self.api, self.wallet.address, plan, self.book.observer(run.id)

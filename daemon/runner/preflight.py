@@ -13,11 +13,13 @@ from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from daemon.config import Config
 from daemon.errors import JupcronError
 from daemon.store import audit
+from daemon.store.models import Run
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
 
@@ -138,3 +140,18 @@ def balance(api: Any, wallet: str, plan: PlanRecord, observe: Callable[[Any], No
     if have < spend.amount:
         return f"insufficient balance: {have} of {spend.mint} < {spend.amount} needed"
     return None
+
+
+def reserve(session: Session, run_id: int, plan: PlanRecord) -> None:
+    """Record the run's input on its (pending) row, so later cap checks count it."""
+    spend = spend_of(plan)
+    if spend.mint and spend.amount:
+        session.execute(
+            update(Run)
+            .where(Run.id == run_id)
+            .values(
+                input_mint=spend.mint,
+                in_amount=str(spend.amount),
+                output_mint=plan.request.get("outputMint"),
+            )
+        )

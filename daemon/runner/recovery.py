@@ -50,6 +50,7 @@ def recover(
         if not startup and run.updated_at > now - timedelta(seconds=stale_after):
             continue
         log.info("run_recovering", run_id=run.id, plan=plan.name, status=str(run.status))
+        runner.book.event(run.id, "recovery", {"found": str(run.status), "startup": startup})
         reason = _why_not_reorder(runner, run, plan) if run.status in UNSIGNED else None
         if reason is not None:
             with transaction(runner.factory) as session:

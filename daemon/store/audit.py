@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from daemon.store.models import Plan, Run
@@ -14,6 +14,7 @@ from daemon.store.types import RunStatus
 
 # statuses whose input amount has left, may have left, or is about to leave the wallet
 SPENDING = (
+    RunStatus.PENDING,  # a pending run's amount is reserved by the pre-flight check
     RunStatus.REQUESTED,
     RunStatus.SIGNED,
     RunStatus.SUBMITTED,
@@ -26,6 +27,16 @@ AUDIT_COLUMNS = (
     "error_code", "error", "input_mint", "in_amount", "output_mint", "out_amount",
     "order_account", "slot", "attempts", "trigger", "finished_at",
 )  # fmt: skip
+
+
+SPEND_LOCK = 0x6A757063  # "jupc": one PostgreSQL advisory lock for cap checks
+
+
+def lock_spending(session: Session) -> None:
+    """Serialize cap checks until the transaction ends. SQLite's BEGIN IMMEDIATE
+    already serializes writers; PostgreSQL takes a transaction advisory lock."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SPEND_LOCK})
 
 
 def spent(

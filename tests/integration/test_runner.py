@@ -236,3 +236,42 @@ def test_a_lost_execute_answer_is_settled_by_reposting_the_same_bytes(make_rig: 
     assert outcome.status is RunStatus.SUCCEEDED
     assert len(rig.landed()) == 1
     assert rig.run(outcome.run_id).signature == rig.landed()[0].signature
+
+
+def test_caps_hold_when_runs_race_for_the_last_of_a_cap(make_rig: RigFactory, db_url: str) -> None:
+    """Cap check and reservation are one serialized step: racing runs cannot both pass."""
+    import threading
+
+    rig = make_rig(db_url=db_url, safety={"caps": [{"mint": USDC, "per_day": 7_000_000}]})
+    plans = [rig.plan("swap") for _ in range(4)]  # 5 USDC each: only one fits
+    barrier = threading.Barrier(len(plans))
+    outcomes = []
+
+    def fire(plan):  # type: ignore[no-untyped-def]
+        runner = rig.runner()
+        barrier.wait()
+        outcomes.append(runner.fire(plan, SLOT))
+
+    threads = [threading.Thread(target=fire, args=(p,)) for p in plans]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    statuses = sorted(str(outcome_of(o).status) for o in outcomes)
+    assert statuses == ["skipped", "skipped", "skipped", "succeeded"]
+    assert len(rig.landed()) == 1
+
+
+def test_recovered_runs_say_so_in_their_events(make_rig: RigFactory) -> None:
+    from daemon import failpoints
+    from daemon.runner.recovery import recover
+
+    rig = make_rig()
+    failpoints.arm("after_sign")
+    try:
+        with pytest.raises(failpoints.SimulatedCrash):
+            rig.runner().fire(rig.plan("swap"), SLOT)
+    finally:
+        failpoints.disarm()
+    (outcome,) = recover(rig.runner(), startup=True)
+    assert "recovery" in rig.steps(outcome.run_id)
