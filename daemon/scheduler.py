@@ -51,6 +51,7 @@ from daemon.store.types import RunStatus
 log = structlog.get_logger(__name__)
 
 MISSED_ERROR = "missed: daemon was down"
+CHANGED_ERROR = "missed: the plan changed before this slot fired"
 WATCH_JOB = "plans-watch"
 
 
@@ -259,6 +260,10 @@ class Scheduler:
             plan = self._plans.get(plan_id)
             schedule = self._schedules.get(plan_id)
             if plan is None or schedule is None or plan.version != version:
+                if plan is not None and slot <= plan.updated_at:
+                    # due under the old version, but its fire waited (busy workers) past
+                    # the change: the new version's catch-up starts after it, so record it
+                    self._record_unfired(plan, slot)
                 return  # a job of a plan version that is gone
             now = self._clock()
             if is_late(schedule, plan.name, slot, now):
@@ -267,6 +272,20 @@ class Scheduler:
                 return
             self._queue_after(plan, schedule, slot)
         self._call(plan, slot)
+
+    def _record_unfired(self, plan: PlanRecord, slot: datetime) -> None:
+        """A slot of a replaced plan version that never fired: a skipped row (never a run)."""
+        try:
+            with transaction(self._factory) as session:
+                taken = runs.claim(
+                    session, plan, slot, now=self._clock(), status=RunStatus.SKIPPED,
+                    error=CHANGED_ERROR,
+                )  # fmt: skip
+        except (JupcronError, SQLAlchemyError) as exc:
+            log.error("fire_failed", plan=plan.name, scheduled_for=slot.isoformat(), error=str(exc))
+            return
+        if taken is not None:
+            log.warning("run_missed", plan=plan.name, skipped=1, reason="plan_changed")
 
     def _fire_now(self, plan_id: int, version: int, slot_text: str) -> None:
         with self._lock:

@@ -1,0 +1,102 @@
+"""Regression tests for bugs the chaos run (tests/chaos) found, each named after its bug."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.plans.apply import apply_paths
+from daemon.scheduler import Scheduler
+from daemon.store import runs
+from daemon.store.engine import transaction
+from daemon.store.models import Plan, Run
+from daemon.store.records import PlanRecord
+from daemon.store.types import RunStatus
+from tests.fixtures.plans import PlanFiles, swap_plan
+
+
+class BlockingFires:
+    """Claims like the runner; the plan `blocker` holds its worker until released."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        self.factory = factory
+        self.blocking = threading.Event()
+        self.release = threading.Event()
+        self.claimed: list[tuple[str, datetime]] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, plan: PlanRecord, slot: datetime) -> None:
+        if plan.name == "blocker" and not self.release.is_set():
+            self.blocking.set()
+            self.release.wait(30)
+        with transaction(self.factory) as s:
+            run_id = runs.claim(s, plan, slot, now=datetime.now(UTC))
+            if run_id is not None:
+                runs.advance(s, run_id, RunStatus.SUCCEEDED, now=datetime.now(UTC))
+        with self.cond:
+            if run_id is not None:
+                self.claimed.append((plan.name, slot))
+            self.cond.notify_all()
+
+
+@pytest.fixture
+def started() -> Iterator[list[Scheduler]]:
+    made: list[Scheduler] = []
+    yield made
+    for scheduler in made:
+        scheduler.stop(wait=False)
+
+
+def _slots(factory: sessionmaker[Session], name: str) -> dict[datetime, str]:
+    with transaction(factory) as s:
+        rows = s.execute(select(Run.scheduled_for, Run.status).join(Plan).where(Plan.name == name))
+        return {slot.replace(tzinfo=UTC) if slot.tzinfo is None else slot: st for slot, st in rows}
+
+
+def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_changes(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    """Chaos seed 2 (PostgreSQL): a slot came due while every worker was busy; the plan
+    was re-applied before the queued fire ran; the fire saw the old version and returned,
+    and the new version's catch-up starts at its own apply time: the slot had no row."""
+    plans: list[dict[str, Any]] = [
+        swap_plan("blocker", every="1h"),
+        swap_plan("target", every="1s"),
+    ]
+    plans[0]["schedule"] = {"at": (datetime.now(UTC) + timedelta(seconds=2)).replace(
+        microsecond=0).isoformat()}  # fmt: skip
+    first = datetime.now(UTC)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": plans})], now=first)
+    fires = BlockingFires(sqlite_factory)
+    scheduler = Scheduler(sqlite_factory, fires, workers=1, poll_interval=3600)
+    started.append(scheduler)
+    scheduler.start()
+    try:
+        assert fires.blocking.wait(10)  # the only worker is busy; target's slots queue
+        threading.Event().wait(1.5)
+        changed = datetime.now(UTC)
+        plans[1]["request"]["amount"] = 2_000_000
+        apply_paths(sqlite_factory, [plan_files({"a.yaml": plans})], now=changed)
+        scheduler.reload()
+    finally:
+        fires.release.set()
+    with fires.cond:
+        assert fires.cond.wait_for(
+            lambda: any(n == "target" and s > changed for n, s in fires.claimed), 10
+        )
+    rows = _slots(sqlite_factory, "target")
+    # every target slot from the first apply to the change has a row (run or skipped)
+    expected = []
+    moment = first.replace(microsecond=0) + timedelta(seconds=1)
+    while moment <= changed:
+        expected.append(moment)
+        moment += timedelta(seconds=1)
+    missing = [s.isoformat() for s in expected if s not in rows]
+    assert not missing, (missing, sorted(rows))
+    assert rows[expected[-1]] in ("succeeded", "skipped")
