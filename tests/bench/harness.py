@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -167,8 +168,13 @@ class Bench:
         )  # fmt: skip
 
     def apply(self, plans: list[dict[str, Any]]) -> float:
-        """Write one file with all plans, `jupcron plans apply`; seconds it took."""
-        (self.plans / "plans.yaml").write_text(json.dumps({"plans": plans}))
+        """Write the plans (2,000 a file: files are limited to 1 MB), then
+        `jupcron plans apply`; the seconds it took."""
+        for old in self.plans.glob("*.yaml"):
+            old.unlink()
+        for n, start in enumerate(range(0, len(plans), 2_000)):
+            chunk = plans[start : start + 2_000]
+            (self.plans / f"plans-{n:02d}.yaml").write_text(json.dumps({"plans": chunk}))
         started = time.monotonic()
         done = self.jupcron("plans", "apply")
         if done.returncode != 0:
@@ -209,6 +215,33 @@ class Bench:
         statuses = ", ".join(f"'{s}'" for s in FINAL)
         rows = self.sql(f"SELECT count(*) AS n FROM runs WHERE status IN ({statuses})")  # noqa: S608
         return int(rows[0]["n"])
+
+
+def start_profiler(pid: int, tmp: Path, name: str) -> subprocess.Popen[bytes] | None:
+    """With ``JUPCRON_BENCH_PROFILE=DIR``: sample ``pid`` with py-spy (from PATH)
+    into ``DIR/<name>.txt`` (collapsed stacks, all threads) until stopped."""
+    folder = os.environ.get("JUPCRON_BENCH_PROFILE")
+    pyspy = shutil.which("py-spy")
+    if not folder or pyspy is None:
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    out = Path(folder) / f"{name}.txt"
+    return subprocess.Popen(
+        [pyspy, "record", "--pid", str(pid), "--format", "raw", "--rate", "200", *os.environ.get("JUPCRON_BENCH_PYSPY_ARGS", "").split(),
+         "--output", str(out), "--nonblocking"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def stop_profiler(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
 
 
 def wait_until(what: Callable[[], bool], timeout: float, step: float = 0.25) -> bool:

@@ -25,6 +25,8 @@ from tests.bench.harness import (
     one_shot_plans,
     percentiles,
     rss_mb,
+    start_profiler,
+    stop_profiler,
     wait_until,
 )
 from tests.fixtures.service import NotifyListener
@@ -76,9 +78,11 @@ def test_fire_lag_throughput_cpu(
         if datetime.now(UTC) > due - timedelta(seconds=0.5):
             raise RuntimeError("the daemon took too long to start; raise the lead time")
         _sleep_until(due - timedelta(seconds=0.5))
+        profiler = start_profiler(pid, tmp_path, f"fire-{backend}")
         cpu0 = cpu_seconds(pid)
         done = wait_until(lambda: bench.count_final() >= FIRE_RUNS, timeout=300, step=0.5)
         cpu1 = cpu_seconds(pid)
+        stop_profiler(profiler)
         assert done, f"only {bench.count_final()} of {FIRE_RUNS} runs final"
         rows = bench.sql("SELECT scheduled_for, status, request_id, finished_at FROM audit")
         issued = {o["request_id"]: o["issued_at"] for o in emulator.ledger()["issued"]}
