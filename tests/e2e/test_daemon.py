@@ -141,3 +141,20 @@ def test_rejected_runs_and_misfires_reach_the_webhook(daemon_env: DaemonEnvFacto
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_sigterm_lets_an_in_flight_run_finish_then_exits_zero(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.emulator.faults.add("slow", operation="execute_ultra", seconds=3)
+    env.write_plans(swap_plan("once", {"at": at(2)}))
+    env.apply()
+    proc = env.start()
+    assert env.wait_until(
+        lambda: bool(env.rows()) and env.rows()[0]["status"] == "submitted", timeout=30
+    )
+    proc.send_signal(15)  # SIGTERM while execute is in flight
+    assert proc.wait(30) == 0, env.log_of(proc)
+    assert env.rows()[0]["status"] == "succeeded"
+    assert len(env.emulator.ledger.landed()) == 1
+    log = env.log_of(proc)
+    assert log.index("daemon_stopping") < log.index("run_finished")
