@@ -172,7 +172,7 @@ class Daemon:
         assert self.runtime is not None
         try:
             with self.runtime.store.factory() as session:
-                self._plan_count = len(store_plans.enabled_plans(session))
+                self._plan_count = store_plans.count_enabled(session)
                 in_doubt = session.scalar(runs.count_status_stmt(RunStatus.IN_DOUBT)) or 0
             self._store_ok = True
         except JupcronError:

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from daemon.store.models import Plan, PlanVersion, StoreMeta
@@ -81,6 +81,12 @@ def all_plans(session: Session) -> list[PlanRecord]:
 def enabled_plans(session: Session) -> list[PlanRecord]:
     rows = session.scalars(select(Plan).where(Plan.enabled.is_(True)).order_by(Plan.name))
     return [PlanRecord.from_row(p) for p in rows]
+
+
+def count_enabled(session: Session) -> int:
+    """How many plans are enabled (without loading them)."""
+    query = select(func.count()).select_from(Plan).where(Plan.enabled.is_(True))
+    return int(session.scalar(query) or 0)
 
 
 def get_plan(session: Session, name: str) -> PlanRecord | None:
