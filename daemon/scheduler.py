@@ -34,8 +34,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.errors import JupcronError
 from daemon.schedule import (
+    MAX_SKIPPED,
     Schedule,
     catch_up,
+    fire_times_between,
     is_late,
     jitter_delay,
     next_fire_times,
@@ -145,6 +147,9 @@ class Scheduler:
                 if old is not None and old.version == plan.version:
                     continue
                 (added if old is None else changed).append(plan.name)
+                pending, old_schedule = self._next.get(pid), self._schedules.get(pid)
+                if pending is not None and old_schedule is not None:
+                    self._record_unfired(plan, old_schedule, pending)
                 self._drop(pid)
                 self._activate(plan)
             self._revision = rev
@@ -260,11 +265,7 @@ class Scheduler:
             plan = self._plans.get(plan_id)
             schedule = self._schedules.get(plan_id)
             if plan is None or schedule is None or plan.version != version:
-                if plan is not None and slot <= plan.updated_at:
-                    # due under the old version, but its fire waited (busy workers) past
-                    # the change: the new version's catch-up starts after it, so record it
-                    self._record_unfired(plan, slot)
-                return  # a job of a plan version that is gone
+                return  # a job of a plan version that is gone (reload recorded its slot)
             now = self._clock()
             if is_late(schedule, plan.name, slot, now):
                 log.warning("fire_late", plan=plan.name, scheduled_for=slot_text)
@@ -273,19 +274,24 @@ class Scheduler:
             self._queue_after(plan, schedule, slot)
         self._call(plan, slot)
 
-    def _record_unfired(self, plan: PlanRecord, slot: datetime) -> None:
-        """A slot of a replaced plan version that never fired: a skipped row (never a run)."""
-        try:
-            with transaction(self._factory) as session:
-                taken = runs.claim(
-                    session, plan, slot, now=self._clock(), status=RunStatus.SKIPPED,
-                    error=CHANGED_ERROR,
-                )  # fmt: skip
-        except (JupcronError, SQLAlchemyError) as exc:
-            log.error("fire_failed", plan=plan.name, scheduled_for=slot.isoformat(), error=str(exc))
+    def _record_unfired(self, plan: PlanRecord, schedule: Schedule, first: datetime) -> None:
+        """The old version's slots from its pending one (`first`) up to the change, that
+        never fired (their jobs waited behind busy workers, or were not queued yet): the
+        new version's catch-up starts at the change, so record them as skipped here."""
+        until = plan.updated_at
+        if first > until:
             return
-        if taken is not None:
-            log.warning("run_missed", plan=plan.name, skipped=1, reason="plan_changed")
+        slots = [first, *fire_times_between(schedule, first, until)][:MAX_SKIPPED]
+        now = self._clock()
+        with transaction(self._factory) as session:
+            skipped = 0
+            for slot in slots:
+                taken = runs.claim(
+                    session, plan, slot, now=now, status=RunStatus.SKIPPED, error=CHANGED_ERROR
+                )
+                skipped += taken is not None
+        if skipped:
+            log.warning("run_missed", plan=plan.name, skipped=skipped, reason="plan_changed")
 
     def _fire_now(self, plan_id: int, version: int, slot_text: str) -> None:
         with self._lock:
