@@ -148,6 +148,8 @@ class Scheduler:
                     continue
                 (added if old is None else changed).append(plan.name)
                 pending, old_schedule = self._next.get(pid), self._schedules.get(pid)
+                if old is None and plan.version > 1:  # changed while no scheduler ran it
+                    pending, old_schedule = self._pending_of_previous(plan)
                 if pending is not None and old_schedule is not None:
                     self._record_unfired(plan, old_schedule, pending)
                 self._drop(pid)
@@ -273,6 +275,24 @@ class Scheduler:
                 return
             self._queue_after(plan, schedule, slot)
         self._call(plan, slot)
+
+    def _pending_of_previous(self, plan: PlanRecord) -> tuple[datetime | None, Schedule | None]:
+        """The previous version's schedule and its first slot after the last claimed one
+        (None when that version was disabled or its schedule is unreadable)."""
+        with transaction(self._factory) as session:
+            last = runs.last_slot(session, plan.id)
+            if last is not None and last >= plan.updated_at:
+                return None, None  # the old version's slots were all settled
+            previous = [c for v, c, on in store_plans.versions(session, plan.name)
+                        if v == plan.version - 1 and on]  # fmt: skip
+        if not previous or not isinstance(previous[0].get("schedule"), dict):
+            return None, None
+        try:
+            schedule = parse_schedule(previous[0]["schedule"])
+        except ValueError:
+            return None, None
+        upcoming = next_fire_times(schedule, last or plan.created_at, 1)
+        return (upcoming[0] if upcoming else None), schedule
 
     def _record_unfired(self, plan: PlanRecord, schedule: Schedule, first: datetime) -> None:
         """The old version's slots from its pending one (`first`) up to the change, that

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.plans.apply import apply_paths
 from daemon.scheduler import Scheduler
+from daemon.store import plans as store_plans
 from daemon.store import runs
 from daemon.store.engine import transaction
 from daemon.store.models import Plan, Run
@@ -100,3 +101,33 @@ def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_changes(
     missing = [s.isoformat() for s in expected if s not in rows]
     assert not missing, (missing, sorted(rows))
     assert rows[expected[-1]] in ("succeeded", "skipped")
+
+
+def test_slots_of_the_old_version_are_lost_when_the_daemon_dies_across_a_plan_change(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    """Chaos seed 2 (PostgreSQL): the plan was re-applied while the daemon was down (or
+    was killed before its reload); at restart the catch-up started at the new version's
+    apply time, so the old version's slots between its last run and the change had no row."""
+    t0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+    plan = swap_plan("hourly", every="1h")
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [plan]})], now=t0 - timedelta(days=1))
+    with transaction(sqlite_factory) as s:
+        record = store_plans.get_plan(s, "hourly")
+        assert record is not None
+        runs.claim(s, record, t0, now=t0, status=RunStatus.SUCCEEDED)  # the last run
+    plan["request"]["amount"] = 2_000_000
+    changed = t0 + timedelta(hours=2, minutes=30)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [plan]})], now=changed)
+    offset = changed + timedelta(minutes=1) - datetime.now(UTC)
+    scheduler = Scheduler(
+        sqlite_factory, BlockingFires(sqlite_factory), clock=lambda: datetime.now(UTC) + offset
+    )
+    started.append(scheduler)
+    scheduler.start()
+    rows = _slots(sqlite_factory, "hourly")
+    assert rows == {
+        t0: "succeeded",
+        t0 + timedelta(hours=1): "skipped",
+        t0 + timedelta(hours=2): "skipped",
+    }
