@@ -18,7 +18,7 @@ from tests.chaos.check import check
 from tests.chaos.run import Result, chaos
 
 SEED = 20261121
-SECONDS = 38.0
+SECONDS = 42.0
 
 
 @pytest.fixture(scope="module")
