@@ -134,11 +134,12 @@ class World:
         self.tally.problems.append(f"plans apply failed: {last[0]}")
 
     def change_plans(self) -> None:
-        """Change a plan's amount and add a new plan, then re-apply while the daemon runs."""
-        for plan in self.plans:
-            if plan["kind"] == "swap":
-                plan["request"]["amount"] = int(plan["request"]["amount"]) + 1000
-                break
+        """Change a swap's amount and a recurring plan's grace (new versions, same slots)
+        and add a new plan, then re-apply while the daemon runs."""
+        swap = next(p for p in self.plans if p["kind"] == "swap")
+        swap["request"]["amount"] = int(swap["request"]["amount"]) + 1000
+        dca = next(p for p in self.plans if p["kind"] == "recurring")
+        dca["schedule"]["grace"] = int(dca["schedule"]["grace"]) + 5
         n = sum(1 for p in self.plans if p["name"].startswith("late-"))
         self.plans.append(swap_plan(f"late-{n}", {"every": "3s", "grace": 20}, amount=2_000_000))
         self.env.write_plans(*self.plans)
