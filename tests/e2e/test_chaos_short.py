@@ -1,4 +1,5 @@
-"""The short chaos run inside `make test`: fixed seed, SQLite, about 35 s.
+"""The short chaos run inside `make test` (the full one is `make chaos`, tests/chaos):
+fixed seed, SQLite, about 25-35 s.
 
 The daemon is SIGKILLed (from outside and at a failpoint), the emulator
 injects faults and the plans are re-applied while it runs; at the end no slot
@@ -16,6 +17,8 @@ import pytest
 
 from tests.chaos.check import check
 from tests.chaos.run import Result, chaos
+
+pytestmark = pytest.mark.slow
 
 SEED = 20261121
 SECONDS = 42.0
