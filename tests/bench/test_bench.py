@@ -203,9 +203,11 @@ def test_footprint(
         pid = bench.proc.pid
         rss_ready = rss_mb(pid)
         time.sleep(2)  # let start-up work (first revision poll, recovery) settle
+        profiler = start_profiler(pid, tmp_path, f"idle-{backend}")
         cpu0, wall0 = cpu_seconds(pid), time.monotonic()
         time.sleep(IDLE_SECONDS)
         cpu1, wall1 = cpu_seconds(pid), time.monotonic()
+        stop_profiler(profiler)
         rss_idle = rss_mb(pid)
     finally:
         bench.stop()
