@@ -7,10 +7,11 @@ from typing import Any
 
 # (key, label, unit, target text)
 ROWS: list[tuple[str, str, str, str]] = [
+    ("lone_lag_max_ms", "fire lag, lone plans (max of 3)", "ms", "≤ 50"),
     ("fire_lag_p50_ms", "fire lag p50 (1,000 due at once)", "ms", ""),
     ("fire_lag_p99_ms", "fire lag p99", "ms", "≤ 50 (while capacity allows)"),
     ("fire_lag_max_ms", "fire lag max", "ms", ""),
-    ("first_lag_p99_ms", "fire lag p99, first `workers` runs", "ms", "≤ 50"),
+    ("first_lag_p99_ms", "fire lag max, first 8 of the 1,000", "ms", ""),
     ("all_final_s", "time until all 1,000 final", "s", ""),
     ("jupcron_runs_per_s", "throughput jupcron", "runs/s", ""),
     ("minimal_runs_per_s", "throughput minimal client", "runs/s", ""),

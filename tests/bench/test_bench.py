@@ -34,6 +34,7 @@ from tests.fixtures.service import NotifyListener
 pytestmark = pytest.mark.timeout(600)
 
 FIRE_RUNS = 1_000
+LONE_RUNS = 3
 WORKERS = 8  # runner.workers, and the minimal client's threads
 RATE_LIMIT = 10.0
 RATE_WINDOW = 10.0  # the emulator's sliding window (s); short, so the bench stays short
@@ -70,8 +71,14 @@ def test_fire_lag_throughput_cpu(
     emulator = EmulatorProcess(log=tmp_path / "emulator.log")
     bench = Bench(tmp_path / "jc", url, emulator.url, {"runner": {"workers": WORKERS}})
     try:
-        due = _due_after(8)
-        bench.apply(one_shot_plans(FIRE_RUNS, due))
+        due = _due_after(10)
+        # a few lone plans first (one a second): the lag when nothing else is due
+        lone = [
+            plan
+            for k in range(LONE_RUNS)
+            for plan in one_shot_plans(1, due - timedelta(seconds=LONE_RUNS + 1 - k), f"lone{k}")
+        ]
+        bench.apply(lone + one_shot_plans(FIRE_RUNS, due))
         _start_ready(bench, notify_socket)
         assert bench.proc is not None
         pid = bench.proc.pid
@@ -80,11 +87,16 @@ def test_fire_lag_throughput_cpu(
         _sleep_until(due - timedelta(seconds=0.5))
         profiler = start_profiler(pid, tmp_path, f"fire-{backend}")
         cpu0 = cpu_seconds(pid)
-        done = wait_until(lambda: bench.count_final() >= FIRE_RUNS, timeout=300, step=0.5)
+        total = FIRE_RUNS + LONE_RUNS
+        done = wait_until(lambda: bench.count_final() >= total, timeout=300, step=0.5)
         cpu1 = cpu_seconds(pid)
         stop_profiler(profiler)
-        assert done, f"only {bench.count_final()} of {FIRE_RUNS} runs final"
-        rows = bench.sql("SELECT scheduled_for, status, request_id, finished_at FROM audit")
+        assert done, f"only {bench.count_final()} of {total} runs final"
+        every = bench.sql(
+            "SELECT plan_name, scheduled_for, status, request_id, finished_at FROM audit"
+        )
+        rows = [r for r in every if r["plan_name"].startswith("due-")]
+        lone_rows = [r for r in every if r["plan_name"].startswith("lone")]
         issued = {o["request_id"]: o["issued_at"] for o in emulator.ledger()["issued"]}
         bench.stop()
 
@@ -94,6 +106,11 @@ def test_fire_lag_throughput_cpu(
             if r["request_id"] in issued
         )
         lag = percentiles(lags)
+        lone_lags = [
+            (issued[r["request_id"]] - as_utc(r["scheduled_for"]).timestamp()) * 1000
+            for r in lone_rows
+            if r["request_id"] in issued
+        ]
         first = percentiles(lags[:WORKERS])
         last_final = max(as_utc(r["finished_at"]) for r in rows)
         all_final = (last_final - due).total_seconds()
@@ -118,6 +135,7 @@ def test_fire_lag_throughput_cpu(
     put("fire_lag_p99_ms", lag["p99"])
     put("fire_lag_max_ms", lag["max"])
     put("first_lag_p99_ms", first["p99"])
+    put("lone_lag_max_ms", max(lone_lags) if lone_lags else None)
     put("all_final_s", all_final)
     put("jupcron_runs_per_s", jc_rate)
     put("minimal_runs_per_s", mc_rate)
