@@ -58,9 +58,12 @@ class RunBook:
                 expect=expect if expect is not None else [run.status],
                 step=step, detail=detail, **fields,
             )  # fmt: skip
+            record = runs.get(session, run.id)
         if not moved:
             log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
-        return self.load(run.id)
+        if record is None:
+            raise LookupError(f"run {run.id} is not in the store")
+        return record
 
     def finish(self, run: RunRecord, status: RunStatus, *, step: str, **fields: Any) -> RunRecord:
         detail = fields.pop("detail", None) or {}
