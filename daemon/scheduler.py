@@ -182,9 +182,11 @@ class Scheduler:
                 log.error("plans_reload_failed", error=str(exc))
 
     def _drop(self, pid: int) -> None:
-        self._plans.pop(pid, None)
+        known = self._plans.pop(pid, None) is not None
         self._schedules.pop(pid, None)
         self._next.pop(pid, None)
+        if not known:
+            return  # jobs are only queued for known plans: no scan of every job (O(n²) at start)
         prefix = f"plan-{pid}-"
         for job in self._aps.get_jobs():
             if job.id.startswith(prefix):
