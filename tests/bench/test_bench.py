@@ -39,7 +39,9 @@ WORKERS = 8  # runner.workers, and the minimal client's threads
 RATE_LIMIT = 10.0
 RATE_WINDOW = 10.0  # the emulator's sliding window (s); short, so the bench stays short
 RATE_BACKLOG = 2_000
-RATE_MEASURE = 40.0  # seconds of the backlog we measure
+RATE_MEASURE = 30.0  # seconds of the backlog we measure
+# api.rate_limit: at the limit, and 1% under it (API.md: pace ourselves below the limit)
+PACES = {"rate": RATE_LIMIT, "rate_margin": RATE_LIMIT * 0.99}
 FOOTPRINT_PLANS = 10_000
 IDLE_SECONDS = 30.0
 
@@ -156,15 +158,20 @@ def _minimal_client(url: str, keypair: Path, runs: int, threads: int) -> dict[st
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.parametrize("pace", list(PACES))
 def test_rate_limit_fidelity(
-    backend_url: tuple[str, str], tmp_path: Path, figures: Figures, notify_socket: NotifyListener
+    backend_url: tuple[str, str],
+    pace: str,
+    tmp_path: Path,
+    figures: Figures,
+    notify_socket: NotifyListener,
 ) -> None:
     backend, url = backend_url
     emulator = EmulatorProcess(
         "--rate-limit", str(RATE_LIMIT), "--rate-window", str(RATE_WINDOW),
         log=tmp_path / "emulator.log",
     )  # fmt: skip
-    extra = {"api": {"rate_limit": RATE_LIMIT}, "runner": {"workers": WORKERS}}
+    extra = {"api": {"rate_limit": PACES[pace]}, "runner": {"workers": WORKERS}}
     bench = Bench(tmp_path / "jc", url, emulator.url, extra)
     try:
         due = _due_after(10)
@@ -187,11 +194,12 @@ def test_rate_limit_fidelity(
     achieved = (after - before) / RATE_MEASURE
     by_status = {r["status"]: int(r["n"]) for r in statuses}
     put = lambda name, value: figures.put(backend, name, value)  # noqa: E731
+    put(f"{pace}_pace_per_s", PACES[pace])
     put("rate_limit", RATE_LIMIT)
-    put("rate_window_s", RATE_WINDOW)
-    put("rate_achieved_per_s", achieved)
-    put("rate_fidelity", achieved / RATE_LIMIT)
-    put("rate_429s", rejected)
+    put(f"{pace}_window_s", RATE_WINDOW)
+    put(f"{pace}_achieved_per_s", achieved)
+    put(f"{pace}_fidelity", achieved / RATE_LIMIT)
+    put(f"{pace}_429s", rejected)
     put(
         "rate_runs_final",
         sum(
@@ -200,7 +208,7 @@ def test_rate_limit_fidelity(
             if s not in ("pending", "requested", "signed", "submitted")
         ),
     )
-    put("rate_statuses", by_status)
+    put(f"{pace}_statuses", by_status)
 
 
 def _api_requests(ledger: dict[str, Any]) -> int:
