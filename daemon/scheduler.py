@@ -135,6 +135,7 @@ class Scheduler:
             with transaction(self._factory) as session:
                 rev = store_plans.revision(session)
                 fresh = {p.id: p for p in store_plans.enabled_plans(session)}
+                lasts = runs.last_slots(session)  # one query, not one per plan
             added: list[str] = []
             changed: list[str] = []
             disabled: list[str] = []
@@ -153,7 +154,7 @@ class Scheduler:
                 if pending is not None and old_schedule is not None:
                     self._record_unfired(plan, old_schedule, pending)
                 self._drop(pid)
-                self._activate(plan)
+                self._activate(plan, lasts.get(pid))
             self._revision = rev
         if not (added or changed or disabled):
             return None
@@ -192,7 +193,7 @@ class Scheduler:
             if job.id.startswith(prefix):
                 job.remove()
 
-    def _activate(self, plan: PlanRecord) -> None:
+    def _activate(self, plan: PlanRecord, last: datetime | None) -> None:
         try:
             schedule = parse_schedule(plan.schedule)
         except ValueError as exc:
@@ -200,24 +201,29 @@ class Scheduler:
             return
         self._plans[plan.id] = plan
         self._schedules[plan.id] = schedule
-        self._settle(plan, schedule)
+        self._settle(plan, schedule, last)
 
     # ------------------------------------------------------------ firing
 
-    def _settle(self, plan: PlanRecord, schedule: Schedule) -> None:
-        """Record missed slots, run the coalesced one, queue the next slot after now."""
+    def _settle(self, plan: PlanRecord, schedule: Schedule, last: datetime | None) -> None:
+        """Record missed slots, run the coalesced one, queue the next slot after now.
+
+        `last` is the plan's latest recorded slot as read a moment ago; if a fire
+        claimed a slot since, the unique (plan, slot) key makes our claim a no-op.
+        """
         now = self._clock()
-        with transaction(self._factory) as session:
-            last = runs.last_slot(session, plan.id)
-            result = catch_up(schedule, last, since=plan.updated_at, now=now)
-            recorded = [
-                slot
-                for slot in result.skipped
-                if runs.claim(
-                    session, plan, slot, now=now, status=RunStatus.SKIPPED, error=MISSED_ERROR
-                )
-                is not None
-            ]
+        result = catch_up(schedule, last, since=plan.updated_at, now=now)
+        recorded: list[datetime] = []
+        if result.skipped:
+            with transaction(self._factory) as session:
+                recorded = [
+                    slot
+                    for slot in result.skipped
+                    if runs.claim(
+                        session, plan, slot, now=now, status=RunStatus.SKIPPED, error=MISSED_ERROR
+                    )
+                    is not None
+                ]
         if recorded and self._on_misfire is not None:
             try:
                 self._on_misfire(plan, recorded)
@@ -273,7 +279,9 @@ class Scheduler:
             now = self._clock()
             if is_late(schedule, plan.name, slot, now):
                 log.warning("fire_late", plan=plan.name, scheduled_for=slot_text)
-                self._settle(plan, schedule)
+                with self._factory() as session:
+                    last = runs.last_slot(session, plan.id)
+                self._settle(plan, schedule, last)
                 return
             self._queue_after(plan, schedule, slot)
         self._call(plan, slot)

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from daemon.store.models import Run, RunEvent
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import FINAL, RunStatus, utc
+from daemon.store.types import FINAL, RunStatus, UTCDateTime, utc
 
 # the columns `advance` may set besides status
 _FIELDS = frozenset(
@@ -136,6 +136,15 @@ def last_slot(session: Session, plan_id: int) -> datetime | None:
         .order_by(Run.scheduled_for.desc())
         .limit(1)
     ).first()
+
+
+def last_slots(session: Session) -> dict[int, datetime]:
+    """Every plan's latest scheduled (not manual) slot, in one query."""
+    latest = func.max(Run.scheduled_for, type_=UTCDateTime())
+    rows = session.execute(
+        select(Run.plan_id, latest).where(Run.trigger != "manual").group_by(Run.plan_id)
+    )
+    return {plan_id: slot for plan_id, slot in rows if slot is not None}
 
 
 def last_status(session: Session, plan_id: int) -> str | None:

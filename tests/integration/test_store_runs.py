@@ -132,3 +132,18 @@ def test_events_table_is_append_only_in_practice(factory: sessionmaker[Session])
     with factory() as session:
         count = session.execute(text("SELECT count(*) FROM run_events")).scalar_one()
     assert count == 2
+
+
+def test_last_slots_of_every_plan_in_one_query(factory: sessionmaker[Session]) -> None:
+    a, b = make_plan(factory, "a"), make_plan(factory, "b")
+    make_plan(factory, "never-ran")
+    with transaction(factory) as session:
+        runs.claim(session, a, SLOT, now=NOW)
+        runs.claim(session, a, SLOT + timedelta(hours=2), now=NOW)
+        runs.claim(session, b, SLOT, now=NOW)
+        runs.claim(session, b, SLOT + timedelta(days=9), now=NOW, trigger="manual")
+    with factory() as session:
+        lasts = runs.last_slots(session)
+        assert lasts == {a.id: SLOT + timedelta(hours=2), b.id: SLOT}
+        assert all(v.tzinfo is not None for v in lasts.values())
+        assert lasts[a.id] == runs.last_slot(session, a.id)
