@@ -96,8 +96,10 @@ class Scheduler:
 
     def start(self) -> None:
         """Load the enabled plans, settle missed slots, schedule the next ones."""
-        self._aps.start()
+        # paused while thousands of jobs are added: no wake-up of the scheduler thread per job
+        self._aps.start(paused=True)
         self.reload()
+        self._aps.resume()
         self._last_poll_ok = time.monotonic()
         self._aps.add_job(
             self._poll,
