@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -67,6 +68,12 @@ class RunRecord:
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None
+
+    @classmethod
+    def from_mapping(cls, row: Mapping[Any, Any]) -> RunRecord:
+        values = {f.name: row[f.name] for f in fields(cls)}
+        values["status"] = RunStatus(values["status"])
+        return cls(**values)
 
     @classmethod
     def from_row(cls, row: Run) -> RunRecord:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, select, update
+from sqlalchemy import Select, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -102,13 +102,14 @@ def advance(
 def add_event(
     session: Session, run_id: int, step: str, detail: dict[str, Any], *, at: datetime
 ) -> None:
-    session.add(RunEvent(run_id=run_id, at=at, step=step, detail=detail))
-    session.flush()
+    session.execute(insert(RunEvent).values(run_id=run_id, at=at, step=step, detail=detail))
 
 
 def get(session: Session, run_id: int) -> RunRecord | None:
-    row = session.get(Run, run_id)
-    return RunRecord.from_row(row) if row is not None else None
+    # a Core select: the runner reads its run back after every step, ORM identity
+    # bookkeeping buys nothing here
+    row = session.execute(select(*Run.__table__.c).where(Run.id == run_id)).one_or_none()
+    return RunRecord.from_mapping(row._mapping) if row is not None else None
 
 
 def by_slot(session: Session, plan_id: int, scheduled_for: datetime) -> RunRecord | None:
