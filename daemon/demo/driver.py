@@ -29,6 +29,7 @@ from sqlalchemy import text
 from daemon.cli.output import render
 from daemon.demo.watch import Reporter, Watcher
 from daemon.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
+from daemon.proc import terminate
 from daemon.store.engine import make_engine
 
 FINAL = {"succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt"}
@@ -101,14 +102,7 @@ class Demo:
     def stop_daemons(self) -> list[int | None]:
         codes: list[int | None] = []
         for proc in self.daemons:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(STOP_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(10)
-            codes.append(proc.returncode)
+            codes.append(terminate(proc, STOP_TIMEOUT))
         return codes
 
     # ---- the story ----------------------------------------------------------------

@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from daemon.proc import terminate
 from daemon.store import migrate
 from daemon.store.engine import make_engine
 from daemon.wallet import write_keypair_file
@@ -93,13 +94,7 @@ class EmulatorProcess:
         self.http.post("/_emulator/reset").raise_for_status()
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        terminate(self.proc, 15)
         if hasattr(self, "http"):
             self.http.close()
         if self.proc.stdout is not None:
@@ -193,13 +188,7 @@ class Bench:
         proc = self.proc
         if proc is None:
             return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        terminate(proc, timeout)
         self._log.close()
         self.proc = None
 
@@ -242,15 +231,6 @@ def stop_profiler(proc: subprocess.Popen[bytes] | None) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5)
-
-
-def wait_until(what: Callable[[], bool], timeout: float, step: float = 0.25) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if what():
-            return True
-        time.sleep(step)
-    return what()
 
 
 def as_utc(value: Any) -> datetime:

@@ -27,9 +27,9 @@ from tests.bench.harness import (
     rss_mb,
     start_profiler,
     stop_profiler,
-    wait_until,
 )
 from tests.fixtures.service import NotifyListener
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(600)
 
