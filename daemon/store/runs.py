@@ -62,10 +62,10 @@ def claim(
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     stmt = (
-        insert(Run)
+        insert(RUNS)
         .values(**values)
         .on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"])
-        .returning(Run.id)
+        .returning(RUNS.c.id)
     )
     run_id = session.execute(stmt).scalar_one_or_none()
     if run_id is not None:
