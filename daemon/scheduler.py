@@ -138,12 +138,23 @@ class Scheduler:
                 rev = store_plans.revision(session)
                 fresh = {p.id: p for p in store_plans.enabled_plans(session)}
                 lasts = runs.last_slots(session)  # one query, not one per plan
+                # plans that left the enabled set: as they are now (disabled, with its time)
+                gone = {
+                    pid: store_plans.plan_by_id(session, pid)
+                    for pid in self._plans
+                    if pid not in fresh
+                }
             added: list[str] = []
             changed: list[str] = []
             disabled: list[str] = []
-            for pid, gone in list(self._plans.items()):
+            for pid, known in list(self._plans.items()):
                 if pid not in fresh:
-                    disabled.append(gone.name)
+                    disabled.append(known.name)
+                    pending, schedule = self._next.get(pid), self._schedules.get(pid)
+                    now_off = gone.get(pid)
+                    if pending is not None and schedule is not None and now_off is not None:
+                        # slots due before the disable whose fire waited behind busy workers
+                        self._record_unfired(now_off, schedule, pending)
                     self._drop(pid)
             for pid, plan in fresh.items():
                 old = self._plans.get(pid)

@@ -89,6 +89,11 @@ def count_enabled(session: Session) -> int:
     return int(session.scalar(query) or 0)
 
 
+def plan_by_id(session: Session, plan_id: int) -> PlanRecord | None:
+    row = session.get(Plan, plan_id)
+    return PlanRecord.from_row(row) if row is not None else None
+
+
 def get_plan(session: Session, name: str) -> PlanRecord | None:
     row = session.scalars(select(Plan).where(Plan.name == name)).one_or_none()
     return PlanRecord.from_row(row) if row is not None else None

@@ -103,6 +103,44 @@ def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_changes(
     assert rows[expected[-1]] in ("succeeded", "skipped")
 
 
+def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_is_disabled(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    """The disable twin of the test above: a slot came due while every worker was busy,
+    the plan was disabled before the queued fire ran, and the fire returned without a row."""
+    blocker = swap_plan("blocker", every="1h")
+    blocker["schedule"] = {"at": (datetime.now(UTC) + timedelta(seconds=2)).replace(
+        microsecond=0).isoformat()}  # fmt: skip
+    target = swap_plan("target", every="1s")
+    first = datetime.now(UTC)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [blocker, target]})], now=first)
+    fires = BlockingFires(sqlite_factory)
+    scheduler = Scheduler(sqlite_factory, fires, workers=1, poll_interval=3600)
+    started.append(scheduler)
+    scheduler.start()
+    try:
+        assert fires.blocking.wait(10)  # the only worker is busy; target's slots queue
+        threading.Event().wait(1.5)
+        disabled = datetime.now(UTC)
+        apply_paths(sqlite_factory, [plan_files({"a.yaml": [blocker]})], now=disabled)
+        diff = scheduler.reload()
+        assert diff is not None
+        assert diff.disabled == ("target",)
+    finally:
+        fires.release.set()
+    with fires.cond:
+        assert fires.cond.wait_for(lambda: any(n == "blocker" for n, _ in fires.claimed), 10)
+    rows = _slots(sqlite_factory, "target")
+    expected = []
+    moment = first.replace(microsecond=0) + timedelta(seconds=1)
+    while moment <= disabled:
+        expected.append(moment)
+        moment += timedelta(seconds=1)
+    missing = [s.isoformat() for s in expected if s not in rows]
+    assert not missing, (missing, sorted(rows))
+    assert all(slot <= disabled for slot in rows)  # nothing recorded after the disable
+
+
 def test_slots_of_the_old_version_are_lost_when_the_daemon_dies_across_a_plan_change(
     sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
 ) -> None:
