@@ -7,7 +7,7 @@ get from a config file to a working runner.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -56,7 +56,6 @@ class Runtime:
     wallet: Wallet
     runner: Runner
     rpc: SolanaRpc | None = None
-    extra: list[object] = field(default_factory=list)
 
     def close(self) -> None:
         self.api.close()

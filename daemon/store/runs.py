@@ -117,13 +117,6 @@ def get(session: Session, run_id: int) -> RunRecord | None:
     return RunRecord.from_mapping(row._mapping) if row is not None else None
 
 
-def by_slot(session: Session, plan_id: int, scheduled_for: datetime) -> RunRecord | None:
-    row = session.scalars(
-        select(Run).where(Run.plan_id == plan_id, Run.scheduled_for == utc(scheduled_for))
-    ).one_or_none()
-    return RunRecord.from_row(row) if row is not None else None
-
-
 def in_flight(session: Session) -> list[RunRecord]:
     """Runs not yet final: what recovery looks at after a restart."""
     rows = session.scalars(

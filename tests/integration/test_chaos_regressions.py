@@ -60,6 +60,16 @@ def _slots(factory: sessionmaker[Session], name: str) -> dict[datetime, str]:
         return {slot.replace(tzinfo=UTC) if slot.tzinfo is None else slot: st for slot, st in rows}
 
 
+def _every_second(first: datetime, until: datetime) -> list[datetime]:
+    """The slots of an `every: 1s` plan applied at `first`, up to `until`."""
+    slots = []
+    moment = first.replace(microsecond=0) + timedelta(seconds=1)
+    while moment <= until:
+        slots.append(moment)
+        moment += timedelta(seconds=1)
+    return slots
+
+
 def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_changes(
     sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
 ) -> None:
@@ -93,11 +103,7 @@ def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_changes(
         )
     rows = _slots(sqlite_factory, "target")
     # every target slot from the first apply to the change has a row (run or skipped)
-    expected = []
-    moment = first.replace(microsecond=0) + timedelta(seconds=1)
-    while moment <= changed:
-        expected.append(moment)
-        moment += timedelta(seconds=1)
+    expected = _every_second(first, changed)
     missing = [s.isoformat() for s in expected if s not in rows]
     assert not missing, (missing, sorted(rows))
     assert rows[expected[-1]] in ("succeeded", "skipped")
@@ -131,11 +137,7 @@ def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_is_disabled(
     with fires.cond:
         assert fires.cond.wait_for(lambda: any(n == "blocker" for n, _ in fires.claimed), 10)
     rows = _slots(sqlite_factory, "target")
-    expected = []
-    moment = first.replace(microsecond=0) + timedelta(seconds=1)
-    while moment <= disabled:
-        expected.append(moment)
-        moment += timedelta(seconds=1)
+    expected = _every_second(first, disabled)
     missing = [s.isoformat() for s in expected if s not in rows]
     assert not missing, (missing, sorted(rows))
     assert all(slot <= disabled for slot in rows)  # nothing recorded after the disable
