@@ -3,6 +3,12 @@
 Every state change is one committed transaction with an event; `advance` is
 a compare-and-set on the current status, so two drivers of one run (a
 recovery pass and a `jupcron fire`, say) can never both move it.
+
+HTTP attempts: one that failed is committed at once (before any retry); one
+whose answer was handed back to the runner is committed in the same
+transaction as the state change that answer leads to (or, at the latest,
+when the drive ends). Either way it is in the store before the run's next
+external side effect.
 """
 
 from __future__ import annotations
@@ -12,15 +18,18 @@ from datetime import datetime
 from typing import Any
 
 import structlog
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.errors import JupcronError
 from daemon.store import runs
-from daemon.store.engine import transaction
+from daemon.store.engine import begin
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
 
 log = structlog.get_logger(__name__)
+
+Event = runs.Event
 
 
 class RunBook:
@@ -31,12 +40,15 @@ class RunBook:
         on_attempt: Callable[[Any], None] | None = None,
     ) -> None:
         self.factory = factory
+        self.engine = factory.kw["bind"]
         self.clock = clock
         self.on_attempt = on_attempt
+        # answered attempts not yet committed, by run (each run has one driver)
+        self._answered: dict[int, list[Event]] = {}
 
     def load(self, run_id: int) -> RunRecord:
-        with self.factory() as session:
-            record = runs.get(session, run_id)
+        with begin(self.engine) as conn:
+            record = runs.get(conn, run_id)
         if record is None:
             raise LookupError(f"run {run_id} is not in the store")
         return record
@@ -52,15 +64,18 @@ class RunBook:
         **fields: Any,
     ) -> RunRecord:
         """Move the run (if it is still in `expect`, default: its current status)."""
-        with transaction(self.factory) as session:
-            moved = runs.advance(
-                session, run.id, status, now=self.clock(),
+        answered = self._answered.pop(run.id, [])
+        with begin(self.engine) as conn:
+            record = runs.advance(
+                conn, run.id, status, now=self.clock(),
                 expect=expect if expect is not None else [run.status],
-                step=step, detail=detail, **fields,
+                step=step, detail=detail, before=answered, **fields,
             )  # fmt: skip
-            record = runs.get(session, run.id)
-        if not moved:
-            log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
+            if record is None:
+                self._bump(conn, run.id, len(answered))
+                runs.add_events(conn, answered)
+                log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
+                record = runs.get(conn, run.id)
         if record is None:
             raise LookupError(f"run {run.id} is not in the store")
         return record
@@ -72,8 +87,29 @@ class RunBook:
         return self.advance(run, status, step=step, detail=detail, **fields)
 
     def event(self, run_id: int, step: str, detail: dict[str, Any]) -> None:
-        with transaction(self.factory) as session:
-            runs.add_event(session, run_id, step, detail, at=self.clock())
+        answered = self._answered.pop(run_id, [])
+        with begin(self.engine) as conn:
+            self._bump(conn, run_id, len(answered))
+            runs.add_events(conn, [*answered, (run_id, step, detail, self.clock())])
+
+    def flush(self, run_id: int) -> None:
+        """Commit the run's answered attempts not yet in the store."""
+        answered = self._answered.pop(run_id, [])
+        if answered:
+            with begin(self.engine) as conn:
+                self._bump(conn, run_id, len(answered))
+                runs.add_events(conn, answered)
+
+    def forget(self, run_id: int) -> None:
+        """Drop what `flush` could not commit (the drive is over; the store was down)."""
+        lost = self._answered.pop(run_id, None)
+        if lost:
+            log.error("run_attempts_not_booked", run_id=run_id, attempts=len(lost))
+
+    @staticmethod
+    def _bump(conn: Connection, run_id: int, by: int) -> None:
+        if by:
+            runs.bump_attempts(conn, run_id, by)
 
     def observer(self, run_id: int) -> Callable[[Any], None]:
         """An API observer that books every HTTP attempt against the run."""
@@ -84,9 +120,9 @@ class RunBook:
                 "http_status": attempt.http_status, "error": attempt.error,
                 "waited": round(float(attempt.waited or 0), 3),
             }  # fmt: skip
-            with transaction(self.factory) as session:
-                runs.bump_attempts(session, run_id)
-                runs.add_event(session, run_id, "attempt", detail, at=self.clock())
+            self._answered.setdefault(run_id, []).append((run_id, "attempt", detail, self.clock()))
+            if attempt.error is not None:
+                self.flush(run_id)  # failed: in the store before any retry
             if self.on_attempt is not None:
                 self.on_attempt(attempt)
 
@@ -95,8 +131,8 @@ class RunBook:
     def was_gasless(self, run_id: int) -> bool:
         """Whether the API marked this run's (latest) order gasless."""
         gasless = False
-        with self.factory() as session:
-            for _, step, detail in runs.events(session, run_id):
+        with begin(self.engine) as conn:
+            for _, step, detail in runs.events(conn, run_id):
                 if step == "ordered":
                     gasless = bool(detail.get("gasless"))
         return gasless

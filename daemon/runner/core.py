@@ -44,7 +44,7 @@ from daemon.runner.settle import settle_unanswered
 from daemon.runner.steps import OrderApi, execute, order
 from daemon.runner.timing import grace_of, within_grace
 from daemon.store import audit, runs
-from daemon.store.engine import transaction
+from daemon.store.engine import begin, transaction
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus
 from daemon.txguard import GuardPolicy, check
@@ -129,9 +129,9 @@ class Runner:
         """Claim (plan, slot) and run it; ``None`` if another fire already has the slot."""
         options = options or RunOptions()
         now = self.clock()
-        with transaction(self.factory) as session:
+        with begin(self.book.engine) as conn:
             run_id = runs.claim(
-                session, plan, scheduled_for, now=now, trigger=options.trigger,
+                conn, plan, scheduled_for, now=now, trigger=options.trigger,
                 claimed_by=self.node,
             )  # fmt: skip
         failpoints.hit("after_claim")
@@ -157,6 +157,7 @@ class Runner:
         try:
             return self._drive_and_report(run_id, plan, options, fire_lag)
         finally:
+            self.book.forget(run_id)
             with self._active_lock:
                 self._active.discard(run_id)
 
@@ -166,9 +167,11 @@ class Runner:
         with run_context(plan=plan.name, kind=str(plan.kind), run_id=run_id):
             try:
                 record = self._drive(run_id, plan, options)
+                self.book.flush(run_id)
             except JupcronError as exc:  # a store outage mid-run: the row says where we were
                 log.error("run_interrupted", error=str(exc), error_type=type(exc).__name__)
                 record = self.book.load(run_id)
+                self.book.flush(run_id)
             outcome = RunOutcome(
                 run_id=record.id, plan_name=plan.name, kind=str(plan.kind),
                 scheduled_for=record.scheduled_for, status=record.status,
@@ -196,12 +199,13 @@ class Runner:
     def _drive(self, run_id: int, plan: PlanRecord, options: RunOptions) -> RunRecord:
         run = self.book.load(run_id)
         reordered = False
+        gasless: bool | None = None  # known once this drive has ordered
         for _ in range(MAX_STEPS):
             before = run.status
             if before is RunStatus.PENDING:
-                run = self._preflight_and_order(run, plan, options)
+                run, gasless = self._preflight_and_order(run, plan, options)
             elif before is RunStatus.REQUESTED:
-                run = self._guard_and_sign(run, plan, options)
+                run = self._guard_and_sign(run, plan, options, gasless)
             elif before in (RunStatus.SIGNED, RunStatus.SUBMITTED):
                 run, fresh_order = self._execute(run, plan, reordered)
                 reordered = reordered or fresh_order
@@ -216,12 +220,14 @@ class Runner:
 
     def _preflight_and_order(
         self, run: RunRecord, plan: PlanRecord, options: RunOptions
-    ) -> RunRecord:
+    ) -> tuple[RunRecord, bool | None]:
+        """Pre-flight, then the order call; the run, and whether the order is gasless."""
         now = self.clock()
         reason = preflight.kill_switch(self.config)
-        if reason is None:
+        if reason is None and preflight.caps_apply(plan, self.config):
             # check the caps and reserve this run's amount in one serialized transaction,
-            # so two runs racing for the last of a cap cannot both pass
+            # so two runs racing for the last of a cap cannot both pass (a run no cap
+            # limits has its amount on its row from the `requested` step on)
             with transaction(self.factory) as session:
                 audit.lock_spending(session)
                 reason = preflight.caps(session, plan, self.config, now=now, run_id=run.id)
@@ -232,32 +238,24 @@ class Runner:
                 self.api, self.wallet.address, plan, self.book.observer(run.id)
             )
         if reason is not None:
-            return self.book.finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")
+            skipped = self.book.finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")
+            return skipped, None
         spend = preflight.spend_of(plan)
         try:
             ordered = order(self.api, plan, self.wallet.address, self.book.observer(run.id))
-        except RetryableError as exc:
-            return self.book.finish(
-                run,
-                RunStatus.FAILED,
-                step="order_failed",
-                detail=api_detail(exc),
+        except (RetryableError, RejectedError, ApiError) as exc:
+            failed = self.book.finish(
+                run, RunStatus.FAILED, step="order_failed", detail=api_detail(exc),
                 **api_fields(exc),
-            )
-        except (RejectedError, ApiError) as exc:
-            return self.book.finish(
-                run,
-                RunStatus.FAILED,
-                step="order_failed",
-                detail=api_detail(exc),
-                **api_fields(exc),
-            )
+            )  # fmt: skip
+            return failed, None
         failpoints.hit("after_order")
         if ordered.skip_reason is not None:
-            return self.book.finish(
+            declined = self.book.finish(
                 run, RunStatus.SKIPPED, step="order_declined", error=ordered.skip_reason,
                 error_code=ordered.skip_code, request_id=ordered.request_id,
             )  # fmt: skip
+            return declined, None
         now = self.clock()
         fields: dict[str, Any] = {
             "request_id": ordered.request_id,
@@ -275,9 +273,11 @@ class Runner:
             detail={"request_id": ordered.request_id, "gasless": ordered.gasless}, **fields,
         )  # fmt: skip
         failpoints.hit("after_requested")
-        return run
+        return run, bool(ordered.gasless)
 
-    def _guard_and_sign(self, run: RunRecord, plan: PlanRecord, options: RunOptions) -> RunRecord:
+    def _guard_and_sign(
+        self, run: RunRecord, plan: PlanRecord, options: RunOptions, gasless: bool | None
+    ) -> RunRecord:
         now = self.clock()
         if run.unsigned_tx is None or (run.expires_at is not None and now >= run.expires_at):
             # nothing was signed: a fresh order is safe
@@ -285,7 +285,9 @@ class Runner:
                 run, RunStatus.PENDING, expect=[RunStatus.REQUESTED], step="reorder",
                 detail={"reason": "order expired before signing"},
             )  # fmt: skip
-        gasless = bool(plan.kind == "swap" and self.book.was_gasless(run.id))
+        if gasless is None:  # ordered by an earlier drive (recovery): ask the store
+            gasless = plan.kind == "swap" and self.book.was_gasless(run.id)
+        gasless = bool(gasless and plan.kind == "swap")
         try:
             request = plan.request
             mints = [m for m in (request.get("inputMint"), request.get("outputMint")) if m]

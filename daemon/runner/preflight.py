@@ -57,6 +57,17 @@ def kill_switch(config: Config) -> str | None:
     return None
 
 
+def caps_apply(plan: PlanRecord, config: Config) -> bool:
+    """Whether any cap limits this plan's runs (else `caps` has nothing to check)."""
+    spend = spend_of(plan)
+    if not spend.amount:
+        return False
+    settings = plan.settings
+    if settings.get("max_in_amount") is not None or settings.get("caps"):
+        return True
+    return any(cap.mint == spend.mint for cap in config.safety.caps)
+
+
 def caps(
     session: Session, plan: PlanRecord, config: Config, *, now: datetime, run_id: int
 ) -> str | None:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -77,5 +77,15 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     try:
         with factory.begin() as session:
             yield session
+    except OperationalError as exc:
+        raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
+
+
+@contextmanager
+def begin(engine: Engine) -> Iterator[Connection]:
+    """`transaction` on a bare connection, for hot paths with Core statements only."""
+    try:
+        with engine.begin() as connection:
+            yield connection
     except OperationalError as exc:
         raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc

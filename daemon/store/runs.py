@@ -7,11 +7,12 @@ INSERT that the database's unique key lets through once; every later caller
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, func, insert, select, update
+from sqlalchemy import Connection, Insert, Select, Table, Update, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -19,23 +20,57 @@ from daemon.store.models import Run, RunEvent
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import FINAL, RunStatus, UTCDateTime, utc
 
-# the runner writes these on every step: Core statements on the tables, not the ORM's
-# bulk-persistence path (a third of a run's CPU in the profile)
+# The runner writes these on every step, so they are Core statements built once
+# and reused: building a statement and its cache key per call, and the ORM's
+# session bookkeeping, were most of a run's CPU in the profile.
 RUNS = cast(Table, Run.__table__)
 EVENTS = cast(Table, RunEvent.__table__)
+Conn = Connection | Session
+Event = tuple[int, str, dict[str, Any], datetime]  # run_id, step, detail, at
 
 # the columns `advance` may set besides status
 _FIELDS = frozenset(
     {
         "request_id", "unsigned_tx", "signed_tx", "signature", "expires_at", "slot",
         "input_mint", "output_mint", "in_amount", "out_amount", "order_account",
-        "error_code", "error", "attempts", "claimed_by",
+        "error_code", "error", "claimed_by",
     }
 )  # fmt: skip
 
+_EVENT = EVENTS.insert()
+_GET = select(*RUNS.c).where(RUNS.c.id == bindparam("b_id"))
+
+
+def _dialect(conn: Conn) -> str:
+    if isinstance(conn, Session):
+        return conn.get_bind().dialect.name
+    return conn.dialect.name
+
+
+@cache
+def _claim_stmt(dialect: str) -> Insert:
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return (
+        insert(RUNS)
+        .on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"])
+        .returning(RUNS.c.id)
+    )
+
+
+@cache
+def _advance_stmt(keys: tuple[str, ...], cas: bool) -> Update:
+    """UPDATE runs SET <keys>, attempts = attempts + :bump [WHERE status IN :expect]
+    RETURNING the row: the moved row comes back in the same statement."""
+    values: dict[Any, Any] = {key: bindparam(f"v_{key}") for key in keys}
+    values["attempts"] = RUNS.c.attempts + bindparam("b_bump")
+    stmt = update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(values)
+    if cas:
+        stmt = stmt.where(RUNS.c.status.in_(bindparam("b_expect", expanding=True)))
+    return stmt.returning(*RUNS.c)
+
 
 def claim(
-    session: Session,
+    session: Conn,
     plan: PlanRecord,
     scheduled_for: datetime,
     *,
@@ -59,22 +94,14 @@ def claim(
         "updated_at": now,
         "finished_at": now if status in FINAL else None,
     }
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = (
-        insert(RUNS)
-        .values(**values)
-        .on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"])
-        .returning(RUNS.c.id)
-    )
-    run_id = session.execute(stmt).scalar_one_or_none()
+    run_id = session.execute(_claim_stmt(_dialect(session)), values).scalar_one_or_none()
     if run_id is not None:
         add_event(session, run_id, "claimed", {"status": str(status), "trigger": trigger}, at=now)
     return run_id
 
 
 def advance(
-    session: Session,
+    session: Conn,
     run_id: int,
     status: RunStatus,
     *,
@@ -82,12 +109,14 @@ def advance(
     expect: Iterable[RunStatus] | None = None,
     step: str | None = None,
     detail: dict[str, Any] | None = None,
+    before: Sequence[Event] = (),
     **fields: Any,
-) -> bool:
-    """Move a run to `status` and set `fields`, recording an event.
+) -> RunRecord | None:
+    """Move a run to `status` and set `fields`, recording an event after the
+    events `before` (attempts, which also count in its `attempts`).
 
     With `expect`, only a run currently in one of those statuses moves (a
-    compare-and-set); returns whether it moved.
+    compare-and-set). Returns the moved row, or ``None`` if it did not move.
     """
     unknown = set(fields) - _FIELDS
     if unknown:
@@ -95,25 +124,34 @@ def advance(
     values: dict[str, Any] = {"status": str(status), "updated_at": now, **fields}
     if status in FINAL or status is RunStatus.IN_DOUBT:
         values["finished_at"] = now
-    stmt = update(RUNS).where(RUNS.c.id == run_id).values(**values)
+    params = {f"v_{key}": value for key, value in values.items()}
+    params["b_id"] = run_id
+    params["b_bump"] = sum(1 for event in before if event[1] == "attempt")
     if expect is not None:
-        stmt = stmt.where(RUNS.c.status.in_([str(s) for s in expect]))
-    moved = session.execute(stmt).rowcount > 0  # type: ignore[attr-defined]
-    if moved:
-        add_event(session, run_id, step or str(status), detail or {}, at=now)
-    return bool(moved)
+        params["b_expect"] = [str(s) for s in expect]
+    stmt = _advance_stmt(tuple(sorted(values)), expect is not None)
+    row = session.execute(stmt, params).one_or_none()
+    if row is None:
+        return None
+    add_events(session, [*before, (run_id, step or str(status), detail or {}, now)])
+    return RunRecord.from_mapping(row._mapping)
 
 
 def add_event(
-    session: Session, run_id: int, step: str, detail: dict[str, Any], *, at: datetime
+    session: Conn, run_id: int, step: str, detail: dict[str, Any], *, at: datetime
 ) -> None:
-    session.execute(insert(EVENTS).values(run_id=run_id, at=at, step=step, detail=detail))
+    add_events(session, [(run_id, step, detail, at)])
 
 
-def get(session: Session, run_id: int) -> RunRecord | None:
-    # a Core select: the runner reads its run back after every step, ORM identity
-    # bookkeeping buys nothing here
-    row = session.execute(select(*Run.__table__.c).where(Run.id == run_id)).one_or_none()
+def add_events(session: Conn, events: Sequence[Event]) -> None:
+    """Append events (run_id, step, detail, at) in one statement."""
+    if events:
+        rows = [{"run_id": r, "step": s, "detail": d, "at": a} for r, s, d, a in events]
+        session.execute(_EVENT, rows)
+
+
+def get(session: Conn, run_id: int) -> RunRecord | None:
+    row = session.execute(_GET, {"b_id": run_id}).one_or_none()
     return RunRecord.from_mapping(row._mapping) if row is not None else None
 
 
@@ -152,13 +190,22 @@ def last_status(session: Session, plan_id: int) -> str | None:
     )
 
 
-def events(session: Session, run_id: int) -> list[tuple[datetime, str, dict[str, Any]]]:
-    rows = session.scalars(select(RunEvent).where(RunEvent.run_id == run_id).order_by(RunEvent.id))
-    return [(r.at, r.step, dict(r.detail)) for r in rows]
+def events(session: Conn, run_id: int) -> list[tuple[datetime, str, dict[str, Any]]]:
+    rows = session.execute(
+        select(EVENTS.c.at, EVENTS.c.step, EVENTS.c.detail)
+        .where(EVENTS.c.run_id == run_id)
+        .order_by(EVENTS.c.id)
+    )
+    return [(at, step, dict(detail)) for at, step, detail in rows]
 
 
-def bump_attempts(session: Session, run_id: int) -> None:
-    session.execute(update(RUNS).where(RUNS.c.id == run_id).values(attempts=RUNS.c.attempts + 1))
+_BUMP = update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(
+    attempts=RUNS.c.attempts + bindparam("b_bump")
+)
+
+
+def bump_attempts(session: Conn, run_id: int, by: int = 1) -> None:
+    session.execute(_BUMP, {"b_id": run_id, "b_bump": by})
 
 
 def count_status_stmt(status: RunStatus) -> Select[int]:

@@ -4,10 +4,13 @@ guard refusals, safety limits, failures and retries. Real store, real signer."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from sqlalchemy import func, select
 
 from daemon.runner.core import RunOptions
+from daemon.store.models import Run
 from daemon.store.types import RunStatus
 from tests.fixtures.runner import USDC, RigFactory, outcome_of
 
@@ -182,6 +185,32 @@ def test_swap_failing_with_a_cannot_land_code_is_ordered_afresh_once(make_rig: R
     assert rig.issued() == 2
     assert len(rig.landed()) == 1
     assert rig.run(outcome.run_id).request_id == rig.landed()[0].request_id
+
+
+def test_a_failed_attempt_is_stored_before_its_retry_an_answered_one_with_its_step(
+    make_rig: RigFactory,
+) -> None:
+    rig = make_rig()
+    rig.emulator.faults.add("server_error", operation="ultra_order")
+    in_store: list[list[str]] = []  # the run's steps in the store as each attempt ends
+
+    def on_attempt(attempt: Any) -> None:
+        with rig.factory() as session:
+            run_id = session.scalar(select(func.max(Run.id)))
+        in_store.append(rig.steps(run_id))
+
+    outcome = outcome_of(rig.runner(on_attempt=on_attempt).fire(rig.plan("swap"), SLOT))
+    assert outcome.status is RunStatus.SUCCEEDED
+    assert in_store == [
+        ["claimed", "attempt"],  # the 503: committed before the order is asked again
+        ["claimed", "attempt"],  # the answered order: committed with `ordered` (below)
+        ["claimed", "attempt", "attempt", "ordered", "signed", "submit"],
+    ]
+    run = rig.run(outcome.run_id)
+    assert rig.steps(run.id) == [
+        "claimed", "attempt", "attempt", "ordered", "signed", "submit", "attempt", "executed",
+    ]  # fmt: skip
+    assert run.attempts == 3
 
 
 def test_swap_with_a_final_code_is_not_retried(make_rig: RigFactory) -> None:
