@@ -199,8 +199,10 @@ def events(session: Conn, run_id: int) -> list[tuple[datetime, str, dict[str, An
     return [(at, step, dict(detail)) for at, step, detail in rows]
 
 
-_BUMP = update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(
-    attempts=RUNS.c.attempts + bindparam("b_bump")
+_BUMP = (
+    update(RUNS)
+    .where(RUNS.c.id == bindparam("b_id"))
+    .values(attempts=RUNS.c.attempts + bindparam("b_bump"))
 )
 
 
