@@ -63,7 +63,10 @@ def caps_apply(plan: PlanRecord, config: Config) -> bool:
     if not spend.amount:
         return False
     settings = plan.settings
-    if settings.get("max_in_amount") is not None or settings.get("caps"):
+    plan_caps: Mapping[str, Any] = settings.get("caps") or {}
+    if settings.get("max_in_amount") is not None or any(
+        limit is not None for limit in plan_caps.values()
+    ):
         return True
     return any(cap.mint == spend.mint for cap in config.safety.caps)
 

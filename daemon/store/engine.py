@@ -7,6 +7,7 @@ costs one failed checkout, not a crash.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.config import mask_url
@@ -63,8 +64,12 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 
 
 def _sqlite_begin(conn: Any) -> None:
-    # IMMEDIATE takes the write lock at BEGIN: no deadlocked upgrades from read to write
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    # IMMEDIATE takes the write lock at BEGIN: no deadlocked upgrades from read to write.
+    # Straight to the driver: SQLAlchemy's statement machinery is a cost per transaction.
+    try:
+        conn.connection.driver_connection.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as exc:  # wrapped as SQLAlchemy would: `transaction` translates it
+        raise DBAPIError.instance("BEGIN IMMEDIATE", None, exc, sqlite3.Error) from exc
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

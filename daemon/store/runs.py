@@ -58,14 +58,17 @@ def _claim_stmt(dialect: str) -> Insert:
 
 
 @cache
-def _advance_stmt(keys: tuple[str, ...], cas: bool) -> Update:
-    """UPDATE runs SET <keys>, attempts = attempts + :bump [WHERE status IN :expect]
-    RETURNING the row: the moved row comes back in the same statement."""
+def _advance_stmt(keys: tuple[str, ...], expect: int) -> Update:
+    """UPDATE runs SET <keys>, attempts = attempts + :bump [WHERE status IN <expect
+    statuses>] RETURNING the row: the moved row comes back in the same statement."""
     values: dict[Any, Any] = {key: bindparam(f"v_{key}") for key in keys}
     values["attempts"] = RUNS.c.attempts + bindparam("b_bump")
     stmt = update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(values)
-    if cas:
-        stmt = stmt.where(RUNS.c.status.in_(bindparam("b_expect", expanding=True)))
+    if expect:
+        statuses = [bindparam(f"b_expect{n}") for n in range(expect)]
+        stmt = stmt.where(
+            RUNS.c.status.in_(statuses) if expect > 1 else RUNS.c.status == statuses[0]
+        )
     return stmt.returning(*RUNS.c)
 
 
@@ -127,9 +130,11 @@ def advance(
     params = {f"v_{key}": value for key, value in values.items()}
     params["b_id"] = run_id
     params["b_bump"] = sum(1 for event in before if event[1] == "attempt")
-    if expect is not None:
-        params["b_expect"] = [str(s) for s in expect]
-    stmt = _advance_stmt(tuple(sorted(values)), expect is not None)
+    statuses = [] if expect is None else [str(s) for s in expect]
+    if expect is not None and not statuses:
+        return None  # expects none of the statuses: cannot move
+    params.update((f"b_expect{n}", status) for n, status in enumerate(statuses))
+    stmt = _advance_stmt(tuple(sorted(values)), len(statuses))
     row = session.execute(stmt, params).one_or_none()
     if row is None:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
@@ -47,14 +48,23 @@ def ours(wallet: Pubkey, summary: TxSummary, mints: Iterable[str] = ()) -> froze
     found = {str(wallet)}
     candidates = set(summary.static_keys) | {WRAPPED_SOL} | set(mints)
     for candidate in candidates:
-        try:
-            mint = Pubkey.from_string(candidate)
-        except ValueError:
-            continue
-        for program in TOKEN_PROGRAMS:
-            ata = get_associated_token_address(wallet, mint, Pubkey.from_string(program))
-            found.add(str(ata))
+        found.update(token_accounts(wallet, candidate))
     return frozenset(found)
+
+
+@lru_cache(maxsize=8192)
+def token_accounts(wallet: Pubkey, mint: str) -> tuple[str, ...]:
+    """The wallet's associated token accounts for `mint` under each token program
+    (none if `mint` is not a public key). A pure derivation, so it is cached: a
+    transaction names the same few dozen keys run after run."""
+    try:
+        key = Pubkey.from_string(mint)
+    except ValueError:
+        return ()
+    return tuple(
+        str(get_associated_token_address(wallet, key, Pubkey.from_string(program)))
+        for program in TOKEN_PROGRAMS
+    )
 
 
 Rule = Callable[[TxSummary, Context], list[str]]

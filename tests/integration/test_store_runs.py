@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -12,7 +13,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.store import runs
-from daemon.store.engine import make_engine, session_factory, transaction
+from daemon.errors import StoreBusyError
+from daemon.store import engine as engine_module
+from daemon.store.engine import begin, make_engine, session_factory, transaction
 from daemon.store.models import Plan, Run
 from daemon.store.records import PlanRecord
 from daemon.store.types import RunStatus
@@ -115,6 +118,55 @@ def test_advance_is_a_compare_and_set_with_events(factory: sessionmaker[Session]
         assert steps == ["claimed", "requested"]
         assert [r.id for r in runs.in_flight(session)] == [run_id]
         assert runs.last_slot(session, plan.id) == SLOT
+
+
+def test_advance_returns_the_row_as_stored_and_counts_the_attempts_before_it(
+    factory: sessionmaker[Session],
+) -> None:
+    plan = make_plan(factory)
+    engine = factory.kw["bind"]
+    with begin(engine) as conn:
+        run_id = runs.claim(conn, plan, SLOT, now=NOW)
+    assert run_id is not None
+    attempt = {"operation": "ultra_order", "http_status": 200}
+    later = NOW + timedelta(seconds=5)
+    with begin(engine) as conn:
+        moved = runs.advance(
+            conn, run_id, RunStatus.SIGNED, now=later,
+            expect=[RunStatus.REQUESTED, RunStatus.PENDING],  # IN (two statuses)
+            step="signed", before=[(run_id, "attempt", attempt, later)] * 2,
+            signature="sig", expires_at=later.astimezone(timezone(timedelta(hours=-5))),
+        )  # fmt: skip
+    with begin(engine) as conn:
+        stored = runs.get(conn, run_id)
+        assert runs.advance(conn, run_id, RunStatus.FAILED, now=later, expect=[]) is None
+        steps = [step for _, step, _ in runs.events(conn, run_id)]
+    assert moved is not None
+    assert moved == stored  # what RETURNING gave is what a read gives
+    assert moved.attempts == 2
+    assert moved.expires_at == later
+    assert moved.expires_at is not None and moved.expires_at.utcoffset() == timedelta(0)
+    assert steps == ["claimed", "attempt", "attempt", "signed"]
+
+
+def test_a_locked_sqlite_database_is_a_store_busy_error(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db_url = sqlite_url
+    monkeypatch.setattr(engine_module, "SQLITE_BUSY_MS", 200)
+    engine = make_engine(db_url)
+    path = db_url.removeprefix("sqlite:///")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    try:
+        with pytest.raises(StoreBusyError, match="database is locked"), begin(engine):
+            pass
+    finally:
+        holder.rollback()
+        holder.close()
+        engine.dispose()
+    with begin(engine) as conn:  # and the engine works again once the lock is gone
+        assert conn.exec_driver_sql("SELECT 1").scalar() == 1
 
 
 def test_naive_datetimes_are_refused(factory: sessionmaker[Session]) -> None:
