@@ -12,9 +12,9 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.store import runs
 from daemon.errors import StoreBusyError
 from daemon.store import engine as engine_module
+from daemon.store import runs
 from daemon.store.engine import begin, make_engine, session_factory, transaction
 from daemon.store.models import Plan, Run
 from daemon.store.records import PlanRecord
