@@ -145,7 +145,8 @@ def test_advance_returns_the_row_as_stored_and_counts_the_attempts_before_it(
     assert moved == stored  # what RETURNING gave is what a read gives
     assert moved.attempts == 2
     assert moved.expires_at == later
-    assert moved.expires_at is not None and moved.expires_at.utcoffset() == timedelta(0)
+    assert moved.expires_at is not None
+    assert moved.expires_at.utcoffset() == timedelta(0)
     assert steps == ["claimed", "attempt", "attempt", "signed"]
 
 
