@@ -12,7 +12,18 @@ from datetime import datetime
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Connection, Insert, Select, Table, Update, bindparam, func, select, update
+from sqlalchemy import (
+    BindParameter,
+    Connection,
+    Insert,
+    Select,
+    Table,
+    Update,
+    bindparam,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -65,7 +76,7 @@ def _advance_stmt(keys: tuple[str, ...], expect: int) -> Update:
     values["attempts"] = RUNS.c.attempts + bindparam("b_bump")
     stmt = update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(values)
     if expect:
-        statuses = [bindparam(f"b_expect{n}") for n in range(expect)]
+        statuses: list[BindParameter[str]] = [bindparam(f"b_expect{n}") for n in range(expect)]
         stmt = stmt.where(
             RUNS.c.status.in_(statuses) if expect > 1 else RUNS.c.status == statuses[0]
         )
