@@ -130,16 +130,16 @@ class Runner:
         options = options or RunOptions()
         now = self.clock()
         with begin(self.book.engine) as conn:
-            run_id = runs.claim(
+            run = runs.claim_record(
                 conn, plan, scheduled_for, now=now, trigger=options.trigger,
                 claimed_by=self.node,
             )  # fmt: skip
         failpoints.hit("after_claim")
-        if run_id is None:
+        if run is None:
             log.info("run_slot_taken", plan=plan.name, scheduled_for=scheduled_for.isoformat())
             return None
         lag = (now - scheduled_for).total_seconds()
-        return self.drive(run_id, plan, options, fire_lag=lag)
+        return self.drive(run.id, plan, options, fire_lag=lag, claimed=run)
 
     def drive(
         self,
@@ -147,26 +147,33 @@ class Runner:
         plan: PlanRecord,
         options: RunOptions | None = None,
         fire_lag: float | None = None,
+        claimed: RunRecord | None = None,
     ) -> RunOutcome:
-        """Carry a run on from whatever state its row is in, to a final one."""
+        """Carry a run on from whatever state its row is in, to a final one
+        (`claimed`: the row as this caller just inserted it, saving a read)."""
         options = options or RunOptions()
         with self._active_lock:
             if run_id in self._active:
                 raise RuntimeError(f"run {run_id} is already being driven")
             self._active.add(run_id)
         try:
-            return self._drive_and_report(run_id, plan, options, fire_lag)
+            return self._drive_and_report(run_id, plan, options, fire_lag, claimed)
         finally:
             self.book.forget(run_id)
             with self._active_lock:
                 self._active.discard(run_id)
 
     def _drive_and_report(
-        self, run_id: int, plan: PlanRecord, options: RunOptions, fire_lag: float | None
+        self,
+        run_id: int,
+        plan: PlanRecord,
+        options: RunOptions,
+        fire_lag: float | None,
+        claimed: RunRecord | None,
     ) -> RunOutcome:
         with run_context(plan=plan.name, kind=str(plan.kind), run_id=run_id):
             try:
-                record = self._drive(run_id, plan, options)
+                record = self._drive(claimed or self.book.load(run_id), plan, options)
                 self.book.flush(run_id)
             except JupcronError as exc:  # a store outage mid-run: the row says where we were
                 log.error("run_interrupted", error=str(exc), error_type=type(exc).__name__)
@@ -196,8 +203,7 @@ class Runner:
 
     # ---- the state machine --------------------------------------------------------
 
-    def _drive(self, run_id: int, plan: PlanRecord, options: RunOptions) -> RunRecord:
-        run = self.book.load(run_id)
+    def _drive(self, run: RunRecord, plan: PlanRecord, options: RunOptions) -> RunRecord:
         reordered = False
         gasless: bool | None = None  # known once this drive has ordered
         for _ in range(MAX_STEPS):

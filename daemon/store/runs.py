@@ -64,7 +64,7 @@ def _claim_stmt(dialect: str) -> Insert:
     return (
         insert(RUNS)
         .on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"])
-        .returning(RUNS.c.id)
+        .returning(*RUNS.c)
     )
 
 
@@ -95,6 +95,25 @@ def claim(
     claimed_by: str | None = None,
 ) -> int | None:
     """Insert the run row for (plan, slot); its id, or ``None`` if the slot is taken."""
+    record = claim_record(
+        session, plan, scheduled_for, now=now, trigger=trigger, status=status, error=error,
+        claimed_by=claimed_by,
+    )  # fmt: skip
+    return None if record is None else record.id
+
+
+def claim_record(
+    session: Conn,
+    plan: PlanRecord,
+    scheduled_for: datetime,
+    *,
+    now: datetime,
+    trigger: str = "schedule",
+    status: RunStatus = RunStatus.PENDING,
+    error: str | None = None,
+    claimed_by: str | None = None,
+) -> RunRecord | None:
+    """`claim`, giving the inserted row itself (or ``None``)."""
     values: dict[str, Any] = {
         "plan_id": plan.id,
         "plan_version": plan.version,
@@ -108,10 +127,11 @@ def claim(
         "updated_at": now,
         "finished_at": now if status in FINAL else None,
     }
-    run_id = session.execute(_claim_stmt(_dialect(session)), values).scalar_one_or_none()
-    if run_id is not None:
-        add_event(session, run_id, "claimed", {"status": str(status), "trigger": trigger}, at=now)
-    return run_id
+    row = session.execute(_claim_stmt(_dialect(session)), values).one_or_none()
+    if row is None:
+        return None
+    add_event(session, row.id, "claimed", {"status": str(status), "trigger": trigger}, at=now)
+    return RunRecord.from_mapping(row._mapping)
 
 
 def advance(
