@@ -66,16 +66,17 @@ class RunBook:
         """Move the run (if it is still in `expect`, default: its current status)."""
         answered = self._answered.pop(run.id, [])
         with begin(self.engine) as conn:
-            record = runs.advance(
+            changed = runs.advance(
                 conn, run.id, status, now=self.clock(),
                 expect=expect if expect is not None else [run.status],
                 step=step, detail=detail, before=answered, **fields,
             )  # fmt: skip
-            if record is None:
-                self._bump(conn, run.id, len(answered))
-                runs.add_events(conn, answered)
-                log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
-                record = runs.get(conn, run.id)
+            if changed is not None:
+                return runs.moved(run, changed)
+            self._bump(conn, run.id, len(answered))
+            runs.add_events(conn, answered)
+            log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
+            record = runs.get(conn, run.id)
         if record is None:
             raise LookupError(f"run {run.id} is not in the store")
         return record

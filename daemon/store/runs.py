@@ -8,6 +8,7 @@ INSERT that the database's unique key lets through once; every later caller
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import cache
 from typing import Any, cast
@@ -71,7 +72,7 @@ def _claim_stmt(dialect: str) -> Insert:
 @cache
 def _advance_stmt(keys: tuple[str, ...], expect: int) -> Update:
     """UPDATE runs SET <keys>, attempts = attempts + :bump [WHERE status IN <expect
-    statuses>] RETURNING the row: the moved row comes back in the same statement."""
+    statuses>] RETURNING the columns it set, as stored, in the same statement."""
     values: dict[Any, Any] = {key: bindparam(f"v_{key}") for key in keys}
     values["attempts"] = RUNS.c.attempts + bindparam("b_bump")
     stmt = update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(values)
@@ -80,7 +81,7 @@ def _advance_stmt(keys: tuple[str, ...], expect: int) -> Update:
         stmt = stmt.where(
             RUNS.c.status.in_(statuses) if expect > 1 else RUNS.c.status == statuses[0]
         )
-    return stmt.returning(*RUNS.c)
+    return stmt.returning(*(RUNS.c[key] for key in (*keys, "attempts")))
 
 
 def claim(
@@ -145,12 +146,13 @@ def advance(
     detail: dict[str, Any] | None = None,
     before: Sequence[Event] = (),
     **fields: Any,
-) -> RunRecord | None:
+) -> dict[str, Any] | None:
     """Move a run to `status` and set `fields`, recording an event after the
     events `before` (attempts, which also count in its `attempts`).
 
     With `expect`, only a run currently in one of those statuses moves (a
-    compare-and-set). Returns the moved row, or ``None`` if it did not move.
+    compare-and-set). Returns the columns it set (with `attempts`) as the
+    database stored them, or ``None`` if it did not move.
     """
     unknown = set(fields) - _FIELDS
     if unknown:
@@ -170,7 +172,14 @@ def advance(
     if row is None:
         return None
     add_events(session, [*before, (run_id, step or str(status), detail or {}, now)])
-    return RunRecord.from_mapping(row._mapping)
+    return dict(row._mapping)
+
+
+def moved(run: RunRecord, changed: dict[str, Any]) -> RunRecord:
+    """`run` with the columns `advance` set on it."""
+    if "status" in changed:
+        changed = {**changed, "status": RunStatus(changed["status"])}
+    return replace(run, **changed)
 
 
 def add_event(

@@ -120,18 +120,20 @@ def test_advance_is_a_compare_and_set_with_events(factory: sessionmaker[Session]
         assert runs.last_slot(session, plan.id) == SLOT
 
 
-def test_advance_returns_the_row_as_stored_and_counts_the_attempts_before_it(
+def test_advance_returns_what_it_stored_and_counts_the_attempts_before_it(
     factory: sessionmaker[Session],
 ) -> None:
     plan = make_plan(factory)
     engine = factory.kw["bind"]
     with begin(engine) as conn:
-        run_id = runs.claim(conn, plan, SLOT, now=NOW)
-    assert run_id is not None
+        claimed = runs.claim_record(conn, plan, SLOT, now=NOW)
+        assert claimed is not None
+        assert claimed == runs.get(conn, claimed.id)
+        run_id = claimed.id
     attempt = {"operation": "ultra_order", "http_status": 200}
     later = NOW + timedelta(seconds=5)
     with begin(engine) as conn:
-        moved = runs.advance(
+        changed = runs.advance(
             conn, run_id, RunStatus.SIGNED, now=later,
             expect=[RunStatus.REQUESTED, RunStatus.PENDING],  # IN (two statuses)
             step="signed", before=[(run_id, "attempt", attempt, later)] * 2,
@@ -141,8 +143,9 @@ def test_advance_returns_the_row_as_stored_and_counts_the_attempts_before_it(
         stored = runs.get(conn, run_id)
         assert runs.advance(conn, run_id, RunStatus.FAILED, now=later, expect=[]) is None
         steps = [step for _, step, _ in runs.events(conn, run_id)]
-    assert moved is not None
-    assert moved == stored  # what RETURNING gave is what a read gives
+    assert changed is not None
+    moved = runs.moved(claimed, changed)
+    assert moved == stored  # the claimed row plus what RETURNING gave is what a read gives
     assert moved.attempts == 2
     assert moved.expires_at == later
     assert moved.expires_at is not None
