@@ -360,3 +360,16 @@ def test_is_late_uses_grace_after_jitter() -> None:
 def test_naive_after_is_refused() -> None:
     with pytest.raises(ValueError, match="naive"):
         next_fire_times(parse_schedule({"every": "1h"}), datetime(2024, 1, 1), 1)
+
+
+def test_plans_with_the_same_cron_share_one_parsed_form() -> None:
+    first = parse_schedule({"cron": "0 9 * * MON"})
+    again = parse_schedule({"cron": " 0 9 * * MON "})
+    other = parse_schedule({"cron": "30 17 1 * *"})
+    assert first.cron is not None
+    assert again.cron is first.cron  # one object for one expression
+    assert other.cron is not None
+    assert other.cron.months is first.cron.months  # `*` is one set for every expression
+    assert other.cron.hours == frozenset({17})
+    with pytest.raises(ValueError, match="cron must be a string"):
+        parse_schedule({"cron": ["0", "9"]})  # not a string: refused, not a cache error
