@@ -13,8 +13,8 @@ As in Vixie cron, when both day fields are restricted (neither starts with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import date
+from functools import lru_cache
 
 ALIASES = {
     "@hourly": "0 * * * *",
