@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from daemon.store.models import Plan, PlanVersion, StoreMeta
@@ -75,12 +75,22 @@ class PlanDiff:
 
 
 def all_plans(session: Session) -> list[PlanRecord]:
-    return [PlanRecord.from_row(p) for p in session.scalars(select(Plan).order_by(Plan.name))]
+    return _records(session, _SELECT_PLANS)
 
 
 def enabled_plans(session: Session) -> list[PlanRecord]:
-    rows = session.scalars(select(Plan).where(Plan.enabled.is_(True)).order_by(Plan.name))
-    return [PlanRecord.from_row(p) for p in rows]
+    return _records(session, _SELECT_PLANS.where(Plan.enabled.is_(True)))
+
+
+# Core rows, streamed: the daemon loads every plan at start and on each change, and
+# 10,000 ORM objects (with their identity map) at once were a peak of their own
+_SELECT_PLANS = select(*(getattr(Plan, f.name) for f in fields(PlanRecord))).order_by(Plan.name)
+_CHUNK = 500
+
+
+def _records(session: Session, stmt: Select[Any]) -> list[PlanRecord]:
+    rows = session.execute(stmt.execution_options(yield_per=_CHUNK))
+    return [PlanRecord.from_mapping(row._mapping) for row in rows]
 
 
 def count_enabled(session: Session) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
@@ -9,6 +10,22 @@ from typing import Any
 
 from daemon.store.models import Plan, Run
 from daemon.store.types import PlanKind, RunStatus
+
+
+def compact(value: Any) -> Any:
+    """A copy of decoded JSON with its keys and short strings interned: ten
+    thousand plans repeat the same keys, mints and time zones, and the daemon
+    keeps every plan in memory."""
+    if isinstance(value, dict):
+        return {sys.intern(k) if isinstance(k, str) else k: compact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [compact(v) for v in value]
+    if isinstance(value, str) and len(value) <= INTERN_UP_TO:
+        return sys.intern(value)
+    return value
+
+
+INTERN_UP_TO = 64  # a base58 public key is at most 44 characters
 
 
 @dataclass(frozen=True)
@@ -26,15 +43,31 @@ class PlanRecord:
     updated_at: datetime
 
     @classmethod
+    def from_mapping(cls, row: Mapping[Any, Any]) -> PlanRecord:
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            kind=PlanKind(row["kind"]),
+            version=row["version"],
+            schedule=compact(row["schedule"]),
+            request=compact(row["request"]),
+            settings=compact(row["settings"]),
+            enabled=row["enabled"],
+            description=row["description"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )
+
+    @classmethod
     def from_row(cls, row: Plan) -> PlanRecord:
         return cls(
             id=row.id,
             name=row.name,
             kind=PlanKind(row.kind),
             version=row.version,
-            schedule=dict(row.schedule),
-            request=dict(row.request),
-            settings=dict(row.settings),
+            schedule=compact(row.schedule),
+            request=compact(row.request),
+            settings=compact(row.settings),
             enabled=row.enabled,
             description=row.description,
             created_at=row.created_at,
