@@ -7,6 +7,7 @@ and is registered at the bottom of this file.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO, cast
@@ -41,7 +42,20 @@ pass_ctx = click.make_pass_decorator(Context)
 
 
 class JupcronGroup(click.Group):
-    """Turns our errors into one line and an exit status."""
+    """Turns our errors into one line and an exit status, and imports a command's
+    module only when that command runs: `jupcron run` does not carry the
+    emulator's web server or Alembic in its resident memory."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in COMMANDS:
+            module = importlib.import_module(f"daemon.cli.{COMMANDS[cmd_name]}")
+            command = cast(click.Command, getattr(module, cmd_name))
+            self.add_command(command, cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -99,25 +113,11 @@ class _Stderr:
         return sys.stderr.isatty()
 
 
-def _register() -> None:
-    from daemon.cli import (
-        audit,
-        db,
-        demo,
-        emulator,
-        fire,
-        plans,
-        portfolio,
-        run,
-        tx,
-        wallet,
-    )
-
-    for command in (
-        db.db, plans.plans, run.run, fire.fire, audit.audit, tx.tx, wallet.wallet,
-        portfolio.portfolio, emulator.emulator, demo.demo,
-    ):  # fmt: skip
-        cli.add_command(command)
+# command name -> module in daemon.cli (the command is the module's attribute of that name)
+COMMANDS = {
+    "db": "db", "plans": "plans", "run": "run", "fire": "fire", "audit": "audit", "tx": "tx",
+    "wallet": "wallet", "portfolio": "portfolio", "emulator": "emulator", "demo": "demo",
+}  # fmt: skip
 
 
 if __name__ == "__main__":
@@ -125,8 +125,6 @@ if __name__ == "__main__":
     from daemon.cli.main import main as _main
 
     _main()
-else:
-    _register()
 
 
 def main() -> None:

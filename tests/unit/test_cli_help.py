@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import click
 from click.testing import CliRunner
 
@@ -11,7 +14,10 @@ from daemon.cli.main import cli
 
 def walk(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [prefix]
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         if isinstance(command, click.Group):
             found += walk(command, (*prefix, name))
         else:
@@ -33,3 +39,15 @@ def test_version() -> None:
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
     assert __version__ in result.output
+
+
+def test_the_daemon_command_does_not_import_what_it_does_not_use() -> None:
+    """`jupcron run` keeps Alembic, the emulator's server and the demo out of memory."""
+    probe = (
+        "import sys; from daemon.cli.main import cli; import daemon.cli.run, daemon.app; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'alembic', 'mako', 'uvicorn', 'starlette', 'daemon.emulator'}), "
+        "'daemon.emulator' in sys.modules, 'daemon.demo' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "False", "False"], done.stdout + done.stderr
