@@ -37,12 +37,11 @@ from daemon.errors import (
 )
 from daemon.logs import run_context
 from daemon.rpc import SolanaRpc
-from daemon.runner import preflight
+from daemon.runner import preflight, submit
 from daemon.runner.book import RunBook, api_detail, api_fields, programs_of
 from daemon.runner.outcome import RunListener, RunOutcome
-from daemon.runner.settle import settle_unanswered
-from daemon.runner.steps import OrderApi, execute, order
-from daemon.runner.timing import grace_of, within_grace
+from daemon.runner.steps import OrderApi, order
+from daemon.runner.timing import within_grace
 from daemon.store import audit, runs
 from daemon.store.engine import begin, transaction
 from daemon.store.records import PlanRecord, RunRecord
@@ -70,11 +69,6 @@ class RunOptions:
 
 
 MAX_STEPS = 12
-# Ultra execute codes after which the transaction can no longer land: a fresh order is safe
-CANNOT_LAND = frozenset({-1004, -1005, -2003, -2004})
-# -1 (requestId unknown) proves nothing landed only on the first post of these bytes
-# retryable codes where the old transaction might still land until its blockhash expires
-MAY_STILL_LAND = frozenset({-1000, -1001, -2000, -2001})
 
 
 class Runner:
@@ -213,7 +207,7 @@ class Runner:
             elif before is RunStatus.REQUESTED:
                 run = self._guard_and_sign(run, plan, options, gasless)
             elif before in (RunStatus.SIGNED, RunStatus.SUBMITTED):
-                run, fresh_order = self._execute(run, plan, reordered)
+                run, fresh_order = submit.execute(self, run, plan, reordered)
                 reordered = reordered or fresh_order
                 if run.status is RunStatus.SUBMITTED:
                     return run  # no answer yet: recovery settles it
@@ -323,129 +317,5 @@ class Runner:
         failpoints.hit("after_sign")
         return run
 
-    def _execute(self, run: RunRecord, plan: PlanRecord, reordered: bool) -> tuple[RunRecord, bool]:
-        """Post the stored signed transaction; settle the run from the answer.
-
-        Only the first post of these bytes can prove that they did not land: an
-        answer to a re-post (after a crash or a lost answer) that is not a clear
-        result is settled by `_settle_unanswered`, never by a fresh order."""
-        first_post = run.status is RunStatus.SIGNED
-        if run.status is RunStatus.SIGNED:
-            run = self.book.advance(
-                run, RunStatus.SUBMITTED, expect=[RunStatus.SIGNED], step="submit"
-            )
-        if run.signed_tx is None or run.request_id is None:
-            return self.book.finish(
-                run, RunStatus.IN_DOUBT, step="in_doubt",
-                error="run marked signed but its signed transaction is not in the store",
-            ), False  # fmt: skip
-        with structlog.contextvars.bound_contextvars(
-            request_id=run.request_id, signature=run.signature
-        ):
-            failpoints.hit("before_execute")
-            posts: list[Any] = []
-            observe = self.book.observer(run.id)
-
-            def count(attempt: Any) -> None:
-                posts.append(attempt)
-                observe(attempt)
-
-            try:
-                result = execute(self.api, plan, run.signed_tx, run.request_id, count)
-            except RetryableError as exc:
-                # no answer: the transaction may or may not have landed; recovery settles it
-                self.book.event(run.id, "execute_unanswered", api_detail(exc))
-                return self._settle(run), False
-            except (RejectedError, ApiError) as exc:
-                if first_post and len(posts) <= 1:
-                    refused = self.book.finish(
-                        run, RunStatus.FAILED, step="execute_refused",
-                        detail=api_detail(exc), **api_fields(exc),
-                    )  # fmt: skip
-                    return refused, False
-                self.book.event(run.id, "execute_refused_repost", api_detail(exc))
-                return self._settle(run), False
-        first_post = first_post and len(posts) <= 1
-        failpoints.hit("after_execute")
-        if result.succeeded:
-            return self.book.finish(
-                run, RunStatus.SUCCEEDED, step="executed",
-                signature=result.signature or run.signature, slot=result.slot,
-                out_amount=result.output_amount,
-                in_amount=result.input_amount or run.in_amount,
-                order_account=result.order or run.order_account,
-                detail={"slot": result.slot, "code": result.code},
-            ), False  # fmt: skip
-        code = result.code
-        fields = {"error_code": None if code is None else str(code), "error": result.error}
-        if result.http_status is not None and result.http_status >= 500:
-            # e.g. trigger's "unable to confirm transaction": it may still land
-            self.book.event(run.id, "execute_unconfirmed", fields)
-            return self._settle(run), False
-        if not first_post and (result.status is None or result.http_status != 200):
-            # an error answer to a re-post says nothing about the first post's fate
-            self.book.event(run.id, "execute_refused_repost", fields)
-            return self._settle(run), False
-        if self._may_reorder(run, plan, code, reordered, first_post):
-            moved = self.book.advance(
-                run, RunStatus.PENDING, expect=[RunStatus.SUBMITTED], step="reorder",
-                detail={"reason": "execute failed, fresh order", **fields},
-            )  # fmt: skip
-            return moved, True
-        if result.status is None:
-            # no result (requestId unknown): we cannot tell from here whether the bytes landed
-            self.book.event(run.id, "execute_unknown_request", fields)
-            return self._settle(run), False
-        return self.book.finish(
-            run, RunStatus.FAILED, step="execute_failed",
-            signature=result.signature or run.signature, slot=result.slot, **fields,
-        ), False  # fmt: skip
-
-    def _may_reorder(
-        self,
-        run: RunRecord,
-        plan: PlanRecord,
-        code: int | str | None,
-        reordered: bool,
-        first_post: bool,
-    ) -> bool:
-        """A swap that failed with a retry-with-fresh-order code may be ordered again,
-        once, inside the slot's grace, and only when the first transaction can no
-        longer land."""
-        if plan.kind != "swap" or reordered or not isinstance(code, int):
-            return False
-        cannot_land = code in CANNOT_LAND or (code == -1 and first_post)
-        if not cannot_land and code not in MAY_STILL_LAND:
-            return False
-        if not self.within_grace(run, plan):
-            return False
-        return cannot_land or self._wait_for_expiry(run, plan)
-
-    # ---- pre-flight helpers ---------------------------------------------------------
-
-    def _wait_for_expiry(self, run: RunRecord, plan: PlanRecord) -> bool:
-        """For codes after which the old transaction might still land: wait until its
-        blockhash has expired (if the slot's grace allows), so a fresh order cannot
-        make two land."""
-        if run.expires_at is None:
-            return True
-        wait = (run.expires_at - self.clock()).total_seconds()
-        if wait <= 0:
-            return True
-        grace_end = run.scheduled_for + timedelta(
-            seconds=grace_of(plan, self.config.runner.default_grace)
-        )
-        if run.expires_at >= grace_end:
-            return False
-        self.book.event(run.id, "wait_for_expiry", {"seconds": round(wait, 3)})
-        self.sleep(wait)
-        return True
-
     def within_grace(self, run: RunRecord, plan: PlanRecord) -> bool:
         return within_grace(run, plan, self.clock(), self.config.runner.default_grace)
-
-    def _settle(self, run: RunRecord) -> RunRecord:
-        return settle_unanswered(
-            self.book, run, rpc=self.rpc, clock=self.clock,
-            validity=self.config.runner.blockhash_validity,
-        )  # fmt: skip
