@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import structlog
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -32,17 +32,16 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.errors import JupcronError
+from daemon.errors import JupcronError, StoreBusyError
 from daemon.schedule import (
-    MAX_SKIPPED,
     Schedule,
     catch_up,
-    fire_times_between,
     is_late,
     jitter_delay,
     next_fire_times,
     parse_schedule,
 )
+from daemon.slots import pending_of_previous, record_unfired
 from daemon.store import plans as store_plans
 from daemon.store import runs
 from daemon.store.engine import transaction
@@ -53,8 +52,10 @@ from daemon.store.types import RunStatus
 log = structlog.get_logger(__name__)
 
 MISSED_ERROR = "missed: daemon was down"
-CHANGED_ERROR = "missed: the plan changed before this slot fired"
+UNAVAILABLE_ERROR = "missed: the store was unavailable until the slot's grace period had passed"
+UNAVAILABLE_CHANGED_ERROR = "missed: the store was unavailable, and the plan changed since"
 WATCH_JOB = "plans-watch"
+STORE_RETRY = 5.0  # seconds until a fire that found the store unavailable is tried again
 
 
 def utcnow() -> datetime:
@@ -74,8 +75,10 @@ class Scheduler:
         clock: Callable[[], datetime] = utcnow,
         workers: int = 8,
         on_misfire: Callable[[PlanRecord, list[datetime]], None] | None = None,
+        store_retry: float = STORE_RETRY,
     ) -> None:
         self._factory = factory
+        self._store_retry = store_retry
         self._fire = fire
         self._on_misfire = on_misfire
         self._poll_interval = poll_interval
@@ -163,7 +166,7 @@ class Scheduler:
                 (added if old is None else changed).append(plan.name)
                 pending, old_schedule = self._next.get(pid), self._schedules.get(pid)
                 if old is None and plan.version > 1:  # changed while no scheduler ran it
-                    pending, old_schedule = self._pending_of_previous(plan)
+                    pending, old_schedule = pending_of_previous(self._factory, plan)
                 if pending is not None and old_schedule is not None:
                     self._record_unfired(plan, old_schedule, pending)
                 self._drop(pid)
@@ -299,40 +302,8 @@ class Scheduler:
             self._queue_after(plan, schedule, slot)
         self._call(plan, slot)
 
-    def _pending_of_previous(self, plan: PlanRecord) -> tuple[datetime | None, Schedule | None]:
-        """The previous version's schedule and its first slot after the last claimed one
-        (None when that version was disabled or its schedule is unreadable)."""
-        with transaction(self._factory) as session:
-            last = runs.last_slot(session, plan.id)
-            if last is not None and last >= plan.updated_at:
-                return None, None  # the old version's slots were all settled
-            previous = [c for v, c, on in store_plans.versions(session, plan.name)
-                        if v == plan.version - 1 and on]  # fmt: skip
-        if not previous or not isinstance(previous[0].get("schedule"), dict):
-            return None, None
-        try:
-            schedule = parse_schedule(previous[0]["schedule"])
-        except ValueError:
-            return None, None
-        upcoming = next_fire_times(schedule, last or plan.created_at, 1)
-        return (upcoming[0] if upcoming else None), schedule
-
     def _record_unfired(self, plan: PlanRecord, schedule: Schedule, first: datetime) -> None:
-        """The old version's slots from its pending one (`first`) up to the change, that
-        never fired (their jobs waited behind busy workers, or were not queued yet): the
-        new version's catch-up starts at the change, so record them as skipped here."""
-        until = plan.updated_at
-        if first > until:
-            return
-        slots = [first, *fire_times_between(schedule, first, until)][:MAX_SKIPPED]
-        now = self._clock()
-        with transaction(self._factory) as session:
-            skipped = 0
-            for slot in slots:
-                taken = runs.claim(
-                    session, plan, slot, now=now, status=RunStatus.SKIPPED, error=CHANGED_ERROR
-                )
-                skipped += taken is not None
+        skipped = record_unfired(self._factory, plan, schedule, first, now=self._clock())
         if skipped:
             log.warning("run_missed", plan=plan.name, skipped=skipped, reason="plan_changed")
 
@@ -347,5 +318,54 @@ class Scheduler:
         log.info("fire_dispatched", plan=plan.name, scheduled_for=slot.isoformat())
         try:
             self._fire(plan, slot)
+        except StoreBusyError as exc:
+            # maybe before the claim: the slot may have no row yet, so it must not be dropped
+            self._store_unavailable(plan, slot, exc)
         except Exception as exc:  # noqa: BLE001 - the runner's bug must not stop the schedule
             log.error("fire_failed", plan=plan.name, scheduled_for=slot.isoformat(), error=str(exc))
+
+    # ------------------------------------------------------------ store outages
+
+    def _store_unavailable(self, plan: PlanRecord, slot: datetime, exc: Exception) -> None:
+        log.error(
+            "fire_store_unavailable", plan=plan.name, scheduled_for=slot.isoformat(),
+            error=str(exc), retry_in=self._store_retry,
+        )  # fmt: skip
+        self._aps.add_job(
+            self._retry,
+            "date",
+            run_date=utcnow() + timedelta(seconds=self._store_retry),
+            args=[plan, slot.isoformat()],
+            id=f"plan-{plan.id}-v{plan.version}-retry-{slot.isoformat()}",
+            replace_existing=True,
+        )
+
+    def _retry(self, plan: PlanRecord, slot_text: str) -> None:
+        """Fire a slot again after the store was unavailable; once its grace has passed
+        (or its plan changed), record it as skipped instead. Retried until one of the
+        two reaches the store: the slot's unique key makes a repeat harmless."""
+        slot = datetime.fromisoformat(slot_text)
+        with self._lock:
+            current = self._plans.get(plan.id)
+            schedule = self._schedules.get(plan.id)
+        if current is None or schedule is None or current.version != plan.version:
+            self._skip_unfired(plan, slot, UNAVAILABLE_CHANGED_ERROR)
+        elif is_late(schedule, plan.name, slot, self._clock()):
+            if self._skip_unfired(plan, slot, UNAVAILABLE_ERROR) and self._on_misfire is not None:
+                self._on_misfire(plan, [slot])
+        else:
+            self._call(plan, slot)
+
+    def _skip_unfired(self, plan: PlanRecord, slot: datetime, error: str) -> bool:
+        """Record the slot as skipped; whether this call recorded it."""
+        try:
+            with transaction(self._factory) as session:
+                taken = runs.claim(
+                    session, plan, slot, now=self._clock(), status=RunStatus.SKIPPED, error=error
+                )
+        except StoreBusyError as exc:
+            self._store_unavailable(plan, slot, exc)
+            return False
+        if taken is not None:
+            log.warning("run_missed", plan=plan.name, scheduled_for=slot.isoformat(), reason=error)
+        return taken is not None

@@ -1,0 +1,73 @@
+"""Slots of a plan's previous version that never fired: found and recorded.
+
+When a plan changes (or is disabled) while its pending slot waits behind busy
+workers, or while no daemon ran, the new version's catch-up starts at the
+change; the old version's slots before it are recorded here as ``skipped``, so
+no slot silently has no row.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.schedule import (
+    MAX_SKIPPED,
+    Schedule,
+    fire_times_between,
+    next_fire_times,
+    parse_schedule,
+)
+from daemon.store import plans as store_plans
+from daemon.store import runs
+from daemon.store.engine import transaction
+from daemon.store.records import PlanRecord
+from daemon.store.types import RunStatus
+
+CHANGED_ERROR = "missed: the plan changed before this slot fired"
+
+
+def pending_of_previous(
+    factory: sessionmaker[Session], plan: PlanRecord
+) -> tuple[datetime | None, Schedule | None]:
+    """The previous version's schedule and its first slot after the last claimed one
+    (None when that version was disabled or its schedule is unreadable)."""
+    with transaction(factory) as session:
+        last = runs.last_slot(session, plan.id)
+        if last is not None and last >= plan.updated_at:
+            return None, None  # the old version's slots were all settled
+        previous = [c for v, c, on in store_plans.versions(session, plan.name)
+                    if v == plan.version - 1 and on]  # fmt: skip
+    if not previous or not isinstance(previous[0].get("schedule"), dict):
+        return None, None
+    try:
+        schedule = parse_schedule(previous[0]["schedule"])
+    except ValueError:
+        return None, None
+    upcoming = next_fire_times(schedule, last or plan.created_at, 1)
+    return (upcoming[0] if upcoming else None), schedule
+
+
+def record_unfired(
+    factory: sessionmaker[Session],
+    plan: PlanRecord,
+    schedule: Schedule,
+    first: datetime,
+    *,
+    now: datetime,
+) -> int:
+    """Record the old version's slots from its pending one (`first`) up to the change
+    as skipped; how many this call recorded."""
+    until = plan.updated_at
+    if first > until:
+        return 0
+    slots = [first, *fire_times_between(schedule, first, until)][:MAX_SKIPPED]
+    skipped = 0
+    with transaction(factory) as session:
+        for slot in slots:
+            taken = runs.claim(
+                session, plan, slot, now=now, status=RunStatus.SKIPPED, error=CHANGED_ERROR
+            )
+            skipped += taken is not None
+    return skipped
