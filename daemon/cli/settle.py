@@ -1,0 +1,63 @@
+"""`jupcron settle RUN_ID`: record an operator's verdict on an in_doubt run."""
+
+from __future__ import annotations
+
+import getpass
+import os
+from datetime import UTC, datetime
+
+import click
+
+from daemon.app import open_store
+from daemon.cli.main import Context, pass_ctx
+from daemon.rpc import SolanaRpc
+from daemon.runner.manual import Verdict, settle_in_doubt
+
+
+@click.command()
+@click.argument("run_id", type=int)
+@click.option(
+    "--landed/--not-landed",
+    "landed",
+    default=None,
+    help="What the chain shows: the transaction landed without error, or it did not "
+    "(never landed, or failed on-chain).",
+)
+@click.option("--reason", required=True, help="Why: what you looked at (goes into the audit).")
+@click.option("--by", default=None, help="Who decides (default: the login name).")
+@click.option("--force", is_flag=True, help="Record the verdict even if the RPC node disagrees.")
+@pass_ctx
+def settle(
+    ctx: Context, run_id: int, landed: bool | None, reason: str, by: str | None, force: bool
+) -> None:
+    """Settle in_doubt run RUN_ID as succeeded (--landed) or failed (--not-landed).
+
+    Look the run's signature up on-chain first (`jupcron audit --status in_doubt
+    --format json`). With `rpc.url` set, the RPC node is asked too, and a verdict
+    it contradicts changes nothing unless --force.
+    """
+    if landed is None:
+        raise click.UsageError("say what the chain shows: --landed or --not-landed")
+    config = ctx.config
+    store = open_store(config)
+    rpc = SolanaRpc(config.rpc.url) if config.rpc.url else None
+    try:
+        run = settle_in_doubt(
+            store.factory, run_id, Verdict(landed=landed, reason=reason, by=by or _login()),
+            now=datetime.now(UTC), rpc=rpc, force=force,
+        )  # fmt: skip
+    finally:
+        if rpc is not None:
+            rpc.close()
+        store.close()
+    click.echo(f"run {run.id}  {run.status}  signature={run.signature}  settled: {reason}")
+
+
+def _login() -> str:
+    for name in ("SUDO_USER", "USER", "LOGNAME"):
+        if os.environ.get(name):
+            return os.environ[name]
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

@@ -1,0 +1,96 @@
+"""An operator's verdict on an ``in_doubt`` run.
+
+The daemon never decides an ``in_doubt`` run by itself: a person looks the
+signature up on-chain and records what they found. The run moves (a
+compare-and-set from ``in_doubt`` only) to ``succeeded`` or ``failed``, with an
+event saying who decided, why, and what the RPC node said if one is set up. If
+the RPC node contradicts the verdict, nothing changes unless forced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from daemon.errors import ConfigError, RetryableError
+from daemon.rpc import SignatureStatus, SolanaRpc
+from daemon.store import runs
+from daemon.store.engine import transaction
+from daemon.store.records import RunRecord
+from daemon.store.types import RunStatus
+
+SETTLED_CODE = "settled_by_operator"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    landed: bool  # True: landed without error; False: never landed, or failed on-chain
+    reason: str
+    by: str
+
+
+def settle_in_doubt(
+    factory: sessionmaker[Session],
+    run_id: int,
+    verdict: Verdict,
+    *,
+    now: datetime,
+    rpc: SolanaRpc | None = None,
+    force: bool = False,
+) -> RunRecord:
+    """Record the operator's verdict on run `run_id`; the run as it now is."""
+    if not verdict.reason.strip():
+        raise ConfigError("say why (--reason): it goes into the audit trail")
+    with factory() as session:
+        run = runs.get(session, run_id)
+    if run is None:
+        raise ConfigError(f"no run {run_id} in the store")
+    if run.status is not RunStatus.IN_DOUBT:
+        raise ConfigError(f"run {run_id} is {run.status}, not in_doubt: there is nothing to settle")
+    chain = _ask_chain(rpc, run)
+    on_chain = chain.get("rpc_landed")
+    if not force and on_chain is not None and on_chain != verdict.landed:
+        said = "landed" if on_chain else "landed with an error"
+        raise ConfigError(
+            f"the RPC node says signature {run.signature} {said}; nothing changed "
+            "(check again, or --force to record your verdict anyway)"
+        )
+    detail: dict[str, Any] = {"by": verdict.by, "reason": verdict.reason, "landed": verdict.landed}
+    detail.update(chain)
+    if force:
+        detail["forced"] = True
+    fields: dict[str, Any]
+    if verdict.landed:
+        status, fields = RunStatus.SUCCEEDED, {"error": None, "error_code": None}
+    else:
+        note = f"settled by {verdict.by}: {verdict.reason}"
+        status, fields = RunStatus.FAILED, {"error": note, "error_code": SETTLED_CODE}
+    with transaction(factory) as session:
+        changed = runs.advance(
+            session, run_id, status, now=now, expect=[RunStatus.IN_DOUBT],
+            step=SETTLED_CODE, detail=detail, **fields,
+        )  # fmt: skip
+    if changed is None:
+        raise ConfigError(f"run {run_id} changed while it was being settled; nothing recorded")
+    return runs.moved(run, changed)
+
+
+def _ask_chain(rpc: SolanaRpc | None, run: RunRecord) -> dict[str, Any]:
+    """What the RPC node says of the run's signature, for the event (empty without one)."""
+    if rpc is None or not run.signature:
+        return {}
+    try:
+        status: SignatureStatus = rpc.signature_status(run.signature)
+    except RetryableError as exc:
+        return {"rpc": f"unanswered: {exc}"}
+    if not status.found:
+        # not found proves nothing by itself (history may be pruned): no contradiction
+        return {"rpc": "not found"}
+    return {
+        "rpc": "landed" if status.landed_ok else f"failed on-chain: {status.err}",
+        "rpc_landed": status.landed_ok,
+        "rpc_slot": status.slot,
+    }

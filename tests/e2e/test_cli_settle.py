@@ -1,0 +1,130 @@
+"""`jupcron settle RUN_ID`: an operator's verdict on an in_doubt run, as a subprocess.
+
+The runs are real (fired against the emulator, their transactions landed on
+its ledger); the test then marks them in_doubt in the store, as a lost
+execute answer with no RPC node would have left them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import text
+
+from daemon.store.engine import make_engine
+from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
+
+
+def in_doubt_run(env: DaemonEnv, name: str) -> int:
+    done = env.jupcron("fire", name)
+    assert done.returncode == 0, done.stderr
+    engine = make_engine(env.db_url)
+    try:
+        with engine.begin() as conn:
+            run_id = conn.execute(
+                text("SELECT max(r.id) FROM runs r JOIN plans p ON p.id = r.plan_id "
+                     "WHERE p.name = :name"), {"name": name},
+            ).scalar_one()  # fmt: skip
+            conn.execute(
+                text("UPDATE runs SET status = 'in_doubt', error = 'lost answer' WHERE id = :id"),
+                {"id": run_id},
+            )
+    finally:
+        engine.dispose()
+    return int(run_id)
+
+
+def events(env: DaemonEnv, run_id: int) -> list[tuple[str, Any]]:
+    engine = make_engine(env.db_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT step, detail FROM run_events WHERE run_id = :id ORDER BY id"),
+                {"id": run_id},
+            )
+            return [(step, detail) for step, detail in rows]
+    finally:
+        engine.dispose()
+
+
+def test_settle_records_the_verdict_and_who_gave_it(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.write_plans(swap_plan("a", {"every": "1d"}), swap_plan("b", {"every": "1d"}))
+    env.apply()
+    landed = in_doubt_run(env, "a")
+    lost = in_doubt_run(env, "b")
+
+    done = env.jupcron(
+        "settle", str(landed), "--landed", "--reason", "seen in explorer", "--by", "al"
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"run {landed}  succeeded" in done.stdout
+    (row,) = env.rows(f"run_id = {landed}")
+    assert (row["status"], row["error"]) == ("succeeded", None)
+    step, detail = events(env, landed)[-1]
+    assert step == "settled_by_operator"
+    assert '"by": "al"' in str(detail) or "'by': 'al'" in str(detail)
+
+    done = env.jupcron("settle", str(lost), "--not-landed", "--reason", "not found after 10 min")
+    assert done.returncode == 0, done.stderr
+    (row,) = env.rows(f"run_id = {lost}")
+    assert row["status"] == "failed"
+    assert row["error_code"] == "settled_by_operator"
+    assert row["error"].endswith(": not found after 10 min")
+    assert row["error"].startswith("settled by ")
+
+
+def test_settle_changes_nothing_when_it_should_not(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    assert env.jupcron("fire", "a").returncode == 0
+    (done_row,) = env.rows()
+
+    again = env.jupcron("settle", str(done_row["run_id"]), "--landed", "--reason", "x")
+    assert again.returncode == 1
+    assert again.stderr.strip() == (
+        f"error: run {done_row['run_id']} is succeeded, not in_doubt: there is nothing to settle"
+    )
+    unknown = env.jupcron("settle", "999", "--landed", "--reason", "x")
+    assert (unknown.returncode, unknown.stderr.strip()) == (1, "error: no run 999 in the store")
+    no_reason = env.jupcron("settle", str(done_row["run_id"]), "--landed")
+    assert no_reason.returncode == 2
+    assert "--reason" in no_reason.stderr
+    no_verdict = env.jupcron("settle", str(done_row["run_id"]), "--reason", "x")
+    assert no_verdict.returncode == 2
+    assert "--landed" in no_verdict.stderr
+    assert env.rows() == [done_row]  # untouched
+    assert "Traceback" not in again.stderr + unknown.stderr + no_reason.stderr
+
+
+def test_the_rpc_node_can_veto_a_verdict_it_contradicts(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.write_config(rpc={"url": env.server.url + "/rpc"})
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    run_id = in_doubt_run(env, "a")  # its transaction did land on the emulator's ledger
+
+    wrong = env.jupcron("settle", str(run_id), "--not-landed", "--reason", "not in explorer")
+    assert wrong.returncode == 1
+    assert "the RPC node says signature" in wrong.stderr
+    assert "landed; nothing changed" in wrong.stderr
+    assert env.rows()[0]["status"] == "in_doubt"
+
+    right = env.jupcron("settle", str(run_id), "--landed", "--reason", "rpc agrees")
+    assert right.returncode == 0, right.stderr
+    assert env.rows()[0]["status"] == "succeeded"
+    step, detail = events(env, run_id)[-1]
+    assert step == "settled_by_operator"
+    assert "rpc_landed" in str(detail)
+
+    # --force records a verdict the RPC node disagrees with
+    forced_id = in_doubt_run(env, "a")
+    forced = env.jupcron(
+        "settle", str(forced_id), "--not-landed", "--reason", "explorer is right", "--force"
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert env.rows(f"run_id = {forced_id}")[0]["status"] == "failed"
+    step, detail = events(env, forced_id)[-1]
+    assert step == "settled_by_operator"
+    assert "forced" in str(detail)
