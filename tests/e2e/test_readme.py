@@ -62,6 +62,7 @@ COVERED = {
     "portfolio": "tests/integration/test_emulator_server.py",
     "emulator": "tests/integration/test_emulator_server.py",
     "audit": "tests/e2e/test_cli_fire_audit.py",
+    "settle": "tests/e2e/test_cli_settle.py",
 }
 
 
