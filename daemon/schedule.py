@@ -35,6 +35,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -168,7 +169,25 @@ SCHEDULE_KEYS = ("cron", "every", "at", "timezone", "start", "end", "jitter", "m
 
 
 def parse_schedule(data: Mapping[str, Any]) -> Schedule:
-    """A schedule from its YAML/stored mapping; raises ValueError with one reason."""
+    """A schedule from its YAML/stored mapping; raises ValueError with one reason.
+
+    A Schedule is immutable, so plans with the same schedule share one (the
+    daemon parses every plan's at start; a cron's "does it ever fire" probe is
+    not cheap)."""
+    try:
+        key = tuple(sorted(data.items()))
+        hash(key)
+    except TypeError:  # an unhashable value (a list, say): a mistake _parse explains
+        return _parse(data)
+    return _parse_shared(key)
+
+
+@lru_cache(maxsize=4096)
+def _parse_shared(key: tuple[tuple[str, Any], ...]) -> Schedule:
+    return _parse(dict(key))
+
+
+def _parse(data: Mapping[str, Any]) -> Schedule:
     unknown = [k for k in data if k not in SCHEDULE_KEYS]
     if unknown:
         raise ValueError(f"unknown schedule key '{unknown[0]}'")

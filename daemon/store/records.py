@@ -16,13 +16,25 @@ def compact(value: Any) -> Any:
     """A copy of decoded JSON with its keys and short strings interned: ten
     thousand plans repeat the same keys, mints and time zones, and the daemon
     keeps every plan in memory."""
-    if isinstance(value, dict):
-        return {sys.intern(k) if isinstance(k, str) else k: compact(v) for k, v in value.items()}
-    if isinstance(value, list):
+    kind = type(value)
+    if kind is dict:
+        return {
+            (intern(k) if type(k) is str else k): (
+                (intern(v) if len(v) <= INTERN_UP_TO else v)
+                if type(v) is str
+                else (compact(v) if type(v) in _NESTED else v)
+            )
+            for k, v in value.items()
+        }
+    if kind is list:
         return [compact(v) for v in value]
-    if isinstance(value, str) and len(value) <= INTERN_UP_TO:
-        return sys.intern(value)
+    if kind is str and len(value) <= INTERN_UP_TO:
+        return intern(value)
     return value
+
+
+_NESTED = (dict, list)
+intern = sys.intern
 
 
 INTERN_UP_TO = 64  # a base58 public key is at most 44 characters
