@@ -21,6 +21,7 @@ when it changed (so `plans apply` from anywhere takes effect).
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -369,3 +370,10 @@ class Scheduler:
         if taken is not None:
             log.warning("run_missed", plan=plan.name, scheduled_for=slot.isoformat(), reason=error)
         return taken is not None
+
+
+# APScheduler checks a job's callable against its args with `inspect.signature` on
+# every add_job: 40% of start-up with 10,000 plans. inspect honours a precomputed
+# `__signature__`, so the check stays (and stays right) but costs no re-derivation.
+for _method in (Scheduler._due, Scheduler._fire_now, Scheduler._retry):
+    _method.__signature__ = inspect.signature(_method)  # type: ignore[union-attr]

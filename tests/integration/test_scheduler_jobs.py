@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+from apscheduler.util import check_callable_args
 from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.plans.apply import apply_paths
@@ -42,3 +44,15 @@ def test_one_job_per_plan_across_start_change_and_disable(
         assert set(scheduler.next_fires()) == {"a", "c"}
     finally:
         scheduler.stop(wait=True)
+
+
+def test_apscheduler_still_checks_job_args_with_the_precomputed_signatures(
+    sqlite_factory: sessionmaker[Session],
+) -> None:
+    scheduler = Scheduler(sqlite_factory, ignore)
+    check_callable_args(scheduler._due, [1, 2, "2026-01-01T00:00:00+00:00"], {})
+    check_callable_args(scheduler._retry, [None, "2026-01-01T00:00:00+00:00"], {})
+    with pytest.raises(ValueError, match="not been supplied: slot_text"):
+        check_callable_args(scheduler._due, [1, 2], {})
+    with pytest.raises(ValueError, match="allowed: 3, given in args: 4"):
+        check_callable_args(scheduler._fire_now, [1, 2, "x", "extra"], {})
