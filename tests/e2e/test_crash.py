@@ -6,6 +6,7 @@ the emulator, and the run ends succeeded (or in_doubt) — never doubled, never 
 from __future__ import annotations
 
 import signal
+import subprocess
 
 import pytest
 
@@ -17,8 +18,9 @@ FINAL = {str(RunStatus.SUCCEEDED), str(RunStatus.IN_DOUBT)}
 
 
 def _one_shot(env: DaemonEnv) -> None:
+    written = at(0)
     env.write_plans(swap_plan("once", {"at": at(2), "grace": 120}))
-    env.apply()
+    env.apply(now=written)
 
 
 def _check_exactly_once(env: DaemonEnv) -> None:
@@ -36,7 +38,13 @@ def test_sigkill_at_each_step_then_restart(daemon_env: DaemonEnvFactory, point: 
     env = daemon_env()
     _one_shot(env)
     crashed = env.start({"JUPCRON_FAILPOINTS": point})
-    assert crashed.wait(30) == -signal.SIGKILL, env.log_of(crashed)
+    try:
+        code = crashed.wait(30)
+    except subprocess.TimeoutExpired:
+        crashed.kill()
+        crashed.wait(10)
+        pytest.fail(f"the daemon never reached {point} in 30 s:\n{env.log_of(crashed)}")
+    assert code == -signal.SIGKILL, env.log_of(crashed)
     assert len(env.rows()) == 1  # the claim was stored before the crash
     restarted = env.start()
     assert env.wait_until(lambda: env.rows()[0]["status"] in FINAL, timeout=30), env.log_of(

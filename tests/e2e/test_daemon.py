@@ -122,11 +122,12 @@ def test_rejected_runs_and_misfires_reach_the_webhook(daemon_env: DaemonEnvFacto
         env = daemon_env()
         env.write_config(notify={"webhook_url": f"http://127.0.0.1:{server.server_port}/hook"})
         env.emulator.faults.add("hostile", operation="ultra_order")
+        written = at(0)
         env.write_plans(
             swap_plan("hostile", {"at": at(2)}),
             swap_plan("missed", {"every": "2s", "misfire": "skip"}),
         )
-        env.apply()
+        env.apply(now=written)
         time.sleep(5)  # the daemon is down across a few of "missed"'s slots
         proc = env.start()
         events = lambda: {m.get("event") for m in _Hooks.received}  # noqa: E731
@@ -146,8 +147,9 @@ def test_rejected_runs_and_misfires_reach_the_webhook(daemon_env: DaemonEnvFacto
 def test_sigterm_lets_an_in_flight_run_finish_then_exits_zero(daemon_env: DaemonEnvFactory) -> None:
     env = daemon_env()
     env.emulator.faults.add("slow", operation="execute_ultra", seconds=3)
+    written = at(0)
     env.write_plans(swap_plan("once", {"at": at(2)}))
-    env.apply()
+    env.apply(now=written)
     proc = env.start()
     assert env.wait_until(
         lambda: bool(env.rows()) and env.rows()[0]["status"] == "submitted", timeout=30
