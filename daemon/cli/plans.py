@@ -39,6 +39,22 @@ def _warn(result: LoadResult) -> None:
         click.echo(str(warning), err=True)
 
 
+def _never_firing(loaded: LoadResult, names: set[str], now: datetime) -> list[str]:
+    """Added or changed plans whose schedule has no slot after `now` (an `at:` or
+    `end:` already past): they are stored, and will never run."""
+    found = []
+    for plan in loaded.plans:
+        spec = plan.spec
+        if spec.name not in names or not spec.enabled:
+            continue
+        if not next_fire_times(parse_schedule(spec.schedule_dict()), now, 1):
+            found.append(
+                f"{plan.source}:{plan.line}: warning: plan '{spec.name}' has no fire time "
+                f"after {now.isoformat()} (its at/end is past): it will never run"
+            )
+    return found
+
+
 def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -90,6 +106,8 @@ def apply(ctx: Context, paths: tuple[Path, ...], dry_run: bool, now_text: str | 
         engine.dispose()
     for line in diff.lines():
         click.echo(line)
+    for warning in _never_firing(loaded, {*diff.added, *diff.changed}, now):
+        click.echo(warning, err=True)
     summary = (
         f"{len(diff.added)} added, {len(diff.changed)} changed, "
         f"{len(diff.disabled)} disabled, {len(diff.unchanged)} unchanged"

@@ -130,3 +130,21 @@ def test_apply_without_config_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def test_apply_warns_of_a_plan_that_can_never_run(
+    tmp_path: Path, sqlite_url: str, plan_files: PlanFiles
+) -> None:
+    past = swap_plan("too-late")
+    past["schedule"] = {"at": "2024-06-01T00:00:00Z"}
+    folder = plan_files({"a.yaml": [swap_plan("hourly"), past]})
+    env = config_for(tmp_path, sqlite_url, folder)
+    done = jupcron("plans", "apply", "--now", NOW, env=env)
+    assert done.returncode == 0, done.stderr  # stored (the operator may mean it), but told
+    assert done.stderr.strip() == (
+        f"{folder}/a.yaml:16: warning: plan 'too-late' has no fire time after "
+        "2025-01-01T00:00:00+00:00 (its at/end is past): it will never run"
+    )
+    assert "+ too-late" in done.stdout
+    again = jupcron("plans", "apply", "--now", NOW, env=env)
+    assert again.stderr == ""  # unchanged plans are not warned about again
