@@ -84,22 +84,10 @@ def _advance_stmt(keys: tuple[str, ...], expect: int) -> Update:
     return stmt.returning(*(RUNS.c[key] for key in (*keys, "attempts")))
 
 
-def claim(
-    session: Conn,
-    plan: PlanRecord,
-    scheduled_for: datetime,
-    *,
-    now: datetime,
-    trigger: str = "schedule",
-    status: RunStatus = RunStatus.PENDING,
-    error: str | None = None,
-    claimed_by: str | None = None,
-) -> int | None:
-    """Insert the run row for (plan, slot); its id, or ``None`` if the slot is taken."""
-    record = claim_record(
-        session, plan, scheduled_for, now=now, trigger=trigger, status=status, error=error,
-        claimed_by=claimed_by,
-    )  # fmt: skip
+def claim(session: Conn, plan: PlanRecord, scheduled_for: datetime, **options: Any) -> int | None:
+    """Insert the run row for (plan, slot); its id, or ``None`` if the slot is taken.
+    `options` are `claim_record`'s."""
+    record = claim_record(session, plan, scheduled_for, **options)
     return None if record is None else record.id
 
 
@@ -114,7 +102,7 @@ def claim_record(
     error: str | None = None,
     claimed_by: str | None = None,
 ) -> RunRecord | None:
-    """`claim`, giving the inserted row itself (or ``None``)."""
+    """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken."""
     values: dict[str, Any] = {
         "plan_id": plan.id,
         "plan_version": plan.version,
