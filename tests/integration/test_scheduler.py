@@ -6,14 +6,12 @@ a fixed offset, so "the daemon was down for three hours" needs no sleeping.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from structlog.testing import capture_logs
 
@@ -22,50 +20,17 @@ from daemon.scheduler import MISSED_ERROR, Scheduler
 from daemon.store import plans as store_plans
 from daemon.store import runs
 from daemon.store.engine import transaction
-from daemon.store.models import Run
 from daemon.store.records import PlanRecord
 from daemon.store.types import RunStatus
 from tests.fixtures.plans import PlanFiles, swap_plan
+from tests.fixtures.scheduler import Fires, run_rows
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
-
-
-class Fires:
-    """The fire callback: claims the slot like the runner does, and remembers it."""
-
-    def __init__(self, factory: sessionmaker[Session]) -> None:
-        self.factory = factory
-        self.calls: list[tuple[str, datetime]] = []
-        self.claimed: list[tuple[str, datetime]] = []
-        self.cond = threading.Condition()
-
-    def __call__(self, plan: PlanRecord, slot: datetime) -> None:
-        with transaction(self.factory) as s:
-            run_id = runs.claim(s, plan, slot, now=slot)
-            if run_id is not None:
-                runs.advance(s, run_id, RunStatus.SUCCEEDED, now=slot)
-        with self.cond:
-            self.calls.append((plan.name, slot))
-            if run_id is not None:
-                self.claimed.append((plan.name, slot))
-            self.cond.notify_all()
-
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
-        with self.cond:
-            return self.cond.wait_for(predicate, timeout)
 
 
 def clock_at(moment: datetime) -> Callable[[], datetime]:
     offset = moment - datetime.now(UTC)
     return lambda: datetime.now(UTC) + offset
-
-
-def run_rows(factory: sessionmaker[Session]) -> list[tuple[datetime, str, str | None]]:
-    with transaction(factory) as s:
-        rows = s.execute(
-            select(Run.scheduled_for, Run.status, Run.error).order_by(Run.scheduled_for)
-        )
-        return [(a, b, c) for a, b, c in rows]
 
 
 @pytest.fixture

@@ -5,40 +5,20 @@ recorded as skipped. Real SQLite file, a real second writer holding the lock."""
 from __future__ import annotations
 
 import sqlite3
-import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from structlog.testing import capture_logs
 
 from daemon.plans.apply import apply_paths
 from daemon.scheduler import UNAVAILABLE_ERROR, Scheduler
 from daemon.store import engine as engine_module
-from daemon.store import runs
-from daemon.store.engine import make_engine, session_factory, transaction
-from daemon.store.models import Run
-from daemon.store.records import PlanRecord
-from daemon.store.types import RunStatus
+from daemon.store.engine import make_engine, session_factory
 from tests.fixtures.plans import PlanFiles, swap_plan
-
-
-class Fires:
-    """The fire callback: claims the slot as the runner does (and fails as it would)."""
-
-    def __init__(self, factory: sessionmaker[Session]) -> None:
-        self.factory = factory
-        self.fired = threading.Event()
-
-    def __call__(self, plan: PlanRecord, slot: datetime) -> None:
-        with transaction(self.factory) as s:
-            run_id = runs.claim(s, plan, slot, now=slot)
-            if run_id is not None:
-                runs.advance(s, run_id, RunStatus.SUCCEEDED, now=slot)
-        self.fired.set()
+from tests.fixtures.scheduler import Fires, run_rows
 
 
 @pytest.fixture
@@ -73,12 +53,6 @@ def one_shot(
     apply_paths(factory, [plan_files({"a.yaml": [plan]})], now=due - timedelta(minutes=1))
 
 
-def rows(factory: sessionmaker[Session]) -> list[tuple[datetime, str, Any]]:
-    with transaction(factory) as s:
-        found = s.execute(select(Run.scheduled_for, Run.status, Run.error))
-        return [(a, b, c) for a, b, c in found]
-
-
 def test_a_fire_the_store_refused_is_retried_until_it_lands(
     busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
 ) -> None:
@@ -91,14 +65,15 @@ def test_a_fire_the_store_refused_is_retried_until_it_lands(
         scheduler.start()
         lock.take()  # the store is unavailable across the due time
         with capture_logs() as logs:
-            assert not fires.fired.wait((due - datetime.now(UTC)).total_seconds() + 1.0)
+            wait = (due - datetime.now(UTC)).total_seconds() + 1.0
+            assert not fires.wait_for(lambda: bool(fires.calls), timeout=wait)
             lock.release()
-            assert fires.fired.wait(10)
+            assert fires.wait_for(lambda: bool(fires.claimed), timeout=10)
     finally:
         scheduler.stop(wait=True)
     events = [e["event"] for e in logs]
     assert "fire_store_unavailable" in events
-    assert rows(busy_factory) == [(due, "succeeded", None)]
+    assert run_rows(busy_factory) == [(due, "succeeded", None)]
 
 
 def test_a_fire_the_store_refused_past_its_grace_is_recorded_as_skipped(
@@ -117,13 +92,13 @@ def test_a_fire_the_store_refused_past_its_grace_is_recorded_as_skipped(
         scheduler.start()
         lock.take()
         # held until well after the slot's one second of grace
-        fires.fired.wait((due - datetime.now(UTC)).total_seconds() + 2.5)
+        time.sleep((due - datetime.now(UTC)).total_seconds() + 2.5)
         lock.release()
-        deadline = datetime.now(UTC) + timedelta(seconds=10)
-        while not rows(busy_factory) and datetime.now(UTC) < deadline:
-            fires.fired.wait(0.1)
+        deadline = time.monotonic() + 10
+        while not run_rows(busy_factory) and time.monotonic() < deadline:
+            time.sleep(0.1)
     finally:
         scheduler.stop(wait=True)
-    assert not fires.fired.is_set()  # never fired late
-    assert rows(busy_factory) == [(due, "skipped", UNAVAILABLE_ERROR)]
+    assert fires.calls == []  # never fired late
+    assert run_rows(busy_factory) == [(due, "skipped", UNAVAILABLE_ERROR)]
     assert missed == [("once", [due])]
