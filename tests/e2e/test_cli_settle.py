@@ -47,8 +47,10 @@ def events(env: DaemonEnv, run_id: int) -> list[tuple[str, Any]]:
         engine.dispose()
 
 
-def test_settle_records_the_verdict_and_who_gave_it(daemon_env: DaemonEnvFactory) -> None:
-    env = daemon_env()
+def test_settle_records_the_verdict_and_who_gave_it(
+    daemon_env: DaemonEnvFactory, empty_db_url: str
+) -> None:
+    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
     env.write_plans(swap_plan("a", {"every": "1d"}), swap_plan("b", {"every": "1d"}))
     env.apply()
     landed = in_doubt_run(env, "a")
