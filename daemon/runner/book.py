@@ -13,7 +13,8 @@ external side effect.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -64,8 +65,7 @@ class RunBook:
         **fields: Any,
     ) -> RunRecord:
         """Move the run (if it is still in `expect`, default: its current status)."""
-        answered = self._answered.pop(run.id, [])
-        with begin(self.engine) as conn:
+        with self._booking(run.id) as answered, begin(self.engine) as conn:
             changed = runs.advance(
                 conn, run.id, status, now=self.clock(),
                 expect=expect if expect is not None else [run.status],
@@ -88,18 +88,28 @@ class RunBook:
         return self.advance(run, status, step=step, detail=detail, **fields)
 
     def event(self, run_id: int, step: str, detail: dict[str, Any]) -> None:
-        answered = self._answered.pop(run_id, [])
-        with begin(self.engine) as conn:
+        with self._booking(run_id) as answered, begin(self.engine) as conn:
             self._bump(conn, run_id, len(answered))
             runs.add_events(conn, [*answered, (run_id, step, detail, self.clock())])
 
     def flush(self, run_id: int) -> None:
         """Commit the run's answered attempts not yet in the store."""
-        answered = self._answered.pop(run_id, [])
-        if answered:
-            with begin(self.engine) as conn:
+        if self._answered.get(run_id):
+            with self._booking(run_id) as answered, begin(self.engine) as conn:
                 self._bump(conn, run_id, len(answered))
                 runs.add_events(conn, answered)
+
+    @contextmanager
+    def _booking(self, run_id: int) -> Iterator[list[Event]]:
+        """The run's attempts waiting to be committed, taken for one transaction; if
+        it fails (the store is down) they wait again, for `flush` or `forget`."""
+        answered = self._answered.pop(run_id, [])
+        try:
+            yield answered
+        except BaseException:
+            if answered:
+                self._answered[run_id] = [*answered, *self._answered.get(run_id, [])]
+            raise
 
     def forget(self, run_id: int) -> None:
         """Drop what `flush` could not commit (the drive is over; the store was down)."""

@@ -6,6 +6,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import insert, select, text
@@ -13,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.errors import StoreBusyError
+from daemon.runner.book import RunBook
 from daemon.store import engine as engine_module
 from daemon.store import runs
 from daemon.store.engine import begin, make_engine, session_factory, transaction
@@ -203,3 +205,35 @@ def test_last_slots_of_every_plan_in_one_query(factory: sessionmaker[Session]) -
         assert lasts == {a.id: SLOT + timedelta(hours=2), b.id: SLOT}
         assert all(v.tzinfo is not None for v in lasts.values())
         assert lasts[a.id] == runs.last_slot(session, a.id)
+
+
+def test_attempts_wait_for_the_next_commit_when_the_store_is_locked(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine_module, "SQLITE_BUSY_MS", 200)
+    engine = make_engine(sqlite_url)
+    factory = session_factory(engine)
+    plan = make_plan(factory)
+    with begin(engine) as conn:
+        run_id = runs.claim(conn, plan, SLOT, now=NOW)
+    assert run_id is not None
+    book = RunBook(factory, lambda: NOW)
+    observe = book.observer(run_id)
+    failed = SimpleNamespace(operation="ultra_order", number=1, http_status=503, error="503",
+                             waited=0.0)  # fmt: skip
+    holder = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreBusyError):
+            observe(failed)  # a failed attempt is committed at once: here it cannot be
+    finally:
+        holder.rollback()
+        holder.close()
+    book.flush(run_id)  # it waited, and lands with the next commit
+    with begin(engine) as conn:
+        steps = [step for _, step, _ in runs.events(conn, run_id)]
+        record = runs.get(conn, run_id)
+    engine.dispose()
+    assert steps == ["claimed", "attempt"]
+    assert record is not None
+    assert record.attempts == 1
