@@ -95,6 +95,10 @@ class Scheduler:
         self._next: dict[int, datetime] = {}
         self._revision: int | None = None
         self._last_poll_ok = 0.0
+        # fires handed to `fire` and not yet back: a stop waits for them, and starts no more
+        self._calls = 0
+        self._stopping = False
+        self._calls_lock = threading.Lock()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -115,9 +119,18 @@ class Scheduler:
         log.info("scheduler_started", plans=len(self._plans))
 
     def stop(self, wait: bool = True) -> None:
+        """Stop firing: no fire starts from now on (a slot due meanwhile is settled at
+        the next start, like any missed one); with `wait`, wait for those under way."""
+        with self._calls_lock:
+            self._stopping = True
         if self._aps.running:
             self._aps.shutdown(wait=wait)
         log.info("scheduler_stopped")
+
+    def busy(self) -> int:
+        """Fires under way: handed to `fire` (perhaps not yet claimed) and not back."""
+        with self._calls_lock:
+            return self._calls
 
     def healthy(self) -> bool:
         """Running, and the store answered the last revision poll recently."""
@@ -316,6 +329,13 @@ class Scheduler:
         self._call(plan, datetime.fromisoformat(slot_text))
 
     def _call(self, plan: PlanRecord, slot: datetime) -> None:
+        with self._calls_lock:
+            if self._stopping:
+                log.info(
+                    "fire_not_started_stopping", plan=plan.name, scheduled_for=slot.isoformat()
+                )
+                return
+            self._calls += 1
         log.info("fire_dispatched", plan=plan.name, scheduled_for=slot.isoformat())
         try:
             self._fire(plan, slot)
@@ -324,6 +344,9 @@ class Scheduler:
             self._store_unavailable(plan, slot, exc)
         except Exception as exc:  # noqa: BLE001 - the runner's bug must not stop the schedule
             log.error("fire_failed", plan=plan.name, scheduled_for=slot.isoformat(), error=str(exc))
+        finally:
+            with self._calls_lock:
+                self._calls -= 1
 
     # ------------------------------------------------------------ store outages
 

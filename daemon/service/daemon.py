@@ -151,9 +151,15 @@ class Daemon:
         if self.runtime is None:
             return
         runner = self.runtime.runner
-        while runner.active_count() and time.monotonic() < deadline:
+        scheduler = self.scheduler
+
+        def busy() -> int:
+            # a fire the scheduler handed over may not have claimed its run yet
+            return runner.active_count() + (scheduler.busy() if scheduler is not None else 0)
+
+        while busy() and time.monotonic() < deadline:
             time.sleep(0.05)
-        if runner.active_count():
+        if busy():
             # every step is already stored; recovery settles them at the next start
             log.warning("runs_left_in_flight", count=runner.active_count())
             sys.stdout.flush()

@@ -6,6 +6,7 @@ a fixed offset, so "the daemon was down for three hours" needs no sleeping.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -151,3 +152,36 @@ def test_reload_reports_the_diff(
     assert diff is not None
     assert (diff.added, diff.changed, diff.disabled) == (("c",), ("a",), ("b",))
     assert set(scheduler.next_fires()) == {"a", "c"}
+
+
+def test_a_stop_counts_fires_under_way_and_starts_no_more(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    """SIGTERM can land between a fire's hand-over and its claim: the daemon must wait
+    for that fire (it used to close the API client under it, leaving its run pending)."""
+    now = datetime.now(UTC)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [swap_plan("fast", every="1s")]})], now=now)
+    entered, release = threading.Event(), threading.Event()
+    fired: list[datetime] = []
+
+    def fire(plan: PlanRecord, slot: datetime) -> None:
+        fired.append(slot)
+        entered.set()
+        release.wait(10)
+
+    scheduler = Scheduler(sqlite_factory, fire)
+    started.append(scheduler)
+    scheduler.start()
+    assert entered.wait(5)
+    scheduler.stop(wait=False)
+    assert scheduler.busy() == 1  # handed over and not back: a stopping daemon waits for it
+    release.set()
+    deadline = time.monotonic() + 5
+    while scheduler.busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert scheduler.busy() == 0
+    with transaction(sqlite_factory) as s:
+        plan = store_plans.get_plan(s, "fast")
+    assert plan is not None
+    scheduler._call(plan, datetime.now(UTC).replace(microsecond=0))  # a job that starts late
+    assert len(fired) == 1  # no fire starts once stopping
