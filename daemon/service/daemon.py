@@ -27,7 +27,7 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
 from daemon import failpoints
-from daemon.app import Runtime, build_runtime, open_store
+from daemon.app import Runtime, Store, build_runtime, open_store
 from daemon.config import Config, load_config
 from daemon.errors import JupcronError, StoreBusyError
 from daemon.logs import configure_logging
@@ -50,6 +50,7 @@ from daemon.store.types import RunStatus
 log = structlog.get_logger(__name__)
 
 TICK = 1.0  # seconds between loop turns when nothing else is due
+STORE_WAIT_MAX = 10.0  # seconds between tries to reach the database at start
 
 
 class Daemon:
@@ -96,7 +97,9 @@ class Daemon:
 
     def _start(self) -> None:
         config = self.config
-        store = open_store(config)  # refuses an unmigrated database
+        store = self._open_store()  # refuses an unmigrated database
+        if store is None:
+            return  # stopped while waiting for the database
         self.leadership = leadership_for(config.database.url, store.engine)
         listeners: list[RunListener] = [MetricsListener(self.metrics), self]
         if config.notify.webhook_url:
@@ -116,6 +119,22 @@ class Daemon:
                  database=store.engine.url.render_as_string(hide_password=True))  # fmt: skip
         self._try_lead()
         self.notifier.ready(self._status_text())
+
+    def _open_store(self) -> Store | None:
+        """The store, waiting while it cannot be reached (at boot PostgreSQL may come up
+        after us); ``None`` if a stop is requested meanwhile. Any other store problem
+        (not migrated, say) ends the start at once."""
+        delay = 1.0
+        while True:
+            try:
+                return open_store(self.config)
+            except StoreBusyError as exc:
+                log.warning("store_unavailable_at_start", error=str(exc), retry_in=delay)
+                self.notifier.status(f"waiting for the database: {exc}")
+                self.inbox.wait(delay)
+                if self.inbox.stop_requested:
+                    return None
+                delay = min(delay * 2, STORE_WAIT_MAX)
 
     def _loop(self) -> None:
         watchdog = Watchdog(self.notifier, watchdog_interval(self.env), health=self.healthy)

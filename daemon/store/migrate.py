@@ -14,7 +14,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 import migrations
 from daemon.config import mask_url
-from daemon.errors import StoreError
+from daemon.errors import StoreBusyError, StoreError
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
@@ -68,7 +68,9 @@ def current(engine: Engine) -> str | None:
                 return None
             versions = conn.execute(text("SELECT version_num FROM alembic_version")).scalars()
             found = list(versions)
-    except (OperationalError, ProgrammingError) as exc:
+    except OperationalError as exc:  # cannot connect (yet): a daemon waits, a command says so
+        raise StoreBusyError(f"cannot reach the database: {exc.orig or exc}") from exc
+    except ProgrammingError as exc:
         raise StoreError(f"cannot read the database: {exc.orig or exc}") from exc
     if len(found) > 1:
         raise StoreError(f"the database has several Alembic heads: {', '.join(sorted(found))}")

@@ -101,6 +101,20 @@ def test_unmigrated_database_is_refused_with_one_line(
     assert "Traceback" not in done.stderr
 
 
+def test_an_unreachable_database_at_start_is_waited_for_and_sigterm_ends_the_wait(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    env = daemon_env()
+    # nothing listens there: as at boot, before PostgreSQL is up
+    env.write_config(database={"url": f"postgresql+psycopg://jupcron@127.0.0.1:{free_port()}/x"})
+    proc = env.start()
+    assert env.wait_until(lambda: "store_unavailable_at_start" in env.log_of(proc), timeout=30)
+    assert env.wait_until(lambda: env.log_of(proc).count("store_unavailable_at_start") >= 2)
+    assert proc.poll() is None  # still waiting, not exited
+    assert env.stop(proc) == 0
+    assert "Traceback" not in env.log_of(proc)
+
+
 class _Hooks(BaseHTTPRequestHandler):
     received: ClassVar[list[dict[str, object]]] = []
 
