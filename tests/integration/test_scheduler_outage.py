@@ -45,19 +45,19 @@ class Lock:
         self.conn.close()
 
 
-def one_shot(
-    factory: sessionmaker[Session], plan_files: PlanFiles, due: datetime, grace: str
-) -> None:
+def one_shot(factory: sessionmaker[Session], plan_files: PlanFiles, grace: str) -> datetime:
+    """A plan due two seconds from now; its slot."""
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
     plan = swap_plan("once")
     plan["schedule"] = {"at": due.isoformat(), "grace": grace}
     apply_paths(factory, [plan_files({"a.yaml": [plan]})], now=due - timedelta(minutes=1))
+    return due
 
 
 def test_a_fire_the_store_refused_is_retried_until_it_lands(
     busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
 ) -> None:
-    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
-    one_shot(busy_factory, plan_files, due, grace="1h")
+    due = one_shot(busy_factory, plan_files, grace="1h")
     fires = Fires(busy_factory)
     scheduler = Scheduler(busy_factory, fires, store_retry=0.2, poll_interval=3600)
     lock = Lock(sqlite_url)
@@ -79,8 +79,7 @@ def test_a_fire_the_store_refused_is_retried_until_it_lands(
 def test_a_fire_the_store_refused_past_its_grace_is_recorded_as_skipped(
     busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
 ) -> None:
-    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
-    one_shot(busy_factory, plan_files, due, grace="1s")
+    due = one_shot(busy_factory, plan_files, grace="1s")
     fires = Fires(busy_factory)
     missed: list[tuple[str, list[datetime]]] = []
     scheduler = Scheduler(
