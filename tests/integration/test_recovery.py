@@ -15,7 +15,9 @@ from daemon.runner.recovery import recover
 from daemon.store.types import RunStatus
 from tests.fixtures.runner import Clock, RigFactory
 
-SLOT = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+# a slot ahead of the wall clock (the runner's own clock is the real one here), so
+# its grace period cannot pass while the suite runs, whatever the day or hour
+SLOT = (datetime.now(UTC) + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,9 @@ from daemon.store.models import Run
 from daemon.store.types import RunStatus
 from tests.fixtures.runner import USDC, RigFactory, outcome_of
 
-SLOT = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+# a slot ahead of the wall clock (the runner's own clock is the real one here), so
+# its grace period cannot pass while the suite runs, whatever the day or hour
+SLOT = (datetime.now(UTC) + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
 
 
 @pytest.mark.parametrize("kind", ["recurring", "trigger-cancel", "swap"])
