@@ -21,7 +21,7 @@ from daemon.rpc import SolanaRpc
 from daemon.runner.core import Runner
 from daemon.runner.outcome import RunListener
 from daemon.store import migrate
-from daemon.store.engine import make_engine, session_factory
+from daemon.store.engine import open_existing, session_factory
 from daemon.wallet import Wallet, load_wallet
 
 log = structlog.get_logger(__name__)
@@ -37,8 +37,9 @@ class Store:
 
 
 def open_store(config: Config, *, check_head: bool = True) -> Store:
-    """The configured database, refusing one that is not migrated to head."""
-    engine = make_engine(config.database.url)
+    """The configured database, refusing one that is not migrated to head. It must
+    exist: only `jupcron db upgrade` creates a SQLite file (see `open_existing`)."""
+    engine = open_existing(config.database.url)
     try:
         if check_head:
             migrate.require_head(engine)

@@ -21,6 +21,8 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from daemon.errors import ConfigError
 from daemon.yamlfile import YamlLoadError, load, problems_from
@@ -204,6 +206,23 @@ def _resolve(base: Path, value: Any) -> Any:
     return value
 
 
+def _resolve_sqlite(base: Path, url: Any) -> Any:
+    """A SQLite URL naming a relative file (``sqlite:///jupcron.db``), made absolute
+    against `base`; any other value as it is."""
+    if not isinstance(url, str) or not url.startswith("sqlite"):
+        return url
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url  # reported when the engine is made
+    database = parsed.database or ""
+    if not database or database == ":memory:" or database.startswith(("/", "file:")):
+        return url
+    return parsed.set(database=str((base / database).resolve())).render_as_string(
+        hide_password=False
+    )
+
+
 _RELATIVE = (
     ("api", "key_file"),
     ("wallet", "keypair"),
@@ -235,6 +254,9 @@ def load_config(
         part = data.get(section)
         if isinstance(part, dict) and key in part:
             part[key] = _resolve(base, part[key])
+    database = data.get("database")
+    if isinstance(database, dict) and "url" in database:
+        database["url"] = _resolve_sqlite(base, database["url"])
     if "source" in data:
         raise ConfigError(str(locator.problem(("source",), "unknown key 'source'")))
     data["source"] = str(path)

@@ -7,7 +7,7 @@ import click
 from daemon.cli.main import Context, pass_ctx
 from daemon.config import mask_url
 from daemon.store import migrate
-from daemon.store.engine import make_engine
+from daemon.store.engine import make_engine, open_existing, sqlite_file
 
 
 @click.group()
@@ -30,11 +30,17 @@ def upgrade(ctx: Context, revision: str) -> None:
 @pass_ctx
 def current(ctx: Context) -> None:
     """Show the database's revision and the one this jupcron needs."""
-    engine = make_engine(ctx.config.database.url)
+    url = ctx.config.database.url
+    head = migrate.head()
+    file = sqlite_file(url)
+    if file is not None and not file.exists():  # read-only: never create the file
+        state = f"no database at {file}: run 'jupcron db upgrade'"
+        click.echo(f"current: none  head: {head}  ({state})")
+        return
+    engine = open_existing(url)
     try:
         found = migrate.current(engine)
     finally:
         engine.dispose()
-    head = migrate.head()
     state = "up to date" if found == head else "needs 'jupcron db upgrade'"
     click.echo(f"current: {found or 'none'}  head: {head}  ({state})")

@@ -16,7 +16,7 @@ from daemon.plans.load import LoadResult, load_plans
 from daemon.schedule import next_fire_times, parse_instant, parse_schedule
 from daemon.store import migrate, runs
 from daemon.store import plans as store_plans
-from daemon.store.engine import make_engine, session_factory, transaction
+from daemon.store.engine import open_existing, session_factory, transaction
 from daemon.store.records import PlanRecord
 
 PATHS = click.Path(path_type=Path)
@@ -91,7 +91,7 @@ def apply(ctx: Context, paths: tuple[Path, ...], dry_run: bool, now_text: str | 
     loaded = load_plans(targets)
     _warn(loaded)
     loaded.raise_for_problems()
-    engine = make_engine(ctx.config.database.url)
+    engine = open_existing(ctx.config.database.url)
     try:
         migrate.require_head(engine)
         diff, _ = apply_paths(
@@ -154,7 +154,7 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
 def list_(ctx: Context, fmt: str, now_text: str | None) -> None:
     """Plans with kind, schedule, last run status and the next three fire times."""
     now = _now(now_text)
-    engine = make_engine(ctx.config.database.url)
+    engine = open_existing(ctx.config.database.url)
     try:
         migrate.require_head(engine)
         with transaction(session_factory(engine)) as session:

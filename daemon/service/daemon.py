@@ -28,7 +28,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from daemon import failpoints
 from daemon.app import Runtime, Store, build_runtime, open_store
-from daemon.config import Config, load_config
+from daemon.config import Config, load_config, mask_url
 from daemon.errors import JupcronError, StoreBusyError
 from daemon.logs import configure_logging
 from daemon.plans.apply import apply_paths
@@ -116,7 +116,7 @@ class Daemon:
             self.metrics_server = serve_metrics(self.metrics, config.metrics.listen, self.healthy)
         self._count_plans()
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
-                 database=store.engine.url.render_as_string(hide_password=True))  # fmt: skip
+                 database=mask_url(config.database.url))  # fmt: skip
         self._try_lead()
         self.notifier.ready(self._status_text())
 

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -24,18 +25,36 @@ from daemon.errors import StoreBusyError, StoreError
 SQLITE_BUSY_MS = 30_000
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine for `url`; the SQLite file's folder must exist."""
+def _parse(url: str) -> URL:
     try:
-        parsed = make_url(url)
+        return make_url(url)
     except ArgumentError as exc:
         raise StoreError(f"database.url is not a valid URL: {mask_url(url)}") from exc
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The absolute path of the file a SQLite URL names; None for PostgreSQL or memory."""
+    parsed = _parse(url)
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:"):  # a SQLite URI (uri=true)
+        database = unquote(database.removeprefix("file:"))
+        if not database or database.startswith(":memory:") or parsed.query.get("mode") == "memory":
+            return None
+    return Path(database).absolute()
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for `url`; the SQLite file's folder must exist (the file is created
+    on first use: only writing commands should call this, read-only ones `open_existing`)."""
+    parsed = _parse(url)
     if parsed.get_backend_name() == "sqlite":
-        database = parsed.database or ""
-        if database and database != ":memory:":
-            folder = Path(database).parent
-            if not folder.is_dir():
-                raise StoreError(f"database folder does not exist: {folder}")
+        path = sqlite_file(url)
+        if path is not None and not path.parent.is_dir():
+            raise StoreError(
+                f"cannot create the database {path}: its folder {path.parent} does not exist"
+            )
         engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_MS / 1000}, **kwargs)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
@@ -50,6 +69,29 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         raise StoreError(
             "PostgreSQL needs the 'postgres' extra: pip install 'jupcron[postgres]'"
         ) from exc
+
+
+def open_existing(url: str, **kwargs: Any) -> Engine:
+    """An engine on a database that must exist already: what every command but
+    `jupcron db upgrade` uses, so a read-only command (or a wrong relative path)
+    never creates a SQLite file. A missing file is a `StoreError` naming its absolute
+    path; the file is opened read-write (WAL needs that) but never created, even if
+    it disappears later."""
+    path = sqlite_file(url)
+    if path is None:
+        return make_engine(url, **kwargs)
+    if not path.is_file():
+        raise StoreError(
+            f"no database at {path}: check database.url (a relative path is relative to "
+            "the config file's folder), or create it with 'jupcron db upgrade'"
+        )
+    parsed = _parse(url)
+    if (parsed.database or "").startswith("file:"):
+        return make_engine(url, **kwargs)  # a URI already: its own mode applies
+    # the driver's URI form with mode=rw opens the file but never creates it
+    query = {**parsed.query, "mode": "rw", "uri": "true"}
+    uri = parsed.set(database=f"file:{quote(str(path))}", query=query)
+    return make_engine(uri.render_as_string(hide_password=False), **kwargs)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -24,6 +24,7 @@ def test_db_upgrade_creates_the_schema_on_a_new_sqlite_file(tmp_path: Path) -> N
     before = jupcron("--config", str(config), "db", "current")
     assert before.returncode == 0, before.stderr
     assert "current: none" in before.stdout
+    assert not db.exists()  # a read-only command creates no database file
     done = jupcron("--config", str(config), "db", "upgrade")
     assert done.returncode == 0, done.stderr
     after = jupcron("--config", str(config), "db", "current")
@@ -55,7 +56,7 @@ def test_config_from_the_environment(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("database:\n  urll: sqlite:///x.db\n", ":2:3: unknown key 'database.urll'"),
-        ("database:\n  url: sqlite:////nonexistent/dir/x.db\n", "database folder does not exist"),
+        ("database:\n  url: sqlite:////nonexistent/dir/x.db\n", "its folder /nonexistent/dir does not exist"),
         ("database:\n  url: mysql://x\n", "database.url: must be a sqlite"),
     ],
 )

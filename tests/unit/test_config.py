@@ -123,3 +123,40 @@ def test_database_passwords_are_masked(tmp_path: Path) -> None:
 def test_legacy_host_is_recognised(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, "api:\n  base_url: https://lite-api.jup.ag\n"), env={})
     assert config.api.is_legacy_host
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("sqlite:///jupcron.db", "sqlite:///{base}/jupcron.db"),
+        ("sqlite:///state/../jupcron.db?timeout=3", "sqlite:///{base}/jupcron.db?timeout=3"),
+        ("sqlite:////var/lib/jupcron/jupcron.db", "sqlite:////var/lib/jupcron/jupcron.db"),
+        ("sqlite://", "sqlite://"),
+        ("sqlite:///:memory:", "sqlite:///:memory:"),
+        ("postgresql+psycopg://jupcron@db/jupcron", "postgresql+psycopg://jupcron@db/jupcron"),
+    ],
+)
+def test_a_relative_sqlite_file_is_relative_to_the_config_file(
+    tmp_path: Path, url: str, expected: str
+) -> None:
+    path = write(tmp_path, f"database:\n  url: '{url}'\n")
+    config = load_config(path, env={})
+    assert config.database.url == expected.format(base=tmp_path.resolve())
+
+
+def test_every_path_key_is_relative_to_the_config_file(tmp_path: Path) -> None:
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    path = folder / "jupcron.yaml"
+    path.write_text(
+        "api:\n  key_file: api-key\nwallet:\n  keypair: keys/k.json\n"
+        "database:\n  url: sqlite:///state/j.db\nplans:\n  dir: plans\n"
+        "safety:\n  kill_switch_file: STOP\n"
+    )
+    config = load_config(path, env={})
+    base = folder.resolve()
+    assert config.api.key_file == base / "api-key"
+    assert config.wallet.keypair == base / "keys/k.json"
+    assert config.database.url == f"sqlite:///{base}/state/j.db"
+    assert config.plans.dir == base / "plans"
+    assert config.safety.kill_switch_file == base / "STOP"
