@@ -149,8 +149,10 @@ class Scheduler:
     # ------------------------------------------------------------ reload
 
     def reload(self) -> PlanDiff | None:
-        """Re-read the enabled plans; returns what changed (None: nothing)."""
+        """Re-read the enabled plans; returns what changed (None: nothing). The first
+        load (at start) is no change: `scheduler_started` reports its plan count."""
         with self._lock:
+            first = self._revision is None
             with transaction(self._factory) as session:
                 rev = store_plans.revision(session)
                 fresh = {p.id: p for p in store_plans.enabled_plans(session)}
@@ -189,6 +191,8 @@ class Scheduler:
         if not (added or changed or disabled):
             return None
         diff = PlanDiff(tuple(sorted(added)), tuple(sorted(changed)), tuple(sorted(disabled)))
+        if first:
+            return diff
         log.info(
             "plans_reloaded",
             revision=rev,

@@ -79,25 +79,30 @@ def keypair_path(path: Path | None, env: Mapping[str, str] | None = None) -> Pat
         return Path(creds) / CREDENTIAL_NAME
     raise KeypairError(
         "no keypair configured: set wallet.keypair in the config "
-        "or pass it as the systemd credential 'keypair'"
+        "or pass it as the systemd credential 'keypair' "
+        "(make a new one with: jupcron wallet new PATH)"
     )
 
 
 def load_wallet(path: Path | None, env: Mapping[str, str] | None = None) -> Wallet:
     """Load and check the keypair file; every problem is one line naming the file."""
     file = keypair_path(path, env)
-    raw = _read_private(file)
+    if path is None:
+        missing = "the systemd credential 'keypair' is missing (check LoadCredential= in the unit)"
+    else:
+        missing = f"keypair file not found (make a new one with: jupcron wallet new {file})"
+    raw = _read_private(file, missing)
     return Wallet(_parse(file, raw))
 
 
-def _read_private(file: Path) -> bytes:
+def _read_private(file: Path, missing: str = "keypair file not found") -> bytes:
     def fail(problem: str) -> NoReturn:
         raise KeypairError(f"{file}: {problem}")
 
     try:
         info = file.stat()
     except FileNotFoundError:
-        fail("keypair file not found")
+        fail(missing)
     except OSError as exc:
         fail(f"cannot read the keypair file: {exc.strerror}")
     if not stat.S_ISREG(info.st_mode):

@@ -9,17 +9,14 @@ import click
 from daemon.app import open_store
 from daemon.cli.main import Context, pass_ctx
 from daemon.cli.output import format_option, render
-from daemon.store.audit import AuditFilter, audit_rows
+from daemon.errors import ConfigError
+from daemon.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows
+from daemon.store.plans import get_plan
 from daemon.store.types import PlanKind, RunStatus
 
 TABLE_COLUMNS = (
     "run_id", "plan_name", "kind", "scheduled_for", "status", "request_id", "signature",
     "in_amount", "out_amount", "error",
-)  # fmt: skip
-ALL_COLUMNS = (
-    "run_id", "plan_name", "kind", "scheduled_for", "status", "trigger", "request_id",
-    "signature", "error_code", "error", "input_mint", "in_amount", "output_mint", "out_amount",
-    "order_account", "slot", "attempts", "finished_at",
 )  # fmt: skip
 
 
@@ -51,14 +48,17 @@ def audit(
     ctx: Context, plan: str | None, status: str | None, kind: str | None,
     since: datetime | None, until: datetime | None, limit: int, fmt: str,
 ) -> None:  # fmt: skip
-    """The audit trail: one row per run, newest first."""
+    """The audit trail: one row per run, newest first (json and csv: every column of
+    the audit view)."""
     store = open_store(ctx.config)
     try:
         with store.factory() as session:
+            if plan is not None and get_plan(session, plan) is None:
+                raise ConfigError(f"no plan named {plan!r} in the store (see 'jupcron plans list')")
             rows = audit_rows(session, AuditFilter(plan, status, kind, since, until, limit))
     finally:
         store.close()
-    columns = TABLE_COLUMNS if fmt == "table" else ALL_COLUMNS
+    columns = TABLE_COLUMNS if fmt == "table" else AUDIT_COLUMNS
     if fmt == "table":
         for row in rows:
             for key in ("request_id", "signature"):

@@ -66,11 +66,17 @@ def plans() -> None:
 
 @plans.command()
 @click.argument("paths", nargs=-1, required=True, type=PATHS)
-def validate(paths: tuple[Path, ...]) -> None:
-    """Check plan files or folders; every problem as file:line:col: message."""
+@now_option
+def validate(paths: tuple[Path, ...], now_text: str | None) -> None:
+    """Check plan files or folders; every problem as file:line:col: message.
+
+    Warns (exit 0) as apply does about a plan with no fire time left."""
+    now = _now(now_text)
     result = load_plans(list(paths))
     _warn(result)
     result.raise_for_problems()
+    for warning in _never_firing(result, {p.spec.name for p in result.plans}, now):
+        click.echo(warning, err=True)
     click.echo(f"ok: {_count(len(result.plans), 'plan')} in {_count(len(result.files), 'file')}")
 
 

@@ -99,6 +99,14 @@ def load_plans(paths: Sequence[Path]) -> LoadResult:
                 continue
             names[loaded.spec.name] = here
             result.plans.append(loaded)
+    order = {str(f): i for i, f in enumerate(files)}
+
+    def position(problem: Problem) -> tuple[int, int, int]:
+        # paths that are missing come first, then each file's problems by line and column
+        return order.get(problem.file, -1), problem.line, problem.column
+
+    result.problems.sort(key=position)
+    result.warnings.sort(key=position)
     return result
 
 

@@ -179,6 +179,10 @@ def api_detail(exc: JupcronError) -> dict[str, Any]:
     return detail
 
 
-def programs_of(summary: Any) -> list[str]:
-    programs = getattr(summary, "programs", None) or []
-    return [str(p) for p in programs]
+def programs_of(summary: Any) -> list[dict[str, str | None]]:
+    """The programs a transaction calls, as JSON objects for the event log."""
+    out: list[dict[str, str | None]] = []
+    for program in getattr(summary, "programs", None) or []:
+        pid, name = program if isinstance(program, tuple) else (program, None)
+        out.append({"id": str(pid), "name": name})
+    return out

@@ -81,6 +81,7 @@ class Daemon:
         self._status = ""
         self._plan_count = 0
         self._last_run = ""
+        self._started = False  # daemon_started was logged
 
     # ---- lifecycle --------------------------------------------------------------
 
@@ -112,12 +113,16 @@ class Daemon:
             store=store,
             on_attempt=AttemptMetrics(self.metrics),
         )
+        # the lock before the listener: a second daemon on one SQLite file is told who
+        # holds the file, not that the metrics port is taken
+        lead = self._acquire()
         if config.metrics.listen:
             self.metrics_server = serve_metrics(self.metrics, config.metrics.listen, self.healthy)
         self._count_plans()
+        self._started = True
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
                  database=mask_url(config.database.url))  # fmt: skip
-        self._try_lead()
+        self._lead_or_wait(lead)
         self.notifier.ready(self._status_text())
 
     def _open_store(self) -> Store | None:
@@ -148,7 +153,9 @@ class Daemon:
                     self.reload()
 
     def _shutdown(self) -> None:
-        log.info("daemon_stopping")
+        started = self._started  # a start that failed has nothing to stop: no stop events
+        if started:
+            log.info("daemon_stopping")
         self.notifier.stopping("stopping")
         deadline = time.monotonic() + self.config.runner.shutdown_timeout
         if self.scheduler is not None:
@@ -164,7 +171,8 @@ class Daemon:
             self.runtime.close()
         self.inbox.close()
         self.notifier.close()
-        log.info("daemon_stopped")
+        if started:
+            log.info("daemon_stopped")
 
     def _wait_for_runs(self, deadline: float) -> None:
         if self.runtime is None:
@@ -232,12 +240,18 @@ class Daemon:
     # ---- leadership ---------------------------------------------------------------
 
     def _try_lead(self) -> None:
+        self._lead_or_wait(self._acquire())
+
+    def _acquire(self) -> bool:
+        """One try at the leader lock (SQLite: a `StoreError` if another daemon has it)."""
         assert self.leadership is not None
         try:
-            got = self.leadership.acquire(block=False)
+            return self.leadership.acquire(block=False)
         except StoreBusyError as exc:
             log.warning("leader_election_failed", error=str(exc))
-            got = False
+            return False
+
+    def _lead_or_wait(self, got: bool) -> None:
         if got:
             self._become_leader()
         else:

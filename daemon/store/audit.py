@@ -22,10 +22,11 @@ SPENDING = (
     RunStatus.IN_DOUBT,
 )
 
+# the `audit` view's columns, in its order (a test keeps the two equal)
 AUDIT_COLUMNS = (
-    "run_id", "plan_name", "kind", "scheduled_for", "status", "request_id", "signature",
-    "error_code", "error", "input_mint", "in_amount", "output_mint", "out_amount",
-    "order_account", "slot", "attempts", "trigger", "finished_at",
+    "run_id", "plan_name", "kind", "plan_version", "scheduled_for", "status", "trigger",
+    "request_id", "signature", "error_code", "error", "input_mint", "in_amount", "output_mint",
+    "out_amount", "order_account", "slot", "attempts", "created_at", "updated_at", "finished_at",
 )  # fmt: skip
 
 

@@ -3,8 +3,8 @@
 `apply` syncs a set of validated plans into the store in the caller's
 transaction: new plans are added, changed ones get a new version (every
 version is kept in ``plan_versions``), and plans that are gone are disabled,
-never deleted (runs point at them). Every apply bumps ``plans_revision`` in
-``store_meta``; running daemons watch it to reload.
+never deleted (runs point at them). Every apply that changes a plan bumps
+``plans_revision`` in ``store_meta``; running daemons watch it to reload.
 """
 
 from __future__ import annotations
@@ -139,7 +139,8 @@ def apply(
     now: datetime,
     scanned: Collection[str] | None = None,
 ) -> PlanDiff:
-    """Sync `plans` into the store (in the caller's transaction) and bump the revision.
+    """Sync `plans` into the store (in the caller's transaction); bump the revision
+    when a plan was added, changed or disabled.
 
     A stored plan missing from `plans` is disabled when `scanned` is None (the
     input is the complete set), or when its source file was scanned or no
@@ -147,7 +148,8 @@ def apply(
     """
     rev = _lock_revision(session, now)
     result = _sync(session, plans, now, scanned)
-    rev.value = str(int(rev.value) + 1)
+    if not result.empty:  # nothing to reschedule: running daemons need not reload
+        rev.value = str(int(rev.value) + 1)
     session.flush()
     return PlanDiff(
         added=result.added,

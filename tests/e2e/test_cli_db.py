@@ -56,7 +56,10 @@ def test_config_from_the_environment(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("database:\n  urll: sqlite:///x.db\n", ":2:3: unknown key 'database.urll'"),
-        ("database:\n  url: sqlite:////nonexistent/dir/x.db\n", "its folder /nonexistent/dir does not exist"),
+        (
+            "database:\n  url: sqlite:////nonexistent/dir/x.db\n",
+            "its folder /nonexistent/dir does not exist",
+        ),
         ("database:\n  url: mysql://x\n", "database.url: must be a sqlite"),
     ],
 )

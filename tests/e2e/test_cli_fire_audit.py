@@ -6,6 +6,9 @@ import csv
 import io
 import json
 
+from sqlalchemy import text
+
+from daemon.store.engine import make_engine
 from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
 
 
@@ -86,3 +89,56 @@ def test_audit_filters(daemon_env: DaemonEnvFactory) -> None:
     assert "is not an ISO 8601 date" in bad.stderr
     limited = json.loads(env.jupcron("audit", "--limit", "1", "--format", "json").stdout)
     assert len(limited) == 1
+
+
+def test_audit_of_a_plan_that_does_not_exist_says_so(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    done = env.jupcron("audit", "--plan", "typo")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == "error: no plan named 'typo' in the store (see 'jupcron plans list')\n"
+    # a plan that exists but has no runs yet is not an error
+    empty = env.jupcron("audit", "--plan", "a")
+    assert empty.returncode == 0, empty.stderr
+    assert "(none)" in empty.stdout
+
+
+def test_audit_json_and_csv_carry_every_column_of_the_audit_view(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    env = daemon_env()
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    assert env.jupcron("fire", "a").returncode == 0
+    view = env.rows()[0]  # SELECT * FROM audit
+    rows = json.loads(env.jupcron("audit", "--format", "json").stdout)
+    assert list(rows[0]) == list(view)  # the same columns, in the view's order
+    assert rows[0]["plan_version"] == 1
+    for column in ("created_at", "updated_at", "finished_at", "scheduled_for"):
+        assert rows[0][column], column
+    header = env.jupcron("audit", "--format", "csv").stdout.splitlines()[0]
+    assert header.split(",") == list(view)
+
+
+def test_run_events_detail_is_json_objects(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    assert env.jupcron("fire", "a", "--dry-run").returncode == 0
+    engine = make_engine(env.db_url)
+    try:
+        with engine.connect() as conn:
+            events = conn.execute(text("SELECT step, detail FROM run_events ORDER BY id")).all()
+    finally:
+        engine.dispose()
+    details = {step: json.loads(detail) if isinstance(detail, str) else detail
+               for step, detail in events}  # fmt: skip
+    programs = details["dry_run"]["programs"]
+    assert {
+        "id": "ComputeBudget111111111111111111111111111111",
+        "name": "Compute Budget",
+    } in programs
+    assert all(set(p) == {"id", "name"} for p in programs), programs
+    assert not any("('" in json.dumps(d) for d in details.values()), details  # no Python reprs

@@ -84,7 +84,9 @@ def test_relative_paths_follow_the_config_file(tmp_path: Path, server: EmulatorS
     "args",
     [("audit",), ("plans", "list"), ("plans", "apply"), ("fire", "p"), ("run",)],
 )
-def test_no_command_but_db_upgrade_creates_a_database(tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_no_command_but_db_upgrade_creates_a_database(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
     site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
     for folder in (site / "keys", site / "plans", elsewhere):
         folder.mkdir(parents=True)

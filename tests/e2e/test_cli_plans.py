@@ -148,3 +148,39 @@ def test_apply_warns_of_a_plan_that_can_never_run(
     assert "+ too-late" in done.stdout
     again = jupcron("plans", "apply", "--now", NOW, env=env)
     assert again.stderr == ""  # unchanged plans are not warned about again
+
+
+def test_validate_warns_of_a_plan_that_can_never_run_as_apply_does(
+    plan_files: PlanFiles,
+) -> None:
+    past = swap_plan("too-late")
+    past["schedule"] = {"at": "2024-06-01T00:00:00Z"}
+    folder = plan_files({"a.yaml": [swap_plan("hourly"), past]})
+    done = jupcron("plans", "validate", "--now", NOW, str(folder))
+    assert done.returncode == 0, done.stderr  # a warning, as in apply
+    assert done.stderr.strip() == (
+        f"{folder}/a.yaml:16: warning: plan 'too-late' has no fire time after "
+        "2025-01-01T00:00:00+00:00 (its at/end is past): it will never run"
+    )
+    assert done.stdout.strip() == "ok: 2 plans in 1 file"
+    # without --now: the wall clock, and 2024 is past for good
+    assert "warning: plan 'too-late'" in jupcron("plans", "validate", str(folder)).stderr
+
+
+def test_validate_prints_problems_in_file_order(tmp_path: Path) -> None:
+    # the schedule's problem (line 10) is found before the request's (line 5):
+    # printed by position, lines compared as numbers (5 before 10, not "10" before "5")
+    first = tmp_path / "a.yaml"
+    first.write_text(
+        "name: mixed\nkind: swap\nrequest:\n  inputMint: EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v\n"
+        "  amount: -1\n  outputMint: So11111111111111111111111111111111111111112\n"
+        "description: x\nenabled: true\nschedule:\n  every: soon\n"
+    )
+    second = tmp_path / "b.yaml"
+    second.write_text("name: other\nkind: nope\n")
+    done = jupcron("plans", "validate", str(first), str(second))
+    assert done.returncode == 1
+    places = [line.split(": ", 1)[0] for line in done.stderr.strip().splitlines()]
+    assert places == [
+        f"{first}:5:3", f"{first}:10:3", f"{second}:1:1", f"{second}:1:1", f"{second}:2:1",
+    ], done.stderr  # fmt: skip

@@ -72,3 +72,16 @@ def test_show_refuses_an_open_keypair_file(tmp_path: Path) -> None:
     assert shown.returncode == 1
     assert shown.stderr.count("\n") == 1
     assert shown.stderr.rstrip().endswith(f"run: chmod 600 {keypair}")
+
+
+def test_a_missing_keypair_says_how_to_make_one_and_that_works(tmp_path: Path) -> None:
+    config = _config(tmp_path, tmp_path / "keys.json")
+    missing = jupcron("--config", str(config), "wallet", "show")
+    assert missing.returncode == 1
+    assert "Traceback" not in missing.stderr
+    hint = missing.stderr.strip().rsplit("make a new one with: ", 1)[1].rstrip(")")
+    assert hint == f"jupcron wallet new {tmp_path / 'keys.json'}"
+    made = jupcron(*hint.split()[1:])  # as the message says
+    assert made.returncode == 0, made.stderr
+    shown = jupcron("--config", str(config), "wallet", "show")
+    assert shown.stdout == made.stdout

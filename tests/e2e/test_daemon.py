@@ -12,7 +12,9 @@ from typing import ClassVar
 
 import httpx
 
-from tests.fixtures.daemon import DaemonEnvFactory, at, swap_plan
+from daemon.store import plans as store_plans
+from daemon.store.engine import make_engine, session_factory, transaction
+from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, at, swap_plan
 from tests.fixtures.service import NotifyListener
 from tests.support.pgcluster import free_port
 
@@ -174,3 +176,64 @@ def test_sigterm_lets_an_in_flight_run_finish_then_exits_zero(daemon_env: Daemon
     assert len(env.emulator.ledger.landed()) == 1
     log = env.log_of(proc)
     assert log.index("daemon_stopping") < log.index("run_finished")
+
+
+def test_second_daemon_with_metrics_names_the_lock_holder_not_the_port(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    env = daemon_env()
+    env.write_config(metrics={"listen": f"127.0.0.1:{free_port()}"})
+    first = env.start()
+    assert env.wait_until(lambda: "became_leader" in env.log_of(first), timeout=20)
+    second = env.start()  # same config: same SQLite file, same metrics port
+    assert second.wait(30) == 1
+    log = env.log_of(second)
+    assert f"another jupcron daemon is already using {env.db_url.removeprefix('sqlite:///')} " \
+           f"(held by pid {first.pid})" in log, log  # fmt: skip
+    assert "cannot listen" not in log
+    assert "Traceback" not in log
+    assert first.poll() is None
+    assert env.stop(first) == 0
+
+
+def test_a_failed_start_logs_no_stop_events(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.keypair.unlink()  # the start fails on the keypair, after the store was opened
+    proc = env.start()
+    assert proc.wait(30) == 1
+    log = env.log_of(proc)
+    assert "jupcron wallet new" in log, log
+    for event in ("daemon_started", "daemon_stopping", "daemon_stopped"):
+        assert event not in log, log
+
+
+def _revision(env: DaemonEnv) -> int:
+    engine = make_engine(env.db_url)
+    try:
+        with transaction(session_factory(engine)) as session:
+            return store_plans.revision(session)
+    finally:
+        engine.dispose()
+
+
+def test_a_start_and_a_reload_without_plan_changes_reload_nothing(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    env = daemon_env()
+    env.write_plans(swap_plan("a", {"every": "1h"}), swap_plan("b", {"every": "2h"}))
+    env.apply()
+    revision = _revision(env)
+    proc = env.start()
+    assert env.wait_until(lambda: "scheduler_started" in env.log_of(proc), timeout=20)
+    proc.send_signal(1)  # SIGHUP: plans.dir again, unchanged
+    assert env.wait_until(lambda: '"reloaded"' in env.log_of(proc), timeout=15), env.log_of(proc)
+    again = env.jupcron("plans", "apply")  # the same files by hand: nothing to do
+    assert again.returncode == 0, again.stderr
+    assert f"(plans revision {revision})" in again.stdout
+    time.sleep(3)  # a few of the scheduler's revision polls
+    assert env.stop(proc) == 0
+    log = env.log_of(proc)
+    assert "plans_reloaded" not in log, log
+    started = [json.loads(line) for line in log.splitlines() if "scheduler_started" in line]
+    assert [e["plans"] for e in started] == [2]
+    assert _revision(env) == revision

@@ -121,10 +121,27 @@ def test_too_open_file_says_chmod_600(keypair_file: KeypairFile) -> None:
     assert str(err.value).endswith(f"run: chmod 600 {path}")
 
 
-def test_missing_file(tmp_path: Path) -> None:
+def test_missing_file_says_how_to_make_one(tmp_path: Path) -> None:
     path = tmp_path / "nope.json"
-    with pytest.raises(KeypairError, match=r"nope\.json: keypair file not found$"):
+    with pytest.raises(KeypairError) as err:
         load_wallet(path)
+    assert str(err.value) == (
+        f"{path}: keypair file not found (make a new one with: jupcron wallet new {path})"
+    )
+
+
+def test_a_missing_credential_points_at_the_unit(tmp_path: Path) -> None:
+    with pytest.raises(KeypairError) as err:
+        load_wallet(None, env={"CREDENTIALS_DIRECTORY": str(tmp_path)})
+    assert str(err.value) == (
+        f"{tmp_path / 'keypair'}: the systemd credential 'keypair' is missing "
+        "(check LoadCredential= in the unit)"
+    )
+
+
+def test_no_keypair_at_all_says_how_to_make_one() -> None:
+    with pytest.raises(KeypairError, match=r"make a new one with: jupcron wallet new PATH\)$"):
+        load_wallet(None, env={})
 
 
 def test_unreadable_file(keypair_file: KeypairFile) -> None:
