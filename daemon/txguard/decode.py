@@ -18,6 +18,9 @@ from daemon.errors import GuardRejectedError
 from daemon.txguard.instructions import COMPUTE_BUDGET, Parsed, parse
 from daemon.wallet import decode_transaction
 
+MAX_TX_BYTES = 1232  # the network's packet limit for a transaction
+# input this long is not decoded at all: base64 of four times the network's limit
+MAX_INPUT_CHARS = 4 * (4 * MAX_TX_BYTES + 2) // 3 + 64
 DEFAULT_UNITS_PER_INSTRUCTION = 200_000
 MAX_COMPUTE_UNITS = 1_400_000
 MICRO_LAMPORTS = 1_000_000
@@ -50,6 +53,8 @@ class Instruction:
     fields: tuple[tuple[str, str], ...]
     roles: tuple[tuple[str, str], ...]
     malformed: bool
+    effect: str = ""  # token programs: what it does to value (`token.Effect`)
+    cosigners: tuple[str, ...] = ()  # multisig signers after the authority
 
     @property
     def role(self) -> dict[str, str]:
@@ -88,15 +93,28 @@ class TxSummary:
     static_keys: tuple[str, ...]
     sanitize_error: str | None  # why the message is malformed, if it is
     uses_durable_nonce: bool
+    size: int = 0  # bytes on the wire (the network takes at most MAX_TX_BYTES)
 
 
-def load(tx_b64: str) -> VersionedTransaction:
-    """Base64 text to a transaction, or `NotATransactionError`."""
+class OversizeError(GuardRejectedError):
+    """The transaction is larger than the network accepts."""
+
+    exit_code = 3
+
+    def __init__(self, size: str) -> None:
+        super().__init__([f"the transaction is {size}; the network takes at most {MAX_TX_BYTES}"])
+
+
+def load(tx_b64: str) -> tuple[VersionedTransaction, int]:
+    """Base64 text to (transaction, its size in bytes), or `NotATransactionError`.
+    Text far beyond the network's limit is refused before it is decoded at all."""
+    if len(tx_b64) > MAX_INPUT_CHARS:
+        raise OversizeError(f"about {len(tx_b64) * 3 // 4} bytes")
     try:
-        tx, _raw = decode_transaction(tx_b64)
+        tx, raw = decode_transaction(tx_b64)
     except ValueError as exc:
         raise NotATransactionError(str(exc)) from None
-    return tx
+    return tx, len(raw)
 
 
 def _resolver(message: Message | MessageV0) -> list[str]:
@@ -113,7 +131,7 @@ def _key(keys: list[str], index: int) -> str:
     return keys[index] if index < len(keys) else f"invalid-index:{index}"
 
 
-def summarize(tx: VersionedTransaction, names: Mapping[str, str]) -> TxSummary:
+def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0) -> TxSummary:
     """Decode a transaction for people and rules; never raises on hostile content."""
     message = tx.message
     if not isinstance(message, (Message, MessageV0)):
@@ -156,6 +174,8 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str]) -> TxSummary:
                 fields=tuple(parsed.fields.items()),
                 roles=tuple(parsed.roles.items()),
                 malformed=parsed.malformed,
+                effect=parsed.effect,
+                cosigners=parsed.cosigners,
             )
         )
     lookups: tuple[Lookup, ...] = ()
@@ -180,6 +200,7 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str]) -> TxSummary:
         static_keys=tuple(static),
         sanitize_error=sanitize_error,
         uses_durable_nonce=_uses_durable_nonce(tx, sanitize_error),
+        size=size or len(bytes(tx)),
     )
 
 

@@ -3,14 +3,15 @@ check-then-sign, the only way the runner should sign a transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import structlog
 from solders.pubkey import Pubkey
 
 from daemon.errors import GuardRejectedError
-from daemon.txguard import rules
+from daemon.txguard import ours, rules
 from daemon.txguard.decode import TxSummary, load, summarize
+from daemon.txguard.expect import Expectation
 from daemon.txguard.policy import GuardPolicy, Verdict
 from daemon.wallet import SignedTransaction, Wallet, sign_transaction
 
@@ -24,20 +25,30 @@ def inspect(
     *,
     gasless: bool = False,
     mints: Iterable[str] = (),
+    expect: Expectation | None = None,
+    mint_programs: Mapping[str, str] | None = None,
 ) -> Verdict:
     """Decode and judge a transaction. A hostile one gets reasons, never an
-    exception; input that is not a transaction raises `NotATransactionError`.
+    exception; input that is not a transaction raises `NotATransactionError`
+    (far too large: `OversizeError`).
 
     ``gasless``: the API marked this Ultra order gasless/RFQ (someone else pays
     the fee and co-signs); honoured only when ``policy.allow_gasless``.
     ``mints``: mints known from the order, whose token accounts of ours count as ours.
+    ``expect``: what the plan asked for (kind, mints, amount, order, receiver).
+    ``mint_programs``: mint -> token program, as the chain reports it (rpc.url).
     """
-    summary = summarize(load(tx_b64), policy.names)
+    tx, size = load(tx_b64)
+    summary = summarize(tx, policy.names, size)
+    known = {*mints, *(expect.mints if expect else ())}
     ctx = rules.Context(
         wallet=str(wallet),
-        ours=rules.ours(wallet, summary, mints),
+        ours=ours.find(
+            wallet, summary, known, mint_programs, expect.receiver if expect else None
+        ),
         policy=policy,
         gasless=gasless,
+        expect=expect,
     )
     reasons = tuple(rules.evaluate(summary, ctx))
     return Verdict(accepted=not reasons, reasons=reasons, summary=summary)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from solders.pubkey import Pubkey
 
+from daemon.txguard import token
+
 SYSTEM = "11111111111111111111111111111111"
 TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id, not a secret)
 TOKEN_2022 = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"  # noqa: S105 (a program id, not a secret)
@@ -33,6 +35,11 @@ class Parsed:
     fields: dict[str, str] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
     malformed: bool = False
+    effect: str = ""  # token programs: a `token.Effect`
+    cosigners: tuple[str, ...] = ()  # token programs: multisig signers after the authority
+
+
+Decoder = Callable[[bytes, Sequence[str]], Parsed]
 
 
 class _Reader:
@@ -137,67 +144,15 @@ def _system(data: bytes, accounts: Sequence[str]) -> Parsed:
     return Parsed(name, f, roles)
 
 
-# --- SPL Token and Token-2022 -----------------------------------------------
-
-_TOKEN_NAMES = (
-    "initialize_mint",
-    "initialize_account",
-    "initialize_multisig",
-    "transfer",
-    "approve",
-    "revoke",
-    "set_authority",
-    "mint_to",
-    "burn",
-    "close_account",
-    "freeze_account",
-    "thaw_account",
-    "transfer_checked",
-    "approve_checked",
-    "mint_to_checked",
-    "burn_checked",
-    "initialize_account2",
-    "sync_native",
-    "initialize_account3",
-    "initialize_multisig2",
-    "initialize_mint2",
-    "get_account_data_size",
-    "initialize_immutable_owner",
-    "amount_to_ui_amount",
-    "ui_amount_to_amount",
-    "initialize_mint_close_authority",
-)
-_AUTHORITY_TYPES = ("mint_tokens", "freeze_account", "account_owner", "close_account")
+# --- SPL Token and Token-2022 (daemon/txguard/token.py) ----------------------
 
 
-def _token(data: bytes, accounts: Sequence[str]) -> Parsed:
-    r = _Reader(data, 0)
-    tag = r.u8()
-    name = _TOKEN_NAMES[tag] if tag < len(_TOKEN_NAMES) else f"extension #{tag}"
-    f: dict[str, str] = {}
-    roles: dict[str, str] = {}
-    if tag == 3:
-        f = {"amount": str(r.u64())}
-        roles = _roles(accounts, "source", "destination", "owner")
-    elif tag == 12:
-        f = {"amount": str(r.u64()), "decimals": str(r.u8())}
-        roles = _roles(accounts, "source", "mint", "destination", "owner")
-    elif tag == 4:
-        f = {"amount": str(r.u64())}
-        roles = _roles(accounts, "source", "delegate", "owner")
-    elif tag == 13:
-        f = {"amount": str(r.u64()), "decimals": str(r.u8())}
-        roles = _roles(accounts, "source", "mint", "delegate", "owner")
-    elif tag == 6:
-        kind = r.u8()
-        f = {"authority_type": _AUTHORITY_TYPES[kind] if kind < 4 else f"#{kind}"}
-        f["new_authority"] = r.pubkey() if r.u8() else "none"
-        roles = _roles(accounts, "account", "authority")
-    elif tag == 9:
-        roles = _roles(accounts, "account", "destination", "owner")
-    elif tag == 17:
-        roles = _roles(accounts, "account")
-    return Parsed(name, f, roles)
+def _token_program(token_2022: bool) -> Decoder:
+    def decode(data: bytes, accounts: Sequence[str]) -> Parsed:
+        ix = token.decode(data, accounts, token_2022=token_2022)
+        return Parsed(ix.name, ix.fields, ix.roles, effect=str(ix.effect), cosigners=ix.cosigners)
+
+    return decode
 
 
 # --- Compute Budget, Associated Token, Memo ---------------------------------
@@ -221,9 +176,15 @@ def _associated_token(data: bytes, accounts: Sequence[str]) -> Parsed:
     tag = data[0] if data else 0
     names = {0: "create", 1: "create_idempotent", 2: "recover_nested"}
     if tag in (0, 1):
-        roles = _roles(accounts, "funder", "account", "wallet", "mint")
+        roles = _roles(accounts, "funder", "account", "wallet", "mint", "", "token_program")
         return Parsed(names[tag], {}, roles)
-    return Parsed(names.get(tag, f"unknown #{tag}"))
+    if tag == 2:
+        roles = _roles(
+            accounts, "nested", "nested_mint", "destination", "owner_account", "owner_mint",
+            "wallet", "token_program",
+        )  # fmt: skip
+        return Parsed(names[tag], {}, roles)
+    return Parsed(f"unknown #{tag}", malformed=True)
 
 
 def _memo(data: bytes, accounts: Sequence[str]) -> Parsed:
@@ -231,11 +192,10 @@ def _memo(data: bytes, accounts: Sequence[str]) -> Parsed:
     return Parsed("memo", {"text": text[:80]})
 
 
-Decoder = Callable[[bytes, Sequence[str]], Parsed]
 DECODERS: dict[str, Decoder] = {
     SYSTEM: _system,
-    TOKEN: _token,
-    TOKEN_2022: _token,
+    TOKEN: _token_program(token_2022=False),
+    TOKEN_2022: _token_program(token_2022=True),
     COMPUTE_BUDGET: _compute_budget,
     ASSOCIATED_TOKEN: _associated_token,
     MEMO: _memo,

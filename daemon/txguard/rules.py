@@ -1,38 +1,38 @@
 """The refusal rules. Each rule looks at the decoded summary and returns the
 reasons it refuses, worded so an operator knows what was wrong and what to do.
 
-"Ours" is our wallet and its associated token accounts (SPL Token and
-Token-2022) for every mint the message names (plus wrapped SOL and any mints
-the caller knows from the order): nothing else may receive our lamports, a
-token delegation or the rent of a closed token account.
+The principle: nothing of value leaves the wallet's accounts for an account
+that is not ours (see `ours`), whatever program or instruction form moves it.
+Token instructions are judged by their effect (`token.Effect`), System ones by
+the lamports they move, the ATA program by whose account our rent creates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
-from solders.pubkey import Pubkey
-from solders.token.associated import get_associated_token_address
-
-from daemon.txguard.decode import Instruction, TxSummary
+from daemon.txguard.decode import MAX_TX_BYTES, Instruction, TxSummary
+from daemon.txguard.expect import Expectation
 from daemon.txguard.instructions import (
+    ASSOCIATED_TOKEN,
     COMPUTE_BUDGET,
     NONCE_INSTRUCTIONS,
     SYSTEM,
     TOKEN_PROGRAMS,
-    WRAPPED_SOL,
 )
+from daemon.txguard.ours import Ours
 from daemon.txguard.policy import GuardPolicy
+from daemon.txguard.token import Effect
 
 
 @dataclass(frozen=True)
 class Context:
     wallet: str
-    ours: frozenset[str]
+    ours: Ours
     policy: GuardPolicy
     gasless: bool  # the API marked this swap gasless/RFQ
+    expect: Expectation | None = None  # what the plan asked for, when there is a plan
 
     @property
     def relaxed(self) -> bool:
@@ -40,31 +40,12 @@ class Context:
         return self.gasless and self.policy.allow_gasless
 
     def is_ours(self, address: str) -> bool:
-        return address in self.ours
+        return self.ours.has(address)
 
-
-def ours(wallet: Pubkey, summary: TxSummary, mints: Iterable[str] = ()) -> frozenset[str]:
-    """Our wallet plus its associated token accounts for every candidate mint."""
-    found = {str(wallet)}
-    candidates = set(summary.static_keys) | {WRAPPED_SOL} | set(mints)
-    for candidate in candidates:
-        found.update(token_accounts(wallet, candidate))
-    return frozenset(found)
-
-
-@lru_cache(maxsize=8192)
-def token_accounts(wallet: Pubkey, mint: str) -> tuple[str, ...]:
-    """The wallet's associated token accounts for `mint` under each token program
-    (none if `mint` is not a public key). A pure derivation, so it is cached: a
-    transaction names the same few dozen keys run after run."""
-    try:
-        key = Pubkey.from_string(mint)
-    except ValueError:
-        return ()
-    return tuple(
-        str(get_associated_token_address(wallet, key, Pubkey.from_string(program)))
-        for program in TOKEN_PROGRAMS
-    )
+    def acts_for_us(self, ix: Instruction) -> bool:
+        """Our signature authorises this token instruction: the wallet is its
+        authority, or one of the signers of a multisig authority."""
+        return ix.role.get("authority") == self.wallet or self.wallet in ix.cosigners
 
 
 Rule = Callable[[TxSummary, Context], list[str]]
@@ -108,16 +89,37 @@ def programs(summary: TxSummary, ctx: Context) -> list[str]:
     ]
 
 
+_LAMPORT_MOVES = {
+    # name -> (role that pays, role that receives); the paying role holds the wallet
+    # itself, or for transfer_with_seed the base that the paying address derives from
+    "transfer": ("from", "to"),
+    "transfer_with_seed": ("base", "to"),
+    "create_account": ("from", "to"),
+    "create_account_with_seed": ("from", "to"),
+    "create_account_allow_prefund": ("from", "to"),
+}
+
+
 def _system(ix: Instruction, ctx: Context) -> str | None:
     role, fields = ix.role, dict(ix.fields)
     where = f"instruction #{ix.index}: System {ix.name}"
     touches = ctx.wallet in ix.accounts or ctx.wallet in fields.values()
-    if ix.name in ("transfer", "transfer_with_seed", "create_account", "create_account_with_seed"):
-        payer = role.get("base") if ix.name == "transfer_with_seed" else role.get("from")
-        to = role.get("to", "?")
-        if payer == ctx.wallet and not ctx.is_ours(to):
-            amount = fields.get("lamports", "?")
-            return f"{where} moves {amount} lamports from our wallet to {to}, which is not ours"
+    if ix.name in _LAMPORT_MOVES:
+        paying, receiving = _LAMPORT_MOVES[ix.name]
+        to = role.get(receiving, "?")
+        if role.get(paying) != ctx.wallet:
+            return None
+        amount = fields.get("lamports", "?")
+        if ix.name.startswith("create_account"):
+            if to in ctx.ours.created:
+                return None  # rent for a token account this transaction makes ours
+            return (
+                f"{where} pays {amount} lamports of rent from our wallet for {to}, "
+                "which is not ours"
+            )
+        if not ctx.ours.takes_lamports(to):
+            why = " (a token account of ours that cannot exist)" if ctx.is_ours(to) else ""
+            return f"{where} moves {amount} lamports from our wallet to {to}, which is not ours{why}"
         return None
     if ix.name in ("assign", "assign_with_seed", "allocate", "allocate_with_seed"):
         return (
@@ -144,29 +146,93 @@ def durable_nonce(summary: TxSummary, ctx: Context) -> list[str]:
     return ["the transaction uses a durable nonce: it would never expire"]
 
 
+def _moves(ix: Instruction, ctx: Context, ours: bool) -> str | None:
+    role, where = ix.role, f"instruction #{ix.index}: {ix.title}"
+    amount = dict(ix.fields).get("amount", "?")
+    source, to = role.get("source", "?"), role.get("destination", "?")
+    if (ours or ctx.is_ours(source)) and to not in ctx.ours.tokens:
+        return f"{where} moves {amount} of our tokens from {source} to {to}, which is not ours"
+    return None
+
+
+def _lamports_out(ix: Instruction, ctx: Context, ours: bool) -> str | None:
+    role, where = ix.role, f"instruction #{ix.index}: {ix.title}"
+    source = role.get("account") or role.get("source") or ""
+    to = role.get("destination", "?")
+    if (ours or ctx.is_ours(source)) and not ctx.ours.takes_lamports(to):
+        what = "the closed account's lamports" if ix.effect == Effect.CLOSES else "lamports"
+        return f"{where} sends {what} to {to}, which is not ours"
+    return None
+
+
+def _token(ix: Instruction, ctx: Context) -> str | None:
+    """The value principle for one token instruction: nothing of ours leaves to an
+    account that is not ours, whatever form the instruction takes."""
+    role, fields = ix.role, dict(ix.fields)
+    where = f"instruction #{ix.index}: {ix.title}"
+    if ix.malformed or not ix.effect:
+        return f"{where}: the instruction data is malformed or of an unknown kind"
+    ours = ctx.acts_for_us(ix)
+    effect = Effect(ix.effect)
+    amount = fields.get("amount", "?")
+    if effect is Effect.MOVES:
+        return _moves(ix, ctx, ours)
+    if effect in (Effect.CLOSES, Effect.WITHDRAWS):
+        return _lamports_out(ix, ctx, ours)
+    if effect is Effect.BURNS and (ours or ctx.is_ours(role.get("account", ""))):
+        return f"{where} burns {amount} of our tokens in {role.get('account', '?')}"
+    if effect is Effect.DELEGATES:
+        delegate = role.get("delegate", "?")
+        if (ours or ctx.is_ours(role.get("source", ""))) and not ctx.is_ours(delegate):
+            return f"{where} delegates {amount} of our tokens to {delegate}, which is not ours"
+    if effect is Effect.REAUTHORISES:
+        account, new = role.get("account", "?"), fields.get("new_authority", "?")
+        kind = fields.get("authority_type", "?")
+        return f"{where} hands the {kind} authority over {account} to {new}"
+    if effect is Effect.PAYS_RENT and role.get("payer") == ctx.wallet:
+        if not ctx.is_ours(role.get("account", "")):
+            return f"{where} has our wallet pay rent for {role.get('account', 'an account')}"
+    if effect in (Effect.FREEZES, Effect.MINTS) and ours:
+        return f"{where} uses our wallet as a mint's authority: no order does that"
+    if effect is Effect.EXTENSION and (ours or any(ctx.is_ours(a) for a in ix.accounts)):
+        return f"{where} is a Token-2022 extension instruction on our accounts; jupcron signs none"
+    return None
+
+
 def token(summary: TxSummary, ctx: Context) -> list[str]:
+    return [
+        reason
+        for ix in summary.instructions
+        if ix.program in TOKEN_PROGRAMS and (reason := _token(ix, ctx))
+    ]
+
+
+def associated_token(summary: TxSummary, ctx: Context) -> list[str]:
+    """Token accounts created at our cost are the wallet's, or the plan's receiver's."""
     reasons = []
     for ix in summary.instructions:
-        if ix.program not in TOKEN_PROGRAMS:
+        if ix.program != ASSOCIATED_TOKEN:
             continue
         role, where = ix.role, f"instruction #{ix.index}: {ix.title}"
-        if ix.name == "set_authority":
-            account = role.get("account", "?")
-            new = dict(ix.fields).get("new_authority", "?")
-            reasons.append(f"{where} hands an authority over {account} to {new}")
-        elif ix.name in ("approve", "approve_checked"):
-            delegate = role.get("delegate", "?")
-            if not ctx.is_ours(delegate):
-                reasons.append(f"{where} delegates our tokens to {delegate}, which is not ours")
-        elif ix.name == "close_account":
-            destination = role.get("destination", "?")
-            if not ctx.is_ours(destination):
+        if ix.malformed:
+            reasons.append(f"{where}: the instruction is of an unknown kind")
+        elif ix.name == "recover_nested":
+            if role.get("wallet") != ctx.wallet and any(ctx.is_ours(a) for a in ix.accounts):
+                reasons.append(f"{where} moves tokens of ours for another wallet")
+        elif role.get("funder") == ctx.wallet:
+            owner = role.get("wallet", "?")
+            if owner != ctx.wallet and owner not in ctx.ours.receiver:
                 reasons.append(
-                    f"{where} sends the closed account's rent to {destination}, which is not ours"
+                    f"{where} has our wallet pay the rent of a token account for {owner}, "
+                    "which is not ours"
                 )
-        elif ix.malformed:
-            reasons.append(f"{where}: the instruction data is malformed")
     return reasons
+
+
+def size(summary: TxSummary, ctx: Context) -> list[str]:
+    if summary.size <= MAX_TX_BYTES:
+        return []
+    return [f"the transaction is {summary.size} bytes; the network takes at most {MAX_TX_BYTES}"]
 
 
 def priority_fee(summary: TxSummary, ctx: Context) -> list[str]:
@@ -192,6 +258,7 @@ def priority_fee(summary: TxSummary, ctx: Context) -> list[str]:
 
 
 RULES: tuple[Rule, ...] = (
+    size,
     sanitized,
     fee_payer,
     signers,
@@ -199,6 +266,7 @@ RULES: tuple[Rule, ...] = (
     system,
     durable_nonce,
     token,
+    associated_token,
     priority_fee,
 )
 

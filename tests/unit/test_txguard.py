@@ -41,6 +41,7 @@ from daemon.wallet import Wallet
 from tests.fixtures.wallet import (
     AGGREGATOR,
     DCA,
+    TOKEN,
     TOKEN_2022,
     USDC,
     WSOL,
@@ -210,7 +211,7 @@ HOSTILE: list[tuple[str, Builder, str]] = [
     (
         "create_account funded by us",
         _swap_plus(_create_account_funded_by_us),
-        "System create_account moves",
+        "System create_account pays 1000000000 lamports of rent from our wallet",
     ),
     (
         "assign our wallet",
@@ -228,13 +229,13 @@ HOSTILE: list[tuple[str, Builder, str]] = [
     (
         "token SetAuthority",
         _swap_plus(_set_authority),
-        "SPL Token set_authority hands an authority",
+        "SPL Token set_authority hands the account_owner authority",
     ),
     ("token-2022 SetAuthority", _swap_plus(_set_authority_2022), "Token-2022 set_authority"),
     (
         "Approve to a foreign delegate",
         _swap_plus(_approve_foreign),
-        "SPL Token approve delegates our tokens",
+        "SPL Token approve delegates 1000000000 of our tokens",
     ),
     (
         "ApproveChecked to a foreign delegate",
@@ -244,7 +245,7 @@ HOSTILE: list[tuple[str, Builder, str]] = [
     (
         "CloseAccount to a foreign destination",
         _swap_plus(_close_foreign),
-        "close_account sends the closed account's rent",
+        "close_account sends the closed account's lamports",
     ),
     (
         "Token-2022 CloseAccount foreign",
@@ -323,13 +324,23 @@ def test_wrapping_sol_into_our_own_token_account_is_allowed(wallet: Wallet) -> N
     assert inspect(tx, wallet.pubkey, POLICY).accepted
 
 
-def test_transfer_to_our_ata_of_a_mint_known_from_the_order(wallet: Wallet) -> None:
+def test_lamports_to_our_ata_only_where_the_mint_program_is_known(wallet: Wallet) -> None:
     mint = new_key()  # not named in the message (it would be in a lookup table)
     ata = get_associated_token_address(wallet.pubkey, mint)
     wrap = transfer(TransferParams(from_pubkey=wallet.pubkey, to_pubkey=ata, lamports=10))
     tx = build(wallet.pubkey, [*budget(), wrap, program_call(AGGREGATOR, wallet.pubkey)])
     assert not inspect(tx, wallet.pubkey, POLICY).accepted
-    assert inspect(tx, wallet.pubkey, POLICY, mints=[str(mint)]).accepted
+    # known from the order, but under which token program? The account may never exist
+    (reason,) = inspect(tx, wallet.pubkey, POLICY, mints=[str(mint)]).reasons
+    assert "a token account of ours that cannot exist" in reason
+    # the chain says the mint is SPL Token's: that account can exist, so it is ours
+    known = {str(mint): str(TOKEN)}
+    assert inspect(tx, wallet.pubkey, POLICY, mints=[str(mint)], mint_programs=known).accepted
+    # ... and the same mint's Token-2022 account cannot: lamports sent there are lost
+    ata_2022 = get_associated_token_address(wallet.pubkey, mint, TOKEN_2022)
+    lost = transfer(TransferParams(from_pubkey=wallet.pubkey, to_pubkey=ata_2022, lamports=10))
+    tx = build(wallet.pubkey, [*budget(), lost, program_call(AGGREGATOR, wallet.pubkey)])
+    assert not inspect(tx, wallet.pubkey, POLICY, mint_programs=known).accepted
 
 
 def test_transfer_into_a_lookup_table_account_is_not_ours(wallet: Wallet) -> None:

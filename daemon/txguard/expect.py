@@ -1,0 +1,28 @@
+"""What the plan asked for: the guard holds a transaction to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """The run's order, as the plan states it.
+
+    ``amount``: the most of ``input_mint`` the order may spend, in base units (a
+    swap's ``amount``, a recurring order's total ``inAmount``); ``order``: the
+    order account a trigger cancel may close; ``receiver``: a swap's documented
+    receiver of the output, the one owner besides our wallet whose token account
+    our rent may create.
+    """
+
+    kind: str  # "swap" | "recurring" | "trigger-cancel"
+    input_mint: str | None = None
+    output_mint: str | None = None
+    amount: int | None = None
+    order: str | None = None
+    receiver: str | None = None
+
+    @property
+    def mints(self) -> tuple[str, ...]:
+        return tuple(m for m in (self.input_mint, self.output_mint) if m)
