@@ -43,9 +43,7 @@ def inspect(
     known = {*mints, *(expect.mints if expect else ())}
     ctx = rules.Context(
         wallet=str(wallet),
-        ours=ours.find(
-            wallet, summary, known, mint_programs, expect.receiver if expect else None
-        ),
+        ours=ours.find(wallet, summary, known, mint_programs, expect.receiver if expect else None),
         policy=policy,
         gasless=gasless,
         expect=expect,

@@ -78,9 +78,13 @@ def _created_for(wallet: str, summary: TxSummary) -> tuple[set[str], dict[str, s
             if ata(wallet, mint, program) == role.get("account"):
                 created.add(role["account"])
                 pairs.setdefault(mint, set()).add(program)
-        elif ix.program in TOKEN_PROGRAMS and ix.name.startswith("initialize_account"):
-            if dict(ix.fields).get("owner") == wallet and "account" in role:
-                created.add(role["account"])
+        elif (
+            ix.program in TOKEN_PROGRAMS
+            and ix.name.startswith("initialize_account")
+            and dict(ix.fields).get("owner") == wallet
+            and "account" in role
+        ):
+            created.add(role["account"])
     return created, pairs
 
 

@@ -119,7 +119,9 @@ def _system(ix: Instruction, ctx: Context) -> str | None:
             )
         if not ctx.ours.takes_lamports(to):
             why = " (a token account of ours that cannot exist)" if ctx.is_ours(to) else ""
-            return f"{where} moves {amount} lamports from our wallet to {to}, which is not ours{why}"
+            return (
+                f"{where} moves {amount} lamports from our wallet to {to}, which is not ours{why}"
+            )
         return None
     if ix.name in ("assign", "assign_with_seed", "allocate", "allocate_with_seed"):
         return (
@@ -189,9 +191,9 @@ def _token(ix: Instruction, ctx: Context) -> str | None:
         account, new = role.get("account", "?"), fields.get("new_authority", "?")
         kind = fields.get("authority_type", "?")
         return f"{where} hands the {kind} authority over {account} to {new}"
-    if effect is Effect.PAYS_RENT and role.get("payer") == ctx.wallet:
-        if not ctx.is_ours(role.get("account", "")):
-            return f"{where} has our wallet pay rent for {role.get('account', 'an account')}"
+    account = role.get("account", "")
+    if effect is Effect.PAYS_RENT and role.get("payer") == ctx.wallet and not ctx.is_ours(account):
+        return f"{where} has our wallet pay rent for {role.get('account', 'an account')}"
     if effect in (Effect.FREEZES, Effect.MINTS) and ours:
         return f"{where} uses our wallet as a mint's authority: no order does that"
     if effect is Effect.EXTENSION and (ours or any(ctx.is_ours(a) for a in ix.accounts)):

@@ -61,22 +61,32 @@ _BASE: dict[int, _Layout] = {
     10: _Layout("freeze_account", ("account", "mint", "authority"), 2, Effect.FREEZES),
     11: _Layout("thaw_account", ("account", "mint", "authority"), 2, Effect.FREEZES),
     12: _Layout(
-        "transfer_checked", ("source", "mint", "destination", "authority"), 3, Effect.MOVES,
+        "transfer_checked",
+        ("source", "mint", "destination", "authority"),
+        3,
+        Effect.MOVES,
         ("amount", "decimals"),
-    ),  # fmt: skip
+    ),
     13: _Layout(
-        "approve_checked", ("source", "mint", "delegate", "authority"), 3, Effect.DELEGATES,
+        "approve_checked",
+        ("source", "mint", "delegate", "authority"),
+        3,
+        Effect.DELEGATES,
         ("amount", "decimals"),
-    ),  # fmt: skip
+    ),
     14: _Layout(
-        "mint_to_checked", ("mint", "destination", "authority"), 2, Effect.MINTS,
+        "mint_to_checked",
+        ("mint", "destination", "authority"),
+        2,
+        Effect.MINTS,
         ("amount", "decimals"),
-    ),  # fmt: skip
+    ),
     15: _Layout(
         "burn_checked", ("account", "mint", "authority"), 2, Effect.BURNS, ("amount", "decimals")
     ),
-    16: _Layout("initialize_account2", ("account", "mint", "rent"), None, Effect.CREATES,
-                ("owner",)),  # fmt: skip
+    16: _Layout(
+        "initialize_account2", ("account", "mint", "rent"), None, Effect.CREATES, ("owner",)
+    ),
     17: _Layout("sync_native", ("account",), None, Effect.HARMLESS),
     18: _Layout("initialize_account3", ("account", "mint"), None, Effect.CREATES, ("owner",)),
     19: _Layout("initialize_multisig2", ("multisig",), None, Effect.CREATES),
@@ -114,31 +124,51 @@ _EXTENSIONS: dict[int, str] = {
 _VALUE_EXTENSIONS: dict[tuple[int, int | None], _Layout] = {
     (25, None): _Layout("initialize_mint_close_authority", _M, None, Effect.CREATES),
     (26, 1): _Layout(
-        "transfer_checked_with_fee", ("source", "mint", "destination", "authority"), 3,
-        Effect.MOVES, ("amount", "decimals", "fee"),
-    ),  # fmt: skip
+        "transfer_checked_with_fee",
+        ("source", "mint", "destination", "authority"),
+        3,
+        Effect.MOVES,
+        ("amount", "decimals", "fee"),
+    ),
     (26, 2): _Layout(
-        "withdraw_withheld_tokens_from_mint", ("mint", "destination", "authority"), 2,
+        "withdraw_withheld_tokens_from_mint",
+        ("mint", "destination", "authority"),
+        2,
         Effect.WITHDRAWS,
-    ),  # fmt: skip
+    ),
     (26, 3): _Layout(
-        "withdraw_withheld_tokens_from_accounts", ("mint", "destination", "authority"), 2,
+        "withdraw_withheld_tokens_from_accounts",
+        ("mint", "destination", "authority"),
+        2,
         Effect.WITHDRAWS,
-    ),  # fmt: skip
-    (29, None): _Layout("reallocate", ("account", "payer", "system", "authority"), 3,
-                        Effect.PAYS_RENT),  # fmt: skip
-    (31, None): _Layout("create_native_mint", ("payer", "mint", "system"), None,
-                        Effect.PAYS_RENT),  # fmt: skip
+    ),
+    (29, None): _Layout(
+        "reallocate", ("account", "payer", "system", "authority"), 3, Effect.PAYS_RENT
+    ),
+    (31, None): _Layout("create_native_mint", ("payer", "mint", "system"), None, Effect.PAYS_RENT),
     (38, None): _Layout(
         "withdraw_excess_lamports", ("source", "destination", "authority"), 2, Effect.WITHDRAWS
     ),
 }
 _AUTHORITY_TYPES = (
-    "mint_tokens", "freeze_account", "account_owner", "close_account", "transfer_fee_config",
-    "withheld_withdraw", "close_mint", "interest_rate", "permanent_delegate",
-    "confidential_transfer_mint", "transfer_hook_program_id", "confidential_transfer_fee_config",
-    "metadata_pointer", "group_pointer", "group_member_pointer", "scaled_ui_amount", "pause",
-)  # fmt: skip
+    "mint_tokens",
+    "freeze_account",
+    "account_owner",
+    "close_account",
+    "transfer_fee_config",
+    "withheld_withdraw",
+    "close_mint",
+    "interest_rate",
+    "permanent_delegate",
+    "confidential_transfer_mint",
+    "transfer_hook_program_id",
+    "confidential_transfer_fee_config",
+    "metadata_pointer",
+    "group_pointer",
+    "group_member_pointer",
+    "scaled_ui_amount",
+    "pause",
+)
 
 
 @dataclass(frozen=True)
