@@ -116,6 +116,11 @@ class GuardConfig(_Section):
     extra_programs: list[str] = Field(default_factory=list)
     max_priority_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
     allow_gasless: bool = False
+    # with rpc.url set: simulate every transaction before signing and refuse any loss
+    # beyond the order (see docs/txguard.md); off only to save RPC calls, never for safety
+    simulate: bool = True
+    # what a recurring order's escrow accounts may cost in rent (returned on close)
+    order_rent_allowance_lamports: Annotated[int, Field(ge=0, le=100_000_000)] = 10_000_000
 
 
 class CapConfig(_Section):

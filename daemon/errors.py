@@ -95,8 +95,9 @@ class RejectedError(JupcronError):
 class GuardRejectedError(RejectedError):
     """txguard refused to sign the transaction."""
 
-    def __init__(self, reasons: list[str]) -> None:
+    def __init__(self, reasons: list[str], evidence: object = None) -> None:
         self.reasons = reasons
+        self.evidence = evidence  # what showed it (a simulation's balance diff), if anything
         super().__init__("txguard refused: " + "; ".join(reasons))
 
 

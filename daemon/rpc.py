@@ -1,13 +1,20 @@
-"""A tiny Solana JSON-RPC client: the signature's status, for crash recovery."""
+"""A tiny Solana JSON-RPC client: a signature's status (crash recovery), account
+owners and states, and `simulateTransaction` (txguard's balance check)."""
 
 from __future__ import annotations
 
+import base64
+import itertools
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from daemon.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError
+
+MAX_ACCOUNTS_PER_CALL = 100  # getMultipleAccounts' documented limit
 
 
 @dataclass(frozen=True)
@@ -22,32 +29,66 @@ class SignatureStatus:
         return self.found and self.err is None
 
 
+@dataclass(frozen=True)
+class AccountState:
+    """One account as the chain holds it (or as a simulation leaves it)."""
+
+    lamports: int
+    owner: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Simulation:
+    err: Any  # None when the transaction would succeed
+    accounts: tuple[AccountState | None, ...]  # in the order asked for
+    logs: tuple[str, ...]
+
+
 class SolanaRpc:
     def __init__(
         self, url: str, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None
     ) -> None:
         self.url = url
         self._http = httpx.Client(timeout=timeout, transport=transport)
+        self._ids = itertools.count(1)
+        self._owners: dict[str, str | None] = {}  # a mint's owner program never changes
+        self._lock = threading.Lock()
 
-    def signature_status(self, signature: str) -> SignatureStatus:
-        """`getSignatureStatuses` with the whole history searched."""
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "getSignatureStatuses",
-            "params": [[signature], {"searchTransactionHistory": True}],
-        }
-        info = ApiErrorInfo(operation="rpc_signature_status")
+    def __repr__(self) -> str:
+        return "SolanaRpc(url=***)"  # provider URLs often carry a key
+
+    def _call(self, operation: str, method: str, params: list[Any]) -> Any:
+        body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        info = ApiErrorInfo(operation=operation)
         try:
             response = self._http.post(self.url, json=body)
         except httpx.HTTPError as exc:
             raise ApiTransportError(f"RPC unreachable: {type(exc).__name__}", info) from exc
+        info.http_status = response.status_code
         try:
             data = response.json()
-            value = data["result"]["value"][0]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            info.http_status = response.status_code
-            raise ApiGarbageError("RPC answered with an unexpected body", info) from exc
+        except ValueError as exc:
+            raise ApiGarbageError("RPC answered with a body that is not JSON", info) from exc
+        if not isinstance(data, dict) or "result" not in data:
+            error = data.get("error") if isinstance(data, dict) else None
+            text = error.get("message") if isinstance(error, dict) else None
+            raise ApiGarbageError(f"RPC {method} failed: {text or 'no result'}", info)
+        return data["result"]
+
+    def signature_status(self, signature: str) -> SignatureStatus:
+        """`getSignatureStatuses` with the whole history searched."""
+        result = self._call(
+            "rpc_signature_status",
+            "getSignatureStatuses",
+            [[signature], {"searchTransactionHistory": True}],
+        )
+        try:
+            value = result["value"][0]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ApiGarbageError(
+                "RPC answered with an unexpected body", ApiErrorInfo("rpc_signature_status")
+            ) from exc
         if value is None:
             return SignatureStatus(found=False)
         return SignatureStatus(
@@ -57,5 +98,73 @@ class SolanaRpc:
             confirmation=value.get("confirmationStatus"),
         )
 
+    def accounts(self, addresses: Sequence[str]) -> list[AccountState | None]:
+        """`getMultipleAccounts`, in the order asked (None: no such account)."""
+        found: list[AccountState | None] = []
+        for start in range(0, len(addresses), MAX_ACCOUNTS_PER_CALL):
+            chunk = list(addresses[start : start + MAX_ACCOUNTS_PER_CALL])
+            result = self._call(
+                "rpc_accounts",
+                "getMultipleAccounts",
+                [chunk, {"encoding": "base64", "commitment": "confirmed"}],
+            )
+            found += _accounts(result.get("value") if isinstance(result, dict) else None, chunk)
+        return found
+
+    def owners(self, addresses: Sequence[str]) -> dict[str, str | None]:
+        """Each account's owner program (None: no such account), cached for good:
+        meant for mints, whose program never changes."""
+        with self._lock:
+            missing = [a for a in dict.fromkeys(addresses) if a not in self._owners]
+        if missing:
+            states = self.accounts(missing)
+            with self._lock:
+                for address, state in zip(missing, states, strict=True):
+                    if state is not None:
+                        self._owners[address] = state.owner
+        with self._lock:
+            return {a: self._owners.get(a) for a in addresses}
+
+    def simulate(self, tx_b64: str, addresses: Sequence[str]) -> Simulation:
+        """`simulateTransaction` (no signature check, the blockhash kept), with the
+        state of `addresses` after it."""
+        options = {
+            "encoding": "base64",
+            "sigVerify": False,
+            "replaceRecentBlockhash": False,
+            "commitment": "confirmed",
+            "accounts": {"encoding": "base64", "addresses": list(addresses)},
+        }
+        result = self._call("rpc_simulate", "simulateTransaction", [tx_b64, options])
+        value = result.get("value") if isinstance(result, dict) else None
+        if not isinstance(value, dict):
+            raise ApiGarbageError(
+                "RPC simulation answered without a value", ApiErrorInfo("rpc_simulate")
+            )
+        err = value.get("err")
+        states: list[AccountState | None] = [None] * len(addresses)
+        if err is None:
+            states = _accounts(value.get("accounts"), list(addresses))
+        logs = value.get("logs") or []
+        return Simulation(err, tuple(states), tuple(str(line) for line in logs))
+
     def close(self) -> None:
         self._http.close()
+
+
+def _accounts(raw: Any, addresses: list[str]) -> list[AccountState | None]:
+    info = ApiErrorInfo("rpc_accounts")
+    if not isinstance(raw, list) or len(raw) != len(addresses):
+        raise ApiGarbageError("RPC answered with a wrong number of accounts", info)
+    states: list[AccountState | None] = []
+    for item in raw:
+        if item is None:
+            states.append(None)
+            continue
+        try:
+            data = item["data"]
+            blob = base64.b64decode(data[0] if isinstance(data, list) else data, validate=True)
+            states.append(AccountState(int(item["lamports"]), str(item["owner"]), blob))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise ApiGarbageError("RPC answered with an account it cannot describe", info) from exc
+    return states

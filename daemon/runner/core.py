@@ -40,13 +40,15 @@ from daemon.rpc import SolanaRpc
 from daemon.runner import preflight, submit
 from daemon.runner.book import RunBook, api_detail, api_fields, programs_of
 from daemon.runner.outcome import RunListener, RunOutcome
-from daemon.runner.steps import OrderApi, order
+from daemon.runner.steps import OrderApi, expectation, order
 from daemon.runner.timing import within_grace
 from daemon.store import audit, runs
 from daemon.store.engine import begin, transaction
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus
 from daemon.txguard import GuardPolicy, check
+from daemon.txguard.expect import Expectation
+from daemon.txguard.simulate import BalanceCheck
 from daemon.wallet import Wallet, sign_transaction
 
 log = structlog.get_logger(__name__)
@@ -288,17 +290,22 @@ class Runner:
         if gasless is None:  # ordered by an earlier drive (recovery): ask the store
             gasless = plan.kind == "swap" and self.book.was_gasless(run.id)
         gasless = bool(gasless and plan.kind == "swap")
+        spend = preflight.spend_of(plan)
+        expect = expectation(plan, spend.mint, spend.amount)
         try:
-            request = plan.request
-            mints = [m for m in (request.get("inputMint"), request.get("outputMint")) if m]
-            summary = check(
-                run.unsigned_tx, self.wallet.pubkey, self.policy, gasless=gasless, mints=mints
-            )
-        except GuardRejectedError as exc:
-            return self.book.finish(
-                run, RunStatus.REJECTED, step="guard_refused", error=str(exc),
-                detail={"reasons": list(exc.reasons)},
+            verdict = check(
+                run.unsigned_tx, self.wallet.pubkey, self.policy, gasless=gasless,
+                expect=expect, mint_programs=self._mint_programs(expect),
+                simulator=self.rpc if self.rpc is not None and self.config.guard.simulate else None,
             )  # fmt: skip
+        except GuardRejectedError as exc:
+            detail: dict[str, Any] = {"reasons": list(exc.reasons)}
+            if isinstance(exc.evidence, BalanceCheck):
+                detail["simulation"] = exc.evidence.diff
+            return self.book.finish(
+                run, RunStatus.REJECTED, step="guard_refused", error=str(exc), detail=detail,
+            )  # fmt: skip
+        summary = verdict.summary
         if options.dry_run or self.config.safety.dry_run or plan.settings.get("dry_run"):
             return self.book.finish(
                 run, RunStatus.DRY_RUN, step="dry_run",
@@ -316,6 +323,19 @@ class Runner:
         )  # fmt: skip
         failpoints.hit("after_sign")
         return run
+
+    def _mint_programs(self, expect: Expectation) -> dict[str, str] | None:
+        """The plan's mints' token programs, from the chain when `rpc.url` is set
+        (cached there); None without one, or when it cannot answer now: the guard
+        is then stricter, never looser."""
+        if self.rpc is None or not expect.mints:
+            return None
+        try:
+            owners = self.rpc.owners(expect.mints)
+        except ApiError as exc:
+            log.warning("mint_programs_unknown", error=str(exc))
+            return None
+        return {mint: owner for mint, owner in owners.items() if owner is not None}
 
     def within_grace(self, run: RunRecord, plan: PlanRecord) -> bool:
         return within_grace(run, plan, self.clock(), self.config.runner.default_grace)

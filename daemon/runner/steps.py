@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
+from daemon.txguard.expect import Expectation
 
 Observer = Callable[[Any], None]
 
@@ -119,3 +120,19 @@ def execute(
     else:
         result = api.execute_ultra(signed_tx, request_id, observe)
     return result
+
+
+def expectation(plan: PlanRecord, input_mint: str | None, amount: int) -> Expectation:
+    """What the plan asked for, as txguard holds the transaction to it: the kind,
+    the mints, the most it may spend (`amount` of `input_mint`, from the pre-flight
+    spend), the order a cancel closes and a swap's named receiver."""
+    request = plan.request
+    receiver = request.get("receiver") if plan.kind is PlanKind.SWAP else None
+    return Expectation(
+        kind=str(plan.kind),
+        input_mint=input_mint,
+        output_mint=request.get("outputMint"),
+        amount=amount or None,
+        order=request.get("order") if plan.kind is PlanKind.TRIGGER_CANCEL else None,
+        receiver=str(receiver) if receiver else None,
+    )

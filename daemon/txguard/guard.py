@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import structlog
+from solders.message import MessageV0
 from solders.pubkey import Pubkey
 
-from daemon.errors import GuardRejectedError
-from daemon.txguard import ours, rules
-from daemon.txguard.decode import TxSummary, load, summarize
+from daemon.errors import ApiError, GuardRejectedError
+from daemon.txguard import ours, rules, simulate
+from daemon.txguard.decode import load, summarize
 from daemon.txguard.expect import Expectation
 from daemon.txguard.policy import GuardPolicy, Verdict
 from daemon.wallet import SignedTransaction, Wallet, sign_transaction
@@ -27,6 +28,7 @@ def inspect(
     mints: Iterable[str] = (),
     expect: Expectation | None = None,
     mint_programs: Mapping[str, str] | None = None,
+    simulator: simulate.Simulator | None = None,
 ) -> Verdict:
     """Decode and judge a transaction. A hostile one gets reasons, never an
     exception; input that is not a transaction raises `NotATransactionError`
@@ -37,6 +39,8 @@ def inspect(
     ``mints``: mints known from the order, whose token accounts of ours count as ours.
     ``expect``: what the plan asked for (kind, mints, amount, order, receiver).
     ``mint_programs``: mint -> token program, as the chain reports it (rpc.url).
+    ``simulator``: the RPC node; when given, a transaction the rules accept is also
+    simulated and refused if it would cost the wallet more than the order.
     """
     tx, size = load(tx_b64)
     summary = summarize(tx, policy.names, size)
@@ -49,7 +53,17 @@ def inspect(
         expect=expect,
     )
     reasons = tuple(rules.evaluate(summary, ctx))
-    return Verdict(accepted=not reasons, reasons=reasons, summary=summary)
+    balance = None
+    if simulator is not None and not reasons and isinstance(tx.message, MessageV0):
+        try:
+            balance = simulate.check(
+                simulator, tx_b64, tx.message, summary, ctx.ours, expect,
+                policy.order_rent_allowance_lamports,
+            )  # fmt: skip
+            reasons = balance.reasons
+        except ApiError as exc:
+            reasons = (f"simulation unavailable, so nothing is signed: {exc}",)
+    return Verdict(accepted=not reasons, reasons=reasons, summary=summary, simulation=balance)
 
 
 def check(
@@ -59,14 +73,20 @@ def check(
     *,
     gasless: bool = False,
     mints: Iterable[str] = (),
-) -> TxSummary:
-    """The summary of an accepted transaction; `GuardRejectedError` when refused."""
-    verdict = inspect(tx_b64, wallet, policy, gasless=gasless, mints=mints)
+    expect: Expectation | None = None,
+    mint_programs: Mapping[str, str] | None = None,
+    simulator: simulate.Simulator | None = None,
+) -> Verdict:
+    """The verdict on an accepted transaction; `GuardRejectedError` when refused."""
+    verdict = inspect(
+        tx_b64, wallet, policy, gasless=gasless, mints=mints, expect=expect,
+        mint_programs=mint_programs, simulator=simulator,
+    )  # fmt: skip
     if not verdict.accepted:
         log.warning("tx_rejected", reasons=list(verdict.reasons))
-        raise GuardRejectedError(list(verdict.reasons))
+        raise GuardRejectedError(list(verdict.reasons), verdict.simulation)
     log.debug("tx_accepted", instructions=len(verdict.summary.instructions))
-    return verdict.summary
+    return verdict
 
 
 def check_and_sign(
@@ -76,7 +96,13 @@ def check_and_sign(
     *,
     gasless: bool = False,
     mints: Iterable[str] = (),
+    expect: Expectation | None = None,
+    mint_programs: Mapping[str, str] | None = None,
+    simulator: simulate.Simulator | None = None,
 ) -> SignedTransaction:
     """Sign only what txguard accepts; `GuardRejectedError` (nothing signed) otherwise."""
-    check(tx_b64, wallet.pubkey, policy, gasless=gasless, mints=mints)
+    check(
+        tx_b64, wallet.pubkey, policy, gasless=gasless, mints=mints, expect=expect,
+        mint_programs=mint_programs, simulator=simulator,
+    )  # fmt: skip
     return sign_transaction(wallet, tx_b64)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from daemon.config import DEFAULT_PROGRAMS, GuardConfig
 from daemon.txguard.decode import TxSummary
+from daemon.txguard.simulate import BalanceCheck
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,8 @@ class GuardPolicy:
     programs: frozenset[str] = frozenset(DEFAULT_PROGRAMS)
     max_priority_fee_lamports: int = 10_000_000  # 0.01 SOL
     allow_gasless: bool = False
+    # a recurring order's escrow rent (simulation's allowance; returned when it closes)
+    order_rent_allowance_lamports: int = 10_000_000
     # program id -> human name, for messages and `jupcron tx inspect`
     names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PROGRAMS), compare=False)
 
@@ -25,6 +28,7 @@ class GuardPolicy:
             programs=frozenset(guard.allowed_programs) | frozenset(guard.extra_programs),
             max_priority_fee_lamports=guard.max_priority_fee_lamports,
             allow_gasless=guard.allow_gasless,
+            order_rent_allowance_lamports=guard.order_rent_allowance_lamports,
         )
 
 
@@ -35,3 +39,4 @@ class Verdict:
     accepted: bool
     reasons: tuple[str, ...]
     summary: TxSummary
+    simulation: BalanceCheck | None = None  # what simulating it showed, when it ran

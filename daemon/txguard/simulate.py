@@ -1,0 +1,201 @@
+"""Simulate before signing: what the transaction would do to our balances.
+
+Static rules read what each instruction says; a program's inner calls (CPIs)
+are invisible to them. When `rpc.url` is set, the node runs the transaction
+(`simulateTransaction`, no signature needed) and reports the state it would
+leave in our accounts; the guard compares that with the state now.
+
+Our accounts here are found from the chain, not guessed: every writable
+account the message can touch (static keys and those loaded from its lookup
+tables, resolved through the node) whose current state is the wallet itself or
+a token account (either program) the wallet owns, plus the wallet's associated
+accounts for the plan's mints (which the transaction may create).
+
+The wallet may lose at most: the fees (5,000 lamports a signature plus the
+priority fee), the ordered input (in lamports when the input is wrapped SOL),
+rent for accounts that stay ours, and for a recurring order the rent of its
+escrow accounts (`guard.order_rent_allowance_lamports`). Any other fall, in any
+token or in SOL, refuses the run, and the diff is in the run's events.
+
+What simulation cannot catch: a transaction whose effect depends on the slot it
+lands in (a price, an oracle) may differ from its simulation; an account the
+node reports wrongly (a lying node, so use one you trust); a loss that lands
+outside the wallet's accounts (a delegate's later spend is caught statically).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from solders.message import MessageV0
+from solders.pubkey import Pubkey
+
+from daemon.rpc import AccountState, Simulation
+from daemon.txguard.decode import TxSummary
+from daemon.txguard.expect import Expectation
+from daemon.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
+from daemon.txguard.ours import Ours, ata
+
+LAMPORTS_PER_SIGNATURE = 5_000
+TOKEN_ACCOUNT_MIN = 165  # bytes of an SPL token account (Token-2022 may add extensions)
+LOOKUP_TABLE_HEADER = 56  # bytes before a lookup table's addresses
+SOL = "SOL"
+
+
+class Simulator(Protocol):
+    """The part of `daemon.rpc.SolanaRpc` the balance check uses."""
+
+    def accounts(self, addresses: Sequence[str]) -> list[AccountState | None]: ...
+    def simulate(self, tx_b64: str, addresses: Sequence[str]) -> Simulation: ...
+
+
+@dataclass(frozen=True)
+class Holding:
+    """What one of our accounts holds: lamports, or a token amount of a mint."""
+
+    address: str
+    asset: str  # "SOL" or a mint
+    amount: int
+
+
+@dataclass(frozen=True)
+class Change:
+    address: str
+    asset: str
+    before: int
+    after: int
+
+    def __str__(self) -> str:
+        delta = self.after - self.before
+        return f"{self.address} {self.asset}: {self.before} -> {self.after} ({delta:+d})"
+
+
+@dataclass(frozen=True)
+class BalanceCheck:
+    reasons: tuple[str, ...]
+    changes: tuple[Change, ...]
+
+    @property
+    def diff(self) -> list[str]:
+        return [str(c) for c in self.changes]
+
+
+def _holdings(address: str, state: AccountState | None, wallet: str) -> list[Holding]:
+    if state is None:
+        return []
+    held = [Holding(address, SOL, state.lamports)]
+    if state.owner in TOKEN_PROGRAMS and len(state.data) >= TOKEN_ACCOUNT_MIN:
+        mint = _key(state.data, 0)
+        if _key(state.data, 32) == wallet and mint != WRAPPED_SOL:
+            held.append(Holding(address, mint, struct.unpack_from("<Q", state.data, 64)[0]))
+    return held
+
+
+def _key(data: bytes, at: int) -> str:
+    return str(Pubkey.from_bytes(data[at : at + 32]))
+
+
+def _is_ours(address: str, state: AccountState | None, wallet: str) -> bool:
+    if address == wallet:
+        return True
+    return (
+        state is not None
+        and state.owner in TOKEN_PROGRAMS
+        and len(state.data) >= TOKEN_ACCOUNT_MIN
+        and _key(state.data, 32) == wallet
+    )
+
+
+def writable_keys(message: MessageV0, sim: Simulator) -> tuple[list[str], list[str]]:
+    """The message's writable accounts, lookup tables resolved through the node;
+    and the problems met (an unresolvable table: then we cannot know what it touches)."""
+    header = message.header
+    static = [str(k) for k in message.account_keys]
+    signed_writable = header.num_required_signatures - header.num_readonly_signed_accounts
+    unsigned_end = len(static) - header.num_readonly_unsigned_accounts
+    keys = static[:signed_writable] + static[header.num_required_signatures : unsigned_end]
+    problems: list[str] = []
+    lookups = list(message.address_table_lookups)
+    if lookups:
+        tables = sim.accounts([str(lu.account_key) for lu in lookups])
+        for lookup, table in zip(lookups, tables, strict=True):
+            if table is None or len(table.data) < LOOKUP_TABLE_HEADER:
+                problems.append(f"lookup table {lookup.account_key} cannot be read from the RPC")
+                continue
+            body = table.data[LOOKUP_TABLE_HEADER:]
+            count = len(body) // 32
+            for index in bytes(lookup.writable_indexes):
+                if index >= count:
+                    problems.append(f"lookup table {lookup.account_key} has no entry {index}")
+                else:
+                    keys.append(_key(body, 32 * index))
+    return list(dict.fromkeys(keys)), problems
+
+
+def allowed_loss(summary: TxSummary, expect: Expectation | None, order_rent: int) -> dict[str, int]:
+    """What the wallet may lose, per asset ("SOL" in lamports, else a mint)."""
+    fees = LAMPORTS_PER_SIGNATURE * max(len(summary.signers), 1)
+    allowed = {SOL: fees + summary.compute_budget.priority_fee_lamports}
+    if expect is None:
+        return allowed
+    if expect.kind == "recurring":
+        allowed[SOL] += order_rent
+    if expect.input_mint and expect.amount:
+        asset = SOL if expect.input_mint == WRAPPED_SOL else expect.input_mint
+        allowed[asset] = allowed.get(asset, 0) + expect.amount
+    return allowed
+
+
+def check(
+    sim: Simulator,
+    tx_b64: str,
+    message: MessageV0,
+    summary: TxSummary,
+    ours: Ours,
+    expect: Expectation | None,
+    order_rent: int,
+) -> BalanceCheck:
+    """Simulate, diff our holdings, and say what goes beyond what was ordered."""
+    wallet = ours.wallet
+    writable, problems = writable_keys(message, sim)
+    if problems:
+        return BalanceCheck(tuple(f"simulation: {p}" for p in problems), ())
+    planned = [
+        a
+        for mint in (expect.mints if expect else ())
+        for p in TOKEN_PROGRAMS
+        if (a := ata(wallet, mint, p)) is not None
+    ] + sorted(ours.created)
+    candidates = list(dict.fromkeys([wallet, *writable, *planned]))
+    before_states = sim.accounts(candidates)
+    watched = [
+        a for a, s in zip(candidates, before_states, strict=True) if _is_ours(a, s, wallet)
+    ] + [a for a, s in zip(candidates, before_states, strict=True) if s is None and a in planned]
+    before = dict(zip(candidates, before_states, strict=True))
+    result = sim.simulate(tx_b64, watched)
+    if result.err is not None:
+        return BalanceCheck((f"simulation: the transaction would fail ({result.err})",), ())
+    changes: list[Change] = []
+    net: dict[str, int] = {}
+    for address, after_state in zip(watched, result.accounts, strict=True):
+        old = {h.asset: h.amount for h in _holdings(address, before.get(address), wallet)}
+        new = {h.asset: h.amount for h in _holdings(address, after_state, wallet)}
+        for asset in sorted(old.keys() | new.keys()):
+            was, will = old.get(asset, 0), new.get(asset, 0)
+            if was != will:
+                changes.append(Change(address, asset, was, will))
+                net[asset] = net.get(asset, 0) + will - was
+    allowed = allowed_loss(summary, expect, order_rent)
+    reasons = []
+    for asset, delta in sorted(net.items()):
+        loss, limit = -delta, allowed.get(asset, 0)
+        if loss > limit:
+            what = "lamports" if asset == SOL else f"of mint {asset}"
+            reasons.append(
+                f"simulation: the wallet would lose {loss} {what}, more than the {limit} "
+                "this order allows"
+            )
+    return BalanceCheck(tuple(reasons), tuple(changes))
