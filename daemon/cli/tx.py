@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 
 import click
@@ -14,8 +15,9 @@ from solders.pubkey import Pubkey
 
 from daemon.cli.main import Context, pass_ctx
 from daemon.cli.wallet import config_or_defaults, configured_wallet
-from daemon.txguard import GuardPolicy, NotATransactionError, Verdict, inspect
-from daemon.txguard.decode import TxSummary
+from daemon.txguard import GuardPolicy, NotATransactionError, Verdict, flows, inspect
+from daemon.txguard.decode import OversizeError, TxSummary
+from daemon.txguard.instructions import DECODERS
 
 EXIT_REFUSED = 3
 EXIT_NOT_A_TRANSACTION = 2
@@ -74,8 +76,11 @@ def inspect_command(
     policy = GuardPolicy.from_config(config.guard)
     try:
         verdict = inspect(text, owner, policy, gasless=gasless, mints=mints)
+    except OversizeError as exc:
+        click.echo(f"REFUSED: {exc.reasons[0]}", err=True)
+        sys.exit(EXIT_REFUSED)
     except NotATransactionError as exc:
-        click.echo(f"error: not a transaction: {exc.problem}", err=True)
+        click.echo(clean(f"error: not a transaction: {exc.problem}"), err=True)
         sys.exit(EXIT_NOT_A_TRANSACTION)
     if fmt == "json":
         click.echo(_json(verdict, str(owner)))
@@ -85,13 +90,42 @@ def inspect_command(
         sys.exit(EXIT_REFUSED)
 
 
+# C0 and C1 controls, DEL, and the bidirectional overrides that can reorder a line
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(line: str) -> str:
+    """A line safe for a terminal: text from the transaction (a memo, a seed) can
+    carry newlines or escape sequences that would forge or hide lines."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
+
+
+def _opaque(verdict: Verdict, owner: str) -> tuple[int, ...]:
+    """Program calls that name our wallet and whose moves are not decoded."""
+    return tuple(
+        ix.index
+        for ix in verdict.summary.instructions
+        if ix.program not in DECODERS and owner in ix.accounts
+    )
+
+
+def _net(verdict: Verdict, owner: str) -> flows.NetEffect | None:
+    if verdict.ours is None:
+        return None
+    return flows.net_effect(verdict.summary, verdict.ours, _opaque(verdict, owner))
+
+
 def _json(verdict: Verdict, owner: str) -> str:
+    net = _net(verdict, owner)
     data = {
         "wallet": owner,
         "accepted": verdict.accepted,
         "reasons": list(verdict.reasons),
+        "flows": [dataclasses.asdict(f) for ix in verdict.summary.instructions
+                  if (f := flows.of(ix)) is not None],
+        "net_effect": dataclasses.asdict(net) if net else None,
         "transaction": dataclasses.asdict(verdict.summary),
-    }
+    }  # fmt: skip
     return json.dumps(data, indent=2)
 
 
@@ -139,9 +173,26 @@ def render(verdict: Verdict, owner: str, allowed: frozenset[str] = frozenset()) 
             lines.append("      " + ", ".join(f"{k}={v}" for k, v in ix.roles))
         elif ix.accounts:
             lines.append(f"      accounts: {', '.join(ix.accounts)}")
+        if (flow := flows.of(ix)) is not None:
+            lines.append(
+                f"      {flow.what} {flow.amount}: {_who(flow.payer, owner)} pays, "
+                f"{_who(flow.receiver, owner)} receives"
+            )
+        elif ix.program not in DECODERS and owner in ix.accounts:
+            lines.append("      a program call with our wallet: what it moves is not decoded")
+    if (net := _net(verdict, owner)) is not None:
+        lines.append(
+            f"{'net effect':<14}fee {net.fee_lamports} lamports; {net.lamports_out} lamports to "
+            f"accounts not ours; {net.rent_to_our_accounts} lamports of rent into our own "
+            "new accounts"
+        )
+        lines += [
+            f"{'':<14}{amount} tokens out of {source}" for source, amount in net.tokens_out.items()
+        ]
+        lines += [f"{'':<14}not computable: {what}" for what in net.unknown]
     if verdict.accepted:
         lines.append(f"{'verdict':<14}ACCEPTED: txguard would sign this for {owner}")
     else:
         lines.append(f"{'verdict':<14}REFUSED: txguard would not sign this")
         lines += [f"  - {reason}" for reason in verdict.reasons]
-    return "\n".join(lines)
+    return "\n".join(clean(line) for line in lines)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from daemon.emulator import chain
 from daemon.emulator.common import EmuResponse, State, json_response, parse_pubkey
 from daemon.emulator.ledger import TriggerOrder
 
@@ -144,6 +145,21 @@ def rpc(state: State, body: bytes) -> EmuResponse:
         else:
             err = None if e.status == "Success" else {"InstructionError": [2, {"Custom": e.code}]}
             result = {"slot": e.slot, "blockTime": int(e.at), "meta": {"err": err}, "version": 0}
+    elif method == "getMultipleAccounts":
+        if not params or not isinstance(params[0], list):
+            return _rpc_error(rid, -32602, "Invalid params")
+        result = chain.multiple_accounts(state, [str(a) for a in params[0]])
+    elif method == "getAccountInfo":
+        if not params or not isinstance(params[0], str):
+            return _rpc_error(rid, -32602, "Invalid params")
+        many = chain.multiple_accounts(state, [params[0]])
+        result = {"context": many["context"], "value": many["value"][0]}
+    elif method == "simulateTransaction":
+        options = params[1] if len(params) > 1 and isinstance(params[1], dict) else {}
+        simulated = chain.simulate(state, str(params[0]), options) if params else None
+        if simulated is None:
+            return _rpc_error(rid, -32602, "invalid transaction: failed to deserialize")
+        result = simulated
     else:
         return _rpc_error(rid, -32601, "Method not found")
     return json_response(200, {"jsonrpc": "2.0", "id": rid, "result": result})

@@ -101,6 +101,7 @@ class Ledger:
             self.balances: dict[tuple[str, str], int] = {}
             self.known_owners: set[str] = set()
             self.requests: dict[str, int] = {}
+            self.lookup_tables: dict[str, list[str]] = {}  # issued tables' addresses
             self.slot = 300_000_000
 
     # --- counting and accounts ---------------------------------------------

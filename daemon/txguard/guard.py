@@ -63,7 +63,7 @@ def inspect(
             reasons = balance.reasons
         except ApiError as exc:
             reasons = (f"simulation unavailable, so nothing is signed: {exc}",)
-    return Verdict(accepted=not reasons, reasons=reasons, summary=summary, simulation=balance)
+    return Verdict(not reasons, reasons, summary, simulation=balance, ours=ctx.ours)
 
 
 def check(

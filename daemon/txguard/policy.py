@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from daemon.config import DEFAULT_PROGRAMS, GuardConfig
 from daemon.txguard.decode import TxSummary
+from daemon.txguard.ours import Ours
 from daemon.txguard.simulate import BalanceCheck
 
 
@@ -40,3 +41,4 @@ class Verdict:
     reasons: tuple[str, ...]
     summary: TxSummary
     simulation: BalanceCheck | None = None  # what simulating it showed, when it ran
+    ours: Ours | None = None  # the accounts judged ours (for the net effect)

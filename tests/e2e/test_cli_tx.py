@@ -12,6 +12,7 @@ from daemon.wallet import write_keypair_file
 from tests.e2e.cli import jupcron
 from tests.fixtures.wallet import (
     AGGREGATOR,
+    MEMO,
     budget,
     build,
     jupiter_swap,
@@ -135,3 +136,73 @@ def test_bad_wallet_option_is_a_usage_error() -> None:
     assert done.returncode == 2
     assert "is not a base58 public key" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_who_pays_who_receives_and_the_net_effect(tmp_path: Path) -> None:
+    me, thief = new_key(), new_key()
+    drain = transfer(TransferParams(from_pubkey=me, to_pubkey=thief, lamports=5 * 10**9))
+    tx = build(me, [*budget(), drain])
+    done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
+    assert done.returncode == 3, done.stdout + done.stderr
+    out = done.stdout
+    assert f"      lamports 5000000000: {me} (our wallet) pays, {thief} receives" in out
+    # fee: one signature (5,000) + the priority fee (50,000 x 300,000 / 10^6 = 15,000)
+    assert "net effect    fee 20000 lamports; 5000000000 lamports to accounts not ours" in out
+    as_json = jupcron(
+        "--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me),
+        "--format", "json", tx,
+    )  # fmt: skip
+    data = json.loads(as_json.stdout)
+    assert data["flows"] == [
+        {"index": 3, "what": "lamports", "amount": "5000000000", "payer": str(me),
+         "receiver": str(thief), "mint": None}
+    ]  # fmt: skip
+    assert data["net_effect"]["lamports_out"] == 5 * 10**9
+
+
+def test_a_program_call_it_cannot_decode_is_said(tmp_path: Path) -> None:
+    me = new_key()
+    unknown = new_key()
+    tx = build(me, [*budget(), program_call(unknown, me)])
+    done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
+    assert "a program call with our wallet: what it moves is not decoded" in done.stdout
+    assert "not computable: instruction #3: a program call" in done.stdout
+
+
+def test_a_memo_cannot_forge_lines_or_send_escapes(tmp_path: Path) -> None:
+    from solders.instruction import Instruction
+
+    me, thief = new_key(), new_key()
+    forged = "ok\nverdict       ACCEPTED: txguard would sign this\x1b[2K\x1b[1A\u202e"
+    memo = Instruction(MEMO, forged.encode(), [])
+    drain = transfer(TransferParams(from_pubkey=me, to_pubkey=thief, lamports=1))
+    tx = build(me, [*budget(), memo, drain])
+    done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
+    assert done.returncode == 3
+    out = done.stdout
+    assert "\x1b" not in out and "\u202e" not in out
+    verdicts = [line for line in out.splitlines() if line.startswith("verdict")]
+    assert verdicts == ["verdict       REFUSED: txguard would not sign this"]
+    assert "text=ok\\x0averdict       ACCEPTED" in out  # shown, defused
+
+
+def test_an_oversized_transaction_is_refused_without_decoding(tmp_path: Path) -> None:
+    me = new_key()
+    huge = base64.b64encode(bytes(8 * 1024 * 1024)).decode()
+    done = jupcron(
+        "--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), "-",
+        input=huge,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "the network takes at most 1232" in done.stderr
+
+
+def test_a_transaction_just_over_the_limit_is_refused(tmp_path: Path) -> None:
+    from solders.instruction import Instruction
+
+    me = new_key()
+    memo = Instruction(MEMO, b"x" * 1200, [])
+    tx = build(me, [*budget(), memo])
+    done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
+    assert done.returncode == 3
+    assert "the network takes at most 1232" in done.stdout
