@@ -70,18 +70,27 @@ class ChainView:
         for (_owner, mint), _amount in ledger.balances.items():
             mints.add(mint)
         for mint in mints - {SOL_MINT}:
-            self.accounts[mint] = {"lamports": MINT_RENT, "owner": TOKEN,
-                                   "data": _mint_account(token(mint).decimals)}  # fmt: skip
+            self.accounts[mint] = {
+                "lamports": MINT_RENT,
+                "owner": TOKEN,
+                "data": _mint_account(token(mint).decimals),
+            }
         self.accounts[SOL_MINT] = {"lamports": MINT_RENT, "owner": TOKEN, "data": _mint_account(9)}
         for owner in ledger.known_owners:
-            self.accounts[owner] = {"lamports": ledger.balance(owner, SOL_MINT), "owner": SYSTEM,
-                                    "data": b""}  # fmt: skip
+            self.accounts[owner] = {
+                "lamports": ledger.balance(owner, SOL_MINT),
+                "owner": SYSTEM,
+                "data": b"",
+            }
             for (who, mint), amount in ledger.balances.items():
                 if who == owner and mint != SOL_MINT:
                     address = _ata(owner, mint)
                     self.token_accounts[address] = (owner, mint)
-                    self.accounts[address] = {"lamports": TOKEN_ACCOUNT_RENT, "owner": TOKEN,
-                                              "data": _token_account(mint, owner, amount)}  # fmt: skip
+                    self.accounts[address] = {
+                        "lamports": TOKEN_ACCOUNT_RENT,
+                        "owner": TOKEN,
+                        "data": _token_account(mint, owner, amount),
+                    }
         for table, addresses in ledger.lookup_tables.items():
             data = struct.pack("<IQQB", 1, 2**64 - 1, 0, 0) + bytes(35)
             data += b"".join(bytes(Pubkey.from_string(a)) for a in addresses)
@@ -101,8 +110,11 @@ class ChainView:
         address = _ata(owner, mint)
         if address not in self.accounts:  # created in the transaction, rent from the owner
             self._sol(owner, -TOKEN_ACCOUNT_RENT)
-            self.accounts[address] = {"lamports": TOKEN_ACCOUNT_RENT, "owner": TOKEN,
-                                      "data": _token_account(mint, owner, 0)}  # fmt: skip
+            self.accounts[address] = {
+                "lamports": TOKEN_ACCOUNT_RENT,
+                "owner": TOKEN,
+                "data": _token_account(mint, owner, 0),
+            }
         account = self.accounts[address]
         amount = struct.unpack_from("<Q", account["data"], 64)[0] + delta
         account["data"] = _token_account(mint, owner, max(amount, 0))
@@ -165,7 +177,10 @@ def _issued_for(ledger: Ledger, tx: VersionedTransaction) -> IssuedOrder | None:
 
 def multiple_accounts(state: State, addresses: Sequence[str]) -> dict[str, Any]:
     view = ChainView(state.ledger)
-    return {"context": {"slot": state.ledger.slot}, "value": [encode(view.get(a)) for a in addresses]}
+    return {
+        "context": {"slot": state.ledger.slot},
+        "value": [encode(view.get(a)) for a in addresses],
+    }
 
 
 def simulate(state: State, tx_b64: str, options: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -180,7 +180,8 @@ def test_a_memo_cannot_forge_lines_or_send_escapes(tmp_path: Path) -> None:
     done = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
     assert done.returncode == 3
     out = done.stdout
-    assert "\x1b" not in out and "\u202e" not in out
+    assert "\x1b" not in out
+    assert "\u202e" not in out
     verdicts = [line for line in out.splitlines() if line.startswith("verdict")]
     assert verdicts == ["verdict       REFUSED: txguard would not sign this"]
     assert "text=ok\\x0averdict       ACCEPTED" in out  # shown, defused
