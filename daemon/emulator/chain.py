@@ -196,6 +196,7 @@ def simulate(state: State, tx_b64: str, options: Mapping[str, Any]) -> dict[str,
     if order is None:
         err = {"InstructionError": [0, "UnsupportedProgramId"]}
         return {"context": slot, "value": {"err": err, "logs": [], "accounts": None}}
+    state.ledger.balance(order.owner, SOL_MINT)  # the wallet's first appearance: its holdings
     view = ChainView(state.ledger)
     view.apply(order, fee_of(tx))
     logs = [f"Program log: emulator simulated {order.kind} {order.request_id}"]

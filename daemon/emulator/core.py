@@ -163,7 +163,8 @@ class Emulator:
             return orders.positions(state, tail, query)
         if operation.startswith("execute_"):
             return execute.execute(state, operation, body)
-        hostile = self.faults.take(operation, kinds=(FaultKind.HOSTILE,), request=fields)
+        kinds = (FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN)
+        hostile = self.faults.take(operation, kinds=kinds, request=fields)
         if operation == "create_recurring_order":
             return orders.create_recurring(state, body, hostile)
         if operation == "cancel_trigger_order":

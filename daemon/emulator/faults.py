@@ -31,10 +31,13 @@ class FaultKind(StrEnum):
     HOSTILE = "hostile"  # the issued tx drains the fee payer to a foreign key
     EXPIRED = "expired"  # execute treats the blockhash as expired
     FORBIDDEN = "forbidden"  # 403: the key lacks permission
+    # the issued tx's program call also names the payer's token account of `mint`
+    # (default USDT) and, when simulated, empties it: a drain only simulation sees
+    HIDDEN_DRAIN = "hidden_drain"
 
 
 EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED}
-ORDER_ONLY = {FaultKind.HOSTILE}
+ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN}
 EXECUTE_OPERATIONS = {"execute_recurring", "execute_trigger", "execute_ultra"}
 ORDER_OPERATIONS = {"create_recurring_order", "cancel_trigger_order", "ultra_order"}
 

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from solders.pubkey import Pubkey
+from solders.token.associated import get_associated_token_address
 
 from daemon.emulator import txbuild
 from daemon.emulator.common import (
@@ -21,7 +22,7 @@ from daemon.emulator.common import (
     ui_amount,
     usd_value,
 )
-from daemon.emulator.faults import Fault
+from daemon.emulator.faults import Fault, FaultKind
 from daemon.emulator.ledger import SOL_MINT, IssuedOrder
 
 MIN_RECURRING_USD = Decimal(100)
@@ -45,9 +46,15 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _hostile(state: State, fault: Fault | None) -> dict[str, Any]:
+HIDDEN_DRAIN_MINT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"  # USDT
+
+
+def _hostile(state: State, fault: Fault | None, owner: Pubkey) -> dict[str, Any]:
     if fault is None:
         return {}
+    if fault.kind == FaultKind.HIDDEN_DRAIN:
+        mint = Pubkey.from_string(str(fault.params.get("mint", HIDDEN_DRAIN_MINT)))
+        return {"hidden_accounts": [get_associated_token_address(owner, mint)]}
     to = parse_pubkey(fault.params.get("to")) or state.pubkey()
     return {"hostile_to": to, "hostile_lamports": int(fault.params.get("lamports", 0))}
 
@@ -55,6 +62,7 @@ def _hostile(state: State, fault: Fault | None) -> dict[str, Any]:
 def _issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **details: Any) -> str:
     """Build the unsigned transaction, remember it, return it as base64."""
     cu_price = details.pop("compute_unit_price", txbuild.DEFAULT_CU_PRICE)
+    state.ledger.balance(str(owner), SOL_MINT)  # a wallet it issues to is one it knows
     tx = txbuild.build_unsigned(
         kind,
         owner,
@@ -64,8 +72,13 @@ def _issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **detail
         amount=details.get("in_amount", 0),
         order=parse_pubkey(details.get("order")),
         compute_unit_price=cu_price,
-        **_hostile(state, fault),
+        lookup_tables=state.ledger.lookup_tables,
+        **_hostile(state, fault, owner),
     )
+    if fault is not None and fault.kind == FaultKind.HIDDEN_DRAIN:
+        details.setdefault("extra", {})["hidden_drain"] = str(
+            fault.params.get("mint", HIDDEN_DRAIN_MINT)
+        )
     issued = IssuedOrder(
         request_id=details.pop("request_id"),
         kind=kind,

@@ -81,12 +81,17 @@ def build_unsigned(
     hostile_lamports: int = 0,
     extra_instructions: Sequence[Instruction] = (),
     lookup_table: bool | None = None,
+    hidden_accounts: Sequence[Pubkey] = (),
+    lookup_tables: dict[str, list[str]] | None = None,
 ) -> VersionedTransaction:
     """An unsigned v0 transaction for `kind` (recurring | recurring_price |
     trigger_cancel | swap) with `owner` as fee payer and only signer.
 
     `hostile_to` adds a System transfer of `hostile_lamports` (default: all of
     it, u64 max) from the owner to that key, the drain txguard must refuse.
+    `hidden_accounts` are appended, writable, to the program call's accounts
+    (what a hostile program would drain inside it). `lookup_tables`, when given,
+    receives each table used (address -> its addresses), as the chain holds them.
     """
     if kind not in PROGRAMS:
         raise ValueError(f"unknown transaction kind {kind!r}")
@@ -104,6 +109,7 @@ def build_unsigned(
         *(AccountMeta(key, is_signer=False, is_writable=True) for key in route),
         AccountMeta(TOKEN_PROGRAM, is_signer=False, is_writable=False),
         AccountMeta(SYSTEM_PROGRAM, is_signer=False, is_writable=False),
+        *(AccountMeta(key, is_signer=False, is_writable=True) for key in hidden_accounts),
     ]
     data = _DISCRIMINATORS[kind] + max(amount, 0).to_bytes(8, "little")
     instructions = [
@@ -119,6 +125,8 @@ def build_unsigned(
     tables: list[AddressLookupTableAccount] = []
     if kind == "swap" if lookup_table is None else lookup_table:
         tables.append(AddressLookupTableAccount(random_pubkey(rng), [in_mint, out_mint, *route]))
+    if lookup_tables is not None:
+        lookup_tables.update({str(t.key): [str(a) for a in t.addresses] for t in tables})
     message = MessageV0.try_compile(owner, instructions, tables, blockhash or random_blockhash(rng))
     return VersionedTransaction.populate(message, [Signature.default()])
 

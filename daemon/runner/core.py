@@ -46,7 +46,7 @@ from daemon.store import audit, runs
 from daemon.store.engine import begin, transaction
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus
-from daemon.txguard import GuardPolicy, check
+from daemon.txguard import GuardPolicy, Verdict, check
 from daemon.txguard.expect import Expectation
 from daemon.txguard.simulate import BalanceCheck
 from daemon.wallet import Wallet, sign_transaction
@@ -71,6 +71,11 @@ class RunOptions:
 
 
 MAX_STEPS = 12
+
+
+def _simulated(verdict: Verdict) -> dict[str, Any]:
+    """The balance diff a simulation showed, for the run's events."""
+    return {"simulation": verdict.simulation.diff} if verdict.simulation else {}
 
 
 class Runner:
@@ -319,7 +324,7 @@ class Runner:
         run = self.book.advance(
             run, RunStatus.SIGNED, expect=[RunStatus.REQUESTED], step="signed",
             signed_tx=signed.b64, signature=signed.signature,
-            detail={"signature": signed.signature},
+            detail={"signature": signed.signature, **_simulated(verdict)},
         )  # fmt: skip
         failpoints.hit("after_sign")
         return run
