@@ -1,0 +1,37 @@
+"""No path signs without the guard: the wallet's signing function is called in
+two places only, and in the runner only by the function that has just asked
+txguard for its verdict. A new call site fails this test until it is reviewed."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+DAEMON = Path(__file__).resolve().parents[2] / "daemon"
+
+
+def _calls(tree: ast.AST) -> dict[str, set[str]]:
+    """Function name -> the names it calls (plain or attribute calls)."""
+    found: dict[str, set[str]] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            names = set()
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    names.add(f.id if isinstance(f, ast.Name) else getattr(f, "attr", ""))
+            found[fn.name] = names
+    return found
+
+
+def test_only_the_guard_and_the_guarded_runner_step_sign() -> None:
+    callers: dict[str, list[str]] = {}
+    for path in DAEMON.rglob("*.py"):
+        if path.name == "wallet.py":
+            continue  # where signing is defined
+        for fn, names in _calls(ast.parse(path.read_text())).items():
+            if "sign_transaction" in names:
+                callers.setdefault(str(path.relative_to(DAEMON)), []).append(fn)
+                assert "check" in names, f"{path}:{fn} signs without calling txguard's check"
+    assert "txguard/guard.py" in callers
+    assert all(f == "txguard/guard.py" or f.startswith("runner/") for f in callers), callers
