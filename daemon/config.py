@@ -58,8 +58,9 @@ class ApiPaths(_Section):
     trigger: str = "/trigger/v1"
     ultra: str = "/ultra/v1"
     portfolio: str = "/portfolio/v1"
+    tokens: str = "/tokens/v2"
 
-    @field_validator("recurring", "trigger", "ultra", "portfolio")
+    @field_validator("recurring", "trigger", "ultra", "portfolio", "tokens")
     @classmethod
     def _slash(cls, value: str) -> str:
         if not value.startswith("/"):
@@ -150,6 +151,15 @@ class RunnerConfig(_Section):
     workers: Annotated[int, Field(ge=1, le=256)] = 8
 
 
+class FollowConfig(_Section):
+    """The order follower: fills of recurring orders, the fate of trigger orders."""
+
+    enabled: bool = True
+    interval: Annotated[float, Field(ge=10)] = 300.0  # seconds between polls
+    # part of api.rate_limit the follower may use, and only when no run is waiting
+    share: Annotated[float, Field(gt=0, le=1)] = 0.25
+
+
 class MetricsConfig(_Section):
     listen: str | None = None  # e.g. 127.0.0.1:9464
 
@@ -176,6 +186,7 @@ class Config(_Section):
     safety: SafetyConfig = SafetyConfig()
     rpc: RpcConfig = RpcConfig()
     runner: RunnerConfig = RunnerConfig()
+    follow: FollowConfig = FollowConfig()
     metrics: MetricsConfig = MetricsConfig()
     notify: NotifyConfig = NotifyConfig()
     logging: LoggingConfig = LoggingConfig()

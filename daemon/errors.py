@@ -12,7 +12,8 @@
     │   ├── ApiServerError    HTTP 5xx
     │   ├── RateLimitedError  HTTP 429 (``retry_after`` seconds, when known)
     │   ├── ApiGarbageError   a response we cannot parse (retryable only before signing)
-    │   └── StoreBusyError    the database is locked or unreachable for a moment
+    │   ├── StoreBusyError    the database is locked or unreachable for a moment
+    │   └── NoSpareCapacityError  background work found no spare request slot (runs first)
     └── RejectedError         record the run as rejected/failed/skipped and move on
         ├── ApiRejectedError  HTTP 4xx with the API's error envelope
         ├── ExecuteFailedError the execute call answered ``Failed``
@@ -86,6 +87,10 @@ class RetryableError(JupcronError):
 
 class StoreBusyError(RetryableError):
     """The database is busy or unreachable for a moment."""
+
+
+class NoSpareCapacityError(RetryableError):
+    """No spare API capacity for background work right now: runs come first."""
 
 
 class RejectedError(JupcronError):

@@ -27,7 +27,8 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from daemon import __version__
 from daemon.api import classify
 from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, UltraOrder
-from daemon.api.pacer import Pacer
+from daemon.api.orders import OrderPage, TokenFacts, parse_page, parse_tokens
+from daemon.api.pacer import SPARE_SHARE, Pacer
 from daemon.api.requests import RecurringCreateRequest, TriggerCancelRequest, UltraOrderRequest
 from daemon.config import LEGACY_HOSTS, ApiPaths, Config
 from daemon.errors import (
@@ -35,6 +36,7 @@ from daemon.errors import (
     ApiErrorInfo,
     ApiGarbageError,
     ApiRejectedError,
+    NoSpareCapacityError,
     RateLimitedError,
     RetryableError,
 )
@@ -47,6 +49,7 @@ KEYLESS_RATE = 0.5
 KEYED_RATE = 1.0
 BACKOFF_BASE = 0.5
 BACKOFF_CAP = 8.0
+SPARE_WAIT = 30.0  # seconds background calls wait for a spare slot before giving up
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class JupiterClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        spare_share: float = SPARE_SHARE,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.paths = paths or ApiPaths()
@@ -99,7 +103,7 @@ class JupiterClient:
         self._key = api_key
         self._sleep, self._wall, self._clock = sleep, wall, clock
         rate = rate_limit or (KEYED_RATE if api_key is not None else KEYLESS_RATE)
-        self.pacer = Pacer(rate, sleep=sleep, clock=clock, wall=wall)
+        self.pacer = Pacer(rate, sleep=sleep, clock=clock, wall=wall, spare_share=spare_share)
         self._http = httpx.Client(
             base_url=self.base_url,
             timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
@@ -127,6 +131,7 @@ class JupiterClient:
             rate_limit=api.rate_limit,
             max_attempts=api.max_attempts,
             transport=transport,
+            spare_share=config.follow.share,
         )
 
     def __repr__(self) -> str:
@@ -222,6 +227,52 @@ class JupiterClient:
 
         return self._call(op, "GET", path, params=params, parse=parse, observe=observe)
 
+    # --- background reads (the order follower): spare capacity only --------
+    def recurring_orders(
+        self, user: str, status: str, page: int, observe: Observer | None = None
+    ) -> OrderPage:
+        """One page of ``getRecurringOrders`` (time-based orders, no failed txs)."""
+        params = {"user": user, "orderStatus": status, "recurringType": "time",
+                  "page": str(page), "includeFailedTx": "false"}  # fmt: skip
+        path = f"{self.paths.recurring}/getRecurringOrders"
+        return self._call("recurring_orders", "GET", path, params=params, observe=observe,
+                          parse=self._listing("time"), spare=SPARE_WAIT)  # fmt: skip
+
+    def trigger_orders(
+        self, user: str, status: str, page: int, observe: Observer | None = None
+    ) -> OrderPage:
+        """One page of ``getTriggerOrders`` (no failed txs)."""
+        params = {"user": user, "orderStatus": status, "page": str(page),
+                  "includeFailedTx": "false"}  # fmt: skip
+        path = f"{self.paths.trigger}/getTriggerOrders"
+        return self._call("trigger_orders", "GET", path, params=params, observe=observe,
+                          parse=self._listing("orders"), spare=SPARE_WAIT)  # fmt: skip
+
+    def token_facts(
+        self, mints: Sequence[str], observe: Observer | None = None
+    ) -> list[TokenFacts]:
+        """Tokens V2 ``/search`` for up to 100 mints (comma-separated)."""
+
+        def parse(status: int, data: Any, response: httpx.Response) -> list[TokenFacts]:
+            try:
+                return parse_tokens(data)
+            except ValueError as exc:
+                raise classify.garbage("", response, str(exc)) from None
+
+        path = f"{self.paths.tokens}/search"
+        return self._call("token_facts", "GET", path, params={"query": ",".join(mints[:100])},
+                          parse=parse, observe=observe, spare=SPARE_WAIT)  # fmt: skip
+
+    @staticmethod
+    def _listing(array: str) -> Callable[[int, Any, httpx.Response], OrderPage]:
+        def parse(status: int, data: Any, response: httpx.Response) -> OrderPage:
+            try:
+                return parse_page(data, array)
+            except ValueError as exc:
+                raise classify.garbage("", response, str(exc)) from None
+
+        return parse
+
     # --- machinery ---------------------------------------------------------
     @staticmethod
     def _check(operation: str, model: type[Any], request: Mapping[str, Any]) -> Any:
@@ -276,12 +327,14 @@ class JupiterClient:
         observe: Observer | None,
         json: Any = None,
         params: Mapping[str, str] | None = None,
+        spare: float | None = None,
     ) -> T:
+        """`spare`: a background call, taking only spare slots (waiting that long)."""
         pending = 0.0  # backoff owed before the next attempt
         for number in range(1, self.max_attempts + 1):
             if pending > 0:
                 self._sleep(pending)
-            waited = pending + self.pacer.acquire()
+            waited = pending + self._slot(operation, spare)
             status: int | None = None
             error: ApiError | None = None
             result: T | None = None
@@ -327,3 +380,11 @@ class JupiterClient:
                 )
                 pending = 0.0
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _slot(self, operation: str, spare: float | None) -> float:
+        if spare is None:
+            return self.pacer.acquire()
+        waited = self.pacer.acquire_spare(spare)
+        if waited is None:
+            raise NoSpareCapacityError(f"{operation}: no spare request capacity (runs first)")
+        return waited

@@ -125,11 +125,22 @@ class UltraOrder(ApiModel):
         return known or self.error_message or f"errorCode {self.error_code}"
 
 
+def _amm_key(data: Any) -> Any:
+    """The documented answer has no AMM key; the v6 program's on-chain swap event
+    names it ``amm``. Take ``amm`` or ``ammKey`` when sent."""
+    if isinstance(data, dict) and data.get("amm") is None and data.get("ammKey") is not None:
+        return {**data, "amm": data["ammKey"]}
+    return data
+
+
 class SwapEvent(ApiModel):
     input_mint: StrictStr
     input_amount: Amount
     output_mint: StrictStr
     output_amount: Amount
+    amm: StrictStr | None = None
+
+    _amm = model_validator(mode="before")(_amm_key)
 
 
 class ExecuteResult(ApiModel):

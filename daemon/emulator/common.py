@@ -53,6 +53,8 @@ class State:
     blockhash_ttl: float
     request_ttl: float
     lock: threading.RLock = field(default_factory=threading.RLock)
+    keeper_speed: float = 1.0  # recurring intervals pass this many times faster
+    keeper_offset: float = 0.0  # seconds the keeper runs ahead of the clock
 
     def request_id(self) -> str:
         return str(uuid.UUID(bytes=self.rng.randbytes(16), version=4))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from daemon.emulator import chain
+from daemon.emulator import chain, keeper
 from daemon.emulator.common import EmuResponse, State, json_response, parse_pubkey
 from daemon.emulator.ledger import TriggerOrder
 
@@ -53,6 +53,10 @@ def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
         return _balances(state, data)
     if name == "trigger-orders":
         return _trigger_order(state, data)
+    if name == "trigger-fill":
+        return _trigger_fill(state, data)
+    if name == "keeper":
+        return _keeper(state, data)
     return json_response(404, {"error": f"no control endpoint POST {path}"})
 
 
@@ -83,6 +87,9 @@ def _trigger_order(state: State, data: Any) -> EmuResponse:
         taking = int(data.get("takingAmount", 10_000_000))
     except (TypeError, ValueError):
         return _bad("makingAmount and takingAmount must be integers")
+    expired = data.get("expiredAt")
+    if expired is not None and not isinstance(expired, int | float):
+        return _bad("expiredAt must be unix seconds")
     seeded = TriggerOrder(
         order=order,
         maker=data["maker"],
@@ -91,9 +98,38 @@ def _trigger_order(state: State, data: Any) -> EmuResponse:
         making_amount=making,
         taking_amount=taking,
         created_at=state.clock(),
+        expired_at=None if expired is None else float(expired),
+        open_tx=str(data.get("openTx", "")),
     )
     state.ledger.add_trigger_order(seeded)
     return json_response(200, {"order": order})
+
+
+def _trigger_fill(state: State, data: Any) -> EmuResponse:
+    """Fill an open trigger order (``makingAmount`` of it; default: all that is left)."""
+    if not isinstance(data, dict):
+        return _bad("give {order, makingAmount?}")
+    t_order = state.ledger.trigger_orders.get(str(data.get("order")))
+    amount = data.get("makingAmount")
+    if t_order is None:
+        return _bad("no such trigger order")
+    if amount is not None and (not isinstance(amount, int) or amount <= 0):
+        return _bad("makingAmount must be a positive integer")
+    try:
+        trade = keeper.fill_trigger(state, t_order, amount)
+    except ValueError as exc:
+        return _bad(str(exc))
+    return json_response(200, {"trade": trade, "status": t_order.status})
+
+
+def _keeper(state: State, data: Any) -> EmuResponse:
+    """Move the keeper's time ahead (``advance`` seconds) and let it catch up."""
+    advance = data.get("advance") if isinstance(data, dict) else None
+    if not isinstance(advance, int | float) or isinstance(advance, bool) or advance < 0:
+        return _bad("give {advance: seconds >= 0}")
+    state.keeper_offset += float(advance)
+    keeper.catch_up(state)
+    return json_response(200, {"offset": state.keeper_offset, "fills": len(state.ledger.fills)})
 
 
 def _rpc_error(rid: Any, code: int, message: str) -> EmuResponse:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from daemon.emulator import control, execute, orders
+from daemon.emulator import control, execute, keeper, listings, orders
 from daemon.emulator.common import EmuResponse, State, json_response, text_response
 from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
 from daemon.emulator.ledger import Ledger
@@ -27,6 +27,7 @@ PREFIXES: dict[str, tuple[str, ...]] = {
     "trigger": ("/trigger/v1",),
     "ultra": ("/ultra/v1", "/swap/v2"),
     "portfolio": ("/portfolio/v1",),
+    "tokens": ("/tokens/v2",),
 }
 ROUTES: dict[tuple[str, str, str], str] = {
     ("POST", "recurring", "/createOrder"): "create_recurring_order",
@@ -35,6 +36,9 @@ ROUTES: dict[tuple[str, str, str], str] = {
     ("POST", "trigger", "/execute"): "execute_trigger",
     ("GET", "ultra", "/order"): "ultra_order",
     ("POST", "ultra", "/execute"): "execute_ultra",
+    ("GET", "recurring", "/getRecurringOrders"): "recurring_orders",
+    ("GET", "trigger", "/getTriggerOrders"): "trigger_orders",
+    ("GET", "tokens", "/search"): "token_facts",
 }
 TRANSPORT_FAULTS = (
     FaultKind.RATE_LIMIT,
@@ -87,6 +91,7 @@ class Emulator:
         rate_window: float = 60.0,
         faults: Iterable[Mapping[str, Any]] = (),
         default_balances: Mapping[str, int] | None = None,
+        keeper_speed: float = 1.0,
     ) -> None:
         self._api_key = api_key
         self.limiter = SlidingWindow(rate_limit, rate_window) if rate_limit else None
@@ -100,6 +105,7 @@ class Emulator:
             clock=clock,
             blockhash_ttl=blockhash_ttl,
             request_ttl=request_ttl,
+            keeper_speed=keeper_speed,
         )
 
     def __repr__(self) -> str:
@@ -116,6 +122,7 @@ class Emulator:
     ) -> EmuResponse:
         method = method.upper()
         with self.state.lock:
+            keeper.catch_up(self.state)  # the keepers' work up to now, before any answer
             if path.startswith("/_emulator/"):
                 return control.control(self.state, method, path, body)
             found = ("rpc", "") if (method, path) == ("POST", "/rpc") else route(method, path)
@@ -161,6 +168,12 @@ class Emulator:
             return control.rpc(state, body)
         if operation == "positions":
             return orders.positions(state, tail, query)
+        if operation == "recurring_orders":
+            return listings.recurring_orders(state, query)
+        if operation == "trigger_orders":
+            return listings.trigger_orders(state, query)
+        if operation == "token_facts":
+            return listings.token_search(query)
         if operation.startswith("execute_"):
             return execute.execute(state, operation, body)
         kinds = (FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN)

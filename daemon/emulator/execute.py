@@ -9,8 +9,14 @@ from typing import Any
 
 from solders.pubkey import Pubkey
 
-from daemon.emulator import txbuild
-from daemon.emulator.common import EmuResponse, State, json_response, parse_json_object
+from daemon.emulator import keeper, txbuild
+from daemon.emulator.common import (
+    SWAP_FEE_BPS,
+    EmuResponse,
+    State,
+    json_response,
+    parse_json_object,
+)
 from daemon.emulator.faults import FaultKind, request_fields
 from daemon.emulator.ledger import Execution, IssuedOrder, RecurringOrder
 
@@ -57,23 +63,36 @@ def _answer(operation: str, e: Execution, order: IssuedOrder) -> tuple[int, dict
         "error": e.error,
     }
     if e.landed:
+        # the platform fee is taken from the input: total = what left the wallet,
+        # result = what the route swapped; the output reaches the wallet whole
+        fee = e.in_amount * SWAP_FEE_BPS // 10_000
+        routed = e.in_amount - fee
         data.update(
             totalInputAmount=str(e.in_amount),
             totalOutputAmount=str(e.out_amount),
-            inputAmountResult=str(e.in_amount),
+            inputAmountResult=str(routed),
             outputAmountResult=str(e.out_amount),
-            swapEvents=[
-                {
-                    "inputMint": e.input_mint,
-                    "inputAmount": str(e.in_amount),
-                    "outputMint": e.output_mint,
-                    "outputAmount": str(e.out_amount),
-                }
-            ]
-            if ok
-            else [],
+            swapEvents=_swap_events(e, routed, order),
         )
     return 200, data
+
+
+def _swap_events(e: Execution, routed: int, order: IssuedOrder) -> list[dict[str, Any]]:
+    """Two routes (5% / 95%), as the docs' example shows; ``amm`` as the
+    program's on-chain swap event names it."""
+    first_in, first_out = routed // 20, e.out_amount // 20
+    legs = ((first_in, first_out), (routed - first_in, e.out_amount - first_out))
+    amms = order.extra.get("amms") or ["", ""]
+    return [
+        {
+            "amm": amms[n],
+            "inputMint": e.input_mint,
+            "inputAmount": str(a),
+            "outputMint": e.output_mint,
+            "outputAmount": str(b),
+        }
+        for n, (a, b) in enumerate(legs)
+    ]
 
 
 def _land(state: State, order: IssuedOrder, signature: str) -> bool:
@@ -94,6 +113,7 @@ def _land(state: State, order: IssuedOrder, signature: str) -> bool:
                 interval=int(order.extra.get("interval", 0)),
                 created_at=now,
                 signature=signature,
+                start_at=order.extra.get("start_at"),
             )
         )
         return True
@@ -101,8 +121,7 @@ def _land(state: State, order: IssuedOrder, signature: str) -> bool:
         t_order = ledger.trigger_orders.get(order.order or "")
         if t_order is None or t_order.status != "Open":
             return False
-        t_order.status = "Cancelled"
-        ledger.move(order.owner, None, (t_order.input_mint, t_order.making_amount))
+        keeper.cancel_trigger(state, t_order, signature)
         return True
     return ledger.move(
         order.owner,

@@ -69,8 +69,19 @@ class TriggerOrder:
     output_mint: str
     making_amount: int
     taking_amount: int
-    status: str = "Open"  # Open | Cancelled
+    status: str = "Open"  # Open | Completed | Cancelled | Expired
     created_at: float = 0.0
+    expired_at: float | None = None
+    remaining: int | None = None  # making amount not yet filled (None: all of it)
+    refunded: int = 0
+    open_tx: str = ""
+    close_tx: str = ""
+    updated_at: float = 0.0
+    trades: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def left(self) -> int:
+        return self.making_amount if self.remaining is None else self.remaining
 
 
 @dataclass
@@ -84,6 +95,14 @@ class RecurringOrder:
     interval: int
     created_at: float
     signature: str
+    start_at: float | None = None
+    rounds: int = 0  # rounds filled
+    in_used: int = 0
+    out_received: int = 0
+    status: str = "active"  # active | completed | cancelled
+    close_tx: str = ""
+    updated_at: float = 0.0
+    trades: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Ledger:
@@ -102,6 +121,7 @@ class Ledger:
             self.known_owners: set[str] = set()
             self.requests: dict[str, int] = {}
             self.lookup_tables: dict[str, list[str]] = {}  # issued tables' addresses
+            self.fills: list[dict[str, Any]] = []  # every keeper fill, in order
             self.slot = 300_000_000
 
     # --- counting and accounts ---------------------------------------------
@@ -204,6 +224,7 @@ class Ledger:
                 "landed": sum(1 for e in self.executions.values() if e.landed),
                 "triggerOrders": [asdict(t) for t in self.trigger_orders.values()],
                 "recurringOrders": [asdict(r) for r in self.recurring_orders.values()],
+                "fills": [dict(f) for f in self.fills],
                 "balances": balances,
                 "slot": self.slot,
             }

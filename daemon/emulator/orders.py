@@ -3,6 +3,7 @@ order) and the portfolio call, answered from and recorded in the ledger."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -123,7 +124,11 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
                 f"Each order is valued at {value / orders:.2f} USDC, minimum is 50.00 USDC"
             )
         kind = "recurring"
-        extra = {"number_of_orders": orders, "interval": interval}
+        extra = {
+            "number_of_orders": orders,
+            "interval": interval,
+            "start_at": _int(p.get("startAt")),
+        }
     else:
         p = params["price"] if isinstance(params["price"], dict) else {}
         amount = _int(p.get("depositAmount"))
@@ -271,8 +276,14 @@ def ultra_order(state: State, query: Mapping[str, str], hostile: Fault | None) -
         output_mint=out_mint,
         in_amount=amount,
         out_amount=out_amount,
+        extra={"amms": [_amm(request_id, n) for n in range(2)]},
     )
     return json_response(200, answer)
+
+
+def _amm(request_id: str, n: int) -> str:
+    """A stable AMM key for route `n` of a swap (no draw from the seeded generator)."""
+    return str(Pubkey(hashlib.sha256(f"{request_id}:{n}".encode()).digest()))
 
 
 def _trade(platform: str, label: str, value: float, data: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import structlog
 
 from daemon import failpoints
 from daemon.errors import ApiError, RejectedError, RetryableError
+from daemon.runner import results
 from daemon.runner.book import api_detail, api_fields
 from daemon.runner.settle import settle_unanswered
 from daemon.runner.steps import execute as post_execute
@@ -77,6 +78,7 @@ def execute(
             runner.book.event(run.id, "execute_refused_repost", api_detail(exc))
             return _settle(runner, run), False
     first_post = first_post and len(posts) <= 1
+    results.record(runner.book.engine, run, result, runner.clock())  # every amount it returned
     failpoints.hit("after_execute")
     if result.succeeded:
         return runner.book.finish(

@@ -1,4 +1,5 @@
-"""SQLAlchemy models: plans (with their history), runs, run events.
+"""SQLAlchemy models: plans (with their history), runs, run events, and what the
+money did (execute results, swap events, order trades, followed orders, tokens).
 
 The `audit` view (a contract, DESIGN §3) is created by the migrations; its
 SQL lives here so migrations and tests share one text.
@@ -136,6 +137,125 @@ class StoreMeta(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+class ExecuteResultRow(Base):
+    """Every execute answer that carried a result, as the API gave it: one per
+    (run, signature); a re-post's answer replaces the earlier one."""
+
+    __tablename__ = "execute_results"
+    __table_args__ = (UniqueConstraint("run_id", "signature", name="uq_execute_results_run_sig"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"))
+    signature: Mapped[str] = mapped_column(String(100))
+    operation: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str | None] = mapped_column(String(16))
+    code: Mapped[str | None] = mapped_column(String(32))
+    http_status: Mapped[int | None] = mapped_column(Integer)
+    slot: Mapped[int | None] = mapped_column(BigInteger)
+    error: Mapped[str | None] = mapped_column(Text)
+    order_account: Mapped[str | None] = mapped_column(PUBKEY)
+    total_input_amount: Mapped[str | None] = mapped_column(AMOUNT)
+    total_output_amount: Mapped[str | None] = mapped_column(AMOUNT)
+    input_amount_result: Mapped[str | None] = mapped_column(AMOUNT)
+    output_amount_result: Mapped[str | None] = mapped_column(AMOUNT)
+    answer: Mapped[dict[str, Any]]
+    recorded_at: Mapped[datetime]
+
+
+class SwapEventRow(Base):
+    """``swapEvents[]`` of an execute answer, in order."""
+
+    __tablename__ = "swap_events"
+    __table_args__ = (UniqueConstraint("result_id", "position", name="uq_swap_events_position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("execute_results.id"))
+    position: Mapped[int] = mapped_column(Integer)
+    amm: Mapped[str | None] = mapped_column(PUBKEY)
+    input_mint: Mapped[str] = mapped_column(PUBKEY)
+    input_amount: Mapped[str] = mapped_column(AMOUNT)
+    output_mint: Mapped[str] = mapped_column(PUBKEY)
+    output_amount: Mapped[str] = mapped_column(AMOUNT)
+
+
+class OrderTrade(Base):
+    """A trade of a recurring or trigger order that a run of ours placed or
+    manages, stored once: UNIQUE (order_account, tx_id, action)."""
+
+    __tablename__ = "order_trades"
+    __table_args__ = (
+        UniqueConstraint("order_account", "tx_id", "action", name="uq_order_trades_trade"),
+        Index("ix_order_trades_run_id", "run_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    source: Mapped[str] = mapped_column(String(16))  # recurring | trigger
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"))
+    order_account: Mapped[str] = mapped_column(PUBKEY)
+    tx_id: Mapped[str] = mapped_column(String(100))
+    action: Mapped[str] = mapped_column(String(32))
+    input_mint: Mapped[str] = mapped_column(PUBKEY)
+    in_amount: Mapped[str] = mapped_column(AMOUNT)
+    output_mint: Mapped[str] = mapped_column(PUBKEY)
+    out_amount: Mapped[str] = mapped_column(AMOUNT)
+    fee_mint: Mapped[str | None] = mapped_column(PUBKEY)
+    fee_amount: Mapped[str | None] = mapped_column(AMOUNT)
+    keeper: Mapped[str | None] = mapped_column(PUBKEY)
+    confirmed_at: Mapped[datetime]
+    recorded_at: Mapped[datetime]
+
+
+class FollowedOrder(Base):
+    """The last known state of an order of ours, and its fate once closed:
+    completed, cancelled (with what the cancel returned) or expired."""
+
+    __tablename__ = "followed_orders"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    order_account: Mapped[str] = mapped_column(PUBKEY, unique=True)
+    source: Mapped[str] = mapped_column(String(16))
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"))
+    state: Mapped[str] = mapped_column(String(16))  # open | completed | cancelled | expired
+    api_status: Mapped[str | None] = mapped_column(String(32))
+    deposited: Mapped[str | None] = mapped_column(AMOUNT)
+    used: Mapped[str | None] = mapped_column(AMOUNT)
+    received: Mapped[str | None] = mapped_column(AMOUNT)
+    refunded: Mapped[str | None] = mapped_column(AMOUNT)
+    open_tx: Mapped[str | None] = mapped_column(String(100))
+    close_tx: Mapped[str | None] = mapped_column(String(100))
+    opened_at: Mapped[datetime | None]
+    closed_at: Mapped[datetime | None]
+    first_seen_at: Mapped[datetime]
+    last_seen_at: Mapped[datetime]
+
+
+class FollowEvent(Base):
+    """Append-only: what the follower saw and every answer it could not use."""
+
+    __tablename__ = "follow_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime]
+    step: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str | None] = mapped_column(String(16))
+    order_account: Mapped[str | None] = mapped_column(PUBKEY)
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id"))
+    detail: Mapped[dict[str, Any]]
+
+
+class TokenInfo(Base):
+    """Decimals (and a symbol where known) of a mint, from the chain or the token API."""
+
+    __tablename__ = "tokens"
+
+    mint: Mapped[str] = mapped_column(PUBKEY, primary_key=True)
+    decimals: Mapped[int] = mapped_column(Integer)
+    symbol: Mapped[str | None] = mapped_column(String(32))
+    source: Mapped[str] = mapped_column(String(16))  # chain | api
+    fetched_at: Mapped[datetime]
+
+
+# the audit view as migration 0001 created it (0003_fills replaces it: daemon/store/views.py)
 AUDIT_VIEW_SQL = """
 CREATE VIEW audit AS
 SELECT r.id AS run_id,

@@ -105,7 +105,12 @@ def test_ultra_order_and_execute_moves_balances(
     result = client.execute_ultra(sign(payer, quote.transaction), quote.request_id)
     assert result.succeeded
     assert result.slot is not None
-    assert result.swap_events[0].input_amount == "5000000"
+    assert result.input_amount == "5000000"  # totalInputAmount: what left the wallet
+    # the route's amounts: the swap events add up to inputAmountResult/outputAmountResult
+    assert sum(int(e.input_amount) for e in result.swap_events) == int(result.input_amount_result)
+    assert sum(int(e.output_amount) for e in result.swap_events) == int(result.output_amount_result)
+    assert all(e.amm for e in result.swap_events)
+    assert int(result.input_amount_result or 0) < 5_000_000  # the fee was taken from the input
     assert result.output_amount == quote.out_amount
     assert emulator.ledger.balance(payer.address, SOL) == 100 * 10**9 + int(quote.out_amount)
 

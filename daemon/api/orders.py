@@ -1,0 +1,206 @@
+"""Typed pages of ``GET /recurring/v1/getRecurringOrders`` and
+``GET /trigger/v1/getTriggerOrders`` (docs/fills-api.md has the shapes and
+their sources), and Tokens V2 ``/search`` entries.
+
+A page is parsed item by item: one malformed order or trade becomes a
+`problem` of the page (with the order key when it can be read), the rest is
+kept. The follower decides what a problem means; nothing here guesses a value.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, ValidationError
+from pydantic.alias_generators import to_camel
+
+from daemon.api.models import Amount
+
+
+def _when(value: Any) -> Any:
+    """An ISO 8601 time as the API sends it (``...Z``); naive means UTC."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError("not an ISO 8601 time") from None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    raise ValueError("a time must be an ISO 8601 string")
+
+
+def _text_or_none(value: Any) -> Any:
+    """``closeTx`` is ``null`` in the spec and ``""`` in older examples: both mean none."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        return value.strip()
+    raise ValueError("must be a string or null")
+
+
+def _when_any(value: Any) -> Any:
+    """``expiredAt``: unix seconds (the create call takes them) or an ISO time."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str) and value.strip().isdigit():
+        return datetime.fromtimestamp(int(value.strip()), UTC)
+    return _when(value)
+
+
+def _strip(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+def _maybe_when(value: Any) -> Any:
+    return None if value in (None, "") else _when_any(value)
+
+
+When = Annotated[datetime, BeforeValidator(_when)]
+MaybeWhen = Annotated[datetime | None, BeforeValidator(_maybe_when)]
+OptionalText = Annotated[str | None, BeforeValidator(_text_or_none)]
+Key = Annotated[StrictStr, Field(min_length=1), BeforeValidator(_strip)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        extra="ignore", frozen=True, populate_by_name=True, alias_generator=to_camel
+    )
+
+
+class Trade(_Model):
+    """One entry of an order's ``trades[]`` (the same shape for both products)."""
+
+    order_key: Key
+    input_mint: Key
+    output_mint: Key
+    raw_input_amount: Amount
+    raw_output_amount: Amount
+    tx_id: Key
+    confirmed_at: When
+    action: Key
+    keeper: str | None = None
+    fee_mint: str | None = None
+    raw_fee_amount: Amount | None = None
+
+
+class ListedOrder(_Model):
+    """The fields we use of a recurring (time) or trigger order listing.
+
+    Recurring: ``rawInDeposited``, ``rawInUsed``, ``rawOutReceived``,
+    ``rawInWithdrawn``, ``userClosed``. Trigger: ``rawMakingAmount``,
+    ``rawRemainingMakingAmount``, ``status``, ``expiredAt``."""
+
+    order_key: Key
+    input_mint: Key
+    output_mint: Key
+    open_tx: OptionalText = None
+    close_tx: OptionalText = None
+    created_at: When | None = None
+    updated_at: When | None = None
+    # recurring
+    raw_in_deposited: Amount | None = None
+    raw_in_used: Amount | None = None
+    raw_in_withdrawn: Amount | None = None
+    raw_out_received: Amount | None = None
+    user_closed: bool | None = None
+    # trigger
+    status: str | None = None
+    raw_making_amount: Amount | None = None
+    raw_remaining_making_amount: Amount | None = None
+    expired_at: MaybeWhen = None
+    trades: list[Trade] = Field(default_factory=list)
+
+
+class OrderPage(_Model):
+    """One page of a listing, with what could not be read."""
+
+    page: int
+    total_pages: int
+    orders: list[ListedOrder] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+
+
+class TokenFacts(_Model):
+    """A Tokens V2 ``/search`` entry: ``id`` is the mint."""
+
+    id: Key
+    decimals: Annotated[int, Field(ge=0, le=255)]
+    symbol: str | None = None
+    name: str | None = None
+
+
+def _where(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    return ".".join(str(p) for p in first["loc"]) + f": {first['msg']}"
+
+
+def parse_order(item: Any) -> tuple[ListedOrder | None, list[str]]:
+    """An order with its readable trades, and a problem per unreadable part.
+    ``None`` when the order itself cannot be read."""
+    if not isinstance(item, dict):
+        return None, ["an order that is not a JSON object"]
+    key = item.get("orderKey") if isinstance(item.get("orderKey"), str) else "?"
+    problems: list[str] = []
+    raw_trades = item.get("trades")
+    trades: list[Trade] = []
+    if not isinstance(raw_trades, list):
+        problems.append(f"order {key}: trades is missing or not a list")
+    else:
+        for n, raw in enumerate(raw_trades):
+            try:
+                trades.append(Trade.model_validate(raw))
+            except ValidationError as exc:
+                problems.append(f"order {key}: trade {n}: {_where(exc)}")
+    try:
+        order = ListedOrder.model_validate({**item, "trades": []})
+    except ValidationError as exc:
+        return None, [f"order {key}: {_where(exc)}", *problems]
+    return order.model_copy(update={"trades": trades}), problems
+
+
+def parse_page(data: Any, array: str) -> OrderPage:
+    """A listing page whose orders are under `array` (``time`` / ``all`` for
+    recurring, ``orders`` for trigger). Raises ValueError when the page as a
+    whole is unusable (no page numbers, no order array)."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    items = data.get(array)
+    if items is None and array == "time" and isinstance(data.get("all"), list):
+        items = data["all"]
+    if isinstance(items, dict) and isinstance(items.get("orders"), list):
+        # the March-2025 shape nested the page: {"time": {"orders": [...], "page", "totalPages"}}
+        data = {**data, **{k: v for k, v in items.items() if k in ("page", "totalPages")}}
+        items = items["orders"]
+    if not isinstance(items, list):
+        raise ValueError(f"no '{array}' list")
+    page, total = data.get("page"), data.get("totalPages")
+    if isinstance(page, str) and page.isdigit():
+        page = int(page)
+    if isinstance(total, float) and total.is_integer():
+        total = int(total)
+    if isinstance(page, float) and page.is_integer():
+        page = int(page)
+    if not isinstance(page, int) or isinstance(page, bool) or not isinstance(total, int):
+        raise ValueError("page or totalPages missing or not a number")
+    orders: list[ListedOrder] = []
+    problems: list[str] = []
+    for item in items:
+        if isinstance(item, dict) and item.get("recurringType") not in (None, "time"):
+            continue  # deprecated price-based orders are not ours to follow
+        order, found = parse_order(item)
+        problems.extend(found)
+        if order is not None:
+            orders.append(order)
+    return OrderPage(page=page, total_pages=max(total, 0), orders=orders, problems=problems)
+
+
+def parse_tokens(data: Any) -> list[TokenFacts]:
+    if not isinstance(data, list):
+        raise ValueError("not a JSON list")
+    found = []
+    for item in data:
+        try:
+            found.append(TokenFacts.model_validate(item))
+        except ValidationError:
+            continue  # an entry without decimals tells us nothing
+    return found

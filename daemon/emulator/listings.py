@@ -1,0 +1,121 @@
+"""The read side: ``getRecurringOrders``, ``getTriggerOrders`` (10 orders a page,
+newest first, in the documented shapes: docs/fills-api.md) and Tokens V2
+``/search``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from daemon.emulator.common import TOKENS, EmuResponse, State, json_response, parse_pubkey
+from daemon.emulator.keeper import iso, ui
+from daemon.emulator.ledger import RecurringOrder, TriggerOrder
+
+PAGE_SIZE = 10
+MISSING = "user and orderStatus (active|history) are required"
+TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id)
+
+
+def _bad_request(message: str) -> EmuResponse:
+    return json_response(400, {"code": 400, "error": message, "status": "Bad Request"})
+
+
+TRIGGER_PROGRAM = "j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X"
+
+
+def _paged(items: list[dict[str, Any]], query: Mapping[str, str]) -> tuple[list[Any], int, int]:
+    text = query.get("page", "1") or "1"
+    page = int(text) if text.isdigit() and int(text) > 0 else 1
+    total = max(1, -(-len(items) // PAGE_SIZE))
+    return items[(page - 1) * PAGE_SIZE : page * PAGE_SIZE], page, total
+
+
+def _status(query: Mapping[str, str]) -> str | None:
+    status = query.get("orderStatus")
+    return status if status in ("active", "history") else None
+
+
+def _recurring_item(o: RecurringOrder) -> dict[str, Any]:
+    per_round = o.in_amount // max(o.number_of_orders, 1)
+    withdrawn = o.in_amount - o.in_used if o.status == "cancelled" else 0
+    return {
+        "userPubkey": o.user, "orderKey": o.order, "inputMint": o.input_mint,
+        "outputMint": o.output_mint, "inDeposited": ui(o.input_mint, o.in_amount),
+        "inWithdrawn": ui(o.input_mint, withdrawn), "rawInDeposited": str(o.in_amount),
+        "rawInWithdrawn": str(withdrawn), "cycleFrequency": o.interval,
+        "outWithdrawn": ui(o.output_mint, o.out_received),
+        "inAmountPerCycle": ui(o.input_mint, per_round), "minOutAmount": "0",
+        "maxOutAmount": "0", "inUsed": ui(o.input_mint, o.in_used),
+        "outReceived": ui(o.output_mint, o.out_received),
+        "rawOutWithdrawn": str(o.out_received), "rawInAmountPerCycle": str(per_round),
+        "rawMinOutAmount": "0", "rawMaxOutAmount": "0", "rawInUsed": str(o.in_used),
+        "rawOutReceived": str(o.out_received), "openTx": o.signature,
+        "closeTx": o.close_tx or None, "userClosed": o.status == "cancelled",
+        "createdAt": iso(o.created_at), "updatedAt": iso(o.updated_at or o.created_at),
+        "trades": [dict(t) for t in o.trades],
+    }  # fmt: skip
+
+
+def recurring_orders(state: State, query: Mapping[str, str]) -> EmuResponse:
+    user, status = query.get("user", ""), _status(query)
+    if parse_pubkey(user) is None or status is None:
+        return _bad_request(MISSING)
+    kind = query.get("recurringType", "time")
+    if kind not in ("time", "price", "all"):
+        return _bad_request("invalid recurringType")
+    mine = [o for o in state.ledger.recurring_orders.values() if o.user == user]
+    wanted = [o for o in mine if (o.status == "active") == (status == "active")]
+    wanted.sort(key=lambda o: (o.created_at, o.order), reverse=True)
+    items = [_recurring_item(o) for o in wanted] if kind != "price" else []
+    if kind == "all":
+        items = [{**item, "recurringType": "time"} for item in items]
+    page_items, page, total = _paged(items, query)
+    answer: dict[str, Any] = {"user": user, "orderStatus": status, "time": [], "price": [],
+                              "all": [], "totalPages": total, "page": page}  # fmt: skip
+    answer[kind] = page_items
+    return json_response(200, answer)
+
+
+def _trigger_item(o: TriggerOrder) -> dict[str, Any]:
+    left = o.left
+    taking_left = o.taking_amount * left // o.making_amount if o.making_amount else 0
+    return {
+        "userPubkey": o.maker, "orderKey": o.order, "inputMint": o.input_mint,
+        "outputMint": o.output_mint, "makingAmount": ui(o.input_mint, o.making_amount),
+        "takingAmount": ui(o.output_mint, o.taking_amount),
+        "remainingMakingAmount": ui(o.input_mint, left),
+        "remainingTakingAmount": ui(o.output_mint, taking_left),
+        "rawMakingAmount": str(o.making_amount), "rawTakingAmount": str(o.taking_amount),
+        "rawRemainingMakingAmount": str(left), "rawRemainingTakingAmount": str(taking_left),
+        "slippageBps": "0",
+        "expiredAt": None if o.expired_at is None else str(int(o.expired_at)),
+        "createdAt": iso(o.created_at), "updatedAt": iso(o.updated_at or o.created_at),
+        "status": o.status, "openTx": o.open_tx, "closeTx": o.close_tx,
+        "programVersion": TRIGGER_PROGRAM, "trades": [dict(t) for t in o.trades],
+    }  # fmt: skip
+
+
+def trigger_orders(state: State, query: Mapping[str, str]) -> EmuResponse:
+    user, status = query.get("user", ""), _status(query)
+    if parse_pubkey(user) is None or status is None:
+        return json_response(400, {"error": MISSING, "code": 400})
+    mine = [o for o in state.ledger.trigger_orders.values() if o.maker == user]
+    wanted = [o for o in mine if (o.status == "Open") == (status == "active")]
+    wanted.sort(key=lambda o: (o.created_at, o.order), reverse=True)
+    page_items, page, total = _paged([_trigger_item(o) for o in wanted], query)
+    return json_response(200, {"user": user, "orderStatus": status, "orders": page_items,
+                               "totalPages": total, "page": page})  # fmt: skip
+
+
+def token_search(query: Mapping[str, str]) -> EmuResponse:
+    text = query.get("query", "")
+    if not text:
+        return json_response(400, {"error": "query is required"})
+    found = []
+    for mint in [m.strip() for m in text.split(",") if m.strip()][:100]:
+        t = TOKENS.get(mint)
+        if t is not None:
+            found.append({"id": mint, "name": t.symbol, "symbol": t.symbol,
+                          "decimals": t.decimals, "usdPrice": float(t.usd),
+                          "tokenProgram": TOKEN_PROGRAM})  # fmt: skip
+    return json_response(200, found)
