@@ -1,5 +1,6 @@
 """A tiny Solana JSON-RPC client: a signature's status (crash recovery), account
-owners and states, and `simulateTransaction` (txguard's balance check)."""
+owners and states, `simulateTransaction` (txguard's balance check), and a
+mint's decimals (token facts for `jupcron report`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ import httpx
 from daemon.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError
 
 MAX_ACCOUNTS_PER_CALL = 100  # getMultipleAccounts' documented limit
+TOKEN_PROGRAMS = frozenset(
+    {"TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"}
+)
+MINT_SIZE = 82  # SPL Token mint: authority option (36), supply (8), decimals (1), ...
+DECIMALS_AT = 44
 
 
 @dataclass(frozen=True)
@@ -147,6 +153,14 @@ class SolanaRpc:
             states = _accounts(value.get("accounts"), list(addresses))
         logs = value.get("logs") or []
         return Simulation(err, tuple(states), tuple(str(line) for line in logs))
+
+    def mint_decimals(self, mint: str) -> int | None:
+        """A SPL Token (or Token-2022) mint's decimals, byte 44 of its 82-byte
+        account; ``None`` when there is no such mint account."""
+        (state,) = self.accounts([mint])
+        if state is None or state.owner not in TOKEN_PROGRAMS or len(state.data) < MINT_SIZE:
+            return None
+        return int(state.data[DECIMALS_AT])
 
     def close(self) -> None:
         self._http.close()

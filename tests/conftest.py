@@ -10,4 +10,5 @@ pytest_plugins = [
     "tests.fixtures.service",
     "tests.fixtures.wallet",
     "tests.fixtures.emulator",
+    "tests.fixtures.follow",
 ]

@@ -117,7 +117,7 @@ class _Stderr:
 COMMANDS = {
     "db": "db", "plans": "plans", "run": "run", "fire": "fire", "audit": "audit", "tx": "tx",
     "wallet": "wallet", "portfolio": "portfolio", "emulator": "emulator", "demo": "demo",
-    "settle": "settle",
+    "settle": "settle", "report": "report",
 }  # fmt: skip
 
 

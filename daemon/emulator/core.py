@@ -58,6 +58,9 @@ WRONG_TYPES: dict[str, Any] = {
     "outAmount": [1],
     "elements": "none",
     "order": 99,
+    "time": "none",
+    "orders": 7,
+    "totalPages": [2],
 }
 
 
@@ -205,7 +208,8 @@ class Emulator:
     def _answer_faults(
         self, operation: str, answer: EmuResponse, fields: Mapping[str, str] | None = None
     ) -> EmuResponse:
-        kinds = (FaultKind.WRONG_TYPES, FaultKind.LOST_ANSWER)
+        kinds = (FaultKind.WRONG_TYPES, FaultKind.LOST_ANSWER, FaultKind.DROP_FIELD,
+                 FaultKind.BAD_PAGE)  # fmt: skip
         fault = self.faults.take(operation, kinds=kinds, request=fields)
         if fault is None:
             return answer
@@ -216,9 +220,22 @@ class Emulator:
             data = json.loads(answer.body)
         except ValueError:
             return answer
-        if isinstance(data, dict):
+        if fault.kind == FaultKind.DROP_FIELD:
+            data = _without(data, str(fault.params.get("field", "")))
+        elif fault.kind == FaultKind.BAD_PAGE and isinstance(data, dict):
+            data["page"] = int(data.get("page") or 1) + 1
+        elif isinstance(data, dict):
             for key in list(data):
                 if key in WRONG_TYPES:
                     data[key] = WRONG_TYPES[key]
-            answer.body = json.dumps(data).encode()
+        answer.body = json.dumps(data).encode()
         return answer
+
+
+def _without(data: Any, field: str) -> Any:
+    """`data` with every `field` key removed, at any depth."""
+    if isinstance(data, dict):
+        return {k: _without(v, field) for k, v in data.items() if k != field}
+    if isinstance(data, list):
+        return [_without(v, field) for v in data]
+    return data

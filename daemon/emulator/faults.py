@@ -34,6 +34,8 @@ class FaultKind(StrEnum):
     # the issued tx's program call also names the payer's token account of `mint`
     # (default USDT) and, when simulated, empties it: a drain only simulation sees
     HIDDEN_DRAIN = "hidden_drain"
+    DROP_FIELD = "drop_field"  # the real answer without `field`, wherever it occurs
+    BAD_PAGE = "bad_page"  # a listing answers with another page than the one asked for
 
 
 EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED}

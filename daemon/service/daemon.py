@@ -30,6 +30,7 @@ from daemon import failpoints
 from daemon.app import Runtime, Store, build_runtime, open_store
 from daemon.config import Config, load_config, mask_url
 from daemon.errors import JupcronError, StoreBusyError
+from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
 from daemon.plans.apply import apply_paths
 from daemon.runner.outcome import RunListener, RunOutcome
@@ -76,6 +77,7 @@ class Daemon:
         self.metrics_server: MetricsServer | None = None
         self.webhook: WebhookNotifier | None = None
         self._recovery: threading.Thread | None = None
+        self.follower: FollowerLoop | None = None
         self._last_recovery = 0.0
         self._store_ok = True
         self._status = ""
@@ -160,6 +162,7 @@ class Daemon:
         deadline = time.monotonic() + self.config.runner.shutdown_timeout
         if self.scheduler is not None:
             self.scheduler.stop(wait=False)
+        self._stop_follower()
         self._wait_for_runs(deadline)
         if self.leadership is not None:
             self.leadership.release()
@@ -276,11 +279,30 @@ class Daemon:
             workers=self.config.runner.workers, on_misfire=self._misfired,
         )  # fmt: skip
         self.scheduler.start()
+        self._start_follower()
+
+    def _start_follower(self) -> None:
+        """The order follower runs beside the leader's scheduler, on spare API capacity."""
+        assert self.runtime is not None
+        follow = self.config.follow
+        if not follow.enabled:
+            return
+        rt = self.runtime
+        self.follower = FollowerLoop(
+            rt.store.engine, rt.api, rt.wallet.address, interval=follow.interval,
+            clock=lambda: datetime.now(UTC), rpc=rt.rpc,
+        ).start()  # fmt: skip
+
+    def _stop_follower(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+            self.follower = None
 
     def _step_down(self) -> None:
         log.warning("stepping_down")
         self.leader = False
         self.metrics.set_leader(False)
+        self._stop_follower()
         if self.scheduler is not None:
             self.scheduler.stop(wait=False)
             self.scheduler = None

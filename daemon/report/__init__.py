@@ -1,0 +1,1 @@
+"""`jupcron report`: what the money did, per plan (and a chart of it)."""

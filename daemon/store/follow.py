@@ -1,0 +1,199 @@
+"""The order follower's store functions: which orders are ours (and the run each
+belongs to), trades stored once, the last state of each order, its events.
+
+"Ours": a recurring order a run of a recurring plan created (its order
+account, or failing that its open transaction = the run's signature), or the
+trigger order a trigger-cancel plan's run manages. Anything else is foreign.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from typing import Any, cast
+
+from sqlalchemy import Insert, Table, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from daemon.store.models import FollowedOrder, FollowEvent, OrderTrade, Plan, Run
+from daemon.store.runs import Conn, _dialect
+from daemon.store.types import PlanKind, RunStatus
+
+TRADES = cast(Table, OrderTrade.__table__)
+ORDERS = cast(Table, FollowedOrder.__table__)
+EVENTS = cast(Table, FollowEvent.__table__)
+OPEN = "open"
+CLOSED_STATES = frozenset({"completed", "cancelled", "expired"})
+
+# runs whose order is followed: a recurring order exists once its create landed; a
+# trigger cancel manages its order from the moment it may have been sent
+_STATUSES = {
+    "recurring": (RunStatus.SUCCEEDED, RunStatus.IN_DOUBT),
+    "trigger": (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.IN_DOUBT, RunStatus.SUBMITTED),
+}
+_KINDS = {"recurring": PlanKind.RECURRING, "trigger": PlanKind.TRIGGER_CANCEL}
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Our orders of one source: order account -> run, open tx -> run."""
+
+    by_order: dict[str, int]
+    by_open_tx: dict[str, int]
+
+    def run_for(self, order_account: str, open_tx: str | None) -> int | None:
+        found = self.by_order.get(order_account)
+        if found is None and open_tx:
+            found = self.by_open_tx.get(open_tx)
+        return found
+
+
+@dataclass(frozen=True)
+class TradeValues:
+    source: str
+    run_id: int
+    order_account: str
+    tx_id: str
+    action: str
+    input_mint: str
+    in_amount: str
+    output_mint: str
+    out_amount: str
+    confirmed_at: datetime
+    fee_mint: str | None = None
+    fee_amount: str | None = None
+    keeper: str | None = None
+
+
+@dataclass(frozen=True)
+class OrderValues:
+    order_account: str
+    source: str
+    run_id: int
+    state: str  # open | completed | cancelled | expired
+    api_status: str | None = None
+    deposited: str | None = None
+    used: str | None = None
+    received: str | None = None
+    refunded: str | None = None
+    open_tx: str | None = None
+    close_tx: str | None = None
+    opened_at: datetime | None = None
+    closed_at: datetime | None = None
+
+
+def targets(conn: Conn, source: str) -> Targets:
+    """Our orders of `source` (``recurring`` | ``trigger``); a succeeded run wins,
+    then the earliest."""
+    statuses = [str(s) for s in _STATUSES[source]]
+    rows = list(
+        conn.execute(
+            select(Run.id, Run.order_account, Run.signature, Run.status, Plan.request)
+            .join(Plan, Plan.id == Run.plan_id)
+            .where(Plan.kind == str(_KINDS[source]), Run.status.in_(statuses))
+            .order_by(Run.id)
+        )
+    )
+    rows.sort(key=lambda r: (r.status != str(RunStatus.SUCCEEDED), r.id))
+    by_order: dict[str, int] = {}
+    by_tx: dict[str, int] = {}
+    for row in rows:
+        account = row.order_account
+        if account is None and source == "trigger" and isinstance(row.request, dict):
+            account = row.request.get("order")  # a cancel that failed before ordering
+        if account:
+            by_order.setdefault(account, row.id)
+        elif source == "recurring" and row.signature:  # order account unknown (in doubt)
+            by_tx.setdefault(row.signature, row.id)
+    return Targets(by_order, by_tx)
+
+
+def closed_orders(conn: Conn, source: str) -> set[str]:
+    """Order accounts (and open transactions) of our orders known to be closed."""
+    rows = conn.execute(
+        select(ORDERS.c.order_account, ORDERS.c.open_tx).where(
+            ORDERS.c.source == source, ORDERS.c.state.in_(sorted(CLOSED_STATES))
+        )
+    )
+    return {key for row in rows for key in row if key}
+
+
+@cache
+def _insert_trades(dialect: str) -> Insert:
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return (
+        insert(TRADES)
+        .on_conflict_do_nothing(index_elements=["order_account", "tx_id", "action"])
+        .returning(TRADES.c.id)
+    )
+
+
+def store_trades(conn: Conn, trades: Sequence[TradeValues], *, now: datetime) -> int:
+    """Insert the trades not stored yet (UNIQUE order, tx, action); how many were new."""
+    new = 0
+    statement = _insert_trades(_dialect(conn))
+    for trade in trades:
+        values = {**trade.__dict__, "recorded_at": now}
+        if conn.execute(statement, values).first() is not None:
+            new += 1
+    return new
+
+
+def save_order(conn: Conn, order: OrderValues, *, now: datetime) -> str | None:
+    """Record the order's state; a closed order stays closed. Its previous state."""
+    row = conn.execute(
+        select(ORDERS.c.id, ORDERS.c.state).where(ORDERS.c.order_account == order.order_account)
+    ).one_or_none()
+    values: dict[str, Any] = {**order.__dict__, "last_seen_at": now}
+    if row is None:
+        conn.execute(ORDERS.insert(), {**values, "first_seen_at": now})
+        return None
+    if row.state in CLOSED_STATES:
+        return str(row.state)
+    conn.execute(ORDERS.update().where(ORDERS.c.id == row.id).values(values))
+    return str(row.state)
+
+
+def add_event(
+    conn: Conn,
+    step: str,
+    detail: dict[str, Any],
+    *,
+    at: datetime,
+    source: str | None = None,
+    order_account: str | None = None,
+    run_id: int | None = None,
+) -> None:
+    conn.execute(
+        EVENTS.insert(),
+        {
+            "at": at,
+            "step": step,
+            "detail": detail,
+            "source": source,
+            "order_account": order_account,
+            "run_id": run_id,
+        },
+    )
+
+
+def events(conn: Conn, step: str | None = None) -> list[dict[str, Any]]:
+    stmt = select(EVENTS).order_by(EVENTS.c.id)
+    if step is not None:
+        stmt = stmt.where(EVENTS.c.step == step)
+    return [dict(r._mapping) for r in conn.execute(stmt)]
+
+
+def plan_mints(conn: Conn) -> set[str]:
+    """Every mint the plans and runs use (for token facts)."""
+    mints: set[str] = set()
+    for request in conn.execute(select(Plan.request)).scalars():
+        if isinstance(request, dict):
+            mints.update(
+                m for k in ("inputMint", "outputMint") if isinstance(m := request.get(k), str)
+            )
+    for a, b in conn.execute(select(Run.input_mint, Run.output_mint).distinct()):
+        mints.update(m for m in (a, b) if m)
+    return mints
