@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from sqlalchemy.engine import make_url
 
 from daemon.app import open_store
 from daemon.cli.audit import When
@@ -27,15 +26,6 @@ TABLE_COLUMNS = ("plan_name", "kind", "runs", "spent", "received", "average_pric
 CSV_COLUMNS = ("plan_name", "kind", "input_mint", "output_mint", "runs", "spent", "spent_ui",
                "received", "received_ui", "refunded", "refunded_ui", "fills", "average_price",
                "average_cost", "fees", "first_fill", "last_fill")  # fmt: skip
-
-
-def require_existing_database(url: str) -> None:
-    """A read-only command on a SQLite file that is not there: say so, create nothing."""
-    parsed = make_url(url)
-    database = parsed.database or ""
-    on_disk = parsed.get_backend_name() == "sqlite" and database not in ("", ":memory:")
-    if on_disk and not Path(database).is_file():
-        raise StoreError(f"database file not found: {database} (run 'jupcron db upgrade')")
 
 
 def _amount(report: PlanReport, value: int, side: str, known: dict[str, tokens.Token]) -> str:
@@ -107,8 +97,7 @@ def report(
         chart_format(chart)  # a wrong extension fails before anything is read
     if since is not None and until is not None and since >= until:
         raise click.BadParameter("--since must be before --until", param_hint="--since")
-    require_existing_database(ctx.config.database.url)
-    store = open_store(ctx.config)
+    store = open_store(ctx.config)  # never creates a database file
     try:
         with store.engine.connect() as conn:
             reports, known = build(conn, plan=plan, since=since, until=until)

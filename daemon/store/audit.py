@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm import Session
 
 from daemon.store.models import Plan, Run
@@ -27,7 +27,10 @@ AUDIT_COLUMNS = (
     "run_id", "plan_name", "kind", "plan_version", "scheduled_for", "status", "trigger",
     "request_id", "signature", "error_code", "error", "input_mint", "in_amount", "output_mint",
     "out_amount", "order_account", "slot", "attempts", "created_at", "updated_at", "finished_at",
+    "spent", "received", "refunded", "fills",
 )  # fmt: skip
+# what the money did (migration 0003_fills): read from the view itself
+MONEY_COLUMNS = ("spent", "received", "refunded", "fills")
 
 
 SPEND_LOCK = 0x6A757063  # "jupc": one PostgreSQL advisory lock for cap checks
@@ -96,4 +99,12 @@ def audit_rows(session: Session, flt: AuditFilter) -> list[dict[str, Any]]:
         row = {c: getattr(run, c, None) for c in AUDIT_COLUMNS}
         row.update(run_id=run.id, plan_name=name, kind=kind)
         out.append(row)
+    if out:
+        money = text(
+            "SELECT run_id, spent, received, refunded, fills FROM audit WHERE run_id IN :ids"
+        ).bindparams(bindparam("ids", expanding=True))
+        found = {r.run_id: r for r in session.execute(money, {"ids": [r["run_id"] for r in out]})}
+        for row in out:
+            for column in MONEY_COLUMNS:
+                row[column] = getattr(found.get(row["run_id"]), column, None)
     return out
