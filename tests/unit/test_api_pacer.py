@@ -7,6 +7,7 @@ import pytest
 from daemon.api.client import JupiterClient, backoff
 from daemon.api.pacer import HEADROOM, Pacer
 from daemon.emulator import Emulator
+from daemon.errors import NoSpareCapacityError
 from tests.fixtures.emulator import ClientFactory, FakeTime, Recorder
 
 
@@ -87,3 +88,62 @@ def test_legacy_host_warns() -> None:
     with capture_logs() as logs:
         JupiterClient("https://lite-api.jup.ag", api_key=None).close()
     assert [e["event"] for e in logs] == ["api_legacy_host"]
+
+
+# ---- spare capacity: fires first, the follower takes what is left -------------------
+
+
+def test_a_spare_slot_is_only_taken_when_free_now() -> None:
+    t = FakeTime()
+    p = pacer(10, t)
+    assert p.try_spare()  # nothing going on: the slot is free
+    assert not p.try_spare()  # the next slot is not free yet
+    t.sleep(p.interval)
+    assert not p.try_spare()  # free for runs, but the background's share is used up
+    t.sleep(p.spare_interval)
+    assert p.try_spare()
+
+
+def test_no_spare_slot_while_a_run_waits_for_one() -> None:
+    t = FakeTime()
+    seen: list[bool] = []
+    p = Pacer(10, clock=t.clock, wall=t.wall, sleep=lambda s: seen.append(p.try_spare()))
+    p.acquire()
+    p.acquire()  # waits one interval; while it sleeps, the follower asks
+    assert seen == [False]
+
+
+def test_the_spare_share_limits_background_requests_to_their_part_of_the_rate() -> None:
+    t = FakeTime()
+    p = Pacer(10, sleep=t.sleep, clock=t.clock, wall=t.wall, spare_share=0.25)
+    start = t.now
+    taken = [p.acquire_spare(timeout=60) for _ in range(11)]
+    assert all(w is not None for w in taken)
+    elapsed = t.now - start
+    assert elapsed == pytest.approx(10 * p.spare_interval, rel=0.1)  # 2.5 requests/s, not 10
+    assert p.spare_interval == pytest.approx(4 * p.interval)
+
+
+def test_a_run_after_a_spare_slot_waits_at_most_one_interval() -> None:
+    t = FakeTime()
+    p = pacer(2, t)
+    assert p.try_spare()
+    assert p.acquire() <= p.interval
+
+
+def test_acquire_spare_gives_up_at_its_deadline() -> None:
+    t = FakeTime()
+    p = pacer(1, t)
+    p.block_for(100)  # a 429 told everyone to wait
+    assert p.acquire_spare(timeout=10) is None
+    assert t.now - 1_800_000_000.0 <= 10 + p.interval
+
+
+def test_a_follower_call_without_spare_capacity_is_a_retryable_error(
+    make_client: ClientFactory, emulator: Emulator, fake_time: FakeTime
+) -> None:
+    client = make_client(emulator)
+    client.pacer.block_for(120)
+    with pytest.raises(NoSpareCapacityError):
+        client.recurring_orders("So11111111111111111111111111111111111111112", "active", 1)
+    assert emulator.ledger.requests.get("recurring_orders") is None  # nothing was sent
