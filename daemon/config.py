@@ -155,7 +155,7 @@ class FollowConfig(_Section):
     """The order follower: fills of recurring orders, the fate of trigger orders."""
 
     enabled: bool = True
-    interval: Annotated[float, Field(ge=10)] = 300.0  # seconds between polls
+    interval: Annotated[float, Field(ge=1)] = 300.0  # seconds between polls
     # part of api.rate_limit the follower may use, and only when no run is waiting
     share: Annotated[float, Field(gt=0, le=1)] = 0.25
 

@@ -32,16 +32,16 @@ def _amount(report: PlanReport, value: int, side: str, known: dict[str, tokens.T
     token = report.input_token if side == "in" else report.output_token
     if token is None:
         return f"{value} (base units)" if value else "0"
-    return f"{token.human(value)} {token.label}"
+    return f"{token.human(value):f} {token.label}"
 
 
-def _table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, Any]:
+def table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, Any]:
     price = report.average_price()
     unit = ""
     if report.input_token and report.output_token:
         unit = f" {report.output_token.label}/{report.input_token.label}"
     fees = ", ".join(
-        f"{tokens.human(amount, known[mint].decimals) if mint in known else amount} "
+        f"{tokens.human(amount, known[mint].decimals) if mint in known else amount:f} "
         f"{known[mint].label if mint in known else tokens.short(mint)}"
         for mint, amount in sorted(report.fees.items())
     )
@@ -50,7 +50,7 @@ def _table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, 
         "runs": ", ".join(f"{status} {n}" for status, n in sorted(report.runs.items())) or "-",
         "spent": _amount(report, report.spent, "in", known),
         "received": _amount(report, report.received, "out", known),
-        "average_price": f"{price}{unit}" if price is not None else "-",
+        "average_price": f"{price:f}{unit}" if price is not None else "-",
         "fills": len(report.fills),
         "refunded": _amount(report, report.refunded, "in", known),
         "fees": fees or "-",
@@ -110,7 +110,7 @@ def report(
     elif fmt == "csv":
         click.echo(_csv([r.as_dict(known) for r in reports]))
     else:
-        click.echo(render([_table_row(r, known) for r in reports], TABLE_COLUMNS, "table"))
+        click.echo(render([table_row(r, known) for r in reports], TABLE_COLUMNS, "table"))
     if chart is not None:
         from daemon.report.chart import write_chart
 

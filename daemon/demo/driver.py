@@ -5,7 +5,9 @@
     -> `jupcron run` with JUPCRON_FAILPOINTS=after_sign (dies right after signing)
     -> `jupcron run` again                          (recovers the signed run)
     -> live progress until every demo run is final, --duration passes, or Ctrl-C
+    -> wait (within --duration) for the daemon's order follower to record the fills
     -> SIGTERM the daemon, print the audit table and the SQL to query it
+    -> end with `jupcron report` (what the money did) and its chart (a PNG)
 
 The daemon is the real thing in its own process; the demo only watches the
 store and manages processes. Every process it starts is stopped before it
@@ -30,6 +32,8 @@ from daemon.cli.output import render
 from daemon.demo.watch import Reporter, Watcher
 from daemon.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
 from daemon.proc import terminate
+from daemon.report.build import build
+from daemon.report.chart import write_chart
 from daemon.store.engine import make_engine
 
 FINAL = {"succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt"}
@@ -42,7 +46,11 @@ TABLE_COLUMNS = ("run_id", "plan_name", "kind", "scheduled_for", "status", "requ
 QUERIES = (
     "SELECT plan_name, kind, status, signature, error FROM audit ORDER BY run_id;",
     "SELECT run_id, at, step FROM run_events ORDER BY id;",
+    "SELECT plan_name, source, in_amount, out_amount, filled_at FROM fills ORDER BY filled_at;",
 )
+FOLLOWED = 2  # orders the follower must see closed: the DCA (completed), the limit (cancelled)
+REPORT_COLUMNS = ("plan_name", "kind", "runs", "spent", "received", "average_price", "fills",
+                  "refunded", "fees")  # fmt: skip
 
 
 @dataclass
@@ -136,14 +144,26 @@ class Demo:
         done = {name for name, status in rows if status in FINAL}
         return all(p.name in done for p in self.ws.plans)
 
+    def followed(self) -> bool:
+        """The order follower has seen the DCA complete and the limit order cancelled."""
+        sql = text("SELECT count(*) FROM followed_orders WHERE state <> 'open'")
+        with self.engine.connect() as conn:
+            return int(conn.execute(sql).scalar_one()) >= FOLLOWED
+
     def watch(self, deadline: float, sleep: Callable[[float], None] = time.sleep) -> str:
+        noted = False
         while True:
             self.reporter.steps(self.watcher.poll())
             if not self.check_daemon():
                 return "daemon_failed"
             if self.settled():
                 self.reporter.steps(self.watcher.poll())
-                return "settled"
+                if self.followed():
+                    return "settled"
+                if not noted:
+                    self.reporter.note("every run is final; waiting for the order follower "
+                                       "to record the DCA's fills and the refund")  # fmt: skip
+                    noted = True
             if time.monotonic() >= deadline:
                 return "time_up"
             sleep(0.25)
@@ -192,8 +212,27 @@ def print_summary(ws: Workspace, result: DemoResult, out: TextIO) -> None:
     for query in QUERIES:
         print(f'  sqlite3 {db} "{query}"', file=out)
     print(f"  jupcron --config {ws.config} audit --format json", file=out)
+    print(f"  jupcron --config {ws.config} report --format json", file=out)
     for problem in result.problems:
         print(f"problem: {problem}", file=out)
+    print_report(ws, out)
+
+
+def print_report(ws: Workspace, out: TextIO) -> None:
+    """`jupcron report` on the demo's store, and its chart."""
+    from daemon.cli.report import table_row
+
+    engine = make_engine(ws.db_url)
+    try:
+        with engine.connect() as conn:
+            reports, known = build(conn)
+    finally:
+        engine.dispose()
+    print("", file=out)
+    print("report (what the money did, per plan):", file=out)
+    print(render([table_row(r, known) for r in reports], REPORT_COLUMNS, "table"), file=out)
+    chart = write_chart(reports, ws.chart)
+    print(f"chart of the fills: {chart}", file=out)
 
 
 def drive(ws: Workspace, reporter: Reporter, out: TextIO, duration: float) -> DemoResult:
@@ -223,6 +262,8 @@ def drive(ws: Workspace, reporter: Reporter, out: TextIO, duration: float) -> De
             problems.append(demo.failed_daemon)
         if codes and codes[-1] not in (0, None) and reason != "daemon_failed":
             problems.append(f"the daemon stopped with status {codes[-1]}")
+        if reason == "time_up" and demo.settled():
+            problems.append("the order follower did not record the fills in time")
         if reason == "time_up":
             left = [p.name for p in ws.plans if not any(
                 r["plan_name"] == p.name and r["status"] in FINAL for r in rows)]  # fmt: skip

@@ -4,8 +4,11 @@ plus the emulator (served over loopback) primed to make the story happen:
 
     demo-swap-crash    swap            the daemon is SIGKILLed right after signing,
                                        restarted, and settles it with the same signed tx
-    demo-weekly-dca    recurring       succeeds
-    demo-cancel-limit  trigger-cancel  succeeds (the emulator holds the open order)
+    demo-weekly-dca    recurring       succeeds; the emulator's keeper fills its 2 rounds
+                                       (a day apart, played 3 s apart) and the daemon's
+                                       order follower records both fills
+    demo-cancel-limit  trigger-cancel  succeeds (the emulator holds the open order, 40% filled);
+                                       the follower records the fill and the refund
     demo-hourly-swap   swap            succeeds
     demo-swap-hostile  swap            the emulator returns a transaction that drains
                                        the wallet: txguard refuses, nothing is signed
@@ -23,6 +26,7 @@ from typing import Any
 from solders.keypair import Keypair
 
 from daemon.emulator import Emulator
+from daemon.emulator.keeper import fill_trigger
 from daemon.emulator.ledger import TriggerOrder
 from daemon.emulator.server import EmulatorServer
 from daemon.store import migrate
@@ -32,6 +36,9 @@ USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"
 HOSTILE_AMOUNT = 2_000_000  # the one swap amount the emulator answers with a hostile tx
 CRASH_PLAN = "demo-swap-crash"
+DCA_PLAN = "demo-weekly-dca"
+KEEPER_SPEED = 86400 / 3  # a day of the keeper's time passes in 3 s
+CHART = "fills.png"
 FAILPOINT = "after_sign"  # where the first daemon dies
 
 
@@ -64,7 +71,7 @@ def demo_plans(order_account: str) -> list[DemoPlan]:
     return [
         DemoPlan(CRASH_PLAN, "swap", 0, "succeeded", {**swap, "amount": 3_000_000},
                  "3 USDC to SOL; the daemon dies right after signing and recovers"),
-        DemoPlan("demo-weekly-dca", "recurring", 2, "succeeded",
+        DemoPlan(DCA_PLAN, "recurring", 2, "succeeded",
                  {**swap, "params": {"time": {"inAmount": 100_000_000, "numberOfOrders": 2,
                                               "interval": 86400}}},
                  "DCA: 100 USDC into SOL, 2 orders a day apart"),
@@ -107,6 +114,10 @@ class Workspace:
         return self.root / "plans"
 
     @property
+    def chart(self) -> Path:
+        return self.root / CHART
+
+    @property
     def keypair(self) -> Path:
         return self.root / "keypair.json"
 
@@ -132,6 +143,8 @@ plans:
   dir: plans
 runner:
   recovery_interval: 2     # look for stuck runs every 2 s (default 30)
+follow:
+  interval: 2              # follow order fills every 2 s (default 300)
 logging:
   level: info
   format: json
@@ -146,12 +159,15 @@ def create(root: Path, *, lead: float = 6.0, now: datetime | None = None) -> Wor
     wallet = write_keypair_file(keypair)  # mode 0600, never overwrites
     order_account = str(Keypair().pubkey())
     emulator = Emulator(
-        seed=8, faults=[{"kind": "hostile", "match": {"amount": HOSTILE_AMOUNT}, "count": 0}]
+        seed=8,
+        faults=[{"kind": "hostile", "match": {"amount": HOSTILE_AMOUNT}, "count": 0}],
+        keeper_speed=KEEPER_SPEED,
     )
-    emulator.ledger.add_trigger_order(
-        TriggerOrder(order=order_account, maker=wallet.address, input_mint=USDC,
-                     output_mint=SOL, making_amount=5_000_000, taking_amount=30_000_000)
-    )  # fmt: skip
+    limit = TriggerOrder(order=order_account, maker=wallet.address, input_mint=USDC,
+                         output_mint=SOL, making_amount=5_000_000, taking_amount=30_000_000,
+                         created_at=now.timestamp())  # fmt: skip
+    emulator.ledger.add_trigger_order(limit)
+    fill_trigger(emulator.state, limit, 2_000_000)  # 40% filled before the cancel
     server = EmulatorServer().start(emulator, host="127.0.0.1", port=0)
     ws = Workspace(root, now + timedelta(seconds=lead), emulator, server, wallet,
                    demo_plans(order_account))  # fmt: skip

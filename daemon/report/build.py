@@ -89,7 +89,7 @@ class PlanReport:
         out = []
         for mint, amount in sorted(self.fees.items()):
             token = known.get(mint)
-            shown = None if token is None else str(token.human(amount))
+            shown = None if token is None else format(token.human(amount), "f")
             out.append({"mint": mint, "amount": str(amount), "amount_ui": shown})
         return out
 
@@ -97,7 +97,7 @@ class PlanReport:
         """The JSON object (amounts in base units as strings: a u64 is no JSON double)."""
 
         def ui(value: Decimal | None) -> str | None:
-            return None if value is None else str(value)
+            return None if value is None else format(value, "f")
 
         def when(value: datetime | None) -> str | None:
             return None if value is None else value.isoformat()

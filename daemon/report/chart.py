@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from daemon.errors import ConfigError
 from daemon.report.build import PlanReport
 
 FORMATS = {".png": "png", ".svg": "svg"}
+SPENT, RECEIVED, PRICE = "#c0392b", "#27ae60", "#2c3e50"
+PAD_ALONE = 1 / 24  # days either side of a lone fill
 ROW_HEIGHT = 3.2
 WIDTH = 11.0
 
@@ -52,6 +55,22 @@ def _series(report: PlanReport) -> tuple[list[float], list[float], list[float], 
     return times, spent, got, prices
 
 
+def _span(times: list[float]) -> tuple[float, float]:
+    low, high = min(times), max(times)
+    pad = (high - low) * 0.05 or PAD_ALONE
+    return low - pad, high + pad
+
+
+def _time_axis(axes: Any, span: tuple[float, float]) -> None:
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+    locator = AutoDateLocator(maxticks=6)  # type: ignore[no-untyped-call]
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+    axes.set_xlim(*span)
+    axes.tick_params(axis="x", labelsize=8)
+
+
 def write_chart(reports: list[PlanReport], path: Path) -> Path:
     fmt = chart_format(path)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -72,25 +91,28 @@ def write_chart(reports: list[PlanReport], path: Path) -> Path:
         times, spent, got, prices = _series(report)
         unit_in = report.input_token.label if report.input_token else "base units"
         unit_out = report.output_token.label if report.output_token else "base units"
+        span = _span(times)
         left = figure.add_subplot(grid[n, 0])
-        left.step(times, spent, where="post", color="#c0392b", linewidth=2,
-                  label=f"spent ({unit_in})")  # fmt: skip
-        left.set_ylabel(f"spent, {unit_in}", color="#c0392b")
+        # from zero just before the first fill, a step up at each fill, flat to the end
+        steps_t = [span[0], *times, span[1]]
+        left.step(steps_t, [0.0, *spent, spent[-1]], where="post", color=SPENT, linewidth=2,
+                  marker="o", markevery=list(range(1, len(times) + 1)))  # fmt: skip
+        left.set_ylabel(f"spent, {unit_in}", color=SPENT)
+        left.set_ylim(bottom=0)
         left.set_title(f"{report.plan_name}: cumulative spend and receipts", fontsize=10)
         right = left.twinx()
-        right.step(times, got, where="post", color="#27ae60", linewidth=2,
-                   label=f"received ({unit_out})")  # fmt: skip
-        right.set_ylabel(f"received, {unit_out}", color="#27ae60")
-        for axes in (left, right):
-            axes.xaxis_date()
-        left.grid(alpha=0.3)
-        left.tick_params(axis="x", labelrotation=20, labelsize=8)
+        marks = list(range(1, len(times) + 1))
+        right.step(steps_t, [0.0, *got, got[-1]], where="post", color=RECEIVED, linewidth=2,
+                   linestyle="--", marker="s", markevery=marks)  # fmt: skip
+        right.set_ylabel(f"received, {unit_out}", color=RECEIVED)
+        right.set_ylim(bottom=0)
         price = figure.add_subplot(grid[n, 1])
-        price.plot(times, prices, marker="o", color="#2c3e50")
-        price.xaxis_date()
+        price.plot(times, prices, marker="o", color=PRICE)
         price.set_title(f"fill price ({unit_out} per {unit_in})", fontsize=10)
+        for axes in (left, price):
+            _time_axis(axes, span)
+        left.grid(alpha=0.3)
         price.grid(alpha=0.3)
-        price.tick_params(axis="x", labelrotation=20, labelsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format=fmt, dpi=110)
     return path

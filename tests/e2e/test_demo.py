@@ -66,12 +66,14 @@ def test_demo_ends_with_succeeded_rejected_and_recovered_runs(
     assert "txguard refused" in hostile["error"]
     recovered = [r for r in rows if r["note"].startswith("recovered after crash")]
     assert [(r["plan_name"], r["status"]) for r in recovered] == [("demo-swap-crash", "succeeded")]
-    # the SQL to query it, with the database path, comes last
+    # the SQL to query it, with the database path, then the report and its chart
     db = root / "jupcron.db"
-    tail = done.stdout.rstrip().splitlines()[-3:]
-    assert tail[0].startswith(f"  sqlite3 {db} ")
-    assert "FROM audit" in tail[0]
+    lines = done.stdout.rstrip().splitlines()
+    sql = [line for line in lines if line.startswith(f"  sqlite3 {db} ")]
+    assert "FROM audit" in sql[0]
+    assert any("FROM fills" in line for line in sql)
     assert db.exists()
+    assert lines[-1] == f"chart of the fills: {root / 'fills.png'}"
 
 
 def test_demo_shows_each_run_moving_through_its_states(
@@ -104,6 +106,52 @@ def test_demo_leaves_no_process_and_a_0600_keypair(
         assert not Path(f"/proc/{pid}").exists()
     mode = stat.S_IMODE((root / "keypair.json").stat().st_mode)
     assert mode == 0o600
+
+
+def report_rows(out: str) -> dict[str, dict[str, str]]:
+    """The report table printed at the end, by plan."""
+    block = out.split("report (what the money did, per plan):\n", 1)[1]
+    lines = block.splitlines()[:-1]  # the last line names the chart
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    names = header.split()
+    rows = {}
+    for line in lines[1:]:
+        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        row = dict(zip(names, cells, strict=True))
+        rows[row["plan_name"]] = row
+    return rows
+
+
+def test_demo_ends_with_the_report_of_the_fills(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    done, _ = demo_run
+    rows = report_rows(done.stdout)
+    assert rows["demo-weekly-dca"]["fills"] == "2"  # both rounds of the DCA, followed
+    assert rows["demo-weekly-dca"]["spent"] == "100.000000 USDC"
+    assert rows["demo-cancel-limit"]["fills"] == "1"  # the limit order's fill before the cancel
+    assert rows["demo-cancel-limit"]["refunded"] == "3.000000 USDC"
+    assert rows["demo-hourly-swap"]["spent"] == "1.000000 USDC"
+    assert rows["demo-swap-hostile"]["fills"] == "0"
+
+
+def test_the_demo_chart_is_a_picture_with_something_in_it(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    from PIL import Image
+
+    _, root = demo_run
+    with Image.open(root / "fills.png") as image:
+        image.load()  # decodes the whole file
+        assert image.format == "PNG"
+        assert image.width > 600
+        assert image.height > 400
+        colors = image.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colors is not None
+    assert len(colors) > 50  # not blank: lines, text, markers
+    spent_red = (0xC0, 0x39, 0x2B)
+    assert any(rgb == spent_red for _, rgb in colors)  # the spend line was drawn
 
 
 def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
