@@ -125,7 +125,7 @@ class ChainView:
         if order.kind == "trigger_cancel":
             held = self.ledger.trigger_orders.get(order.order or "")
             if held is not None and held.status == "Open":
-                self._tokens(owner, held.input_mint, held.making_amount)
+                self._tokens(owner, held.input_mint, held.left)  # what is left goes back
         elif order.input_mint:
             self._tokens(owner, order.input_mint, -order.in_amount)
             if order.kind == "swap" and order.output_mint:
