@@ -165,3 +165,22 @@ def test_foreign_orders_are_ignored(make_follow_rig: FollowRigFactory, db_url: s
     assert len(f.fills(name)) == 2
     assert f.fills("not-followed") == []
     assert foreign is not None
+
+
+def test_an_order_whose_account_the_run_never_learned_is_found_by_its_open_tx(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    f = make_follow_rig(db_url)
+    name, run_id, order = recurring_order(f, rounds=2)
+    with f.engine.begin() as conn:  # as if the execute answer was lost and the run settled
+        conn.execute(
+            text("UPDATE runs SET status = 'in_doubt', order_account = NULL WHERE id = :r"),
+            {"r": run_id},
+        )
+    f.clock.advance(DAY)
+    f.follower().poll()
+    fills = f.fills(name)
+    assert len(fills) == 2
+    assert {(r["run_id"], r["order_account"]) for r in fills} == {(run_id, order)}
+    with f.engine.connect() as conn:
+        assert order in follow.closed_orders(conn, "recurring")
