@@ -149,6 +149,47 @@ def test_fire_lag_throughput_cpu(
     put("workers", WORKERS)
 
 
+BURST_RUNS = 300
+
+
+def test_burst(
+    backend_url: tuple[str, str], tmp_path: Path, figures: Figures, notify_socket: NotifyListener
+) -> None:
+    """300 one-shot plans due in the same second: the time until all are final,
+    against the minimal client doing the same 300 runs one after another."""
+    backend, url = backend_url
+    emulator = EmulatorProcess(log=tmp_path / "emulator.log")
+    bench = Bench(tmp_path / "jc", url, emulator.url, {"runner": {"workers": WORKERS}})
+    try:
+        due = _due_after(15)
+        bench.apply(one_shot_plans(BURST_RUNS, due))
+        _start_ready(bench, notify_socket)
+        assert bench.proc is not None
+        pid = bench.proc.pid
+        if datetime.now(UTC) > due - timedelta(seconds=0.5):
+            raise RuntimeError("the daemon took too long to start; raise the lead time")
+        _sleep_until(due - timedelta(seconds=0.5))
+        cpu0 = cpu_seconds(pid)
+        done = wait_until(lambda: bench.count_final() >= BURST_RUNS, timeout=300, step=0.2)
+        cpu1 = cpu_seconds(pid)
+        assert done, f"only {bench.count_final()} of {BURST_RUNS} runs final"
+        rows = bench.sql("SELECT status, finished_at FROM audit")
+        bench.stop()
+        last_final = max(as_utc(r["finished_at"]) for r in rows)
+        burst = (last_final - due).total_seconds()
+        emulator.reset()
+        serial = _minimal_client(emulator.url, bench.keypair, BURST_RUNS, 1)
+    finally:
+        bench.stop()
+        emulator.close()
+    put = lambda name, value: figures.put(backend, name, value)  # noqa: E731
+    put("burst_s", burst)
+    put("burst_minimal_serial_s", serial["seconds"])
+    put("burst_ratio", burst / serial["seconds"])
+    put("burst_cpu_ms_per_run", (cpu1 - cpu0) / BURST_RUNS * 1000)
+    put("burst_ok", sum(1 for r in rows if r["status"] == "succeeded"))
+
+
 def _minimal_client(url: str, keypair: Path, runs: int, threads: int) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "tests.bench.minimal_client", url, str(keypair), str(runs),
