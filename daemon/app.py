@@ -22,6 +22,7 @@ from daemon.runner.core import Runner
 from daemon.runner.outcome import RunListener
 from daemon.store import migrate
 from daemon.store.engine import open_existing, session_factory
+from daemon.store.runstore import SqlRunStore
 from daemon.wallet import Wallet, load_wallet
 
 log = structlog.get_logger(__name__)
@@ -80,7 +81,7 @@ def build_runtime(
     api = JupiterClient.from_config(config, key, transport=transport)
     rpc = SolanaRpc(config.rpc.url) if config.rpc.url else None
     runner = Runner(
-        factory=store.factory, api=api, wallet=wallet, config=config, rpc=rpc,
+        store=SqlRunStore(store.engine), api=api, wallet=wallet, config=config, rpc=rpc,
         listeners=listeners, on_attempt=on_attempt,
     )  # fmt: skip
     return Runtime(config=config, store=store, api=api, wallet=wallet, runner=runner, rpc=rpc)

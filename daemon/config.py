@@ -24,8 +24,8 @@ from pydantic import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from daemon.errors import ConfigError
-from daemon.yamlfile import YamlLoadError, load, problems_from
+from daemon.errors import ConfigError, YamlLoadError
+from daemon.yamlfile import load, problems_from
 
 DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
 LEGACY_HOSTS = ("lite-api.jup.ag",)

@@ -1,9 +1,11 @@
 """The one error tree of jupcron, grouped by what the caller does next.
 
     JupcronError
-    ├── FatalError            needs a human; the CLI exits non-zero with one line
+    ├── FatalError            needs a human; the CLI exits non-zero with one line,
+    │   │                     the daemon stops (exit 1)
     │   ├── ConfigError       the daemon config is missing or wrong
     │   ├── PlanError         a plan file is wrong (carries every problem found)
+    │   ├── YamlLoadError     a file cannot be read as YAML (carries one problem)
     │   ├── KeypairError      the keypair file cannot be used
     │   ├── ApiAuthError      401/403 from the API: a wrong key or a key without access
     │   └── StoreError        the database cannot be used (wrong URL, not migrated)
@@ -20,10 +22,12 @@
         ├── GuardRejectedError txguard refused to sign
         └── LimitError        a safety limit (cap, balance, kill switch) stopped the run
 
-Every API error keeps the HTTP status, the API's ``code``, its ``error``/``cause``
-text and the raw body (trimmed), so the run row can record all of it. Foreign
-exceptions (httpx, psycopg, solders) are translated at the adapter with
-``raise ... from exc``.
+`ApiError` is not a branch: it is a mixin that every API error above carries
+(``Api*Error``, ``RateLimitedError``, ``ExecuteFailedError``), with what the API
+told us: the HTTP status, the API's ``code``, its ``error``/``cause`` text and the
+raw body (trimmed), so the run row can record all of it. Catch by branch, read
+``info`` with ``isinstance(exc, ApiError)``. Foreign exceptions (httpx, psycopg,
+solders) are translated at the adapter with ``raise ... from exc``.
 """
 
 from __future__ import annotations
@@ -106,6 +110,14 @@ class GuardRejectedError(RejectedError):
         super().__init__("txguard refused: " + "; ".join(reasons))
 
 
+class YamlLoadError(FatalError):
+    """A file could not be read as YAML; carries one `Problem`."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
+
+
 class LimitError(RejectedError):
     """A safety limit stopped the run before anything was ordered."""
 
@@ -122,12 +134,12 @@ class ApiErrorInfo:
     body: str | None = field(default=None, repr=False)
 
 
-class ApiError(JupcronError):
-    """The Jupiter API call did not succeed."""
+class ApiError:
+    """The Jupiter API call did not succeed (a mixin: never raised on its own)."""
 
     def __init__(self, message: str | None = None, info: ApiErrorInfo | None = None) -> None:
         self.info = info or ApiErrorInfo()
-        super().__init__(message)
+        super().__init__(message)  # type: ignore[call-arg]  # the JupcronError branch's
 
     @property
     def http_status(self) -> int | None:

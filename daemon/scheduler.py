@@ -40,7 +40,6 @@ from daemon.schedule import (
     is_late,
     jitter_delay,
     next_fire_times,
-    parse_schedule,
 )
 from daemon.slots import pending_of_previous, record_unfired
 from daemon.store import plans as store_plans
@@ -61,6 +60,9 @@ STORE_RETRY = 5.0  # seconds until a fire that found the store unavailable is tr
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+wall_now = utcnow  # APScheduler's own time base (see `Scheduler._aps_time`)
 
 
 Fire = Callable[[PlanRecord, datetime], None]
@@ -146,6 +148,13 @@ class Scheduler:
     def revision(self) -> int | None:
         return self._revision
 
+    def _aps_time(self, moment: datetime) -> datetime:
+        """`moment` on our clock as APScheduler's run date: APScheduler waits by the
+        wall clock, which an injected clock (a test's) may run ahead of or behind.
+        Every decision here uses `self._clock`; this is the one place the wall clock
+        is read, to translate."""
+        return moment - (self._clock() - wall_now())
+
     # ------------------------------------------------------------ reload
 
     def reload(self) -> PlanDiff | None:
@@ -228,11 +237,7 @@ class Scheduler:
                 job.remove()
 
     def _activate(self, plan: PlanRecord, last: datetime | None) -> None:
-        try:
-            schedule = parse_schedule(plan.schedule)
-        except ValueError as exc:
-            log.error("plan_schedule_invalid", plan=plan.name, error=str(exc))
-            return
+        schedule = plan.schedule
         self._plans[plan.id] = plan
         self._schedules[plan.id] = schedule
         self._settle(plan, schedule, last)
@@ -277,7 +282,7 @@ class Scheduler:
             self._aps.add_job(
                 self._fire_now,
                 "date",
-                run_date=utcnow(),
+                run_date=self._aps_time(now),
                 args=[plan.id, plan.version, result.run.isoformat()],
                 id=f"plan-{plan.id}-v{plan.version}-catchup-{result.run.isoformat()}",
                 replace_existing=True,
@@ -291,12 +296,11 @@ class Scheduler:
             return
         slot = upcoming[0]
         due = slot + jitter_delay(schedule, plan.name, slot)
-        offset = self._clock() - utcnow()  # a test clock may run ahead of the real one
         self._next[plan.id] = slot
         self._aps.add_job(
             self._due,
             "date",
-            run_date=due - offset,
+            run_date=self._aps_time(due),
             args=[plan.id, plan.version, slot.isoformat()],
             id=f"plan-{plan.id}-v{plan.version}-{slot.isoformat()}",
             replace_existing=True,
@@ -362,7 +366,7 @@ class Scheduler:
         self._aps.add_job(
             self._retry,
             "date",
-            run_date=utcnow() + timedelta(seconds=self._store_retry),
+            run_date=self._aps_time(self._clock() + timedelta(seconds=self._store_retry)),
             args=[plan, slot.isoformat()],
             id=f"plan-{plan.id}-v{plan.version}-retry-{slot.isoformat()}",
             replace_existing=True,

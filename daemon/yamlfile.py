@@ -19,7 +19,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from daemon.errors import Problem
+from daemon.errors import Problem, YamlLoadError
 
 MAX_BYTES = 1024 * 1024
 MAX_NODES = 100_000
@@ -131,14 +131,6 @@ def load(path: Path, text: str | None = None) -> tuple[Any, Locator]:
         ) from None
     locator.positions.setdefault((), (1, 1))
     return data, locator
-
-
-class YamlLoadError(Exception):
-    """A file could not be read as YAML; carries one `Problem`."""
-
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-        super().__init__(str(problem))
 
 
 def _allowed_fields(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:

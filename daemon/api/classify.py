@@ -12,12 +12,12 @@ from pydantic import ValidationError
 from daemon.api.models import ErrorEnvelope
 from daemon.errors import (
     ApiAuthError,
-    ApiError,
     ApiErrorInfo,
     ApiGarbageError,
     ApiRejectedError,
     ApiServerError,
     ApiTransportError,
+    JupcronError,
     RateLimitedError,
 )
 
@@ -81,7 +81,7 @@ def is_execute_answer(operation: str, status: int, data: Any) -> bool:
 
 def classify(
     operation: str, response: httpx.Response, wall_now: float
-) -> tuple[Any, ApiError | None]:
+) -> tuple[Any, JupcronError | None]:
     """(parsed JSON body, the error to raise or retry, or None when usable)."""
     status = response.status_code
     data = _json(response)

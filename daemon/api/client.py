@@ -32,10 +32,10 @@ from daemon.api.pacer import SPARE_SHARE, Pacer
 from daemon.api.requests import RecurringCreateRequest, TriggerCancelRequest, UltraOrderRequest
 from daemon.config import LEGACY_HOSTS, ApiPaths, Config
 from daemon.errors import (
-    ApiError,
     ApiErrorInfo,
     ApiGarbageError,
     ApiRejectedError,
+    JupcronError,
     NoSpareCapacityError,
     RateLimitedError,
     RetryableError,
@@ -336,7 +336,7 @@ class JupiterClient:
                 self._sleep(pending)
             waited = pending + self._slot(operation, spare)
             status: int | None = None
-            error: ApiError | None = None
+            error: JupcronError | None = None
             result: T | None = None
             started = self._clock()
             try:

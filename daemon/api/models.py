@@ -8,7 +8,7 @@ codes are mapped to "retry with a fresh order" or final, as API.md lists them.
 from __future__ import annotations
 
 from collections import defaultdict
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, model_validator
@@ -222,6 +222,34 @@ class Portfolio(ApiModel):
     @property
     def total_value(self) -> Decimal:
         return sum((e.value or Decimal(0) for e in self.elements), Decimal(0))
+
+    def balance_of(self, mint: str) -> int:
+        """The wallet's balance of `mint` in base units: the ``Wallet`` elements' assets,
+        by ``rawAmount`` where given, else the UI amount scaled by the mint's decimals
+        (from ``tokenInfo``; 9 for SOL, else 6 when unknown)."""
+        total = Decimal(0)
+        for element in self.elements:
+            if element.label not in (None, "Wallet"):
+                continue
+            assets = element.data.get("assets") if isinstance(element.data, dict) else None
+            for asset in assets if isinstance(assets, list) else []:
+                data = asset.get("data") if isinstance(asset, dict) else None
+                if not isinstance(data, dict) or data.get("address") != mint:
+                    continue
+                if "rawAmount" in data:
+                    return int(data["rawAmount"])
+                try:
+                    total += Decimal(str(data.get("amount", 0)))
+                except InvalidOperation:
+                    continue
+        return int(total * (Decimal(10) ** self.decimals_of(mint)))
+
+    def decimals_of(self, mint: str) -> int:
+        info = (self.token_info.get("solana") or {}).get(mint)
+        decimals = info.get("decimals") if isinstance(info, dict) else None
+        if decimals is None:
+            return 9 if mint.startswith("So1111") else 6
+        return int(decimals)
 
     def symbol(self, mint: str) -> str:
         info = self.token_info.get("solana", {}).get(mint)

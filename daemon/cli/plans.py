@@ -125,7 +125,7 @@ def apply(ctx: Context, paths: tuple[Path, ...], dry_run: bool, now_text: str | 
 
 
 def _row(plan: PlanRecord, last: str | None, now: datetime) -> dict[str, Any]:
-    schedule = parse_schedule(plan.schedule)
+    schedule = plan.schedule
     fires = next_fire_times(schedule, now, 3) if plan.enabled else []
     return {
         "name": plan.name,

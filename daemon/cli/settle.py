@@ -12,6 +12,7 @@ from daemon.app import open_store
 from daemon.cli.main import Context, pass_ctx
 from daemon.rpc import SolanaRpc
 from daemon.runner.manual import Verdict, settle_in_doubt
+from daemon.store.runstore import SqlRunStore
 
 
 @click.command()
@@ -42,9 +43,10 @@ def settle(
     store = open_store(config)
     rpc = SolanaRpc(config.rpc.url) if config.rpc.url else None
     try:
+        verdict = Verdict(landed=landed, reason=reason, by=by or _login())
         run = settle_in_doubt(
-            store.factory, run_id, Verdict(landed=landed, reason=reason, by=by or _login()),
-            now=datetime.now(UTC), rpc=rpc, force=force,
+            SqlRunStore(store.engine), run_id, verdict, now=datetime.now(UTC), rpc=rpc,
+            force=force,
         )  # fmt: skip
     finally:
         if rpc is not None:

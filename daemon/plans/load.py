@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from daemon.errors import PlanError, Problem
+from daemon.errors import PlanError, Problem, YamlLoadError
 from daemon.plans.schema import REQUEST_MODELS, WALLET_FIELD, PlanHead, PlanSpec, checks
 from daemon.store.types import PlanKind
-from daemon.yamlfile import Locator, YamlLoadError, load, problems_from
+from daemon.yamlfile import Locator, load, problems_from
 
 SUFFIXES = (".yaml", ".yml")
 

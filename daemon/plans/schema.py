@@ -16,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -33,7 +35,7 @@ from pydantic import (
 )
 from solders.pubkey import Pubkey as _SoldersPubkey
 
-from daemon.plans.cron import parse_cron
+from daemon.cron import parse_cron
 from daemon.schedule import (
     Misfire,
     Schedule,
@@ -287,6 +289,52 @@ class Caps(_Model):
 
     per_day: Amount | None = None
     per_week: Amount | None = None
+
+
+class PlanSettings(_Model):
+    """A plan's own safety settings, as stored (`PlanSpec.settings_dict`)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    dry_run: StrictBool = False
+    max_in_amount: Amount | None = None
+    caps: Caps = Caps()
+    balance_check: StrictBool | None = None  # None: the daemon config's safety.balance_check
+
+
+# ------------------------------------------------------------------ stored plans
+
+
+def stored_request(kind: PlanKind, data: Mapping[str, Any]) -> Request:
+    """A stored request (JSON) as its typed model; raises ValueError if it is not valid.
+    Plans with the same request share one (frozen) model."""
+    return _stored_request(kind, _key(data))
+
+
+def stored_settings(data: Mapping[str, Any]) -> PlanSettings:
+    """Stored settings as their typed model (shared like `stored_request`)."""
+    return _stored_settings(_key(data))
+
+
+def _key(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+@lru_cache(maxsize=8192)
+def _stored_request(kind: PlanKind, key: str) -> Request:
+    return REQUEST_MODELS[kind].model_validate(json.loads(key))
+
+
+@lru_cache(maxsize=1024)
+def _stored_settings(key: str) -> PlanSettings:
+    return PlanSettings.model_validate(json.loads(key))
+
+
+@lru_cache(maxsize=8192)
+def request_body(request: Request) -> Mapping[str, Any]:
+    """The API body/query of a request (without the wallet field), JSON-ready;
+    shared: never change it."""
+    return request.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 def _name(value: str) -> str:

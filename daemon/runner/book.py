@@ -19,40 +19,30 @@ from datetime import datetime
 from typing import Any
 
 import structlog
-from sqlalchemy import Connection
-from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.errors import JupcronError
-from daemon.store import runs
-from daemon.store.engine import begin
+from daemon.errors import ApiError, JupcronError
+from daemon.store.port import Event, RunStore
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
 
 log = structlog.get_logger(__name__)
 
-Event = runs.Event
-
 
 class RunBook:
     def __init__(
         self,
-        factory: sessionmaker[Session],
+        store: RunStore,
         clock: Callable[[], datetime],
         on_attempt: Callable[[Any], None] | None = None,
     ) -> None:
-        self.factory = factory
-        self.engine = factory.kw["bind"]
+        self.store = store
         self.clock = clock
         self.on_attempt = on_attempt
         # answered attempts not yet committed, by run (each run has one driver)
         self._answered: dict[int, list[Event]] = {}
 
     def load(self, run_id: int) -> RunRecord:
-        with begin(self.engine) as conn:
-            record = runs.get(conn, run_id)
-        if record is None:
-            raise LookupError(f"run {run_id} is not in the store")
-        return record
+        return self.store.load(run_id)
 
     def advance(
         self,
@@ -65,20 +55,14 @@ class RunBook:
         **fields: Any,
     ) -> RunRecord:
         """Move the run (if it is still in `expect`, default: its current status)."""
-        with self._booking(run.id) as answered, begin(self.engine) as conn:
-            changed = runs.advance(
-                conn, run.id, status, now=self.clock(),
+        with self._booking(run.id) as answered:
+            record, moved = self.store.advance(
+                run, status, now=self.clock(),
                 expect=expect if expect is not None else [run.status],
-                step=step, detail=detail, before=answered, **fields,
+                step=step or str(status), detail=detail or {}, before=answered, fields=fields,
             )  # fmt: skip
-            if changed is not None:
-                return runs.moved(run, changed)
-            self._bump(conn, run.id, len(answered))
-            runs.add_events(conn, answered)
+        if not moved:
             log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
-            record = runs.get(conn, run.id)
-        if record is None:
-            raise LookupError(f"run {run.id} is not in the store")
         return record
 
     def finish(self, run: RunRecord, status: RunStatus, *, step: str, **fields: Any) -> RunRecord:
@@ -88,16 +72,14 @@ class RunBook:
         return self.advance(run, status, step=step, detail=detail, **fields)
 
     def event(self, run_id: int, step: str, detail: dict[str, Any]) -> None:
-        with self._booking(run_id) as answered, begin(self.engine) as conn:
-            self._bump(conn, run_id, len(answered))
-            runs.add_events(conn, [*answered, (run_id, step, detail, self.clock())])
+        with self._booking(run_id) as answered:
+            self.store.event([*answered, (run_id, step, detail, self.clock())])
 
     def flush(self, run_id: int) -> None:
         """Commit the run's answered attempts not yet in the store."""
         if self._answered.get(run_id):
-            with self._booking(run_id) as answered, begin(self.engine) as conn:
-                self._bump(conn, run_id, len(answered))
-                runs.add_events(conn, answered)
+            with self._booking(run_id) as answered:
+                self.store.event(answered)
 
     @contextmanager
     def _booking(self, run_id: int) -> Iterator[list[Event]]:
@@ -116,11 +98,6 @@ class RunBook:
         lost = self._answered.pop(run_id, None)
         if lost:
             log.error("run_attempts_not_booked", run_id=run_id, attempts=len(lost))
-
-    @staticmethod
-    def _bump(conn: Connection, run_id: int, by: int) -> None:
-        if by:
-            runs.bump_attempts(conn, run_id, by)
 
     def observer(self, run_id: int) -> Callable[[Any], None]:
         """An API observer that books every HTTP attempt against the run."""
@@ -142,21 +119,19 @@ class RunBook:
     def was_gasless(self, run_id: int) -> bool:
         """Whether the API marked this run's (latest) order gasless."""
         gasless = False
-        with begin(self.engine) as conn:
-            for _, step, detail in runs.events(conn, run_id):
-                if step == "ordered":
-                    gasless = bool(detail.get("gasless"))
+        for step, detail in self.store.steps(run_id):
+            if step == "ordered":
+                gasless = bool(detail.get("gasless"))
         return gasless
 
 
 def api_fields(exc: JupcronError) -> dict[str, Any]:
-    info = getattr(exc, "info", None)
-    code = getattr(info, "code", None)
     fields: dict[str, Any] = {"error": str(exc)}
-    if code is not None:
-        fields["error_code"] = str(code)
-    elif getattr(info, "http_status", None) is not None:
-        fields["error_code"] = f"http_{info.http_status}"  # type: ignore[union-attr]
+    if isinstance(exc, ApiError):
+        if exc.info.code is not None:
+            fields["error_code"] = str(exc.info.code)
+        elif exc.info.http_status is not None:
+            fields["error_code"] = f"http_{exc.info.http_status}"
     return fields
 
 
@@ -165,16 +140,15 @@ BODY_LIMIT = 2000
 
 def api_detail(exc: JupcronError) -> dict[str, Any]:
     """What the API said, for the event log: fields, HTTP status and the raw body (trimmed)."""
-    info = getattr(exc, "info", None)
     detail = api_fields(exc)
-    if info is not None:
-        detail["operation"] = getattr(info, "operation", None)
-        detail["http_status"] = getattr(info, "http_status", None)
-        if getattr(info, "cause", None):
+    if isinstance(exc, ApiError):
+        info = exc.info
+        detail["operation"] = info.operation
+        detail["http_status"] = info.http_status
+        if info.cause:
             detail["cause"] = info.cause
-        body = getattr(info, "body", None)
-        if body:
-            detail["body"] = body[:BODY_LIMIT]
+        if info.body:
+            detail["body"] = info.body[:BODY_LIMIT]
     detail["type"] = type(exc).__name__
     return detail
 

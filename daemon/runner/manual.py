@@ -13,12 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session, sessionmaker
-
 from daemon.errors import ConfigError, RetryableError
 from daemon.rpc import SignatureStatus, SolanaRpc
-from daemon.store import runs
-from daemon.store.engine import transaction
+from daemon.store.port import RunStore
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
 
@@ -33,7 +30,7 @@ class Verdict:
 
 
 def settle_in_doubt(
-    factory: sessionmaker[Session],
+    store: RunStore,
     run_id: int,
     verdict: Verdict,
     *,
@@ -44,10 +41,10 @@ def settle_in_doubt(
     """Record the operator's verdict on run `run_id`; the run as it now is."""
     if not verdict.reason.strip():
         raise ConfigError("say why (--reason): it goes into the audit trail")
-    with factory() as session:
-        run = runs.get(session, run_id)
-    if run is None:
-        raise ConfigError(f"no run {run_id} in the store")
+    try:
+        run = store.load(run_id)
+    except LookupError:
+        raise ConfigError(f"no run {run_id} in the store") from None
     if run.status is not RunStatus.IN_DOUBT:
         raise ConfigError(f"run {run_id} is {run.status}, not in_doubt: there is nothing to settle")
     chain = _ask_chain(rpc, run)
@@ -68,14 +65,10 @@ def settle_in_doubt(
     else:
         note = f"settled by {verdict.by}: {verdict.reason}"
         status, fields = RunStatus.FAILED, {"error": note, "error_code": SETTLED_CODE}
-    with transaction(factory) as session:
-        changed = runs.advance(
-            session, run_id, status, now=now, expect=[RunStatus.IN_DOUBT],
-            step=SETTLED_CODE, detail=detail, **fields,
-        )  # fmt: skip
-    if changed is None:
+    settled = store.settle(run_id, status, now=now, step=SETTLED_CODE, detail=detail, fields=fields)
+    if settled is None:
         raise ConfigError(f"run {run_id} changed while it was being settled; nothing recorded")
-    return runs.moved(run, changed)
+    return settled
 
 
 def _ask_chain(rpc: SolanaRpc | None, run: RunRecord) -> dict[str, Any]:

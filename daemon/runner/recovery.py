@@ -14,16 +14,14 @@ belong to a `jupcron fire` in another shell.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Protocol
 
 import structlog
-from sqlalchemy.orm import Session
 
-from daemon.runner.core import Runner, RunOptions
 from daemon.runner.outcome import RunOutcome
-from daemon.store import runs
-from daemon.store.engine import transaction
-from daemon.store.models import Plan
+from daemon.runner.ports import Ports, RunOptions
+from daemon.runner.timing import within_grace
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus
 
@@ -32,47 +30,56 @@ log = structlog.get_logger(__name__)
 UNSIGNED = (RunStatus.PENDING, RunStatus.REQUESTED)
 
 
-def _plan(session: Session, plan_id: int) -> PlanRecord | None:
-    row = session.get(Plan, plan_id)
-    return PlanRecord.from_row(row) if row is not None else None
+class Driver(Protocol):
+    """What recovery needs of the runner: its ports, and driving a run it is not driving."""
+
+    @property
+    def ports(self) -> Ports: ...
+    def is_active(self, run_id: int) -> bool: ...
+    def drive(
+        self, run_id: int, plan: PlanRecord, options: RunOptions | None = None
+    ) -> RunOutcome: ...
 
 
 def recover(
-    runner: Runner, *, startup: bool = False, stale_after: float = 15.0
+    driver: Driver, *, startup: bool = False, stale_after: float = 15.0
 ) -> list[RunOutcome]:
-    now = runner.clock()
-    with runner.factory() as session:
-        pending = [(run, _plan(session, run.plan_id)) for run in runs.in_flight(session)]
+    """Drive every run left in flight (see the module's text); their outcomes."""
+    ports = driver.ports
+    now = ports.clock()
     outcomes: list[RunOutcome] = []
-    for run, plan in pending:
-        if plan is None or runner.is_active(run.id):
+    for run, plan in ports.store.in_flight():
+        if plan is None or driver.is_active(run.id):
             continue
         if not startup and run.updated_at > now - timedelta(seconds=stale_after):
             continue
         log.info("run_recovering", run_id=run.id, plan=plan.name, status=str(run.status))
-        runner.book.event(run.id, "recovery", {"found": str(run.status), "startup": startup})
-        reason = _why_not_reorder(runner, run, plan) if run.status in UNSIGNED else None
-        if reason is not None:
-            with transaction(runner.factory) as session:
-                runs.advance(
-                    session, run.id, RunStatus.SKIPPED, now=runner.clock(), expect=[run.status],
-                    step="recovery_skip", detail={"reason": reason}, error=reason,
-                )  # fmt: skip
-            outcomes.append(runner.drive(run.id, plan))
-            continue
-        if run.status is RunStatus.REQUESTED:
-            with transaction(runner.factory) as session:
-                runs.advance(
-                    session, run.id, RunStatus.PENDING, now=runner.clock(),
-                    expect=[RunStatus.REQUESTED], step="reorder",
-                    detail={"reason": "recovery: nothing was signed, order afresh"},
-                )  # fmt: skip
-        options = RunOptions(trigger=run.trigger)
-        outcomes.append(runner.drive(run.id, plan, options))
+        ports.book.event(run.id, "recovery", {"found": str(run.status), "startup": startup})
+        options = recover_run(ports, run, plan, ports.clock())
+        outcomes.append(driver.drive(run.id, plan, options))
     return outcomes
 
 
-def _why_not_reorder(runner: Runner, run: RunRecord, plan: PlanRecord) -> str | None:
+def recover_run(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> RunOptions:
+    """Ready a run found in flight for its drive: an unsigned one out of its grace (or
+    of a plan changed since) is recorded as skipped; a `requested` one goes back to
+    `pending` for a fresh order. The options to drive it with."""
+    reason = _why_not_reorder(run, plan, now) if run.status in UNSIGNED else None
+    if reason is not None:
+        ports.store.advance(
+            run, RunStatus.SKIPPED, now=now, expect=[run.status], step="recovery_skip",
+            detail={"reason": reason}, fields={"error": reason},
+        )  # fmt: skip
+        return RunOptions()
+    if run.status is RunStatus.REQUESTED:
+        ports.store.advance(
+            run, RunStatus.PENDING, now=now, expect=[RunStatus.REQUESTED], step="reorder",
+            detail={"reason": "recovery: nothing was signed, order afresh"},
+        )  # fmt: skip
+    return RunOptions(trigger=run.trigger)
+
+
+def _why_not_reorder(run: RunRecord, plan: PlanRecord, now: datetime) -> str | None:
     if not plan.enabled:
         return "interrupted before signing; the plan has been disabled since"
     if plan.version != run.plan_version:
@@ -80,6 +87,6 @@ def _why_not_reorder(runner: Runner, run: RunRecord, plan: PlanRecord) -> str | 
             f"interrupted before signing; the plan changed since (version {run.plan_version} "
             f"-> {plan.version})"
         )
-    if run.trigger != "manual" and not runner.within_grace(run, plan):
+    if run.trigger != "manual" and not within_grace(run, plan, now):
         return "interrupted before signing, and the slot's grace period has passed"
     return None

@@ -9,11 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine
-
-from daemon.store.engine import begin
+from daemon.store.port import ExecuteValues, RunStore, SwapEventValues
 from daemon.store.records import RunRecord
-from daemon.store.results import ExecuteValues, SwapEventValues, record_execute
 
 
 def values_of(run: RunRecord, result: Any, now: datetime) -> ExecuteValues | None:
@@ -49,8 +46,7 @@ def values_of(run: RunRecord, result: Any, now: datetime) -> ExecuteValues | Non
     )  # fmt: skip
 
 
-def record(engine: Engine, run: RunRecord, result: Any, now: datetime) -> None:
+def record(store: RunStore, run: RunRecord, result: Any, now: datetime) -> None:
     values = values_of(run, result, now)
     if values is not None:
-        with begin(engine) as conn:
-            record_execute(conn, values)
+        store.record_result(values)

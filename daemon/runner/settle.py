@@ -10,12 +10,11 @@ expired: never a fresh transaction for a slot whose first might have landed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 
 from daemon.errors import RetryableError
-from daemon.rpc import SolanaRpc
-from daemon.runner.book import RunBook, api_detail
+from daemon.runner.book import api_detail
+from daemon.runner.ports import Ports
 from daemon.runner.timing import surely_expired
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
@@ -26,14 +25,11 @@ IN_DOUBT_ERROR = (
 )
 
 
-def settle_unanswered(
-    book: RunBook,
-    run: RunRecord,
-    *,
-    rpc: SolanaRpc | None,
-    clock: Callable[[], datetime],
-    validity: float,
-) -> RunRecord:
+def settle_unanswered(ports: Ports, run: RunRecord, now: datetime) -> RunRecord:
+    """Settle `run` (submitted, no clear answer) from the chain if it can be; `now` is
+    when the unanswered call ended (the RPC call, if any, moves it on)."""
+    book, rpc = ports.book, ports.rpc
+    validity = ports.config.runner.blockhash_validity
     if rpc is not None and run.signature:
         try:
             status = rpc.signature_status(run.signature)
@@ -47,11 +43,12 @@ def settle_unanswered(
             if status.found:
                 return book.finish(run, RunStatus.FAILED, step="settled_by_rpc",
                                    error=f"landed with error: {status.err}")  # fmt: skip
-            if surely_expired(run, clock(), validity):
+            if surely_expired(run, ports.clock(), validity):
                 return book.finish(
                     run, RunStatus.FAILED, step="settled_by_rpc",
                     error="blockhash expired and the signature never landed",
                 )  # fmt: skip
-    if surely_expired(run, clock(), validity):
+        now = ports.clock()
+    if surely_expired(run, now, validity):
         return book.finish(run, RunStatus.IN_DOUBT, step="in_doubt", error=IN_DOUBT_ERROR)
     return book.load(run.id)  # still submitted: recovery tries again

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, UltraOrder
+from daemon.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
 from daemon.txguard.expect import Expectation
@@ -17,61 +19,30 @@ from daemon.txguard.expect import Expectation
 Observer = Callable[[Any], None]
 
 
-class OrderResponseLike(Protocol):
-    request_id: str
-    transaction: str
-    order: str | None
-
-
-class UltraOrderLike(Protocol):
-    request_id: str
-    transaction: str | None
-    in_amount: str
-    out_amount: str
-    gasless: bool
-    error_code: int | None
-    error_message: str | None
-
-
-class ExecuteResultLike(Protocol):
-    http_status: int | None
-    status: str | None
-    code: int | str | None
-    signature: str | None
-    slot: int | None
-    error: str | None
-    order: str | None
-    input_amount: str | None
-    output_amount: str | None
-
-    @property
-    def succeeded(self) -> bool: ...
-
-
 class OrderApi(Protocol):
     """The part of `daemon.api.client.JupiterClient` the runner uses."""
 
     def create_recurring_order(
         self, user: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> Any: ...
+    ) -> OrderResponse: ...
     def execute_recurring(
         self, signed_transaction: str, request_id: str, observe: Observer | None = None
-    ) -> Any: ...
+    ) -> ExecuteResult: ...
     def cancel_trigger_order(
         self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> Any: ...
+    ) -> OrderResponse: ...
     def execute_trigger(
         self, signed_transaction: str, request_id: str, observe: Observer | None = None
-    ) -> Any: ...
+    ) -> ExecuteResult: ...
     def ultra_order(
         self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> Any: ...
+    ) -> UltraOrder: ...
     def execute_ultra(
         self, signed_transaction: str, request_id: str, observe: Observer | None = None
-    ) -> Any: ...
+    ) -> ExecuteResult: ...
     def positions(
         self, address: str, platforms: Sequence[str] | None = None, observe: Observer | None = None
-    ) -> Any: ...
+    ) -> Portfolio: ...
 
 
 @dataclass(frozen=True)
@@ -88,13 +59,13 @@ class Ordered:
 def order(api: OrderApi, plan: PlanRecord, wallet: str, observe: Observer) -> Ordered:
     """Ask the API for the unsigned transaction of this plan's run."""
     request = plan.request
-    if plan.kind is PlanKind.RECURRING:
-        got: OrderResponseLike = api.create_recurring_order(wallet, request, observe)
+    if isinstance(request, RecurringRequest):
+        got = api.create_recurring_order(wallet, plan.body, observe)
         return Ordered(got.request_id, got.transaction, order_account=got.order)
-    if plan.kind is PlanKind.TRIGGER_CANCEL:
-        got = api.cancel_trigger_order(wallet, request, observe)
-        return Ordered(got.request_id, got.transaction, order_account=request.get("order"))
-    quote: UltraOrderLike = api.ultra_order(wallet, request, observe)
+    if isinstance(request, TriggerCancelRequest):
+        got = api.cancel_trigger_order(wallet, plan.body, observe)
+        return Ordered(got.request_id, got.transaction, order_account=request.order)
+    quote = api.ultra_order(wallet, plan.body, observe)
     if not quote.transaction:
         code = quote.error_code
         reason = quote.error_message or "the API returned no transaction"
@@ -111,15 +82,18 @@ def order(api: OrderApi, plan: PlanRecord, wallet: str, observe: Observer) -> Or
 
 def execute(
     api: OrderApi, plan: PlanRecord, signed_tx: str, request_id: str, observe: Observer
-) -> ExecuteResultLike:
+) -> ExecuteResult:
     """Post the signed transaction to the kind's execute endpoint."""
     if plan.kind is PlanKind.RECURRING:
-        result: ExecuteResultLike = api.execute_recurring(signed_tx, request_id, observe)
-    elif plan.kind is PlanKind.TRIGGER_CANCEL:
-        result = api.execute_trigger(signed_tx, request_id, observe)
-    else:
-        result = api.execute_ultra(signed_tx, request_id, observe)
-    return result
+        return api.execute_recurring(signed_tx, request_id, observe)
+    if plan.kind is PlanKind.TRIGGER_CANCEL:
+        return api.execute_trigger(signed_tx, request_id, observe)
+    return api.execute_ultra(signed_tx, request_id, observe)
+
+
+def output_mint_of(plan: PlanRecord) -> str | None:
+    request = plan.request
+    return request.output_mint if isinstance(request, RecurringRequest | SwapRequest) else None
 
 
 def expectation(plan: PlanRecord, input_mint: str | None, amount: int) -> Expectation:
@@ -127,12 +101,11 @@ def expectation(plan: PlanRecord, input_mint: str | None, amount: int) -> Expect
     the mints, the most it may spend (`amount` of `input_mint`, from the pre-flight
     spend), the order a cancel closes and a swap's named receiver."""
     request = plan.request
-    receiver = request.get("receiver") if plan.kind is PlanKind.SWAP else None
     return Expectation(
         kind=str(plan.kind),
         input_mint=input_mint,
-        output_mint=request.get("outputMint"),
+        output_mint=output_mint_of(plan),
         amount=amount or None,
-        order=request.get("order") if plan.kind is PlanKind.TRIGGER_CANCEL else None,
-        receiver=str(receiver) if receiver else None,
+        order=request.order if isinstance(request, TriggerCancelRequest) else None,
+        receiver=request.receiver if isinstance(request, SwapRequest) else None,
     )

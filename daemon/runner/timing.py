@@ -4,23 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from daemon.schedule import parse_schedule
 from daemon.store.records import PlanRecord, RunRecord
 
 
-def grace_of(plan: PlanRecord, default: float) -> float:
-    """The plan's schedule grace (seconds): how late a slot may still be acted on."""
-    try:
-        return float(parse_schedule(plan.schedule).grace)
-    except (ValueError, TypeError):
-        return default
+def grace_end(run: RunRecord, plan: PlanRecord) -> datetime:
+    """The last moment the run's slot may still be acted on (the schedule's grace)."""
+    return run.scheduled_for + timedelta(seconds=plan.schedule.grace)
 
 
-def within_grace(run: RunRecord, plan: PlanRecord, now: datetime, default: float) -> bool:
+def within_grace(run: RunRecord, plan: PlanRecord, now: datetime) -> bool:
     """A manual run has no slot to be late for; a scheduled one has its grace."""
     if run.trigger == "manual":
         return True
-    return now < run.scheduled_for + timedelta(seconds=grace_of(plan, default))
+    return now < grace_end(run, plan)
 
 
 def surely_expired(run: RunRecord, now: datetime, validity: float) -> bool:

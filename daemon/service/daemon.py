@@ -11,6 +11,7 @@ worker threads; recovery on a thread of its own.
     SIGHUP ─► re-read config and plans.dir, apply atomically (keep the old on error)
     SIGTERM/SIGINT ─► STOPPING=1, no new fires, in-flight runs get
                       runner.shutdown_timeout to reach a stored state, exit 0
+    FatalError in a run (the API refused our key) ─► stop as above, exit 1
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from daemon import failpoints
 from daemon.app import Runtime, Store, build_runtime, open_store
 from daemon.config import Config, load_config, mask_url
-from daemon.errors import JupcronError, StoreBusyError
+from daemon.errors import FatalError, JupcronError, StoreBusyError
 from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
 from daemon.plans.apply import apply_paths
@@ -84,6 +85,7 @@ class Daemon:
         self._plan_count = 0
         self._last_run = ""
         self._started = False  # daemon_started was logged
+        self._exit_code = 0
 
     # ---- lifecycle --------------------------------------------------------------
 
@@ -96,7 +98,7 @@ class Daemon:
             self._loop()
         finally:
             self._shutdown()
-        return 0
+        return self._exit_code
 
     def _start(self) -> None:
         config = self.config
@@ -315,7 +317,17 @@ class Daemon:
             log.warning("fire_refused_not_leader", plan=plan.name,
                         scheduled_for=scheduled_for.isoformat())  # fmt: skip
             return
-        self.runtime.runner.fire(plan, scheduled_for)
+        try:
+            self.runtime.runner.fire(plan, scheduled_for)
+        except FatalError as exc:
+            self._fatal(exc)
+
+    def _fatal(self, exc: FatalError) -> None:
+        """A run met a problem only a human can fix (a refused API key): stop, exit 1.
+        The run stays where its row says; recovery carries it on after the fix."""
+        log.error("daemon_fatal", error=str(exc), error_type=type(exc).__name__)
+        self._exit_code = 1
+        self.inbox.request_stop()
 
     def _misfired(self, plan: PlanRecord, slots: list[datetime]) -> None:
         """Missed slots were recorded as skipped: count them and tell the webhook."""
@@ -342,6 +354,9 @@ class Daemon:
         def work() -> None:
             try:
                 outcomes = recover(runner, startup=startup)
+            except FatalError as exc:
+                self._fatal(exc)
+                return
             except Exception:
                 log.exception("recovery_failed")
                 return

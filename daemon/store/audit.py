@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import Connection, bindparam, select, text
 from sqlalchemy.orm import Session
 
 from daemon.store.models import Plan, Run
@@ -36,15 +36,16 @@ MONEY_COLUMNS = ("spent", "received", "refunded", "fills")
 SPEND_LOCK = 0x6A757063  # "jupc": one PostgreSQL advisory lock for cap checks
 
 
-def lock_spending(session: Session) -> None:
+def lock_spending(session: Session | Connection) -> None:
     """Serialize cap checks until the transaction ends. SQLite's BEGIN IMMEDIATE
     already serializes writers; PostgreSQL takes a transaction advisory lock."""
-    if session.get_bind().dialect.name == "postgresql":
+    dialect = session.dialect if isinstance(session, Connection) else session.get_bind().dialect
+    if dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SPEND_LOCK})
 
 
 def spent(
-    session: Session,
+    session: Session | Connection,
     *,
     since: datetime,
     input_mint: str | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -45,9 +46,10 @@ def sqlite_file(url: str) -> Path | None:
     return Path(database).absolute()
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
+def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> Engine:
     """An engine for `url`; the SQLite file's folder must exist (the file is created
-    on first use: only writing commands should call this, read-only ones `open_existing`)."""
+    on first use: only writing commands should call this, read-only ones `open_existing`).
+    SQLite waits up to `busy_ms` for another writer's lock before a write fails as busy."""
     parsed = _parse(url)
     if parsed.get_backend_name() == "sqlite":
         path = sqlite_file(url)
@@ -55,8 +57,8 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             raise StoreError(
                 f"cannot create the database {path}: its folder {path.parent} does not exist"
             )
-        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_MS / 1000}, **kwargs)
-        event.listen(engine, "connect", _sqlite_pragmas)
+        engine = create_engine(parsed, connect_args={"timeout": busy_ms / 1000}, **kwargs)
+        event.listen(engine, "connect", partial(_sqlite_pragmas, busy_ms))
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     if parsed.drivername == "postgresql":
@@ -94,13 +96,13 @@ def open_existing(url: str, **kwargs: Any) -> Engine:
     return make_engine(uri.render_as_string(hide_password=False), **kwargs)
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+def _sqlite_pragmas(busy_ms: int, dbapi_conn: Any, _record: Any) -> None:
     # the driver's own transaction handling is off; we BEGIN ourselves (below)
     dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=FULL")
-    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+    cur.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
 

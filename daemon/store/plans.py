@@ -17,11 +17,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import structlog
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
+from daemon.errors import StoreError
 from daemon.store.models import Plan, PlanVersion, StoreMeta
 from daemon.store.records import PlanRecord
+
+log = structlog.get_logger(__name__)
 
 REVISION_KEY = "plans_revision"
 
@@ -84,13 +88,29 @@ def enabled_plans(session: Session) -> list[PlanRecord]:
 
 # Core rows, streamed: the daemon loads every plan at start and on each change, and
 # 10,000 ORM objects (with their identity map) at once were a peak of their own
-_SELECT_PLANS = select(*(getattr(Plan, f.name) for f in fields(PlanRecord))).order_by(Plan.name)
+PLAN_COLUMNS = tuple(getattr(Plan, f.name) for f in fields(PlanRecord))
+_SELECT_PLANS = select(*PLAN_COLUMNS).order_by(Plan.name)
 _CHUNK = 500
 
 
 def _records(session: Session, stmt: Select[Any]) -> list[PlanRecord]:
-    rows = session.execute(stmt.execution_options(yield_per=_CHUNK))
-    return [PlanRecord.from_mapping(row._mapping) for row in rows]
+    """The plans `stmt` selects; one that cannot be read is left out, with an error."""
+    out: list[PlanRecord] = []
+    for row in session.execute(stmt.execution_options(yield_per=_CHUNK)):
+        try:
+            out.append(PlanRecord.from_mapping(row._mapping))
+        except ValueError as exc:
+            log.error("plan_unreadable", plan=row.name, error=str(exc))
+    return out
+
+
+def _record(row: Plan | None) -> PlanRecord | None:
+    if row is None:
+        return None
+    try:
+        return PlanRecord.from_row(row)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
 
 
 def count_enabled(session: Session) -> int:
@@ -100,13 +120,11 @@ def count_enabled(session: Session) -> int:
 
 
 def plan_by_id(session: Session, plan_id: int) -> PlanRecord | None:
-    row = session.get(Plan, plan_id)
-    return PlanRecord.from_row(row) if row is not None else None
+    return _record(session.get(Plan, plan_id))
 
 
 def get_plan(session: Session, name: str) -> PlanRecord | None:
-    row = session.scalars(select(Plan).where(Plan.name == name)).one_or_none()
-    return PlanRecord.from_row(row) if row is not None else None
+    return _record(session.scalars(select(Plan).where(Plan.name == name)).one_or_none())
 
 
 def revision(session: Session) -> int:

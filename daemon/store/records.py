@@ -6,10 +6,20 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from daemon.store.models import Plan, Run
+from daemon.plans.schema import (
+    PlanSettings,
+    Request,
+    request_body,
+    stored_request,
+    stored_settings,
+)
+from daemon.schedule import Schedule, parse_schedule
 from daemon.store.types import PlanKind, RunStatus
+
+if TYPE_CHECKING:
+    from daemon.store.models import Plan, Run
 
 
 def compact(value: Any) -> Any:
@@ -42,13 +52,15 @@ INTERN_UP_TO = 64  # a base58 public key is at most 44 characters
 
 @dataclass(frozen=True)
 class PlanRecord:
+    """A stored plan, parsed: its schedule and its typed request and settings."""
+
     id: int
     name: str
     kind: PlanKind
     version: int
-    schedule: dict[str, Any]
-    request: dict[str, Any]
-    settings: dict[str, Any]
+    schedule: Schedule
+    request: Request
+    settings: PlanSettings
     enabled: bool
     description: str | None
     created_at: datetime
@@ -56,14 +68,23 @@ class PlanRecord:
 
     @classmethod
     def from_mapping(cls, row: Mapping[Any, Any]) -> PlanRecord:
+        """A plan from its stored columns; ValueError (naming the plan) if they do not
+        parse, which `plans apply` never lets happen."""
+        kind = PlanKind(row["kind"])
+        try:
+            schedule = parse_schedule(row["schedule"])
+            request = stored_request(kind, row["request"])
+            settings = stored_settings(row["settings"] or {})
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"stored plan {row['name']!r} cannot be read: {exc}") from None
         return cls(
             id=row["id"],
             name=row["name"],
-            kind=PlanKind(row["kind"]),
+            kind=kind,
             version=row["version"],
-            schedule=compact(row["schedule"]),
-            request=compact(row["request"]),
-            settings=compact(row["settings"]),
+            schedule=schedule,
+            request=request,
+            settings=settings,
             enabled=row["enabled"],
             description=row["description"],
             created_at=row["created_at"],
@@ -72,19 +93,12 @@ class PlanRecord:
 
     @classmethod
     def from_row(cls, row: Plan) -> PlanRecord:
-        return cls(
-            id=row.id,
-            name=row.name,
-            kind=PlanKind(row.kind),
-            version=row.version,
-            schedule=compact(row.schedule),
-            request=compact(row.request),
-            settings=compact(row.settings),
-            enabled=row.enabled,
-            description=row.description,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-        )
+        return cls.from_mapping({f.name: getattr(row, f.name) for f in fields(cls)})
+
+    @property
+    def body(self) -> Mapping[str, Any]:
+        """The request as the API takes it (without the wallet field); shared, read-only."""
+        return request_body(self.request)
 
 
 @dataclass(frozen=True)

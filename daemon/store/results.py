@@ -4,8 +4,6 @@ transaction answers again, and the newer answer replaces the older one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cache
 from typing import Any, cast
 
@@ -13,6 +11,7 @@ from sqlalchemy import Insert, Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from daemon.store.models import ExecuteResultRow, SwapEventRow
+from daemon.store.port import ExecuteValues
 from daemon.store.runs import Conn, _dialect
 
 RESULTS = cast(Table, ExecuteResultRow.__table__)
@@ -22,35 +21,6 @@ _UPDATED = (
     "total_input_amount", "total_output_amount", "input_amount_result",
     "output_amount_result", "answer", "recorded_at",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class SwapEventValues:
-    input_mint: str
-    input_amount: str
-    output_mint: str
-    output_amount: str
-    amm: str | None = None
-
-
-@dataclass(frozen=True)
-class ExecuteValues:
-    run_id: int
-    signature: str
-    operation: str
-    recorded_at: datetime
-    status: str | None = None
-    code: str | None = None
-    http_status: int | None = None
-    slot: int | None = None
-    error: str | None = None
-    order_account: str | None = None
-    total_input_amount: str | None = None
-    total_output_amount: str | None = None
-    input_amount_result: str | None = None
-    output_amount_result: str | None = None
-    answer: dict[str, Any] = field(default_factory=dict)
-    swap_events: tuple[SwapEventValues, ...] = ()
 
 
 @cache

@@ -29,6 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from daemon.store.models import Run, RunEvent
+from daemon.store.port import Event, Reservation
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import FINAL, RunStatus, UTCDateTime, utc
 
@@ -38,7 +39,6 @@ from daemon.store.types import FINAL, RunStatus, UTCDateTime, utc
 RUNS = cast(Table, Run.__table__)
 EVENTS = cast(Table, RunEvent.__table__)
 Conn = Connection | Session
-Event = tuple[int, str, dict[str, Any], datetime]  # run_id, step, detail, at
 
 # the columns `advance` may set besides status
 _FIELDS = frozenset(
@@ -188,14 +188,40 @@ def get(session: Conn, run_id: int) -> RunRecord | None:
     return RunRecord.from_mapping(row._mapping) if row is not None else None
 
 
-def in_flight(session: Session) -> list[RunRecord]:
+_IN_FLIGHT = (
+    select(*RUNS.c)
+    .where(RUNS.c.status.in_([str(s) for s in RunStatus if s.in_flight]))
+    .order_by(RUNS.c.id)
+)
+
+
+def in_flight(session: Conn) -> list[RunRecord]:
     """Runs not yet final: what recovery looks at after a restart."""
-    rows = session.scalars(
-        select(Run)
-        .where(Run.status.in_([str(s) for s in RunStatus if s.in_flight]))
-        .order_by(Run.id)
+    return [RunRecord.from_mapping(row._mapping) for row in session.execute(_IN_FLIGHT)]
+
+
+_RESERVE = (
+    update(RUNS)
+    .where(RUNS.c.id == bindparam("b_id"))
+    .values(
+        input_mint=bindparam("v_input_mint"),
+        in_amount=bindparam("v_in_amount"),
+        output_mint=bindparam("v_output_mint"),
     )
-    return [RunRecord.from_row(r) for r in rows]
+)
+
+
+def reserve(session: Conn, run_id: int, reservation: Reservation) -> None:
+    """Record the run's input on its (pending) row, so later cap checks count it."""
+    session.execute(
+        _RESERVE,
+        {
+            "b_id": run_id,
+            "v_input_mint": reservation.input_mint,
+            "v_in_amount": str(reservation.in_amount),
+            "v_output_mint": reservation.output_mint,
+        },
+    )
 
 
 def last_slot(session: Session, plan_id: int) -> datetime | None:

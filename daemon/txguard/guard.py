@@ -9,7 +9,7 @@ import structlog
 from solders.message import MessageV0
 from solders.pubkey import Pubkey
 
-from daemon.errors import ApiError, GuardRejectedError
+from daemon.errors import GuardRejectedError, RejectedError, RetryableError
 from daemon.txguard import ours, rules, simulate
 from daemon.txguard.decode import load, summarize
 from daemon.txguard.expect import Expectation
@@ -61,7 +61,7 @@ def inspect(
                 policy.order_rent_allowance_lamports,
             )  # fmt: skip
             reasons = balance.reasons
-        except ApiError as exc:
+        except (RetryableError, RejectedError) as exc:
             reasons = (f"simulation unavailable, so nothing is signed: {exc}",)
     return Verdict(not reasons, reasons, summary, simulation=balance, ours=ctx.ours)
 

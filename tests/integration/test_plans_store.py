@@ -48,11 +48,11 @@ def test_apply_add_change_disable_keeps_history(
         record = store_plans.get_plan(s, "hourly-swap")
         assert record is not None
         assert record.version == 1
-        assert record.schedule["every"] == 3600
-        assert record.request == {"inputMint": swap_plan("x")["request"]["inputMint"],
+        assert record.schedule.every == 3600
+        assert record.body == {"inputMint": swap_plan("x")["request"]["inputMint"],
                                   "outputMint": swap_plan("x")["request"]["outputMint"],
                                   "amount": 1_000_000}  # fmt: skip
-        assert record.settings["dry_run"] is False
+        assert record.settings.dry_run is False
 
     # change one plan, drop the file of another
     folder = plan_files(

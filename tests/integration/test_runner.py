@@ -48,8 +48,8 @@ def test_each_kind_succeeds_over_loopback(make_rig: RigFactory, kind: str) -> No
         assert int(run.out_amount) > 0
         assert run.slot is not None
     if kind == "trigger-cancel":
-        assert run.order_account == plan.request["order"]
-        assert rig.emulator.ledger.trigger_orders[plan.request["order"]].status == "Cancelled"
+        assert run.order_account == plan.body["order"]
+        assert rig.emulator.ledger.trigger_orders[plan.body["order"]].status == "Cancelled"
 
 
 def test_a_second_fire_of_the_same_slot_orders_nothing(make_rig: RigFactory) -> None:

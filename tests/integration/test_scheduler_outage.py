@@ -15,18 +15,14 @@ from structlog.testing import capture_logs
 
 from daemon.plans.apply import apply_paths
 from daemon.scheduler import UNAVAILABLE_ERROR, Scheduler
-from daemon.store import engine as engine_module
 from daemon.store.engine import make_engine, session_factory
 from tests.fixtures.plans import PlanFiles, swap_plan
 from tests.fixtures.scheduler import Fires, run_rows
 
 
 @pytest.fixture
-def busy_factory(
-    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[sessionmaker[Session]]:
-    monkeypatch.setattr(engine_module, "SQLITE_BUSY_MS", 100)
-    engine = make_engine(sqlite_url)
+def busy_factory(sqlite_url: str) -> Iterator[sessionmaker[Session]]:
+    engine = make_engine(sqlite_url, busy_ms=100)
     yield session_factory(engine)
     engine.dispose()
 

@@ -15,14 +15,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.errors import StoreBusyError
 from daemon.runner.book import RunBook
-from daemon.store import engine as engine_module
 from daemon.store import runs
 from daemon.store.engine import begin, make_engine, session_factory, transaction
 from daemon.store.models import Plan, Run
 from daemon.store.records import PlanRecord
+from daemon.store.runstore import SqlRunStore
 from daemon.store.types import RunStatus
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+SWAP = {
+    "inputMint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+    "outputMint": "So11111111111111111111111111111111111111112",
+    "amount": 1_000_000,
+}
 SLOT = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
 
 
@@ -36,7 +41,7 @@ def factory(db_url: str) -> Iterator[sessionmaker[Session]]:
 def make_plan(factory: sessionmaker[Session], name: str = "weekly") -> PlanRecord:
     with transaction(factory) as session:
         row = Plan(
-            name=name, kind="swap", schedule={"every": "1h"}, request={}, settings={},
+            name=name, kind="swap", schedule={"every": "1h"}, request=SWAP, settings={},
             content_hash="x", version=1, enabled=True, created_at=NOW, updated_at=NOW,
         )  # fmt: skip
         session.add(row)
@@ -155,12 +160,9 @@ def test_advance_returns_what_it_stored_and_counts_the_attempts_before_it(
     assert steps == ["claimed", "attempt", "attempt", "signed"]
 
 
-def test_a_locked_sqlite_database_is_a_store_busy_error(
-    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_locked_sqlite_database_is_a_store_busy_error(sqlite_url: str) -> None:
     db_url = sqlite_url
-    monkeypatch.setattr(engine_module, "SQLITE_BUSY_MS", 200)
-    engine = make_engine(db_url)
+    engine = make_engine(db_url, busy_ms=200)
     path = db_url.removeprefix("sqlite:///")
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock
@@ -207,17 +209,14 @@ def test_last_slots_of_every_plan_in_one_query(factory: sessionmaker[Session]) -
         assert lasts[a.id] == runs.last_slot(session, a.id)
 
 
-def test_attempts_wait_for_the_next_commit_when_the_store_is_locked(
-    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(engine_module, "SQLITE_BUSY_MS", 200)
-    engine = make_engine(sqlite_url)
+def test_attempts_wait_for_the_next_commit_when_the_store_is_locked(sqlite_url: str) -> None:
+    engine = make_engine(sqlite_url, busy_ms=200)
     factory = session_factory(engine)
     plan = make_plan(factory)
     with begin(engine) as conn:
         run_id = runs.claim(conn, plan, SLOT, now=NOW)
     assert run_id is not None
-    book = RunBook(factory, lambda: NOW)
+    book = RunBook(SqlRunStore(engine), lambda: NOW)
     observe = book.observer(run_id)
     failed = SimpleNamespace(operation="ultra_order", number=1, http_status=503, error="503",
                              waited=0.0)  # fmt: skip

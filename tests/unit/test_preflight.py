@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from daemon.config import Config
+from daemon.plans.schema import stored_request, stored_settings
 from daemon.runner.preflight import caps_apply
+from daemon.schedule import parse_schedule
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
 
@@ -21,8 +23,9 @@ SWAP = {"inputMint": USDC, "outputMint": SOL, "amount": 1_000_000}
 def plan(kind: str = "swap", request: dict[str, Any] | None = None, **settings: Any) -> PlanRecord:
     now = datetime(2026, 11, 22, tzinfo=UTC)
     return PlanRecord(
-        id=1, name="p", kind=PlanKind(kind), version=1, schedule={"every": "1h"},
-        request=request if request is not None else SWAP, settings={**NO_CAPS, **settings},
+        id=1, name="p", kind=PlanKind(kind), version=1, schedule=parse_schedule({"every": "1h"}),
+        request=stored_request(PlanKind(kind), request if request is not None else SWAP),
+        settings=stored_settings({**NO_CAPS, **settings}),
         enabled=True, description=None, created_at=now, updated_at=now,
     )  # fmt: skip
 

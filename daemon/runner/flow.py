@@ -1,0 +1,179 @@
+"""A run's state machine, as plain functions of (ports, run, plan, now).
+
+    pending ─► requested ─► signed ─► submitted ─► succeeded | failed
+       │           │                     │
+       │           └─► rejected          └─► in_doubt (cannot be settled)
+       └─► skipped | dry_run | failed
+
+Every state is committed before the side effect that follows it: the signed
+transaction and its signature are in the store before execute is called, so
+a crash at any instant leaves a row that recovery can finish without a second
+order. The same driver serves a fresh fire and a recovery: it looks at the
+row's status and carries on from there.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import structlog
+
+from daemon import failpoints
+from daemon.errors import GuardRejectedError, RejectedError, RetryableError
+from daemon.runner import preflight, submit
+from daemon.runner.book import api_detail, api_fields, programs_of
+from daemon.runner.ports import Ports, RunOptions
+from daemon.runner.steps import expectation, order, output_mint_of
+from daemon.store.records import PlanRecord, RunRecord
+from daemon.store.types import PlanKind, RunStatus
+from daemon.txguard import Verdict, check
+from daemon.txguard.expect import Expectation
+from daemon.txguard.simulate import BalanceCheck
+from daemon.wallet import sign_transaction
+
+log = structlog.get_logger(__name__)
+
+MAX_STEPS = 12
+
+
+def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -> RunRecord:
+    """Carry `run` on from its stored state to a final one (or as far as it can go now)."""
+    reordered = False
+    gasless: bool | None = None  # known once this drive has ordered
+    for _ in range(MAX_STEPS):
+        before = run.status
+        if before is RunStatus.PENDING:
+            run, gasless = order_run(ports, run, plan, ports.clock())
+        elif before is RunStatus.REQUESTED:
+            run = sign_run(ports, run, plan, ports.clock(), options=options, gasless=gasless)
+        elif before in (RunStatus.SIGNED, RunStatus.SUBMITTED):
+            run, fresh_order = submit.execute(ports, run, plan, reordered)
+            reordered = reordered or fresh_order
+            if run.status is RunStatus.SUBMITTED:
+                return run  # no answer yet: recovery settles it
+        else:
+            return run
+        if run.status is before:
+            return run  # no progress possible now
+    return ports.book.finish(run, RunStatus.FAILED, step="gave_up",
+                             error=f"no final state after {MAX_STEPS} steps")  # fmt: skip
+
+
+def order_run(
+    ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime
+) -> tuple[RunRecord, bool | None]:
+    """Pre-flight, then the order call; the run, and whether the order is gasless."""
+    book = ports.book
+    reason = preflight.check(ports, run, plan, now)
+    if reason is not None:
+        skipped = book.finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")
+        return skipped, None
+    spend = preflight.spend_of(plan)
+    try:
+        ordered = order(ports.api, plan, ports.wallet.address, book.observer(run.id))
+    except (RetryableError, RejectedError) as exc:
+        failed = book.finish(
+            run, RunStatus.FAILED, step="order_failed", detail=api_detail(exc),
+            **api_fields(exc),
+        )  # fmt: skip
+        return failed, None
+    failpoints.hit("after_order")
+    if ordered.skip_reason is not None:
+        declined = book.finish(
+            run, RunStatus.SKIPPED, step="order_declined", error=ordered.skip_reason,
+            error_code=ordered.skip_code, request_id=ordered.request_id,
+        )  # fmt: skip
+        return declined, None
+    validity = ports.config.runner.blockhash_validity
+    in_amount = ordered.in_amount if ordered.in_amount is not None else spend.amount
+    fields: dict[str, Any] = {
+        "request_id": ordered.request_id,
+        "unsigned_tx": ordered.transaction,
+        "expires_at": ports.clock() + timedelta(seconds=validity),
+        "input_mint": spend.mint,
+        "output_mint": output_mint_of(plan),
+        "in_amount": str(in_amount) if spend.mint else None,
+        "order_account": ordered.order_account,
+    }
+    run = book.advance(
+        run, RunStatus.REQUESTED, expect=[RunStatus.PENDING], step="ordered",
+        detail={"request_id": ordered.request_id, "gasless": ordered.gasless}, **fields,
+    )  # fmt: skip
+    failpoints.hit("after_requested")
+    return run, bool(ordered.gasless)
+
+
+def sign_run(
+    ports: Ports,
+    run: RunRecord,
+    plan: PlanRecord,
+    now: datetime,
+    *,
+    options: RunOptions,
+    gasless: bool | None,
+) -> RunRecord:
+    """txguard, then sign: the signed bytes are stored before anything is posted."""
+    book = ports.book
+    if run.unsigned_tx is None or (run.expires_at is not None and now >= run.expires_at):
+        # nothing was signed: a fresh order is safe
+        return book.advance(
+            run, RunStatus.PENDING, expect=[RunStatus.REQUESTED], step="reorder",
+            detail={"reason": "order expired before signing"},
+        )  # fmt: skip
+    if gasless is None:  # ordered by an earlier drive (recovery): ask the store
+        gasless = plan.kind is PlanKind.SWAP and book.was_gasless(run.id)
+    gasless = bool(gasless and plan.kind is PlanKind.SWAP)
+    spend = preflight.spend_of(plan)
+    expect = expectation(plan, spend.mint, spend.amount)
+    simulate = ports.rpc is not None and ports.config.guard.simulate
+    try:
+        verdict = check(
+            run.unsigned_tx, ports.wallet.pubkey, ports.policy, gasless=gasless,
+            expect=expect, mint_programs=mint_programs(ports, expect),
+            simulator=ports.rpc if simulate else None,
+        )  # fmt: skip
+    except GuardRejectedError as exc:
+        detail: dict[str, Any] = {"reasons": list(exc.reasons)}
+        if isinstance(exc.evidence, BalanceCheck):
+            detail["simulation"] = exc.evidence.diff
+        return book.finish(
+            run, RunStatus.REJECTED, step="guard_refused", error=str(exc), detail=detail,
+        )  # fmt: skip
+    summary = verdict.summary
+    if options.dry_run or ports.config.safety.dry_run or plan.settings.dry_run:
+        return book.finish(
+            run, RunStatus.DRY_RUN, step="dry_run",
+            detail={"guard": "accepted", "programs": programs_of(summary)},
+        )  # fmt: skip
+    try:
+        signed = sign_transaction(ports.wallet, run.unsigned_tx)
+    except RejectedError as exc:
+        return book.finish(run, RunStatus.REJECTED, step="sign_refused", error=str(exc))
+    # persisted BEFORE anything is posted: a crash from here on re-posts these same bytes
+    run = book.advance(
+        run, RunStatus.SIGNED, expect=[RunStatus.REQUESTED], step="signed",
+        signed_tx=signed.b64, signature=signed.signature,
+        detail={"signature": signed.signature, **_simulated(verdict)},
+    )  # fmt: skip
+    failpoints.hit("after_sign")
+    return run
+
+
+def _simulated(verdict: Verdict) -> dict[str, Any]:
+    """The balance diff a simulation showed, for the run's events."""
+    return {"simulation": verdict.simulation.diff} if verdict.simulation else {}
+
+
+def mint_programs(ports: Ports, expect: Expectation) -> dict[str, str] | None:
+    """The plan's mints' token programs, from the chain when `rpc.url` is set
+    (cached there); None without one, or when it cannot answer now: the guard
+    is then stricter, never looser."""
+    if ports.rpc is None or not expect.mints:
+        return None
+    try:
+        owners = ports.rpc.owners(expect.mints)
+    except (RetryableError, RejectedError) as exc:
+        log.warning("mint_programs_unknown", error=str(exc))
+        return None
+    return {mint: owner for mint, owner in owners.items() if owner is not None}

@@ -1,0 +1,152 @@
+"""The run store port: everything a run needs of the database, as one protocol.
+
+The runner sees only this (and plain values); `daemon.store.runstore` is the
+one implementation, on Core connections. Every method is one committed
+transaction (or one share of a group commit): when it returns, what it wrote
+is durable, so the side effect that follows may go ahead (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from daemon.store.records import PlanRecord, RunRecord
+from daemon.store.types import RunStatus
+
+# run_id, step, detail, at: one row of the append-only events table
+Event = tuple[int, str, dict[str, Any], datetime]
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """What a run is about to put in: written on its row so later cap checks count it."""
+
+    input_mint: str
+    in_amount: int
+    output_mint: str | None
+
+
+@dataclass(frozen=True)
+class CapWindow:
+    """One spending cap: at most `limit` of input committed since `since`, counted
+    over one plan's runs (`plan_id`) or over every run with `input_mint`."""
+
+    name: str  # how the reason names it: "plan cap per_day=…", "cap on <mint> per_week=…"
+    since: datetime
+    limit: int
+    plan_id: int | None = None
+    input_mint: str | None = None
+
+
+@dataclass(frozen=True)
+class CapHit:
+    """The first cap that a reservation would exceed, and what it had used already."""
+
+    cap: CapWindow
+    used: int
+
+
+@dataclass(frozen=True)
+class SwapEventValues:
+    input_mint: str
+    input_amount: str
+    output_mint: str
+    output_amount: str
+    amm: str | None = None
+
+
+@dataclass(frozen=True)
+class ExecuteValues:
+    run_id: int
+    signature: str
+    operation: str
+    recorded_at: datetime
+    status: str | None = None
+    code: str | None = None
+    http_status: int | None = None
+    slot: int | None = None
+    error: str | None = None
+    order_account: str | None = None
+    total_input_amount: str | None = None
+    total_output_amount: str | None = None
+    input_amount_result: str | None = None
+    output_amount_result: str | None = None
+    answer: dict[str, Any] = field(default_factory=dict)
+    swap_events: tuple[SwapEventValues, ...] = ()
+
+
+class RunStore(Protocol):
+    def claim(
+        self,
+        plan: PlanRecord,
+        scheduled_for: datetime,
+        *,
+        now: datetime,
+        trigger: str,
+        claimed_by: str | None,
+    ) -> RunRecord | None:
+        """Insert the run row of (plan, slot) as pending; ``None`` if the slot is taken."""
+        ...
+
+    def load(self, run_id: int) -> RunRecord:
+        """The run as stored (LookupError if there is none)."""
+        ...
+
+    def advance(
+        self,
+        run: RunRecord,
+        status: RunStatus,
+        *,
+        now: datetime,
+        expect: Sequence[RunStatus],
+        step: str,
+        detail: Mapping[str, Any],
+        before: Sequence[Event] = (),
+        fields: Mapping[str, Any] | None = None,
+    ) -> tuple[RunRecord, bool]:
+        """Compare-and-set: move the run to `status` with `fields` if it is in one of
+        `expect`, with an event `step` after the events `before`. The run as it now
+        is, and whether this call moved it (if not, `before` is still recorded)."""
+        ...
+
+    def event(self, events: Sequence[Event]) -> None:
+        """Append events (attempts among them count in their run's `attempts`)."""
+        ...
+
+    def reserve(
+        self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow], *, now: datetime
+    ) -> CapHit | None:
+        """Check the caps and write the reservation in one serialized transaction, so two
+        runs racing for the last of a cap cannot both pass; the cap hit (nothing written)
+        or ``None`` (reserved)."""
+        ...
+
+    def settle(
+        self,
+        run_id: int,
+        status: RunStatus,
+        *,
+        now: datetime,
+        step: str,
+        detail: Mapping[str, Any],
+        fields: Mapping[str, Any],
+    ) -> RunRecord | None:
+        """An operator's verdict: move an ``in_doubt`` run (only) to `status`; the run
+        as it now is, or ``None`` if it was no longer in doubt."""
+        ...
+
+    def record_result(self, values: ExecuteValues) -> None:
+        """Keep an execute answer with a result: its amounts, swap events and raw body
+        (one row per run and signature; a later answer replaces it)."""
+        ...
+
+    def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:
+        """Runs not yet final, with their plan as it is now (None: unreadable)."""
+        ...
+
+    def steps(self, run_id: int) -> list[tuple[str, dict[str, Any]]]:
+        """The run's events (step, detail), oldest first."""
+        ...
