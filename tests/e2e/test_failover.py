@@ -41,7 +41,11 @@ def test_standby_takes_over_within_ten_seconds(
     )
     assert env.wait_until(lambda: len(_runs(pg_empty_url)) >= 2, timeout=20)
     leader_pid = str(first.pid)
-    assert all(f":{leader_pid}" in claimed for _, _, claimed, _ in _runs(pg_empty_url))
+    # every run was the leader's (a slot that passed while it started is recorded as a
+    # skipped miss, with no claimant: that is not the standby running it)
+    ran = [claimed for _, status, claimed, _ in _runs(pg_empty_url) if status != "skipped"]
+    assert ran
+    assert all(f":{leader_pid}" in claimed for claimed in ran)
 
     first.kill()
     first.wait(10)
