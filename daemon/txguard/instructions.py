@@ -4,7 +4,8 @@ Each decoder turns an instruction's data and resolved accounts into a
 `Parsed`: a readable name, its fields, and named *roles* (``from``, ``to``,
 ``delegate``, ``destination``...) that the rules look at. Layouts are the
 programs' own: System uses a u32 little-endian tag and bincode fields; SPL
-Token, Token-2022 and Compute Budget a one-byte tag.
+Token, Token-2022 and Compute Budget a one-byte tag; Jupiter's Anchor programs
+an 8-byte discriminator and Borsh (daemon/txguard/jupiter.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from solders.pubkey import Pubkey
 
-from daemon.txguard import token
+from daemon.txguard import jupiter, token
 
 SYSTEM = "11111111111111111111111111111111"
 TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id, not a secret)
@@ -200,6 +201,18 @@ DECODERS: dict[str, Decoder] = {
     ASSOCIATED_TOKEN: _associated_token,
     MEMO: _memo,
 }
+
+
+def _jupiter(program: str) -> Decoder:
+    def decode(data: bytes, accounts: Sequence[str]) -> Parsed:
+        ix = jupiter.decode(program, data, accounts)
+        return Parsed(ix.name, ix.fields, ix.roles, ix.malformed)
+
+    return decode
+
+
+# Jupiter's programs: decoded from their published interfaces (daemon/txguard/jupiter.py)
+DECODERS.update({program: _jupiter(program) for program in jupiter.PROGRAMS})
 
 
 def parse(program: str, data: bytes, accounts: Sequence[str]) -> Parsed:
