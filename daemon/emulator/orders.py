@@ -64,6 +64,7 @@ def _issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **detail
     """Build the unsigned transaction, remember it, return it as base64."""
     cu_price = details.pop("compute_unit_price", txbuild.DEFAULT_CU_PRICE)
     state.ledger.balance(str(owner), SOL_MINT)  # a wallet it issues to is one it knows
+    shape = details.pop("shape", {})
     tx = txbuild.build_unsigned(
         kind,
         owner,
@@ -71,9 +72,11 @@ def _issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **detail
         input_mint=details.get("input_mint"),
         output_mint=details.get("output_mint"),
         amount=details.get("in_amount", 0),
+        out_amount=details.get("out_amount"),
         order=parse_pubkey(details.get("order")),
         compute_unit_price=cu_price,
         lookup_tables=state.ledger.lookup_tables,
+        **shape,
         **_hostile(state, fault, owner),
     )
     if fault is not None and fault.kind == FaultKind.HIDDEN_DRAIN:
@@ -124,10 +127,15 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
                 f"Each order is valued at {value / orders:.2f} USDC, minimum is 50.00 USDC"
             )
         kind = "recurring"
-        extra = {
-            "number_of_orders": orders,
+        start_at = _int(p.get("startAt"))
+        extra = {"number_of_orders": orders, "interval": interval, "start_at": start_at}
+        idx = state.rng.getrandbits(64)  # the DCA's application index
+        order = str(txbuild.dca_address(user, in_mint, out_mint, idx))
+        shape = {
+            "cycles": orders,
             "interval": interval,
-            "start_at": _int(p.get("startAt")),
+            "application_idx": idx,
+            "start_at": start_at,
         }
     else:
         p = params["price"] if isinstance(params["price"], dict) else {}
@@ -142,6 +150,7 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
             )
         kind = "recurring_price"
         extra = {"number_of_orders": 0, "interval": p["interval"]}
+        order, shape = str(state.pubkey()), {}
     request_id = state.request_id()
     tx = _issue(
         state,
@@ -152,8 +161,9 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
         input_mint=in_mint,
         output_mint=out_mint,
         in_amount=amount,
-        order=str(state.pubkey()),
+        order=order,
         extra=extra,
+        shape=shape,
     )
     return json_response(200, {"requestId": request_id, "transaction": tx})
 
@@ -277,6 +287,7 @@ def ultra_order(state: State, query: Mapping[str, str], hostile: Fault | None) -
         in_amount=amount,
         out_amount=out_amount,
         extra={"amms": [_amm(request_id, n) for n in range(2)]},
+        shape={"slippage_bps": slippage},
     )
     return json_response(200, answer)
 

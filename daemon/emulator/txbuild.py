@@ -1,8 +1,23 @@
 """Real unsigned v0 transactions, shaped like the ones Jupiter's API hands out.
 
 The fee payer is the caller and the only signer; the blockhash is fresh (random
-here); the instructions call the real program ids plus Compute Budget; swaps
-load route accounts through an address lookup table, as the real ones do.
+here). Each kind carries the real Jupiter instruction with the published
+account order, discriminator and arguments (daemon/emulator/jupiter_ix.py),
+after Compute Budget and with the helpers the real answers carry:
+
+- swap: a one-step exact-in route (`route_v2` by default; `route`,
+  `shared_accounts_route` and `shared_accounts_route_v2` on request) from the
+  owner's input token account to the receiver's output account, created first
+  with `create_idempotent`; wSOL input is wrapped before and closed after, a
+  wSOL output to the owner is closed after (unwrapped). Pool accounts and mints
+  load through an address lookup table, as the real ones do.
+- recurring: DCA `open_dca_v2` (user and payer = owner; the DCA account derived
+  from the user, the mints and the application index), wSOL input wrapped first.
+- trigger_cancel: Limit Order v2 `cancel_order`, refunding the maker's account.
+- trigger: Limit Order v2 `initialize_order`.
+- recurring_price: a call of the Value Average program. Its interface is not
+  public, so this one is a placeholder: a made-up discriminator and accounts.
+
 `build_unsigned` is also what txguard's tests use to get realistic input.
 """
 
@@ -22,12 +37,17 @@ from solders.signature import Signature
 from solders.system_program import TransferParams, transfer
 from solders.transaction import VersionedTransaction
 
-DCA_PROGRAM = Pubkey.from_string("DCA265Vj8a9CEuX1eb1LWRnDT7uK6q1xMipnNyatn23M")
-VA_PROGRAM = Pubkey.from_string("VALaaymxQh2mNy2trH9jUqHT1mTow76wpTcGmSWSwJe")
-LIMIT_ORDER_PROGRAM = Pubkey.from_string("j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X")
-AGGREGATOR_PROGRAM = Pubkey.from_string("JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4")
-TOKEN_PROGRAM = Pubkey.from_string("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")
-SYSTEM_PROGRAM = Pubkey.from_string("11111111111111111111111111111111")
+from daemon.emulator import jupiter_ix as jup
+from daemon.emulator.jupiter_ix import (
+    AGGREGATOR_PROGRAM,
+    DCA_PROGRAM,
+    LIMIT_ORDER_PROGRAM,
+    SYSTEM_PROGRAM,
+    TOKEN_PROGRAM,
+    VA_PROGRAM,
+    WHIRLPOOL_PROGRAM,
+)
+
 WSOL_MINT = "So11111111111111111111111111111111111111112"
 USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 
@@ -38,17 +58,12 @@ PROGRAMS: dict[str, Pubkey] = {
     "trigger": LIMIT_ORDER_PROGRAM,
     "swap": AGGREGATOR_PROGRAM,
 }
-# 8-byte instruction discriminators (made up, stable)
-_DISCRIMINATORS = {
-    "recurring": b"dcaopen\x00",
-    "recurring_price": b"vaopen\x00\x00",
-    "trigger_cancel": b"locancel",
-    "trigger": b"locancel",
-    "swap": b"jupRoute",
-}
+VA_PLACEHOLDER = b"vaopen\x00\x00"  # NOT the real discriminator: the interface is not public
 
 DEFAULT_CU_LIMIT = 300_000
 DEFAULT_CU_PRICE = 50_000  # micro-lamports per CU: 0.015 SOL cap is far above this
+DEFAULT_SLIPPAGE_BPS = 50
+DEFAULT_ROUTE = "route_v2"
 
 
 def random_pubkey(rng: random.Random) -> Pubkey:
@@ -65,6 +80,13 @@ def _mint(value: str | Pubkey | None, default: str) -> Pubkey:
     return Pubkey.from_string(value or default)
 
 
+def dca_address(
+    user: Pubkey, input_mint: str | Pubkey, output_mint: str | Pubkey, idx: int
+) -> Pubkey:
+    """The DCA account `open_dca_v2` creates for these arguments."""
+    return jup.dca_address(user, _mint(input_mint, ""), _mint(output_mint, ""), idx)
+
+
 def build_unsigned(
     kind: str,
     owner: Pubkey,
@@ -74,6 +96,7 @@ def build_unsigned(
     input_mint: str | Pubkey | None = None,
     output_mint: str | Pubkey | None = None,
     amount: int = 0,
+    out_amount: int | None = None,
     order: Pubkey | None = None,
     compute_unit_limit: int = DEFAULT_CU_LIMIT,
     compute_unit_price: int = DEFAULT_CU_PRICE,
@@ -81,37 +104,88 @@ def build_unsigned(
     hostile_lamports: int = 0,
     extra_instructions: Sequence[Instruction] = (),
     lookup_table: bool | None = None,
+    route: str = DEFAULT_ROUTE,
+    slippage_bps: int = DEFAULT_SLIPPAGE_BPS,
+    receiver: Pubkey | None = None,
+    refund_to: Pubkey | None = None,
+    cycles: int = 2,
+    interval: int = 86_400,
+    application_idx: int | None = None,
+    start_at: int | None = None,
     hidden_accounts: Sequence[Pubkey] = (),
     lookup_tables: dict[str, list[str]] | None = None,
 ) -> VersionedTransaction:
     """An unsigned v0 transaction for `kind` (recurring | recurring_price |
-    trigger_cancel | swap) with `owner` as fee payer and only signer.
+    trigger_cancel | trigger | swap) with `owner` as fee payer and only signer.
 
-    `hostile_to` adds a System transfer of `hostile_lamports` (default: all of
-    it, u64 max) from the owner to that key, the drain txguard must refuse.
-    `hidden_accounts` are appended, writable, to the program call's accounts
-    (what a hostile program would drain inside it). `lookup_tables`, when given,
-    receives each table used (address -> its addresses), as the chain holds them.
+    swap: `amount` in, `out_amount` quoted out (default `amount`), `route` the
+    aggregator instruction, `receiver` the owner of the output account (default
+    the owner). recurring: `amount` over `cycles` orders `interval` seconds
+    apart; the DCA account is derived from `application_idx` (random if None),
+    so `order` does not apply. trigger_cancel: `order` (random if None) and
+    `refund_to`, the account the unfilled input returns to (default the
+    maker's). `hostile_to` adds a System transfer of `hostile_lamports`
+    (default: all of it, u64 max) from the owner to that key, the drain txguard
+    must refuse. `hidden_accounts` are appended, writable, to the Jupiter
+    program call's accounts (what a hostile program would drain inside it).
+    `lookup_tables`, when given, receives each table used (address -> its
+    addresses), as the chain holds them.
     """
     if kind not in PROGRAMS:
         raise ValueError(f"unknown transaction kind {kind!r}")
     rng = rng or random.Random()
-    program = PROGRAMS[kind]
     in_mint = _mint(input_mint, USDC_MINT)
     out_mint = _mint(output_mint, WSOL_MINT)
-    order_key = order or random_pubkey(rng)
-    route = [random_pubkey(rng) for _ in range(3 if kind == "swap" else 1)]
-    accounts = [
-        AccountMeta(owner, is_signer=True, is_writable=True),
-        AccountMeta(order_key, is_signer=False, is_writable=True),
-        AccountMeta(in_mint, is_signer=False, is_writable=False),
-        AccountMeta(out_mint, is_signer=False, is_writable=False),
-        *(AccountMeta(key, is_signer=False, is_writable=True) for key in route),
-        AccountMeta(TOKEN_PROGRAM, is_signer=False, is_writable=False),
-        AccountMeta(SYSTEM_PROGRAM, is_signer=False, is_writable=False),
-        *(AccountMeta(key, is_signer=False, is_writable=True) for key in hidden_accounts),
-    ]
-    data = _DISCRIMINATORS[kind] + max(amount, 0).to_bytes(8, "little")
+    amount = max(amount, 0)
+    quoted_out = amount if out_amount is None else out_amount
+    table: list[Pubkey] = []
+    if kind == "swap":
+        body, table = _swap(
+            owner,
+            rng,
+            in_mint,
+            out_mint,
+            amount,
+            quoted_out,
+            route=route,
+            slippage_bps=slippage_bps,
+            receiver=receiver or owner,
+        )
+    elif kind == "recurring":
+        idx = rng.getrandbits(64) if application_idx is None else application_idx
+        per_cycle = amount // max(cycles, 1)
+        body = _wrap(owner, in_mint, amount)
+        body.append(
+            jup.open_dca_v2(
+                owner,
+                input_mint=in_mint,
+                output_mint=out_mint,
+                application_idx=idx,
+                in_amount=amount,
+                in_amount_per_cycle=per_cycle,
+                cycle_frequency=interval,
+                start_at=start_at,
+            )
+        )
+    elif kind == "trigger_cancel":
+        order_key = order or random_pubkey(rng)
+        body = [jup.cancel_order(owner, order_key, input_mint=in_mint, refund_to=refund_to)]
+    elif kind == "trigger":
+        order_key = order or random_pubkey(rng)
+        body = [
+            jup.initialize_order(
+                owner,
+                order_key,
+                input_mint=in_mint,
+                output_mint=out_mint,
+                unique_id=rng.getrandbits(64),
+                making_amount=amount,
+                taking_amount=quoted_out,
+                fee_config=random_pubkey(rng),
+            )
+        ]
+    else:
+        body = [_value_average(owner, order or random_pubkey(rng), in_mint, out_mint, amount)]
     instructions = [
         set_compute_unit_limit(compute_unit_limit),
         set_compute_unit_price(compute_unit_price),
@@ -120,15 +194,85 @@ def build_unsigned(
         lamports = hostile_lamports or 2**64 - 1
         params = TransferParams(from_pubkey=owner, to_pubkey=hostile_to, lamports=lamports)
         instructions.append(transfer(params))
-    instructions.append(Instruction(program, data, accounts))
+    if hidden_accounts:
+        body = [_with_hidden(ix, hidden_accounts) for ix in body]
+    instructions += body
     instructions.extend(extra_instructions)
     tables: list[AddressLookupTableAccount] = []
     if kind == "swap" if lookup_table is None else lookup_table:
-        tables.append(AddressLookupTableAccount(random_pubkey(rng), [in_mint, out_mint, *route]))
+        keys = table or [in_mint, out_mint]
+        tables.append(AddressLookupTableAccount(random_pubkey(rng), keys))
     if lookup_tables is not None:
         lookup_tables.update({str(t.key): [str(a) for a in t.addresses] for t in tables})
     message = MessageV0.try_compile(owner, instructions, tables, blockhash or random_blockhash(rng))
     return VersionedTransaction.populate(message, [Signature.default()])
+
+
+def _with_hidden(ix: Instruction, hidden: Sequence[Pubkey]) -> Instruction:
+    """The Jupiter call with `hidden` appended to its accounts (writable)."""
+    if ix.program_id not in PROGRAMS.values():
+        return ix
+    extra = [AccountMeta(key, is_signer=False, is_writable=True) for key in hidden]
+    return Instruction(ix.program_id, ix.data, [*ix.accounts, *extra])
+
+
+def _wrap(owner: Pubkey, in_mint: Pubkey, amount: int) -> list[Instruction]:
+    return jup.wrap_sol(owner, amount) if str(in_mint) == WSOL_MINT else []
+
+
+def _swap(
+    owner: Pubkey,
+    rng: random.Random,
+    in_mint: Pubkey,
+    out_mint: Pubkey,
+    amount: int,
+    quoted_out: int,
+    *,
+    route: str,
+    slippage_bps: int,
+    receiver: Pubkey,
+) -> tuple[list[Instruction], list[Pubkey]]:
+    pool = [random_pubkey(rng) for _ in range(7)]
+    source, destination = jup.ata(owner, in_mint), jup.ata(receiver, out_mint)
+    body = _wrap(owner, in_mint, amount)
+    body.append(jup.create_ata_idempotent(owner, receiver, out_mint))
+    body.append(
+        jup.route_instruction(
+            route,
+            owner,
+            input_mint=in_mint,
+            output_mint=out_mint,
+            source=source,
+            destination=destination,
+            in_amount=amount,
+            quoted_out_amount=quoted_out,
+            slippage_bps=slippage_bps,
+            pool_accounts=pool,
+        )
+    )
+    if WSOL_MINT in (str(in_mint), str(out_mint) if receiver == owner else ""):
+        body.append(jup.unwrap_sol(owner))
+    table = [in_mint, out_mint, WHIRLPOOL_PROGRAM, *pool]
+    if route.startswith("shared"):
+        authority = jup.program_authority(0)
+        table += [authority, jup.ata(authority, in_mint), jup.ata(authority, out_mint)]
+    return body, table
+
+
+def _value_average(
+    owner: Pubkey, order: Pubkey, in_mint: Pubkey, out_mint: Pubkey, amount: int
+) -> Instruction:
+    """A placeholder call of the Value Average program (its interface is not public)."""
+    metas = [
+        AccountMeta(owner, is_signer=True, is_writable=True),
+        AccountMeta(order, is_signer=False, is_writable=True),
+        AccountMeta(in_mint, is_signer=False, is_writable=False),
+        AccountMeta(out_mint, is_signer=False, is_writable=False),
+        AccountMeta(jup.ata(owner, in_mint), is_signer=False, is_writable=True),
+        AccountMeta(TOKEN_PROGRAM, is_signer=False, is_writable=False),
+        AccountMeta(SYSTEM_PROGRAM, is_signer=False, is_writable=False),
+    ]
+    return Instruction(VA_PROGRAM, VA_PLACEHOLDER + amount.to_bytes(8, "little"), metas)
 
 
 def to_b64(tx: VersionedTransaction) -> str:
