@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from daemon.api.client import JupiterClient
 from daemon.config import Config, api_key
-from daemon.rpc import SolanaRpc
+from daemon.rpc import SolanaRpc, rpc_from_config
 from daemon.runner.core import Runner
 from daemon.runner.outcome import RunListener
 from daemon.store import migrate
@@ -79,7 +79,7 @@ def build_runtime(
     key = api_key(config)
     store = store or open_store(config)
     api = JupiterClient.from_config(config, key, transport=transport)
-    rpc = SolanaRpc(config.rpc.url) if config.rpc.url else None
+    rpc = rpc_from_config(config.rpc)
     runner = Runner(
         store=SqlRunStore(store.engine), api=api, wallet=wallet, config=config, rpc=rpc,
         listeners=listeners, on_attempt=on_attempt,

@@ -4,12 +4,16 @@ Where it comes from: ``--config PATH``, else ``$JUPCRON_CONFIG``, else
 ``/etc/jupcron/jupcron.yaml``. Relative paths inside it are relative to the
 file's own folder. Secrets (the API key) are never held in a field that
 prints: they are read on demand by `api_key`, and wrapped in `SecretStr`.
+URLs that may carry a secret (``rpc.url?api-key=…``, a webhook token, a
+database password) keep their real value for the code that connects, but
+``repr()``, ``str()``, ``model_dump()`` and ``model_dump_json()`` show them
+through `mask_url`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,14 +21,19 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from daemon.errors import ConfigError, YamlLoadError
+from daemon.private import read_private
+from daemon.urls import check_http_url
+from daemon.urls import mask_url as mask_url  # where it lived before daemon.urls
 from daemon.yamlfile import load, problems_from
 
 DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
@@ -47,8 +56,38 @@ DEFAULT_PROGRAMS: dict[str, str] = {
 PositiveFloat = Annotated[float, Field(gt=0)]
 
 
+def _shown(value: str | None) -> str | None:
+    return None if value is None else mask_url(value)
+
+
+class _Masked:
+    """Marks a field whose value is shown through `mask_url` (repr, str, dumps)."""
+
+
+MASKED = _Masked()
+MaskedUrl = Annotated[str, PlainSerializer(_shown), MASKED]
+OptionalMaskedUrl = Annotated[str | None, PlainSerializer(_shown), MASKED]
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        fields = type(self).model_fields
+        for name, value in super().__repr_args__():
+            info = fields.get(name) if name else None
+            if info is not None and MASKED in info.metadata and isinstance(value, str):
+                value = mask_url(value)
+            yield name, value
+
+
+def _http_url(value: str, info: ValidationInfo, section: str, carries: str) -> str:
+    """Validator body for a URL field that follows an ``allow_insecure_http`` field
+    (declared first, so its value is known here)."""
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    allow = bool(info.data.get("allow_insecure_http", False))
+    return check_http_url(value, section=section, carries=carries, allow_insecure=allow)
 
 
 class ApiPaths(_Section):
@@ -69,7 +108,9 @@ class ApiPaths(_Section):
 
 
 class ApiConfig(_Section):
-    base_url: str = "https://api.jup.ag"
+    # plain http:// to a host other than this machine: refused unless true
+    allow_insecure_http: bool = False
+    base_url: MaskedUrl = "https://api.jup.ag"
     key_file: Path | None = None
     paths: ApiPaths = ApiPaths()
     connect_timeout: PositiveFloat = 5.0
@@ -80,10 +121,9 @@ class ApiConfig(_Section):
 
     @field_validator("base_url")
     @classmethod
-    def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
+    def _url(cls, value: str, info: ValidationInfo) -> str:
+        carries = "the API key and the signed transactions"
+        return _http_url(value, info, "api", carries).rstrip("/")
 
     @property
     def is_legacy_host(self) -> bool:
@@ -95,7 +135,7 @@ class WalletConfig(_Section):
 
 
 class DatabaseConfig(_Section):
-    url: str = "sqlite:////var/lib/jupcron/jupcron.db"
+    url: MaskedUrl = "sqlite:////var/lib/jupcron/jupcron.db"
 
     @field_validator("url")
     @classmethod
@@ -103,9 +143,6 @@ class DatabaseConfig(_Section):
         if not value.startswith(("sqlite:", "postgresql")):
             raise ValueError("must be a sqlite:/// or postgresql+psycopg:// URL")
         return value
-
-    def __repr__(self) -> str:
-        return f"DatabaseConfig(url={mask_url(self.url)!r})"
 
 
 class PlansConfig(_Section):
@@ -139,7 +176,15 @@ class SafetyConfig(_Section):
 
 
 class RpcConfig(_Section):
-    url: str | None = None
+    allow_insecure_http: bool = False
+    url: OptionalMaskedUrl = None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        return _http_url(value, info, "rpc", "the URL's key and our transactions")
 
 
 class RunnerConfig(_Section):
@@ -165,11 +210,15 @@ class MetricsConfig(_Section):
 
 
 class NotifyConfig(_Section):
-    webhook_url: str | None = None
+    allow_insecure_http: bool = False
+    webhook_url: OptionalMaskedUrl = None
 
-    def __repr__(self) -> str:
-        shown = mask_url(self.webhook_url) if self.webhook_url else None
-        return f"NotifyConfig(webhook_url={shown!r})"
+    @field_validator("webhook_url")
+    @classmethod
+    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        return _http_url(value, info, "notify", "the webhook's token and the runs' details")
 
 
 class LoggingConfig(_Section):
@@ -196,16 +245,6 @@ class Config(_Section):
     @property
     def programs(self) -> set[str]:
         return set(self.guard.allowed_programs) | set(self.guard.extra_programs)
-
-
-def mask_url(url: str) -> str:
-    """Hide a password in a URL (``postgresql://u:***@host/db``)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    creds, _, host = rest.rpartition("@")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in creds else url
 
 
 def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:
@@ -285,25 +324,43 @@ def load_config(
 
 def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr | None:
     """The API key: ``$JUPITER_API_KEY``, else ``api.key_file``, else the systemd
-    credential ``api-key``; ``None`` means keyless (paced at 0.5 requests/s)."""
+    credential ``api-key``; ``None`` means keyless (paced at 0.5 requests/s).
+
+    The file is checked like the keypair (`daemon.private.read_private`: owner,
+    mode, a regular file); surrounding whitespace (the trailing newline) is
+    dropped, and a key an HTTP header cannot carry is refused here, not on the
+    first request."""
     env = os.environ if env is None else env
     if env.get("JUPITER_API_KEY"):
-        return SecretStr(env["JUPITER_API_KEY"].strip())
+        return SecretStr(_header_safe(env["JUPITER_API_KEY"].strip(), "$JUPITER_API_KEY"))
     path = config.api.key_file
     if path is None and env.get("CREDENTIALS_DIRECTORY"):
         candidate = Path(env["CREDENTIALS_DIRECTORY"]) / "api-key"
         path = candidate if candidate.exists() else None
     if path is None:
         return None
+    missing = "API key file not found (set api.key_file or JUPITER_API_KEY)"
+    raw = read_private(path, "API key", ConfigError, env, missing=missing)
     try:
-        text = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{path}: API key file not found (set api.key_file or JUPITER_API_KEY)"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise ConfigError(f"{path}: cannot read the API key file: {reason}") from None
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: cannot read the API key file: not UTF-8 text") from None
     if not text:
         raise ConfigError(f"{path}: the API key file is empty")
-    return SecretStr(text)
+    return SecretStr(_header_safe(text, str(path)))
+
+
+def _header_safe(key: str, source: str) -> str:
+    """``key`` if an HTTP header can carry it (visible ASCII and inner spaces);
+    the error names the position and the kind of character, never the key."""
+    for position, char in enumerate(key, start=1):
+        if " " <= char <= "~":
+            continue
+        kind = "a non-ASCII character" if ord(char) > 0x7F else "a control character"
+        if char in "\r\n":
+            kind = "a line break"
+        raise ConfigError(
+            f"{source}: the API key holds {kind} (character {position}), which an HTTP "
+            "header cannot carry; the key must be one line of visible ASCII"
+        )
+    return key

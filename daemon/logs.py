@@ -8,7 +8,8 @@
   (`bind_run` / `unbind_run` / `run_context`) and merged into every line.
 * Secrets never reach the output: any key named like ``key``, ``secret``,
   ``password``, ``token``, ``signed_transaction``, ``keypair``… is replaced by
-  ``'***'``, at any depth of dicts, and URL passwords are masked.
+  ``'***'``, at any depth of dicts, and URL passwords and secret query values
+  (``?api-key=…``) are masked.
 * `configure_logging` is idempotent: calling it twice replaces the handler.
 
 Event names are fixed snake_case strings (``run_submitted``, ``tx_rejected``);
@@ -51,6 +52,10 @@ _SECRET_KEY = re.compile(
 _NOT_SECRET = frozenset({"idempotency_key", "key_file", "public_key", "pubkey", "keypair_path"})
 # ``scheme://user:password@host`` inside any string value
 _URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]+:)[^@\s]+@")
+# ``?api-key=…``, ``&token=…`` in a URL inside any string value
+_URL_QUERY_SECRET = re.compile(
+    r"(?P<head>[?&][^=&\s#]*(?:key|token|secret|pass|auth|sig)[^=&\s#]*=)[^&\s#]+", re.I
+)
 
 _HANDLER_NAME = "jupcron"
 
@@ -67,7 +72,10 @@ def _mask_value(value: Any, depth: int = 0) -> Any:
     if depth > 6:
         return value
     if isinstance(value, str):
-        return _URL_PASSWORD.sub(r"\g<head>" + MASK + "@", value) if "://" in value else value
+        if "://" not in value:
+            return value
+        value = _URL_PASSWORD.sub(r"\g<head>" + MASK + "@", value)
+        return _URL_QUERY_SECRET.sub(r"\g<head>" + MASK, value)
     if isinstance(value, Mapping):
         return {
             k: (MASK if isinstance(k, str) and is_secret_key(k) else _mask_value(v, depth + 1))

@@ -1,6 +1,11 @@
 """A tiny Solana JSON-RPC client: a signature's status (crash recovery), account
 owners and states, `simulateTransaction` (txguard's balance check), and a
-mint's decimals (token facts for `jupcron report`)."""
+mint's decimals (token facts for `jupcron report`).
+
+An RPC URL usually carries the provider's key (``?api-key=…`` or a path token):
+it is shown only through `mask_url`, and plain ``http://`` is refused unless it
+goes to this machine or ``rpc.allow_insecure_http`` is set.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ from typing import Any
 
 import httpx
 
-from daemon.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError
+from daemon.config import RpcConfig
+from daemon.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError, ConfigError
+from daemon.urls import check_http_url, mask_url
 
 MAX_ACCOUNTS_PER_CALL = 100  # getMultipleAccounts' documented limit
 TOKEN_PROGRAMS = frozenset(
@@ -53,8 +60,22 @@ class Simulation:
 
 class SolanaRpc:
     def __init__(
-        self, url: str, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None
+        self,
+        url: str,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        allow_insecure_http: bool = False,
     ) -> None:
+        try:
+            check_http_url(
+                url,
+                section="rpc",
+                carries="the URL's key and our transactions",
+                allow_insecure=allow_insecure_http,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"rpc.url {mask_url(url)!r}: {exc}") from None
         self.url = url
         self._http = httpx.Client(timeout=timeout, transport=transport)
         self._ids = itertools.count(1)
@@ -62,7 +83,7 @@ class SolanaRpc:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return "SolanaRpc(url=***)"  # provider URLs often carry a key
+        return f"SolanaRpc(url={mask_url(self.url)!r})"  # provider URLs often carry a key
 
     def _call(self, operation: str, method: str, params: list[Any]) -> Any:
         body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
@@ -182,3 +203,10 @@ def _accounts(raw: Any, addresses: list[str]) -> list[AccountState | None]:
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise ApiGarbageError("RPC answered with an account it cannot describe", info) from exc
     return states
+
+
+def rpc_from_config(config: RpcConfig) -> SolanaRpc | None:
+    """The configured RPC client (``rpc.url``), or None when there is none."""
+    if config.url is None:
+        return None
+    return SolanaRpc(config.url, allow_insecure_http=config.allow_insecure_http)

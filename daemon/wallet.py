@@ -4,7 +4,8 @@ The keypair file is the Solana CLI format: a JSON array of 64 integers (the
 32-byte ed25519 seed, then the 32-byte public key). It comes from
 ``wallet.keypair`` in the config, else from the systemd credentials directory
 (``$CREDENTIALS_DIRECTORY/keypair``). Like ssh with private keys, a file that
-group or others may access is refused.
+group or others may access, or that another user owns, is refused
+(`daemon.private.read_private`, which the API key file goes through too).
 
 The secret never leaves this module: `Wallet` prints as its address only, and
 no error or log line quotes the file's content.
@@ -16,7 +17,6 @@ import base64
 import binascii
 import json
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from solders.pubkey import Pubkey
 from solders.transaction import SanitizeError, VersionedTransaction
 
 from daemon.errors import KeypairError, RejectedError
+from daemon.private import read_private
 
 log = structlog.get_logger(__name__)
 
@@ -91,32 +92,8 @@ def load_wallet(path: Path | None, env: Mapping[str, str] | None = None) -> Wall
         missing = "the systemd credential 'keypair' is missing (check LoadCredential= in the unit)"
     else:
         missing = f"keypair file not found (make a new one with: jupcron wallet new {file})"
-    raw = _read_private(file, missing)
+    raw = read_private(file, "keypair", KeypairError, env, missing=missing)
     return Wallet(_parse(file, raw))
-
-
-def _read_private(file: Path, missing: str = "keypair file not found") -> bytes:
-    def fail(problem: str) -> NoReturn:
-        raise KeypairError(f"{file}: {problem}")
-
-    try:
-        info = file.stat()
-    except FileNotFoundError:
-        fail(missing)
-    except OSError as exc:
-        fail(f"cannot read the keypair file: {exc.strerror}")
-    if not stat.S_ISREG(info.st_mode):
-        fail("the keypair path is not a regular file")
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
-        fail(
-            f"permissions {mode:04o} are too open: the keypair file is accessible "
-            f"by group or others; run: chmod 600 {file}"
-        )
-    try:
-        return file.read_bytes()
-    except OSError as exc:
-        fail(f"cannot read the keypair file: {exc.strerror}")
 
 
 def _parse(file: Path, raw: bytes) -> Keypair:

@@ -10,7 +10,7 @@ import click
 
 from daemon.app import open_store
 from daemon.cli.main import Context, pass_ctx
-from daemon.rpc import SolanaRpc
+from daemon.rpc import rpc_from_config
 from daemon.runner.manual import Verdict, settle_in_doubt
 from daemon.store.runstore import SqlRunStore
 
@@ -41,7 +41,7 @@ def settle(
         raise click.UsageError("say what the chain shows: --landed or --not-landed")
     config = ctx.config
     store = open_store(config)
-    rpc = SolanaRpc(config.rpc.url) if config.rpc.url else None
+    rpc = rpc_from_config(config.rpc)
     try:
         verdict = Verdict(landed=landed, reason=reason, by=by or _login())
         run = settle_in_doubt(

@@ -108,7 +108,9 @@ class Daemon:
         self.leadership = leadership_for(config.database.url, store.engine)
         listeners: list[RunListener] = [MetricsListener(self.metrics), self]
         if config.notify.webhook_url:
-            self.webhook = WebhookNotifier(config.notify.webhook_url).start()
+            self.webhook = WebhookNotifier(
+                config.notify.webhook_url, allow_insecure_http=config.notify.allow_insecure_http
+            ).start()
             listeners.append(WebhookListener(self.webhook))
         self.runtime = build_runtime(
             config,

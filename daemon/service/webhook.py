@@ -9,7 +9,9 @@ other 4xx is given up at once), so a slow receiver never holds up a run.
 The payload is built from an explicit list of fields (`Notification`), never
 from a run row: no transaction, no key, no request body can slip in. The
 webhook URL itself often carries a token (Slack, Discord…), so logs show only
-its host.
+its host, errors and ``repr()`` show it through `mask_url`, and plain
+``http://`` is refused unless it goes to this machine or
+``notify.allow_insecure_http`` is set.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from daemon.errors import ConfigError
 from daemon.logs import mask_secrets
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
+from daemon.urls import check_http_url, mask_url
 
 log = structlog.get_logger(__name__)
 
@@ -147,14 +150,18 @@ def webhook_host(url: str) -> str:
         return "?"
 
 
-def check_webhook_url(url: str) -> str:
+def check_webhook_url(url: str, allow_insecure_http: bool = False) -> str:
+    """``url`` if it can be posted to; plain http only to this machine unless allowed
+    (``notify.allow_insecure_http``): the token in it would travel in clear."""
     try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
-        raise ConfigError("notify.webhook_url is not a valid URL") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ConfigError("notify.webhook_url must be an http:// or https:// URL")
-    return url
+        return check_http_url(
+            url,
+            section="notify",
+            carries="the webhook's token and the runs' details",
+            allow_insecure=allow_insecure_http,
+        )
+    except ValueError as exc:
+        raise ConfigError(f"notify.webhook_url {mask_url(url)!r}: {exc}") from None
 
 
 _STOP = object()
@@ -178,10 +185,11 @@ class WebhookNotifier:
         timeout: float = 5.0,
         queue_size: int = 1000,
         source: str | None = None,
+        allow_insecure_http: bool = False,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
-        self.url = check_webhook_url(url)
+        self.url = check_webhook_url(url, allow_insecure_http)
         self.host = webhook_host(url)
         self.max_attempts = max_attempts
         self.backoff = backoff
@@ -198,6 +206,9 @@ class WebhookNotifier:
         self._thread: threading.Thread | None = None
         self.delivered = 0
         self.dropped = 0
+
+    def __repr__(self) -> str:
+        return f"WebhookNotifier(url={mask_url(self.url)!r})"
 
     def start(self) -> WebhookNotifier:
         if self._thread is None:

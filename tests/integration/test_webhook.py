@@ -18,6 +18,7 @@ from daemon.errors import ConfigError
 from daemon.service.webhook import Notification, WebhookEvent, WebhookNotifier
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
+from daemon.urls import mask_url
 from tests.support.pgcluster import free_port
 
 NOW = datetime(2025, 3, 1, 12, 0, 5, tzinfo=UTC)
@@ -240,3 +241,29 @@ def test_full_queue_drops_with_a_log_line() -> None:
 def test_bad_url_is_a_config_error(url: str) -> None:
     with pytest.raises(ConfigError, match="webhook_url"):
         WebhookNotifier(url)
+
+
+def test_the_token_travels_in_the_path_and_shows_nowhere(receiver: Receiver) -> None:
+    hook = notifier(receiver.url)
+    with capture_logs() as logs:
+        hook.send_run(run_record(RunStatus.FAILED), "p", NOW)
+        assert receiver.wait_requests(1)
+        hook.stop()
+    assert receiver.paths == [f"/hooks/{TOKEN}"]  # the real URL was posted to
+    assert TOKEN not in repr(hook)
+    assert repr(hook) == f"WebhookNotifier(url='http://127.0.0.1:{receiver.server_address[1]}/***')"
+    assert TOKEN not in repr(logs)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://hooks.example.com/services/T0/B0/" + TOKEN, "http://10.1.2.3/h?token=" + TOKEN]
+)
+def test_plain_http_to_another_machine_is_refused_unless_allowed(url: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        WebhookNotifier(url)
+    message = str(refused.value)
+    assert TOKEN not in message
+    assert message.startswith(f"notify.webhook_url {mask_url(url)!r}: plain http:// to ")
+    assert message.endswith("use https://, or set notify.allow_insecure_http: true")
+    hook = WebhookNotifier(url, allow_insecure_http=True)  # explicitly allowed: built (not sent)
+    hook.stop()

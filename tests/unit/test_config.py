@@ -78,6 +78,7 @@ def test_the_default_path_hints_at_config_option(tmp_path: Path) -> None:
 def test_api_key_sources_and_masking(tmp_path: Path) -> None:
     key_file = tmp_path / "api-key"
     key_file.write_text("jup_file_secret\n")
+    key_file.chmod(0o600)
     config = load_config(write(tmp_path, f"api:\n  key_file: {key_file}\n"), env={})
     key = api_key(config, env={})
     assert key is not None
@@ -96,6 +97,7 @@ def test_systemd_credential_is_used_when_no_file_is_configured(tmp_path: Path) -
     creds = tmp_path / "creds"
     creds.mkdir()
     (creds / "api-key").write_text("jup_cred")
+    (creds / "api-key").chmod(0o400)
     config = load_config(write(tmp_path, ""), env={})
     key = api_key(config, env={"CREDENTIALS_DIRECTORY": str(creds)})
     assert key is not None
@@ -107,6 +109,7 @@ def test_a_configured_key_file_that_is_missing_is_an_error(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match="API key file not found"):
         api_key(config, env={})
     (tmp_path / "empty").write_text("  \n")
+    (tmp_path / "empty").chmod(0o600)
     config = load_config(write(tmp_path, f"api:\n  key_file: {tmp_path / 'empty'}\n"), env={})
     with pytest.raises(ConfigError, match="is empty"):
         api_key(config, env={})

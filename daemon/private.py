@@ -1,0 +1,122 @@
+"""Private files: reading secrets only from files no one else can read or change,
+and creating the files jupcron writes (database, logs, the demo's files) as 0600.
+
+A secret file (the keypair, the API key) is refused, like ssh refuses a private
+key, when it is not a regular file, when it belongs to someone other than the
+user jupcron runs as or root, or when group or others may access it. One
+exception: systemd credentials (in ``$CREDENTIALS_DIRECTORY`` or under
+``/run/credentials/``) are root's files of mode 0400 with an access-control
+entry for the service's user, which ``stat`` shows as 0440; group read is
+accepted there, on a read-only file system that only systemd writes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NoReturn
+
+from daemon.errors import FatalError
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+SYSTEMD_CREDENTIALS = Path("/run/credentials")
+MAX_SECRET_BYTES = 64 * 1024
+
+
+def is_credential(file: Path, env: Mapping[str, str] | None = None) -> bool:
+    """True when ``file`` sits in a systemd credentials directory."""
+    env = os.environ if env is None else env
+    folder = Path(os.path.abspath(file)).parent
+    given = env.get("CREDENTIALS_DIRECTORY")
+    if given and folder == Path(os.path.abspath(given)):
+        return True
+    return folder.parent == SYSTEMD_CREDENTIALS
+
+
+def read_private(
+    file: Path,
+    what: str,
+    error: type[FatalError],
+    env: Mapping[str, str] | None = None,
+    missing: str | None = None,
+) -> bytes:
+    """The bytes of secret file ``file`` (``what``: "keypair", "API key"), after the
+    checks above; every refusal is one ``error`` line naming the file and the fix
+    (``missing``: what to say when there is no such file)."""
+
+    def fail(problem: str) -> NoReturn:
+        raise error(f"{file}: {problem}")
+
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK  # a FIFO cannot hang us
+    try:
+        fd = os.open(file, flags)
+    except FileNotFoundError:
+        fail(missing or f"{what} file not found")
+    except OSError as exc:
+        fail(f"cannot read the {what} file: {exc.strerror}")
+    try:
+        info = os.fstat(fd)  # the file we read, not whatever the path names a moment later
+        if not stat.S_ISREG(info.st_mode):
+            fail(f"the {what} path is not a regular file")
+        me = os.geteuid()
+        if info.st_uid not in (me, 0):
+            fail(
+                f"the {what} file belongs to uid {info.st_uid}, who could change it; it must "
+                f"belong to the user jupcron runs as (uid {me}) or root; "
+                f"run as root: chown {me} {file}"
+            )
+        mode = stat.S_IMODE(info.st_mode)
+        allowed = 0o040 if is_credential(file, env) else 0
+        if mode & 0o077 & ~allowed:
+            fail(
+                f"permissions {mode:04o} are too open: the {what} file is accessible "
+                f"by group or others; run: chmod 600 {file}"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 65536):
+            size += len(chunk)
+            if size > MAX_SECRET_BYTES:
+                fail(f"the {what} file is larger than {MAX_SECRET_BYTES} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        fail(f"cannot read the {what} file: {exc.strerror}")
+    finally:
+        os.close(fd)
+
+
+def create_private(path: Path) -> bool:
+    """Create ``path`` empty with mode 0600 unless it exists; True if it was created.
+
+    SQLite then gives its -wal and -shm files the database file's mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
+    except FileExistsError:
+        return False
+    try:
+        os.fchmod(fd, PRIVATE_FILE)  # whatever the umask
+    finally:
+        os.close(fd)
+    return True
+
+
+def open_private(path: Path, *, append: bool = False) -> int:
+    """A descriptor for writing ``path``, which is created 0600 (or truncated)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
+    fd = os.open(path, flags, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` with mode 0600."""
+    with os.fdopen(open_private(path), "w", encoding="utf-8") as out:
+        out.write(text)
