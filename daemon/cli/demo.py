@@ -18,6 +18,7 @@ from daemon.demo.driver import drive, print_summary
 from daemon.demo.watch import reporter_for
 from daemon.demo.workspace import create
 from daemon.errors import ConfigError
+from daemon.private import PRIVATE_DIR
 
 
 @click.command()
@@ -57,8 +58,9 @@ def demo(duration: float, folder: Path | None, plain: bool) -> None:
 
 def _folder(folder: Path | None) -> Path:
     if folder is None:
-        return Path(tempfile.mkdtemp(prefix="jupcron-demo-"))
+        return Path(tempfile.mkdtemp(prefix="jupcron-demo-"))  # 0700
     if folder.exists() and any(folder.iterdir()):
         raise ConfigError(f"{folder}: not empty; give a new or empty folder for --dir")
     folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(PRIVATE_DIR)  # it holds a keypair and signed transactions
     return folder.resolve()

@@ -31,6 +31,7 @@ from sqlalchemy import text
 from daemon.cli.output import render
 from daemon.demo.watch import Reporter, Watcher
 from daemon.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
+from daemon.private import open_private
 from daemon.proc import terminate
 from daemon.report.build import build
 from daemon.report.chart import write_chart
@@ -99,7 +100,7 @@ class Demo:
     def start_daemon(self, failpoints: str | None = None) -> subprocess.Popen[bytes]:
         number = len(self.daemons) + 1
         log = self.ws.root / f"daemon-{number}.log"
-        with log.open("wb") as sink:  # the child keeps its own copy of the descriptor
+        with os.fdopen(open_private(log), "wb") as sink:  # 0600; the child keeps its own copy
             proc = subprocess.Popen(self.jupcron("run"), stdout=sink, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, env=_env(failpoints))  # fmt: skip
         self.daemons.append(proc)

@@ -13,6 +13,10 @@ plus the emulator (served over loopback) primed to make the story happen:
     demo-swap-hostile  swap            the emulator returns a transaction that drains
                                        the wallet: txguard refuses, nothing is signed
     demo-dry-run       swap            dry_run: the order is built and checked, never signed
+
+Every file the demo writes is 0600 and every folder 0700, whatever the umask:
+the keypair, the config, the plans, the database (and its -wal and -shm files,
+see `daemon.store.engine`) and the daemons' logs.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from daemon.emulator import Emulator
 from daemon.emulator.keeper import fill_trigger
 from daemon.emulator.ledger import TriggerOrder
 from daemon.emulator.server import EmulatorServer
+from daemon.private import PRIVATE_DIR, write_private
 from daemon.store import migrate
 from daemon.wallet import Wallet, write_keypair_file
 
@@ -172,11 +177,12 @@ def create(root: Path, *, lead: float = 6.0, now: datetime | None = None) -> Wor
     ws = Workspace(root, now + timedelta(seconds=lead), emulator, server, wallet,
                    demo_plans(order_account))  # fmt: skip
     try:
-        ws.config.write_text(CONFIG.format(base_url=server.url, db_url=ws.db_url))
-        ws.plans_dir.mkdir()
+        write_private(ws.config, CONFIG.format(base_url=server.url, db_url=ws.db_url))
+        ws.plans_dir.mkdir(mode=PRIVATE_DIR)
+        ws.plans_dir.chmod(PRIVATE_DIR)  # mkdir's mode goes through the umask
         body = {"plans": [p.to_yaml_dict(ws.start) for p in ws.plans]}
         header = "# the demo's plans, each due once, a couple of seconds apart (JSON is YAML)\n"
-        (ws.plans_dir / "demo.yaml").write_text(header + json.dumps(body, indent=2) + "\n")
+        write_private(ws.plans_dir / "demo.yaml", header + json.dumps(body, indent=2) + "\n")
         migrate.upgrade(ws.db_url)
     except BaseException:
         server.stop()

@@ -1,8 +1,10 @@
 """Engines and sessions for SQLite and PostgreSQL, with the settings money needs.
 
 SQLite: WAL, ``synchronous=FULL`` (a committed run survives power loss), a
-busy timeout, foreign keys on. PostgreSQL: pre-ping, so a restarted server
-costs one failed checkout, not a crash.
+busy timeout, foreign keys on; a new database file is created 0600 before
+SQLite opens it, and SQLite gives its -wal and -shm files the same mode
+(whatever the umask). PostgreSQL: pre-ping, so a restarted server costs one
+failed checkout, not a crash.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.config import mask_url
 from daemon.errors import StoreBusyError, StoreError
+from daemon.private import create_private
+from daemon.urls import mask_url
 
 SQLITE_BUSY_MS = 30_000
 
@@ -58,6 +61,8 @@ def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> En
                 f"cannot create the database {path}: its folder {path.parent} does not exist"
             )
         engine = create_engine(parsed, connect_args={"timeout": busy_ms / 1000}, **kwargs)
+        if path is not None and parsed.query.get("mode") not in ("ro", "rw"):  # may create it
+            event.listen(engine, "do_connect", _private_file(path))
         event.listen(engine, "connect", partial(_sqlite_pragmas, busy_ms))
         event.listen(engine, "begin", _sqlite_begin)
         return engine
@@ -94,6 +99,18 @@ def open_existing(url: str, **kwargs: Any) -> Engine:
     query = {**parsed.query, "mode": "rw", "uri": "true"}
     uri = parsed.set(database=f"file:{quote(str(path))}", query=query)
     return make_engine(uri.render_as_string(hide_password=False), **kwargs)
+
+
+def _private_file(path: Path) -> Any:
+    """A ``do_connect`` hook: create the database file 0600 just before SQLite would."""
+
+    def create(*_args: Any) -> None:
+        try:
+            create_private(path)
+        except OSError as exc:
+            raise StoreError(f"cannot create the database file {path}: {exc.strerror}") from None
+
+    return create
 
 
 def _sqlite_pragmas(busy_ms: int, dbapi_conn: Any, _record: Any) -> None:

@@ -48,7 +48,11 @@ def demo_run(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     root = tmp_path_factory.mktemp("demo") / "work"
-    done = jupcron("demo", "--duration", "35", "--dir", str(root), timeout=90)
+    old = os.umask(0o022)  # inherited by the demo: a file it did not make private is 0644
+    try:
+        done = jupcron("demo", "--duration", "35", "--dir", str(root), timeout=90)
+    finally:
+        os.umask(old)
     return done, root
 
 
@@ -94,7 +98,7 @@ def test_demo_shows_each_run_moving_through_its_states(
     assert signed < killed < submitted  # signed, then the crash, then the recovery posts it
 
 
-def test_demo_leaves_no_process_and_a_0600_keypair(
+def test_demo_leaves_no_process_and_only_private_files(
     demo_run: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
     done, root = demo_run
@@ -104,8 +108,13 @@ def test_demo_leaves_no_process_and_a_0600_keypair(
     assert len(pids) == 2  # the one that was killed, the one that recovered
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists()
-    mode = stat.S_IMODE((root / "keypair.json").stat().st_mode)
-    assert mode == 0o600
+    modes = {str(p.relative_to(root)): stat.S_IMODE(p.stat().st_mode) for p in root.rglob("*")}
+    for name in ("keypair.json", "jupcron.yaml", "plans/demo.yaml", "jupcron.db",
+                 "daemon-1.log", "daemon-2.log", "jupcron.db.lock"):  # fmt: skip
+        assert name in modes, sorted(modes)
+    expected = {n: 0o700 if (root / n).is_dir() else 0o600 for n in modes}
+    assert modes == expected
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
 
 
 def report_rows(out: str) -> dict[str, dict[str, str]]:
