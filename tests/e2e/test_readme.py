@@ -89,6 +89,7 @@ def quickstart(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], Emulator]
     assert config != next(b for b in blocks("yaml") if "base_url" in b)
     (tmp_path / "jupcron.yaml").write_text(config)
     (tmp_path / "api-key").write_text(API_KEY + "\n")
+    (tmp_path / "api-key").chmod(0o600)  # as the quickstart says
     (tmp_path / "plans").mkdir()
     plan = next(b for b in blocks("yaml") if "name: hourly-swap" in b)
     (tmp_path / "plans" / "hourly-swap.yaml").write_text(plan)
