@@ -59,6 +59,7 @@ def test_relative_paths_follow_the_config_file(tmp_path: Path, server: EmulatorS
     config = site / "jupcron.yaml"
     config.write_text(CONFIG.format(url=server.url))
     (site / "api-key").write_text(API_KEY + "\n")  # the emulator refuses calls without it
+    (site / "api-key").chmod(0o600)  # a key file others can read is refused
     wallet = write_keypair_file(site / "keys" / "keypair.json")
     (site / "plans" / "p.yaml").write_text(json.dumps(swap_plan("p", {"every": "1d"})))
 
