@@ -145,15 +145,21 @@ def test_plain_http_to_another_machine_stops_every_command(
     assert env.emulator.ledger.requests == {}
 
 
-def test_an_explicitly_allowed_plain_http_rpc_url_loads(daemon_env: DaemonEnvFactory) -> None:
+def test_an_explicitly_allowed_plain_http_rpc_url_is_used(daemon_env: DaemonEnvFactory) -> None:
     env = daemon_env()
     env.write_plans(swap_plan("manual", {"every": "1d"}))
     env.apply()
-    # never called on this path (the run succeeds without asking the chain)
-    env.write_config(rpc={"url": "http://rpc.example.invalid/", "allow_insecure_http": True})
+    url = f"http://rpc.example.invalid/?api-key={RPC_KEY}"  # a name that never resolves
+    env.write_config(rpc={"url": url, "allow_insecure_http": True})
     done = env.jupcron("fire", "manual")
-    assert done.returncode == 0, done.stderr
-    assert "succeeded" in done.stdout
+    # past the config: the run asked that node (to simulate before signing), could
+    # not reach it, and so signed nothing
+    assert "allow_insecure_http" not in done.stderr
+    assert "RPC unreachable" in done.stdout
+    assert done.returncode == 1
+    assert env.rows()[0]["status"] == "rejected"
+    assert env.emulator.ledger.landed() == []
+    assert RPC_KEY not in done.stdout + done.stderr
 
 
 def test_settle_asks_the_rpc_with_its_key_and_shows_the_key_nowhere(
