@@ -31,7 +31,7 @@ from sqlalchemy import text
 from daemon.cli.output import render
 from daemon.demo.watch import Reporter, Watcher
 from daemon.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
-from daemon.private import open_private
+from daemon.private import PRIVATE_FILE, open_private
 from daemon.proc import terminate
 from daemon.report.build import build
 from daemon.report.chart import write_chart
@@ -233,6 +233,7 @@ def print_report(ws: Workspace, out: TextIO) -> None:
     print("report (what the money did, per plan):", file=out)
     print(render([table_row(r, known) for r in reports], REPORT_COLUMNS, "table"), file=out)
     chart = write_chart(reports, ws.chart)
+    chart.chmod(PRIVATE_FILE)  # like every file of the demo (its folder is 0700 meanwhile)
     print(f"chart of the fills: {chart}", file=out)
 
 

@@ -110,7 +110,7 @@ def test_demo_leaves_no_process_and_only_private_files(
         assert not Path(f"/proc/{pid}").exists()
     modes = {str(p.relative_to(root)): stat.S_IMODE(p.stat().st_mode) for p in root.rglob("*")}
     for name in ("keypair.json", "jupcron.yaml", "plans/demo.yaml", "jupcron.db",
-                 "daemon-1.log", "daemon-2.log", "jupcron.db.lock"):  # fmt: skip
+                 "daemon-1.log", "daemon-2.log", "jupcron.db.lock", "fills.png"):  # fmt: skip
         assert name in modes, sorted(modes)
     expected = {n: 0o700 if (root / n).is_dir() else 0o600 for n in modes}
     assert modes == expected
