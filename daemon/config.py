@@ -209,6 +209,14 @@ class MetricsConfig(_Section):
     listen: str | None = None  # e.g. 127.0.0.1:9464
 
 
+class WebConfig(_Section):
+    """The read-only status page (daemon/web): off unless `listen` is set."""
+
+    listen: str | None = None  # e.g. 127.0.0.1:8080; another address needs token_file
+    token_file: Path | None = None  # a bearer token (mode 0600) the page and its API ask for
+    refresh: Annotated[float, Field(ge=1, le=3600)] = 5.0  # seconds between page updates
+
+
 class NotifyConfig(_Section):
     allow_insecure_http: bool = False
     webhook_url: OptionalMaskedUrl = None
@@ -237,6 +245,7 @@ class Config(_Section):
     runner: RunnerConfig = RunnerConfig()
     follow: FollowConfig = FollowConfig()
     metrics: MetricsConfig = MetricsConfig()
+    web: WebConfig = WebConfig()
     notify: NotifyConfig = NotifyConfig()
     logging: LoggingConfig = LoggingConfig()
     # where the file was read from ('' = built in defaults)
@@ -283,6 +292,7 @@ _RELATIVE = (
     ("wallet", "keypair"),
     ("plans", "dir"),
     ("safety", "kill_switch_file"),
+    ("web", "token_file"),
 )
 
 

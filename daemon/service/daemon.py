@@ -17,17 +17,19 @@ worker threads; recovery on a thread of its own.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
-from daemon import failpoints
+from daemon import __version__, failpoints
 from daemon.app import Runtime, Store, build_runtime, open_store
 from daemon.config import Config, load_config, mask_url
 from daemon.errors import FatalError, JupcronError, StoreBusyError
@@ -35,6 +37,7 @@ from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
 from daemon.plans.apply import apply_paths
 from daemon.runner.outcome import RunListener, RunOutcome
+from daemon.runner.preflight import kill_switch
 from daemon.runner.recovery import recover
 from daemon.scheduler import Scheduler
 from daemon.service.leader import Leadership, leadership_for
@@ -48,6 +51,9 @@ from daemon.store import plans as store_plans
 from daemon.store import runs
 from daemon.store.records import PlanRecord
 from daemon.store.types import RunStatus
+from daemon.web.activity import Activity
+from daemon.web.serve import WebServer, check_web, start_web
+from daemon.web.views import LiveState
 
 log = structlog.get_logger(__name__)
 
@@ -76,6 +82,10 @@ class Daemon:
         self.scheduler: Scheduler | None = None
         self.leadership: Leadership | None = None
         self.metrics_server: MetricsServer | None = None
+        self.web_server: WebServer | None = None
+        self.activity = Activity()
+        self._started_at = datetime.now(UTC)
+        self._role_since = self._started_at
         self.webhook: WebhookNotifier | None = None
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
@@ -102,11 +112,12 @@ class Daemon:
 
     def _start(self) -> None:
         config = self.config
+        check_web(config)  # a bad web.* (the token file, say) stops the start here
         store = self._open_store()  # refuses an unmigrated database
         if store is None:
             return  # stopped while waiting for the database
         self.leadership = leadership_for(config.database.url, store.engine)
-        listeners: list[RunListener] = [MetricsListener(self.metrics), self]
+        listeners: list[RunListener] = [MetricsListener(self.metrics), self, self.activity]
         if config.notify.webhook_url:
             self.webhook = WebhookNotifier(
                 config.notify.webhook_url, allow_insecure_http=config.notify.allow_insecure_http
@@ -117,13 +128,17 @@ class Daemon:
             transport=self.transport,
             listeners=listeners,
             store=store,
-            on_attempt=AttemptMetrics(self.metrics),
+            on_attempt=self._attempt_observer(),
         )
         # the lock before the listener: a second daemon on one SQLite file is told who
         # holds the file, not that the metrics port is taken
         lead = self._acquire()
-        if config.metrics.listen:
+        if config.metrics.listen and config.metrics.listen != config.web.listen:
             self.metrics_server = serve_metrics(self.metrics, config.metrics.listen, self.healthy)
+        self.web_server = start_web(
+            config, metrics=self.metrics, health=self.healthy,
+            live=self.live_state, activity=self.activity,
+        )  # fmt: skip
         self._count_plans()
         self._started = True
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
@@ -172,6 +187,8 @@ class Daemon:
             self.leadership.release()
         if self.metrics_server is not None:
             self.metrics_server.stop()
+        if self.web_server is not None:
+            self.web_server.stop()
         if self.webhook is not None:
             self.webhook.stop(timeout=max(0.0, deadline - time.monotonic()))
         if self.runtime is not None:
@@ -207,6 +224,29 @@ class Daemon:
         if self.leader and self.scheduler is not None:
             return self.scheduler.healthy()
         return True
+
+    def _attempt_observer(self) -> Callable[[Any], None]:
+        """Every API attempt of every run: into the metrics and the page's activity."""
+        to_metrics = AttemptMetrics(self.metrics)
+
+        def observe(attempt: Any) -> None:
+            to_metrics(attempt)
+            self.activity.attempt(attempt)
+
+        return observe
+
+    def live_state(self) -> LiveState:
+        """What the status page shows about this daemon."""
+        config = self.config
+        rate = self.runtime.api.pacer.rate if self.runtime is not None else 0.0
+        wallet = self.runtime.wallet.address if self.runtime is not None else ""
+        return LiveState(
+            node=f"{socket.gethostname()}:{os.getpid()}",
+            role="leader" if self.leader else "standby", since=self._role_since,
+            started_at=self._started_at, dry_run=config.safety.dry_run,
+            kill_switch=kill_switch(config), rate_limit=rate, wallet=str(wallet),
+            version=__version__,
+        )  # fmt: skip
 
     def _count_plans(self) -> None:
         assert self.runtime is not None
@@ -275,6 +315,7 @@ class Daemon:
     def _become_leader(self) -> None:
         assert self.runtime is not None
         self.leader = True
+        self._role_since = datetime.now(UTC)
         self.metrics.set_leader(True)
         log.info("became_leader")
         self._start_recovery(startup=True)
@@ -305,6 +346,7 @@ class Daemon:
     def _step_down(self) -> None:
         log.warning("stepping_down")
         self.leader = False
+        self._role_since = datetime.now(UTC)
         self.metrics.set_leader(False)
         self._stop_follower()
         if self.scheduler is not None:

@@ -7,6 +7,10 @@ threaded HTTP listener (loopback by default) with:
 * ``GET /metrics`` — the registry in the Prometheus text format;
 * ``GET /healthz`` — 200 ``ok`` when ``health()`` is true, else 503.
 
+Given an ``app`` (the status page of daemon/web, on ``web.listen``), every other
+request goes to it as a `WebRequest`, ``/metrics`` too (so a token guards it
+there), and its `WebResponse` is written back.
+
 Everything is synchronous with threads, like the rest of the daemon.
 """
 
@@ -25,6 +29,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from daemon.errors import ConfigError
+from daemon.web.http import MAX_BODY, WebRequest, WebResponse
 
 log = structlog.get_logger(__name__)
 
@@ -145,25 +150,28 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-def parse_listen(listen: str) -> tuple[str, int]:
+App = Callable[[WebRequest], WebResponse]
+
+
+def parse_listen(listen: str, key: str = "metrics.listen") -> tuple[str, int]:
     """``"127.0.0.1:9464"``, ``"[::1]:9464"`` or ``":9464"`` (loopback) -> (host, port)."""
     text = listen.strip()
     host, sep, port_text = text.rpartition(":")
     if not sep:
-        raise ConfigError(f"metrics.listen {listen!r}: expected HOST:PORT, e.g. {DEFAULT_LISTEN}")
+        raise ConfigError(f"{key} {listen!r}: expected HOST:PORT, e.g. {DEFAULT_LISTEN}")
     host = host.strip("[]") or "127.0.0.1"
     try:
         port = int(port_text)
     except ValueError:
-        raise ConfigError(f"metrics.listen {listen!r}: the port must be a number") from None
+        raise ConfigError(f"{key} {listen!r}: the port must be a number") from None
     if not 0 <= port <= 65535:
-        raise ConfigError(f"metrics.listen {listen!r}: the port must be 0-65535")
+        raise ConfigError(f"{key} {listen!r}: the port must be 0-65535")
     if host != "localhost":
         try:
             ipaddress.ip_address(host)
         except ValueError:
             raise ConfigError(
-                f"metrics.listen {listen!r}: the host must be an IP address or localhost"
+                f"{key} {listen!r}: the host must be an IP address or localhost"
             ) from None
     return host, port
 
@@ -172,11 +180,18 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], metrics: Metrics, health: Callable[[], bool]):
+    def __init__(
+        self,
+        address: tuple[str, int],
+        metrics: Metrics,
+        health: Callable[[], bool],
+        app: App | None = None,
+    ):
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.metrics = metrics
         self.health = health
+        self.app = app
         super().__init__(address, _Handler)
 
 
@@ -186,23 +201,60 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
-        if path == "/metrics":
-            self._reply(200, self.server.metrics.render(), CONTENT_TYPE_LATEST)
-        elif path == "/healthz":
+        if path == "/healthz":
             ok = _healthy(self.server.health)
             self.server.metrics.up.set(1 if ok else 0)
             body = b"ok\n" if ok else b"unhealthy\n"
             self._reply(200 if ok else 503, body, "text/plain; charset=utf-8")
+        elif self.server.app is not None:
+            self._to_app()
+        elif path == "/metrics":
+            self._reply(200, self.server.metrics.render(), CONTENT_TYPE_LATEST)
         else:
             self._reply(404, b"not found\n", "text/plain; charset=utf-8")
 
     def do_HEAD(self) -> None:
         self.do_GET()
 
-    def _reply(self, status: int, body: bytes, content_type: str) -> None:
+    def do_POST(self) -> None:
+        if self.server.app is None:
+            self._reply(405, b"read-only\n", "text/plain; charset=utf-8")
+        else:
+            self._to_app()
+
+    def _to_app(self) -> None:
+        app = self.server.app
+        assert app is not None
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            self.close_connection = True
+            self._reply(413, b"request body too large\n", "text/plain; charset=utf-8")
+            return
+        body = self.rfile.read(length) if length else b""
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        request = WebRequest(self.command, self.path, headers, body)
+        try:
+            answer = app(request)
+        except Exception as exc:  # noqa: BLE001 - one bad page must not take the listener down
+            log.error("web_request_failed", path=request.path, error=repr(exc))
+            answer = WebResponse(500, b"internal error\n", "text/plain; charset=utf-8")
+        self._reply(answer.status, answer.body, answer.content_type, answer.all_headers())
+
+    def _reply(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        for name, value in headers or ():
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -240,18 +292,27 @@ class MetricsServer:
 
 
 def serve_metrics(
-    metrics: Metrics, listen: str = DEFAULT_LISTEN, health: Callable[[], bool] = lambda: True
+    metrics: Metrics,
+    listen: str = DEFAULT_LISTEN,
+    health: Callable[[], bool] = lambda: True,
+    app: App | None = None,
+    key: str = "metrics.listen",
 ) -> MetricsServer:
-    """Start the listener in a background thread (port 0 picks a free port)."""
-    host, port = parse_listen(listen)
+    """Start the listener in a background thread (port 0 picks a free port); with
+    `app`, the status page too (`key` names the config key in errors and the log)."""
+    host, port = parse_listen(listen, key)
     try:
-        server = _Server((host, port), metrics, health)
+        server = _Server((host, port), metrics, health, app)
     except OSError as exc:
-        raise ConfigError(f"metrics.listen {listen!r}: cannot listen: {exc.strerror}") from None
+        raise ConfigError(f"{key} {listen!r}: cannot listen: {exc.strerror}") from None
     bound_port = int(server.server_address[1])
+    name = "web" if app is not None else "metrics"
     thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="metrics", daemon=True
+        target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=name, daemon=True
     )
     thread.start()
-    log.info("metrics_listening", host=host, port=bound_port)
+    if app is not None:
+        log.info("web_listening", host=host, port=bound_port)
+    else:
+        log.info("metrics_listening", host=host, port=bound_port)
     return MetricsServer(host, bound_port, server, thread)

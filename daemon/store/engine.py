@@ -113,6 +113,41 @@ def _private_file(path: Path) -> Any:
     return create
 
 
+def open_reader(url: str) -> Engine:
+    """`open_existing`, for readers beside a running daemon (the status page): it can
+    only read (SQLite ``query_only``; PostgreSQL sessions ``READ ONLY``), and SQLite
+    transactions begin DEFERRED, so a reader takes no write lock and, under WAL,
+    never holds up the daemon's writers (nor they it)."""
+    engine = open_existing(url)
+    if engine.dialect.name == "sqlite":
+        event.remove(engine, "begin", _sqlite_begin)
+        event.listen(engine, "begin", _sqlite_begin_reading)
+        event.listen(engine, "connect", _sqlite_query_only)
+    else:
+        event.listen(engine, "connect", _postgresql_read_only)
+    return engine
+
+
+def _sqlite_query_only(dbapi_conn: Any, _record: Any) -> None:
+    dbapi_conn.execute("PRAGMA query_only=ON")
+
+
+def _sqlite_begin_reading(conn: Any) -> None:
+    try:
+        conn.connection.driver_connection.execute("BEGIN")
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance("BEGIN", None, exc, sqlite3.Error) from exc
+
+
+def _postgresql_read_only(dbapi_conn: Any, _record: Any) -> None:
+    autocommit = dbapi_conn.autocommit
+    dbapi_conn.autocommit = True
+    try:
+        dbapi_conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    finally:
+        dbapi_conn.autocommit = autocommit
+
+
 def _sqlite_pragmas(busy_ms: int, dbapi_conn: Any, _record: Any) -> None:
     # the driver's own transaction handling is off; we BEGIN ourselves (below)
     dbapi_conn.isolation_level = None

@@ -1,0 +1,27 @@
+"""The read-only status page and its JSON twins (config ``web.listen``).
+
+Served by the daemon on the same small threaded listener as ``/metrics`` and
+``/healthz`` (daemon/service/metrics.py), beside them:
+
+    GET /                      the page (Jinja2, autoescaped; no inline script or style)
+    GET /static/app.js|.css    its two assets, shipped in this package (no CDN)
+    GET /api/status            the daemon: node, role, since, dry run, pauses, kill
+                               switch, API rate use, errors in the last hour,
+                               runs in flight and in doubt
+    GET /api/plans             each enabled plan: schedule in words, next fire times,
+                               last result, spent and received (the report's figures)
+    GET /api/runs              recent runs (the audit view's rows)
+    GET /api/plans/NAME/fills  the fills behind a plan's chart
+    GET /charts/NAME.svg       the chart: cumulative receipts and fill price, drawn
+                               on the server as SVG
+    POST /login                the token as a form field -> a session cookie
+
+The page loads once, then its script asks the ``/api`` twins every
+``web.refresh`` seconds and updates the DOM with text only. Nothing here
+writes to the store.
+
+Modules: `http` (requests, responses, security headers), `auth` (the token),
+`activity` (API use and errors in a window), `views` (the JSON views, from
+the store's read functions), `chart` (the SVG), `app` (routes), `serve`
+(the listener).
+"""

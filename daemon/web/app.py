@@ -1,0 +1,179 @@
+"""The routes of the status page: one callable from `WebRequest` to `WebResponse`.
+
+Read-only: GET (and HEAD) everywhere, plus ``POST /login`` that only sets a
+cookie. With a token set, everything but the static assets and the login asks
+for it (401 otherwise). Without one, the page answers only requests addressed
+to ``localhost`` or an IP literal, so a web site that points its own name at
+127.0.0.1 (DNS rebinding) cannot read the page through the visitor's browser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import structlog
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from daemon.errors import JupcronError
+from daemon.service.metrics import Metrics
+from daemon.store.engine import session_factory
+from daemon.web import views
+from daemon.web.activity import Activity
+from daemon.web.auth import COOKIE, Token
+from daemon.web.chart import chart_svg
+from daemon.web.http import (
+    HTML,
+    MAX_BODY,
+    SVG,
+    WebRequest,
+    WebResponse,
+    host_is_local,
+    json_response,
+    text_response,
+)
+from daemon.web.render import render
+
+log = structlog.get_logger(__name__)
+
+NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+READ_METHODS = ("GET", "HEAD")
+# an empty row for the page's <template> elements: the same markup, no values
+BLANK: dict[str, Any] = {"text": {}, "chart": None, "next_fires": [], "last": None, "status": ""}
+
+
+class BadRequest(Exception):
+    """A query value that cannot be used; its text is the answer."""
+
+
+def _number(request: WebRequest, name: str, default: int) -> int:
+    value = request.query(name)
+    if value is None or value == "":
+        return default
+    if not value.isdigit() or len(value) > 9:
+        raise BadRequest(f"{name} must be a whole number, not {value[:40]!r}")
+    return int(value)
+
+
+class WebApp:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        metrics: Metrics,
+        live: Callable[[], views.LiveState],
+        activity: Activity,
+        refresh: float = 5.0,
+        token: Token | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.factory = session_factory(engine)
+        self.metrics = metrics
+        self.live = live
+        self.activity = activity
+        self.refresh = refresh
+        self.token = token
+        self.clock = clock
+        self.reports = views.ReportCache()
+        folder = resources.files("daemon.web") / "static"
+        self.static = {name: (folder / name).read_bytes() for name in STATIC}
+
+    # ---- entry ---------------------------------------------------------------------
+
+    def __call__(self, request: WebRequest) -> WebResponse:
+        if self.token is None and not host_is_local(request.header("host")):
+            return text_response(403, "this page answers only to localhost or an IP address\n")
+        path = request.path
+        if path == "/login" and request.method == "POST":
+            return self.login(request)
+        if request.method not in READ_METHODS:
+            return WebResponse(405, b"read-only\n", "text/plain; charset=utf-8",
+                               (("Allow", "GET, HEAD"),))  # fmt: skip
+        if path.startswith("/static/"):
+            return self.asset(path.removeprefix("/static/"))
+        if self.token is not None and not self.token.allows(request):
+            return self.unauthorized(path)
+        try:
+            return self.route(path, request)
+        except BadRequest as exc:
+            return json_response({"error": str(exc)}, 400)
+        except (SQLAlchemyError, JupcronError) as exc:
+            log.warning("web_store_unavailable", path=path, error=type(exc).__name__)
+            return json_response({"error": "the store cannot be read right now"}, 503)
+
+    def route(self, path: str, request: WebRequest) -> WebResponse:
+        if path == "/metrics":
+            return WebResponse(200, self.metrics.render(), "text/plain; version=0.0.4")
+        with self.factory() as session:  # one snapshot per request
+            if path == "/":
+                return WebResponse(200, self.page(session, request).encode(), HTML)
+            if path == "/api/status":
+                return json_response(self.status(session))
+            if path == "/api/plans":
+                offset = _number(request, "offset", 0)
+                limit = _number(request, "limit", views.PAGE_SIZE)
+                now = self.clock()
+                return json_response(views.plans_view(session, self.reports, now, offset, limit))
+            if path == "/api/runs":
+                limit = _number(request, "limit", views.RUNS_SHOWN)
+                return json_response(views.runs_view(session, limit))
+            found = re.fullmatch(r"/api/plans/([^/]+)/fills", path)
+            if found and NAME.fullmatch(found[1]):
+                fills = views.fills_view(session, self.reports, found[1])
+                if fills is not None:
+                    return json_response(fills)
+            found = re.fullmatch(r"/charts/([^/]+)\.svg", path)
+            if found and NAME.fullmatch(found[1]):
+                report = self.reports.get(session.connection())[0].get(found[1])
+                if report is not None:
+                    return WebResponse(200, chart_svg(report).encode(), SVG)
+        return json_response({"error": "not found"}, 404)
+
+    # ---- views -----------------------------------------------------------------------
+
+    def status(self, session: Session) -> dict[str, Any]:
+        return views.status_view(
+            session, self.live(), self.activity.counts(), self.clock(), self.refresh
+        )
+
+    def page(self, session: Session, request: WebRequest) -> str:
+        offset = _number(request, "offset", 0)
+        plans = views.plans_view(session, self.reports, self.clock(), offset, views.PAGE_SIZE)
+        runs = views.runs_view(session, views.RUNS_SHOWN)
+        return render("page.html", status=self.status(session), plans=plans, runs=runs,
+                      blank=BLANK)  # fmt: skip
+
+    # ---- assets and the token -----------------------------------------------------------
+
+    def asset(self, name: str) -> WebResponse:
+        if name not in STATIC:
+            return text_response(404, "not found\n")
+        return WebResponse(200, self.static[name], STATIC[name])
+
+    def unauthorized(self, path: str) -> WebResponse:
+        challenge = (("WWW-Authenticate", 'Bearer realm="jupcron"'),)
+        if path == "/":
+            body = render("login.html", wrong=False).encode()
+            return WebResponse(401, body, HTML, challenge)
+        return json_response({"error": "a valid token is needed"}, 401, **dict(challenge))
+
+    def login(self, request: WebRequest) -> WebResponse:
+        if self.token is None:
+            return WebResponse(303, b"", HTML, (("Location", "/"),))
+        origin = request.header("origin")
+        if origin and urlsplit(origin).netloc != (request.header("host") or ""):
+            return text_response(403, "cross-site login refused\n")
+        form = parse_qs(request.body[:MAX_BODY].decode("utf-8", "replace"))
+        given = (form.get("token") or [""])[0].strip()
+        if not given or not self.token.matches(given):
+            body = render("login.html", wrong=True).encode()
+            return WebResponse(401, body, HTML, (("WWW-Authenticate", 'Bearer realm="jupcron"'),))
+        cookie = f"{COOKIE}={self.token.session}; Path=/; HttpOnly; SameSite=Strict"
+        return WebResponse(303, b"", HTML, (("Location", "/"), ("Set-Cookie", cookie)))

@@ -1,0 +1,225 @@
+"""The JSON views (the page renders the same values): read-only, built on the
+store's read functions and `jupcron report`'s figures, with nothing secret in
+them (no key, token, URL, transaction; the wallet address is public).
+
+Times are UTC text (``2026-11-23T10:00:05Z``); amounts are base units as
+strings (a u64 is no JSON double) beside token units where the decimals are
+known.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection
+from sqlalchemy.orm import Session
+
+from daemon.report.build import PlanReport, build
+from daemon.schedule import next_fire_times, parse_schedule
+from daemon.store import plans as store_plans
+from daemon.store import tokens
+from daemon.store.audit import AuditFilter, audit_rows
+from daemon.store.records import PlanRecord
+from daemon.store.types import IN_FLIGHT, RunStatus
+from daemon.web.activity import Counts
+from daemon.web.chart import series
+from daemon.web.text import plan_text, run_text, status_text
+
+NEXT_FIRES = 3  # fire times shown per plan
+PAGE_SIZE = 100  # plans per page
+MAX_PAGE = 500
+RUNS_SHOWN = 50
+MAX_RUNS = 500
+REPORT_TTL = 2.0  # seconds one report serves the page, its twins and its charts
+SETTLE = "jupcron settle {run_id} --landed|--not-landed --reason TEXT"
+IN_DOUBT_HELP = (
+    "Look the signature up on-chain (an explorer or your RPC node), then record what "
+    "you found: " + SETTLE
+)
+RUN_FIELDS = ("run_id", "plan_name", "kind", "scheduled_for", "status", "trigger", "request_id",
+              "signature", "error_code", "error", "in_amount", "out_amount", "spent",
+              "received", "finished_at")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """What the daemon serving the page knows about itself."""
+
+    node: str  # host:pid
+    role: str  # leader | standby
+    since: datetime  # leader or standby since
+    started_at: datetime
+    dry_run: bool
+    kill_switch: str | None  # why runs are skipped, while the switch is on
+    rate_limit: float  # requests/s we allow ourselves
+    wallet: str  # the public key
+    version: str
+
+
+def when(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:  # read from a SQLite view: naive UTC
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ReportCache:
+    """`jupcron report` over every plan, built at most once per `ttl` seconds: the
+    page, its JSON twins and each plan's chart all read one build."""
+
+    def __init__(
+        self, ttl: float = REPORT_TTL, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._ttl, self._clock = ttl, clock
+        self._lock = threading.Lock()
+        self._built = float("-inf")
+        self._value: tuple[dict[str, PlanReport], dict[str, tokens.Token]] = ({}, {})
+
+    def get(self, conn: Connection) -> tuple[dict[str, PlanReport], dict[str, tokens.Token]]:
+        """The cached report, rebuilt on `conn` when it is older than the ttl."""
+        with self._lock:
+            if self._clock() - self._built >= self._ttl:
+                reports, known = build(conn)
+                self._value = ({r.plan_name: r for r in reports}, known)
+                self._built = self._clock()
+            return self._value
+
+
+def _run(row: dict[str, Any]) -> dict[str, Any]:
+    out = {key: row.get(key) for key in RUN_FIELDS}
+    for key in ("scheduled_for", "finished_at"):
+        out[key] = when(row.get(key))
+    for key in ("in_amount", "out_amount", "spent", "received"):
+        value = out[key]
+        out[key] = None if value is None else str(value)
+    out["status"] = str(row["status"])
+    if out["status"] == RunStatus.IN_DOUBT:
+        out["settle"] = SETTLE.format(run_id=row["run_id"])
+    out["text"] = run_text(out)
+    return out
+
+
+def runs_view(session: Session, limit: int = RUNS_SHOWN) -> dict[str, Any]:
+    """The newest runs (the audit view's rows, newest slot first)."""
+    rows = audit_rows(session, AuditFilter(limit=max(1, min(limit, MAX_RUNS))))
+    return {"runs": [_run(row) for row in rows]}
+
+
+def _with_status(session: Session, statuses: list[str]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for status in statuses:
+        found += audit_rows(session, AuditFilter(status=status, limit=MAX_RUNS))
+    found.sort(key=lambda row: int(row["run_id"]))
+    return [_run(row) for row in found]
+
+
+def status_view(
+    session: Session, live: LiveState, counts: Counts, now: datetime, refresh: float
+) -> dict[str, Any]:
+    """The daemon: who it is, how it runs, how busy it is, what needs a human."""
+    in_doubt = _with_status(session, [str(RunStatus.IN_DOUBT)])
+    view: dict[str, Any] = {
+        "now": when(now),
+        "refresh": refresh,
+        "node": live.node,
+        "role": live.role,
+        "since": when(live.since),
+        "started_at": when(live.started_at),
+        "version": live.version,
+        "wallet": live.wallet,
+        "dry_run": live.dry_run,
+        "kill_switch": live.kill_switch,
+        "plans": store_plans.count_enabled(session),
+        "api": {
+            "rate_limit": live.rate_limit,
+            "requests_last_minute": counts.requests_last_minute,
+            "rate": round(counts.rate(), 3),
+            "use": round(counts.rate() / live.rate_limit, 3) if live.rate_limit else None,
+        },
+        "errors_last_hour": {
+            "api": counts.api_errors_last_hour,
+            "runs": counts.run_errors_last_hour,
+        },
+        "in_flight": _with_status(session, sorted(str(s) for s in IN_FLIGHT)),
+        "in_doubt": in_doubt,
+        "in_doubt_help": IN_DOUBT_HELP if in_doubt else None,
+    }
+    view["text"] = status_text(view)
+    return view
+
+
+def _next_fires(plan: PlanRecord, now: datetime) -> tuple[str, list[str]]:
+    try:
+        schedule = parse_schedule(plan.schedule)
+    except ValueError:  # a stored schedule this version cannot read
+        return "(unreadable schedule)", []
+    words = schedule.describe()
+    if schedule.end is not None:
+        words += f" until {when(schedule.end)}"
+    return words, [t for t in map(when, next_fire_times(schedule, now, NEXT_FIRES)) if t]
+
+
+def _money(report: PlanReport | None, known: dict[str, tokens.Token]) -> dict[str, Any] | None:
+    if report is None:
+        return None
+    data = report.as_dict(known)
+    keep = ("input_mint", "output_mint", "input_symbol", "output_symbol", "spent", "spent_ui",
+            "received", "received_ui", "refunded", "fills", "average_price", "average_cost",
+            "last_fill")  # fmt: skip
+    return {key: data[key] for key in keep}
+
+
+def chart_url(name: str, money: dict[str, Any] | None) -> str | None:
+    """The chart of a plan with fills; the query changes with each new fill, so the
+    page fetches a new picture exactly when there is one."""
+    if not money or not money["fills"]:
+        return None
+    return f"/charts/{name}.svg?fills={money['fills']}"
+
+
+def plans_view(
+    session: Session, cache: ReportCache, now: datetime, offset: int = 0, limit: int = PAGE_SIZE
+) -> dict[str, Any]:
+    """One page of the enabled plans, by name."""
+    offset = max(0, offset)
+    limit = max(1, min(limit, MAX_PAGE))
+    every = store_plans.enabled_plans(session)
+    page = every[offset : offset + limit]
+    reports, known = cache.get(session.connection())
+    shown = []
+    for plan in page:
+        words, fires = _next_fires(plan, now)
+        last = audit_rows(session, AuditFilter(plan=plan.name, limit=1))
+        money = _money(reports.get(plan.name), known)
+        item = {
+            "name": plan.name, "kind": str(plan.kind), "description": plan.description,
+            "schedule": words, "next_fires": fires,
+            "dry_run": bool(plan.settings.get("dry_run")),
+            "last": _run(last[0]) if last else None,
+            "money": money, "chart": chart_url(plan.name, money),
+        }  # fmt: skip
+        item["text"] = plan_text(item)
+        shown.append(item)
+    first = offset + 1 if shown else 0
+    span = f"{first}–{offset + len(shown)} of {len(every)}"
+    return {"total": len(every), "offset": offset, "limit": limit, "plans": shown,
+            "text": {"range": span}}  # fmt: skip
+
+
+def fills_view(session: Session, cache: ReportCache, name: str) -> dict[str, Any] | None:
+    """The fills behind a plan's chart; ``None`` if there is no such plan."""
+    report = cache.get(session.connection())[0].get(name)
+    if report is None:
+        return None
+    return {
+        "plan_name": name,
+        "input_symbol": report.input_token.label if report.input_token else None,
+        "output_symbol": report.output_token.label if report.output_token else None,
+        "fills": [point.as_dict() for point in series(report)],
+    }
