@@ -20,7 +20,7 @@ from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
 from daemon.report.build import PlanReport, build
-from daemon.schedule import next_fire_times, parse_schedule
+from daemon.schedule import next_fire_times
 from daemon.store import plans as store_plans
 from daemon.store import tokens
 from daemon.store.audit import AuditFilter, audit_rows
@@ -155,10 +155,7 @@ def status_view(
 
 
 def _next_fires(plan: PlanRecord, now: datetime) -> tuple[str, list[str]]:
-    try:
-        schedule = parse_schedule(plan.schedule)
-    except ValueError:  # a stored schedule this version cannot read
-        return "(unreadable schedule)", []
+    schedule = plan.schedule
     words = schedule.describe()
     if schedule.end is not None:
         words += f" until {when(schedule.end)}"
@@ -200,7 +197,7 @@ def plans_view(
         item = {
             "name": plan.name, "kind": str(plan.kind), "description": plan.description,
             "schedule": words, "next_fires": fires,
-            "dry_run": bool(plan.settings.get("dry_run")),
+            "dry_run": plan.settings.dry_run,
             "last": _run(last[0]) if last else None,
             "money": money, "chart": chart_url(plan.name, money),
         }  # fmt: skip
