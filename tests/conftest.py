@@ -11,4 +11,5 @@ pytest_plugins = [
     "tests.fixtures.wallet",
     "tests.fixtures.emulator",
     "tests.fixtures.follow",
+    "tests.fixtures.browser",
 ]

@@ -43,7 +43,11 @@ from daemon.web.render import render
 log = structlog.get_logger(__name__)
 
 NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
-STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+STATIC = {
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+    "icon.svg": "image/svg+xml",
+}
 READ_METHODS = ("GET", "HEAD")
 # an empty row for the page's <template> elements: the same markup, no values
 BLANK: dict[str, Any] = {"text": {}, "chart": None, "next_fires": [], "last": None, "status": ""}

@@ -18,9 +18,11 @@ def moment(value: str | None) -> str:
 
 
 def _amount(ui: str | None, base: str, symbol: str | None) -> str:
+    if base == "0":
+        return NONE
     if ui is not None:
         return f"{ui} {symbol}" if symbol else ui
-    return f"{base} (base units)" if base != "0" else "0"
+    return f"{base} (base units)"
 
 
 def plan_text(plan: dict[str, Any]) -> dict[str, str]:

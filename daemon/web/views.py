@@ -156,7 +156,7 @@ def status_view(
 
 def _next_fires(plan: PlanRecord, now: datetime) -> tuple[str, list[str]]:
     schedule = plan.schedule
-    words = schedule.describe()
+    words = f"once, at {when(schedule.at)}" if schedule.at is not None else schedule.describe()
     if schedule.end is not None:
         words += f" until {when(schedule.end)}"
     return words, [t for t in map(when, next_fire_times(schedule, now, NEXT_FIRES)) if t]

@@ -1,0 +1,225 @@
+"""The status page in a real headless browser (Debian's chromium, driven by
+Playwright) against a real daemon (`jupcron run` as a subprocess, its plans
+applied with `jupcron plans apply`, the API emulator over loopback).
+
+One daemon serves the module: its plans are a swap that fires a few seconds
+after the start (and fills: the chart), an hourly swap, a weekly DCA and a plan
+whose description is HTML. The page refreshes every second (web.refresh: 1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from daemon.emulator import Emulator
+from daemon.emulator.server import EmulatorServer
+from daemon.schedule import next_fire_times, parse_schedule
+from daemon.web.text import moment
+from tests.fixtures.browser import Watched
+from tests.fixtures.daemon import DaemonEnv, at, swap_plan
+from tests.fixtures.plans import recurring_plan
+from tests.support.wait import wait_until
+
+pytestmark = pytest.mark.slow
+
+HOSTILE_DESCRIPTION = (
+    '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+    "<b>bold?</b> & \"quotes\" 'too'"
+)
+HOSTILE_ERROR = '<img src=y onerror="window.__pwned=3">route <i>failed</i>'
+TIMEOUT = 30_000  # ms, for the browser's waits
+
+
+def web_url(env: DaemonEnv, proc: Any) -> str:
+    """The page's address, from the daemon's ``web_listening`` log line."""
+    found: dict[str, Any] = {}
+
+    def listening() -> bool:
+        for line in env.log_of(proc).splitlines():
+            if '"web_listening"' in line:
+                found.update(json.loads(line))
+                return True
+        assert proc.poll() is None, env.log_of(proc)
+        return False
+
+    assert wait_until(listening, 30), env.log_of(proc)
+    return f"http://127.0.0.1:{found['port']}"
+
+
+class Site:
+    def __init__(self, env: DaemonEnv, url: str, plans: list[dict[str, Any]]) -> None:
+        self.env, self.url, self.plans = env, url, plans
+
+    def api(self, path: str) -> Any:
+        answer = httpx.get(self.url + path, timeout=10)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    root = tmp_path_factory.mktemp("web-daemon")
+    # the second swap execute fails with an error text that is HTML
+    emulator = Emulator(seed=5, faults=[{"kind": "failed", "operation": "execute_ultra",
+                                         "skip": 1, "count": 1,
+                                         "params": {"code": 6001, "error": HOSTILE_ERROR}}])  # fmt: skip
+    server = EmulatorServer().start(emulator)
+    env = DaemonEnv(root=root, db_url=f"sqlite:///{root / 'jupcron.db'}", emulator=emulator,
+                    server=server)  # fmt: skip
+    try:
+        env.write_config(web={"listen": "127.0.0.1:0", "refresh": 1}, follow={"interval": 1})
+        quiet = {"misfire": "skip"}  # nothing fires at the start but chart-swap
+        plans = [
+            {**swap_plan("chart-swap", {"at": at(6)}), "description": "One swap, soon"},
+            {**swap_plan("alpha-hourly", {"every": "1h", **quiet}),
+             "description": "Buy SOL with 1 USDC every hour"},
+            {**swap_plan("hostile-description", {"cron": "0 9 * * MON", **quiet}),
+             "description": HOSTILE_DESCRIPTION},
+            recurring_plan("weekly-dca", schedule={"cron": "0 9 * * MON",
+                                                   "timezone": "Europe/Berlin", **quiet}),
+        ]  # fmt: skip
+        env.write_plans(*plans)
+        env.apply()
+        proc = env.start()
+        yield Site(env, web_url(env, proc), plans)
+        assert env.stop(proc) == 0
+    finally:
+        env.close()
+        server.stop()
+
+
+def open_page(site: Site, watched: Watched) -> Any:
+    page = watched.page
+    page.goto(site.url + "/", wait_until="load")
+    page.wait_for_selector("#plan-cards article.plan", timeout=TIMEOUT)
+    return page
+
+
+def card(page: Any, name: str) -> Any:
+    return page.locator(f'article.plan[data-plan="{name}"]')
+
+
+def refreshed(page: Any) -> None:
+    """Wait for the page's own update (the 'updated' time changes)."""
+    before = page.inner_text("#updated")
+    page.wait_for_function(
+        "before => document.getElementById('updated').textContent !== before",
+        arg=before, timeout=TIMEOUT,
+    )  # fmt: skip
+
+
+def test_loads_with_no_console_error_and_no_request_off_loopback(
+    site: Site, watched_page: Watched
+) -> None:
+    page = open_page(site, watched_page)
+    answer = httpx.get(site.url + "/", timeout=10)
+    refreshed(page)  # a full update turn: the page's script asked every JSON twin
+    asked = {re.sub(r"\?.*", "", url.removeprefix(site.url)) for url in watched_page.requests}
+    assert {"/", "/static/app.css", "/static/app.js", "/api/status", "/api/plans",
+            "/api/runs"} <= asked  # fmt: skip
+    assert watched_page.outside() == []
+    assert watched_page.console_errors == []  # CSP violations would be here too
+    assert watched_page.page_errors == []
+    assert watched_page.failed == []
+    assert "unsafe-inline" not in answer.headers["content-security-policy"]
+    assert (
+        page.evaluate("document.querySelectorAll('script:not([src]), style, [style]').length") == 0
+    )
+
+
+def test_shows_every_plan_of_the_running_daemon_with_its_next_fire(
+    site: Site, watched_page: Watched
+) -> None:
+    page = open_page(site, watched_page)
+    names = page.eval_on_selector_all(
+        "#plan-cards article.plan", "els => els.map(e => e.dataset.plan)"
+    )
+    assert names == sorted(p["name"] for p in site.plans)
+    now = datetime.now(UTC)
+    for plan in site.plans:
+        shown = card(page, plan["name"]).locator("[data-k=next]").inner_text()
+        upcoming = next_fire_times(parse_schedule(plan["schedule"]), now, 1)
+        if upcoming and upcoming[0] - now > timedelta(seconds=5):  # not about to change
+            assert shown == moment(upcoming[0].strftime("%Y-%m-%dT%H:%M:%SZ")), plan["name"]
+        elif not upcoming:
+            assert shown == "no fire time left"
+    hourly = card(page, "alpha-hourly")
+    assert hourly.locator("[data-k=schedule]").inner_text() == "every 1h"
+    assert re.fullmatch(r"\(in \d+ (s|min)\)", hourly.locator("[data-rel]").inner_text())
+    dca = card(page, "weekly-dca").locator("[data-k=schedule]").inner_text()
+    assert dca == "cron '0 9 * * MON' Europe/Berlin"
+
+
+def test_updates_in_place_when_a_run_finishes(site: Site, watched_page: Watched) -> None:
+    page = open_page(site, watched_page)
+    page.evaluate("window.__probe = 41")  # gone if the page reloads
+    late = {**swap_plan("late-swap", {"at": at(4)}), "description": "added while watching"}
+    site.env.write_plans(late, name="late.yaml")
+    site.env.apply()
+    page.wait_for_selector('article.plan[data-plan="late-swap"]', timeout=TIMEOUT)
+    pill = card(page, "late-swap").locator(".pill")
+    page.wait_for_function(
+        "() => { const p = document.querySelector('article.plan[data-plan=\"late-swap\"] .pill');"
+        " return p && p.dataset.status === 'failed'; }", timeout=TIMEOUT,
+    )  # fmt: skip
+    assert pill.inner_text() == "failed"
+    row = page.locator("#run-rows tr", has_text="late-swap")
+    row.wait_for(timeout=TIMEOUT)
+    error = row.locator("[data-k=error]")
+    # the API's error text (HTML) is shown as text, and nothing in it ran
+    assert HOSTILE_ERROR in error.inner_text()
+    assert error.locator("img, i").count() == 0
+    assert card(page, "late-swap").locator(".err").inner_text().endswith(HOSTILE_ERROR)
+    assert page.evaluate("window.__probe") == 41
+    assert page.evaluate("window.__pwned") is None
+    assert watched_page.console_errors == []
+
+
+def test_renders_the_chart_of_a_plan_with_fills(
+    site: Site, watched_page: Watched, tmp_path: Path
+) -> None:
+    page = open_page(site, watched_page)
+    chart = card(page, "chart-swap").locator("img.chart")
+    chart.wait_for(state="visible", timeout=TIMEOUT)  # shown once the swap has filled
+    page.wait_for_function(
+        "() => { const i = document.querySelector('article.plan[data-plan=\"chart-swap\"] img.chart');"
+        " return i && i.complete && i.naturalWidth > 0; }", timeout=TIMEOUT,
+    )  # fmt: skip
+    assert chart.evaluate("i => i.naturalWidth") == 360
+    fills = site.api("/api/plans/chart-swap/fills")["fills"]
+    assert len(fills) == 1
+    svg = httpx.get(site.url + chart.get_attribute("src"), timeout=10)
+    assert svg.headers["content-type"] == "image/svg+xml"
+    assert "<polyline" in svg.text and "<circle" in svg.text
+    assert card(page, "chart-swap").locator("[data-k=fills]").inner_text() == "1"
+    assert card(page, "alpha-hourly").locator("img.chart").is_hidden()
+    shot = tmp_path / "status-page.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    assert card(page, "alpha-hourly").locator("[data-k=spent]").inner_text() == "-"
+    print(f"screenshot: {shot}")
+    assert watched_page.console_errors == []
+
+
+def test_renders_a_hostile_plan_description_as_text(site: Site, watched_page: Watched) -> None:
+    page = open_page(site, watched_page)
+    description = card(page, "hostile-description").locator(".desc")
+    assert description.text_content() == HOSTILE_DESCRIPTION  # the server's render
+    assert description.locator("*").count() == 0
+    refreshed(page)
+    refreshed(page)
+    assert description.text_content() == HOSTILE_DESCRIPTION  # and after the script's update
+    assert description.locator("*").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#plan-cards img:not(.chart)").count() == 0
+    by_name = {p["name"]: p for p in site.api("/api/plans")["plans"]}
+    assert by_name["hostile-description"]["description"] == HOSTILE_DESCRIPTION  # as it is
+    assert watched_page.console_errors == []
