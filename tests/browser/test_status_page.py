@@ -198,7 +198,8 @@ def test_renders_the_chart_of_a_plan_with_fills(
     assert len(fills) == 1
     svg = httpx.get(site.url + chart.get_attribute("src"), timeout=10)
     assert svg.headers["content-type"] == "image/svg+xml"
-    assert "<polyline" in svg.text and "<circle" in svg.text
+    assert "<polyline" in svg.text
+    assert "<circle" in svg.text
     assert card(page, "chart-swap").locator("[data-k=fills]").inner_text() == "1"
     assert card(page, "alpha-hourly").locator("img.chart").is_hidden()
     shot = tmp_path / "status-page.png"
