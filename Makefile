@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint chaos postgres-tools clean
+.PHONY: demo test bench lint chaos postgres-tools chromium clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +21,11 @@ demo: $(STAMP)
 postgres-tools:
 	@bash tests/ensure-postgres.sh
 
-test: $(STAMP) postgres-tools
+# Debian's chromium for the status page's browser tests (tests/browser)
+chromium:
+	@bash tests/ensure-chromium.sh
+
+test: $(STAMP) postgres-tools chromium
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
