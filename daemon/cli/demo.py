@@ -45,6 +45,7 @@ def demo(duration: float, folder: Path | None, plain: bool) -> None:
     try:
         click.echo(f"wallet {ws.wallet.address} (keypair {ws.keypair}, mode 0600)")
         click.echo(f"emulator {ws.server.url}, database {ws.db_path}")
+        click.echo(f"status page {ws.web_url} (open it while the demo runs)")
         reporter = reporter_for(out, rich=False if plain else None)
         try:
             result = drive(ws, reporter, out, duration)

@@ -22,6 +22,7 @@ see `daemon.store.engine`) and the daemons' logs.
 from __future__ import annotations
 
 import json
+import socket
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -101,6 +102,11 @@ class Workspace:
     server: EmulatorServer
     wallet: Wallet
     plans: list[DemoPlan] = field(default_factory=list)
+    web_port: int = 0  # the status page's, while the daemon runs
+
+    @property
+    def web_url(self) -> str:
+        return f"http://127.0.0.1:{self.web_port}/"
 
     @property
     def db_path(self) -> Path:
@@ -150,10 +156,20 @@ runner:
   recovery_interval: 2     # look for stuck runs every 2 s (default 30)
 follow:
   interval: 2              # follow order fills every 2 s (default 300)
+web:
+  listen: 127.0.0.1:{web_port}  # the status page, while the demo runs (off by default)
+  refresh: 1
 logging:
   level: info
   format: json
 """
+
+
+def free_port() -> int:
+    """A loopback port free right now (the daemon binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def create(root: Path, *, lead: float = 6.0, now: datetime | None = None) -> Workspace:
@@ -177,7 +193,9 @@ def create(root: Path, *, lead: float = 6.0, now: datetime | None = None) -> Wor
     ws = Workspace(root, now + timedelta(seconds=lead), emulator, server, wallet,
                    demo_plans(order_account))  # fmt: skip
     try:
-        write_private(ws.config, CONFIG.format(base_url=server.url, db_url=ws.db_url))
+        ws.web_port = free_port()
+        config = CONFIG.format(base_url=server.url, db_url=ws.db_url, web_port=ws.web_port)
+        write_private(ws.config, config)
         ws.plans_dir.mkdir(mode=PRIVATE_DIR)
         ws.plans_dir.chmod(PRIVATE_DIR)  # mkdir's mode goes through the umask
         body = {"plans": [p.to_yaml_dict(ws.start) for p in ws.plans]}

@@ -7,11 +7,15 @@ import os
 import re
 import stat
 import subprocess
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
-from tests.e2e.cli import jupcron
+from tests.e2e.cli import JUPCRON, jupcron
 
 KINDS = ("swap", "recurring", "trigger-cancel")
 
@@ -44,16 +48,73 @@ def processes_mentioning(text: str) -> list[int]:
 
 
 @pytest.fixture(scope="module")
+def demo_seen() -> dict[str, Any]:
+    """What the demo's status page answered while the demo ran (filled by demo_run)."""
+    return {}
+
+
+def _watch_page(proc: subprocess.Popen[str], out: list[str], seen: dict[str, Any]) -> None:
+    """Collect the demo's output; once it prints the page's address, ask the page."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        out.append(line)
+        found = re.match(r"status page (http://127\.0\.0\.1:\d+/) ", line)
+        if found and "url" not in seen:
+            seen["url"] = found[1]
+            threading.Thread(target=_ask_page, args=(found[1], seen), daemon=True).start()
+
+
+def _ask_page(url: str, seen: dict[str, Any]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "plans" not in seen:
+        try:
+            answer = httpx.get(url + "api/plans", timeout=5)
+            if answer.status_code == 200 and answer.json()["total"] == 6:
+                seen["plans"] = answer.json()
+                seen["page"] = httpx.get(url, timeout=5).status_code
+        except httpx.HTTPError:
+            pass  # the daemon is not up yet, or restarting after its planned crash
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
 def demo_run(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, demo_seen: dict[str, Any]
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     root = tmp_path_factory.mktemp("demo") / "work"
+    args = [*JUPCRON, "demo", "--duration", "35", "--dir", str(root)]
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG", "JUPITER_API_KEY")}
     old = os.umask(0o022)  # inherited by the demo: a file it did not make private is 0644
     try:
-        done = jupcron("demo", "--duration", "35", "--dir", str(root), timeout=90)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env, stdin=subprocess.DEVNULL)  # fmt: skip
     finally:
         os.umask(old)
+    out: list[str] = []
+    reader = threading.Thread(target=_watch_page, args=(proc, out, demo_seen), daemon=True)
+    reader.start()
+    try:
+        code = proc.wait(90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(10)
+    err = proc.stderr.read() if proc.stderr else ""
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    done = subprocess.CompletedProcess(args, code, "".join(out), err)
     return done, root
+
+
+def test_demo_serves_the_status_page_while_it_runs(
+    demo_run: tuple[subprocess.CompletedProcess[str], Path], demo_seen: dict[str, Any]
+) -> None:
+    done, _ = demo_run
+    assert f"status page {demo_seen['url']} (open it while the demo runs)" in done.stdout
+    assert demo_seen.get("page") == 200, demo_seen
+    names = sorted(p["name"] for p in demo_seen["plans"]["plans"])
+    assert names == sorted(r["plan_name"] for r in table_rows(done.stdout))
 
 
 def test_demo_ends_with_succeeded_rejected_and_recovered_runs(
