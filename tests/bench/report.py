@@ -34,6 +34,10 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("ready_s", "10,000 plans: start to READY=1", "s", "≤ 3"),
     ("rss_mb", "10,000 plans: RSS after start", "MB", "≤ 150"),
     ("idle_cpu_pct", "10,000 plans: CPU over 30 idle s", "% core", "≤ 1"),
+    ("web_page_first_s", "10,000 plans: status page, first (cold)", "s", ""),
+    ("web_page_s", "10,000 plans: status page (median of 5)", "s", "< 1"),
+    ("web_api_plans_s", "10,000 plans: /api/plans (median of 5)", "s", "< 1"),
+    ("web_api_status_s", "10,000 plans: /api/status (median of 5)", "s", ""),
 ]
 
 

@@ -1,0 +1,64 @@
+"""The status page with 10,000 plans: how long the page and its JSON twins take
+(figures only, never asserted: `make bench`). The page is served as the daemon
+serves it (the same app, listener and read-only engine) over loopback HTTP."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from daemon.service.metrics import Metrics, serve_metrics
+from daemon.store.engine import open_reader
+from daemon.web.activity import Activity
+from daemon.web.app import WebApp
+from daemon.web.views import LiveState
+from tests.bench.conftest import Figures
+from tests.bench.harness import Bench, daily_plans
+from tests.bench.test_bench import FOOTPRINT_PLANS
+
+TIMES = 5
+
+
+def _live() -> LiveState:
+    now = datetime.now(UTC)
+    return LiveState("bench:1", "leader", now, now, False, None, 1.0, "WALLET", "bench")
+
+
+def _seconds(client: httpx.Client, path: str) -> tuple[float, float, int]:
+    """(first, median of the next TIMES, bytes) for one path."""
+    took = []
+    size = 0
+    for _ in range(TIMES + 1):
+        started = time.perf_counter()
+        answer = client.get(path)
+        took.append(time.perf_counter() - started)
+        assert answer.status_code == 200, answer.text[:500]
+        size = len(answer.content)
+    return took[0], statistics.median(took[1:]), size
+
+
+def test_status_page_with_10000_plans(
+    backend_url: tuple[str, str], tmp_path: Path, figures: Figures
+) -> None:
+    backend, url = backend_url
+    bench = Bench(tmp_path / "jc", url, "http://127.0.0.1:9")
+    bench.apply(daily_plans(FOOTPRINT_PLANS))
+    engine = open_reader(url)
+    app = WebApp(engine, metrics=Metrics(), live=_live, activity=Activity())
+    server = serve_metrics(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            for name, path in (("web_page", "/"), ("web_api_plans", "/api/plans"),
+                               ("web_api_status", "/api/status"),
+                               ("web_api_runs", "/api/runs")):  # fmt: skip
+                first, median, size = _seconds(client, path)
+                figures.put(backend, f"{name}_first_s", round(first, 3))
+                figures.put(backend, f"{name}_s", round(median, 3))
+                figures.put(backend, f"{name}_kb", round(size / 1024, 1))
+    finally:
+        server.stop()
+        engine.dispose()
