@@ -64,10 +64,13 @@ def test_the_examples_cover_every_kind() -> None:
 def test_the_demo_config_and_plans_validate(tmp_path: Path) -> None:
     (tmp_path / "plans").mkdir()
     (tmp_path / "jupcron.yaml").write_text(
-        CONFIG.format(base_url="http://127.0.0.1:1", db_url=f"sqlite:///{tmp_path}/x.db")
+        CONFIG.format(
+            base_url="http://127.0.0.1:1", db_url=f"sqlite:///{tmp_path}/x.db", web_port=8123
+        )
     )
     config = load_config(tmp_path / "jupcron.yaml", {})
     assert config.plans.dir == tmp_path / "plans"
+    assert config.web.listen == "127.0.0.1:8123"
     assert config.wallet.keypair == tmp_path / "keypair.json"
     start = datetime(2030, 1, 1, tzinfo=UTC)
     plans = demo_plans("9yXwWmT3rAEdGBVLbD4pgxQTcDx4mQ3BFx2XoeqF1tmZ")
