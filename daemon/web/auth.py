@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
-import stat
 from pathlib import Path
 from typing import NoReturn
 
 from daemon.errors import ConfigError
+from daemon.private import read_private
 from daemon.web.http import WebRequest
 
 COOKIE = "jupcron_session"
 MIN_LENGTH = 16  # characters: a token is for machines; `openssl rand -hex 32` makes one
 _SESSION_LABEL = b"jupcron web session v1"
-MAX_BYTES = 4096
 
 
 class Token:
@@ -60,36 +58,14 @@ class Token:
 
 
 def load_token(path: Path) -> Token:
-    """The token in `path` (surrounding white space stripped), after the checks a
-    private file gets; every problem is one `ConfigError` naming the file."""
+    """The token in `path` (surrounding white space stripped), after the checks every
+    secret file gets (`daemon.private`); every problem is one `ConfigError` naming it."""
 
     def fail(problem: str) -> NoReturn:
         raise ConfigError(f"{path}: {problem}")
 
-    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        fail("web token file not found (set web.token_file, or drop it to run without a token)")
-    except OSError as exc:
-        fail(f"cannot read the web token file: {exc.strerror}")
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            fail("the web token path is not a regular file")
-        mode = stat.S_IMODE(info.st_mode)
-        if mode & 0o077:
-            fail(
-                f"permissions {mode:04o} are too open: the web token file is accessible "
-                f"by group or others; run: chmod 600 {path}"
-            )
-        raw = os.read(fd, MAX_BYTES + 1)
-    except OSError as exc:
-        fail(f"cannot read the web token file: {exc.strerror}")
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_BYTES:
-        fail(f"the web token file is larger than {MAX_BYTES} bytes")
+    raw = read_private(path, "web token", ConfigError, missing="web token file not found "
+                       "(set web.token_file, or drop it to run without a token)")  # fmt: skip
     try:
         text = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
