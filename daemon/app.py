@@ -80,8 +80,9 @@ def build_runtime(
     store = store or open_store(config)
     api = JupiterClient.from_config(config, key, transport=transport)
     rpc = rpc_from_config(config.rpc)
+    runs = SqlRunStore(store.engine, group_commit=config.runner.group_commit)
     runner = Runner(
-        store=SqlRunStore(store.engine), api=api, wallet=wallet, config=config, rpc=rpc,
-        listeners=listeners, on_attempt=on_attempt,
+        store=runs, api=api, wallet=wallet, config=config, rpc=rpc, listeners=listeners,
+        on_attempt=on_attempt,
     )  # fmt: skip
     return Runtime(config=config, store=store, api=api, wallet=wallet, runner=runner, rpc=rpc)

@@ -194,6 +194,8 @@ class RunnerConfig(_Section):
     shutdown_timeout: PositiveFloat = 20.0
     recovery_interval: PositiveFloat = 30.0
     workers: Annotated[int, Field(ge=1, le=256)] = 8
+    # the workers' writes of one moment share a transaction (daemon/store/group.py)
+    group_commit: bool = True
 
 
 class FollowConfig(_Section):

@@ -21,7 +21,7 @@ from typing import Any
 import structlog
 
 from daemon.errors import ApiError, JupcronError
-from daemon.store.port import Event, RunStore
+from daemon.store.port import Event, ExecuteValues, RunStore
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
 
@@ -38,8 +38,10 @@ class RunBook:
         self.store = store
         self.clock = clock
         self.on_attempt = on_attempt
-        # answered attempts not yet committed, by run (each run has one driver)
+        # answered attempts and execute results not yet committed, by run (each run
+        # has one driver): they go with the run's next write
         self._answered: dict[int, list[Event]] = {}
+        self._results: dict[int, list[ExecuteValues]] = {}
 
     def load(self, run_id: int) -> RunRecord:
         return self.store.load(run_id)
@@ -55,11 +57,12 @@ class RunBook:
         **fields: Any,
     ) -> RunRecord:
         """Move the run (if it is still in `expect`, default: its current status)."""
-        with self._booking(run.id) as answered:
+        with self._booking(run.id) as (answered, results):
             record, moved = self.store.advance(
                 run, status, now=self.clock(),
                 expect=expect if expect is not None else [run.status],
                 step=step or str(status), detail=detail or {}, before=answered, fields=fields,
+                results=results,
             )  # fmt: skip
         if not moved:
             log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
@@ -72,32 +75,45 @@ class RunBook:
         return self.advance(run, status, step=step, detail=detail, **fields)
 
     def event(self, run_id: int, step: str, detail: dict[str, Any]) -> None:
-        with self._booking(run_id) as answered:
-            self.store.event([*answered, (run_id, step, detail, self.clock())])
+        with self._booking(run_id) as (answered, results):
+            self.store.event([*answered, (run_id, step, detail, self.clock())], results)
+
+    def keep_result(self, run_id: int, values: ExecuteValues) -> None:
+        """An execute answer's result, committed with the state change it leads to
+        (or, at the latest, when the drive ends)."""
+        self._results.setdefault(run_id, []).append(values)
 
     def flush(self, run_id: int) -> None:
-        """Commit the run's answered attempts not yet in the store."""
-        if self._answered.get(run_id):
-            with self._booking(run_id) as answered:
-                self.store.event(answered)
+        """Commit the run's answered attempts and results not yet in the store."""
+        if self._answered.get(run_id) or self._results.get(run_id):
+            with self._booking(run_id) as (answered, results):
+                self.store.event(answered, results)
 
     @contextmanager
-    def _booking(self, run_id: int) -> Iterator[list[Event]]:
-        """The run's attempts waiting to be committed, taken for one transaction; if
-        it fails (the store is down) they wait again, for `flush` or `forget`."""
+    def _booking(self, run_id: int) -> Iterator[tuple[list[Event], list[ExecuteValues]]]:
+        """The run's attempts and results waiting to be committed, taken for one
+        transaction; if it fails (the store is down) they wait again, for `flush` or
+        `forget`."""
         answered = self._answered.pop(run_id, [])
+        results = self._results.pop(run_id, [])
         try:
-            yield answered
+            yield answered, results
         except BaseException:
             if answered:
                 self._answered[run_id] = [*answered, *self._answered.get(run_id, [])]
+            if results:
+                self._results[run_id] = [*results, *self._results.get(run_id, [])]
             raise
 
     def forget(self, run_id: int) -> None:
         """Drop what `flush` could not commit (the drive is over; the store was down)."""
         lost = self._answered.pop(run_id, None)
-        if lost:
-            log.error("run_attempts_not_booked", run_id=run_id, attempts=len(lost))
+        results = self._results.pop(run_id, None)
+        if lost or results:
+            log.error(
+                "run_attempts_not_booked", run_id=run_id, attempts=len(lost or ()),
+                results=len(results or ()),
+            )  # fmt: skip
 
     def observer(self, run_id: int) -> Callable[[Any], None]:
         """An API observer that books every HTTP attempt against the run."""

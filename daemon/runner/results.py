@@ -1,15 +1,17 @@
 """Keeps every execute answer that carries a result (status Success or Failed,
 landed or not): its amounts, slot, signature, swap events and the raw body.
-Called once per answer, from where the runner receives it; a store outage
-here interrupts the run like any other step (recovery re-posts the same
-transaction and records the answer then)."""
+Called once per answer, from where the runner receives it; the result is
+committed with the state change the answer leads to (one transaction), so a
+crash or a store outage before that loses it with the state change, and
+recovery re-posts the same transaction and records the answer then."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from daemon.store.port import ExecuteValues, RunStore, SwapEventValues
+from daemon.runner.book import RunBook
+from daemon.store.port import ExecuteValues, SwapEventValues
 from daemon.store.records import RunRecord
 
 
@@ -46,7 +48,7 @@ def values_of(run: RunRecord, result: Any, now: datetime) -> ExecuteValues | Non
     )  # fmt: skip
 
 
-def record(store: RunStore, run: RunRecord, result: Any, now: datetime) -> None:
+def record(book: RunBook, run: RunRecord, result: Any, now: datetime) -> None:
     values = values_of(run, result, now)
     if values is not None:
-        store.record_result(values)
+        book.keep_result(run.id, values)

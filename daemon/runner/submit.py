@@ -76,7 +76,7 @@ def execute(
             book.event(run.id, "execute_refused_repost", api_detail(exc))
             return settle_unanswered(ports, run, ports.clock()), False
     first_post = first_post and len(posts) <= 1
-    results.record(ports.store, run, result, ports.clock())  # every amount it returned
+    results.record(ports.book, run, result, ports.clock())  # every amount it returned
     failpoints.hit("after_execute")
     return _answered(ports, run, plan, result, first_post=first_post, reordered=reordered)
 

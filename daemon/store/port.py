@@ -106,14 +106,17 @@ class RunStore(Protocol):
         detail: Mapping[str, Any],
         before: Sequence[Event] = (),
         fields: Mapping[str, Any] | None = None,
+        results: Sequence[ExecuteValues] = (),
     ) -> tuple[RunRecord, bool]:
         """Compare-and-set: move the run to `status` with `fields` if it is in one of
-        `expect`, with an event `step` after the events `before`. The run as it now
-        is, and whether this call moved it (if not, `before` is still recorded)."""
+        `expect`, with an event `step` after the events `before`, keeping `results`
+        in the same transaction. The run as it now is, and whether this call moved it
+        (if not, `before` and `results` are still recorded)."""
         ...
 
-    def event(self, events: Sequence[Event]) -> None:
-        """Append events (attempts among them count in their run's `attempts`)."""
+    def event(self, events: Sequence[Event], results: Sequence[ExecuteValues] = ()) -> None:
+        """Append events (attempts among them count in their run's `attempts`), and
+        keep `results`, in one transaction."""
         ...
 
     def reserve(
@@ -136,11 +139,6 @@ class RunStore(Protocol):
     ) -> RunRecord | None:
         """An operator's verdict: move an ``in_doubt`` run (only) to `status`; the run
         as it now is, or ``None`` if it was no longer in doubt."""
-        ...
-
-    def record_result(self, values: ExecuteValues) -> None:
-        """Keep an execute answer with a result: its amounts, swap events and raw body
-        (one row per run and signature; a later answer replaces it)."""
         ...
 
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:

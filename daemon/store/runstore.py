@@ -1,19 +1,23 @@
 """`RunStore` on Core connections: the one way a run reaches the database.
 
-Each call is one transaction on a bare connection with statements built once
-(`daemon.store.runs`); no ORM session on the run path.
+Statements are built once (`daemon.store.runs`); no ORM session on the run
+path. Writes go through a `GroupCommit` (`daemon.store.group`): the workers'
+writes of one moment share a transaction, and each call returns once its own
+write is committed. `group_commit=False` gives each write its own transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, select
 
 from daemon.store import audit, runs
 from daemon.store.engine import begin
+from daemon.store.group import GroupCommit
 from daemon.store.models import Plan
 from daemon.store.plans import PLAN_COLUMNS
 from daemon.store.port import CapHit, CapWindow, Event, ExecuteValues, Reservation
@@ -22,13 +26,22 @@ from daemon.store.results import record_execute
 from daemon.store.types import RunStatus
 
 _PLAN = select(*PLAN_COLUMNS).where(Plan.id == bindparam("b_id"))
+T = TypeVar("T")
 
 
 class SqlRunStore:
     """The run store on `engine` (SQLite or PostgreSQL)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, group_commit: bool = True) -> None:
         self.engine = engine
+        self.group = GroupCommit(engine) if group_commit else None
+
+    def _write(self, fn: Callable[[Connection], T]) -> T:
+        """`fn` in a committed transaction (shared with other threads' writes)."""
+        if self.group is not None:
+            return self.group.run(fn)
+        with begin(self.engine) as conn:
+            return fn(conn)
 
     def claim(
         self,
@@ -39,10 +52,11 @@ class SqlRunStore:
         trigger: str,
         claimed_by: str | None,
     ) -> RunRecord | None:
-        with begin(self.engine) as conn:
-            return runs.claim_record(
-                conn, plan, scheduled_for, now=now, trigger=trigger, claimed_by=claimed_by
-            )
+        claim = partial(
+            runs.claim_record, plan=plan, scheduled_for=scheduled_for, now=now,
+            trigger=trigger, claimed_by=claimed_by,
+        )  # fmt: skip
+        return self._write(claim)
 
     def load(self, run_id: int) -> RunRecord:
         with begin(self.engine) as conn:
@@ -62,9 +76,13 @@ class SqlRunStore:
         detail: Mapping[str, Any],
         before: Sequence[Event] = (),
         fields: Mapping[str, Any] | None = None,
+        results: Sequence[ExecuteValues] = (),
     ) -> tuple[RunRecord, bool]:
-        with begin(self.engine) as conn:
+        def write(conn: Connection) -> tuple[RunRecord, bool]:
+            _keep_results(conn, results)
             return self._advance(conn, run, status, now, expect, step, detail, before, fields)
+
+        return self._write(write)
 
     @staticmethod
     def _advance(
@@ -90,25 +108,18 @@ class SqlRunStore:
             raise LookupError(f"run {run.id} is not in the store")
         return record, False
 
-    def event(self, events: Sequence[Event]) -> None:
-        if events:
-            with begin(self.engine) as conn:
-                _record_events(conn, events)
+    def event(self, events: Sequence[Event], results: Sequence[ExecuteValues] = ()) -> None:
+        def write(conn: Connection) -> None:
+            _keep_results(conn, results)
+            _record_events(conn, events)
+
+        if events or results:
+            self._write(write)
 
     def reserve(
         self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow], *, now: datetime
     ) -> CapHit | None:
-        with begin(self.engine) as conn:
-            audit.lock_spending(conn)
-            for cap in caps:
-                used = audit.spent(
-                    conn, since=cap.since, plan_id=cap.plan_id, input_mint=cap.input_mint,
-                    exclude_run=run_id,
-                )  # fmt: skip
-                if used + reservation.in_amount > cap.limit:
-                    return CapHit(cap, used)
-            runs.reserve(conn, run_id, reservation)
-        return None
+        return self._write(partial(_reserve, run_id=run_id, reservation=reservation, caps=caps))
 
     def settle(
         self,
@@ -127,10 +138,6 @@ class SqlRunStore:
             )  # fmt: skip
             return None if changed is None else runs.get(conn, run_id)
 
-    def record_result(self, values: ExecuteValues) -> None:
-        with begin(self.engine) as conn:
-            record_execute(conn, values)
-
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:
         with begin(self.engine) as conn:
             found = runs.in_flight(conn)
@@ -140,6 +147,27 @@ class SqlRunStore:
     def steps(self, run_id: int) -> list[tuple[str, dict[str, Any]]]:
         with begin(self.engine) as conn:
             return [(step, detail) for _, step, detail in runs.events(conn, run_id)]
+
+
+def _reserve(
+    conn: Connection, *, run_id: int, reservation: Reservation, caps: Sequence[CapWindow]
+) -> CapHit | None:
+    """The caps checked under the spend lock, then the reservation written (or not)."""
+    audit.lock_spending(conn)
+    for cap in caps:
+        used = audit.spent(
+            conn, since=cap.since, plan_id=cap.plan_id, input_mint=cap.input_mint,
+            exclude_run=run_id,
+        )  # fmt: skip
+        if used + reservation.in_amount > cap.limit:
+            return CapHit(cap, used)
+    runs.reserve(conn, run_id, reservation)
+    return None
+
+
+def _keep_results(conn: Connection, results: Sequence[ExecuteValues]) -> None:
+    for values in results:
+        record_execute(conn, values)
 
 
 def _record_events(conn: Connection, events: Sequence[Event]) -> None:

@@ -1,0 +1,134 @@
+"""Group commit: the writes of many threads in one transaction, each thread back
+only once its own write is durable.
+
+A thread that writes while no commit is under way leads: it begins a
+transaction, takes every write queued by then (its own first), runs them in
+order and commits; the others wait. Then it hands the lead to the first write
+queued meanwhile, whose thread does the same for the next batch, and returns.
+One write alone costs what a transaction of its own costs; eight workers
+writing at once share one BEGIN, one COMMIT (one fsync on SQLite) and one
+connection checkout.
+
+Every caller still returns only after the COMMIT that holds its write, so
+"persist before the side effect" is kept: a crash at any instant loses only
+writes whose callers had not returned, i.e. whose side effects never started.
+A write that fails on its own (a bug, a constraint) is rolled back with its
+batch, and the batch runs again one write per transaction, so only that caller
+sees the error; a store that is down fails the whole batch, as it would have
+failed each write.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import Connection, Engine
+
+from daemon.errors import StoreBusyError
+from daemon.store.engine import begin
+
+T = TypeVar("T")
+MAX_BATCH = 64
+
+
+@dataclass
+class _Write(Generic[T]):
+    fn: Callable[[Connection], T]
+    ready: threading.Event = field(default_factory=threading.Event)
+    lead: bool = False  # woken to lead the next batch (not done yet)
+    done: bool = False
+    result: Any = None
+    error: BaseException | None = None
+
+    def finish(self, result: Any = None, error: BaseException | None = None) -> None:
+        self.result, self.error, self.done = result, error, True
+        self.ready.set()
+
+    def outcome(self) -> T:
+        if self.error is not None:
+            raise self.error
+        return self.result  # type: ignore[no-any-return]
+
+
+class GroupCommit:
+    def __init__(self, engine: Engine, max_batch: int = MAX_BATCH) -> None:
+        self.engine = engine
+        self.max_batch = max(1, max_batch)
+        self._lock = threading.Lock()
+        self._queue: list[_Write[Any]] = []
+        self._busy = False  # a leader is at work
+        self.commits = 0  # transactions committed (for tests and metrics)
+        self.writes = 0  # writes committed
+
+    def run(self, fn: Callable[[Connection], T]) -> T:
+        """Run `fn` in a transaction shared with other threads' writes; its result
+        once that transaction has committed."""
+        write: _Write[T] = _Write(fn)
+        with self._lock:
+            self._queue.append(write)
+            lead = not self._busy
+            self._busy = True
+        if not lead:
+            write.ready.wait()
+            if write.done:
+                return write.outcome()
+        try:
+            self._lead()
+        finally:
+            self._hand_over()
+        return write.outcome()
+
+    def _take(self) -> list[_Write[Any]]:
+        with self._lock:
+            batch = self._queue[: self.max_batch]
+            del self._queue[: len(batch)]
+        return batch
+
+    def _lead(self) -> None:
+        batch: list[_Write[Any]] = []
+        try:
+            with begin(self.engine) as conn:
+                batch = self._take()  # everything queued while we waited for the lock
+                results = [write.fn(conn) for write in batch]
+        except StoreBusyError as exc:  # the store is down or locked: every write fails
+            for write in batch or self._take():
+                write.finish(error=exc)
+            return
+        except Exception:  # noqa: BLE001 - one write failed on its own: each alone, to see which
+            for write in batch:
+                self._alone(write)
+            return
+        except BaseException as exc:  # the thread is going down: nothing was committed
+            for write in batch:
+                write.finish(error=exc)
+            raise
+        with self._lock:
+            self.commits += 1
+            self.writes += len(batch)
+        for write, result in zip(batch, results, strict=True):
+            write.finish(result)
+
+    def _alone(self, write: _Write[Any]) -> None:
+        try:
+            with begin(self.engine) as conn:
+                result = write.fn(conn)
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, raised there
+            write.finish(error=exc)
+            return
+        with self._lock:
+            self.commits += 1
+            self.writes += 1
+        write.finish(result)
+
+    def _hand_over(self) -> None:
+        """Wake the first queued write to lead the next batch, or stand down."""
+        with self._lock:
+            if self._queue:
+                nxt = self._queue[0]
+                nxt.lead = True
+                nxt.ready.set()
+            else:
+                self._busy = False

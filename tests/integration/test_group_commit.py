@@ -1,0 +1,138 @@
+"""Group commit on a real SQLite file and a real PostgreSQL: the writes of many
+threads share transactions, each thread returns only once its own write is
+committed (another connection sees it), a write that fails alone fails alone,
+and a store that is down fails the writes waiting on it."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+from sqlalchemy import Connection, Engine, text
+
+from daemon.errors import StoreBusyError
+from daemon.store.engine import make_engine
+from daemon.store.group import GroupCommit
+from tests.support.wait import wait_until
+
+INSERT = text("INSERT INTO store_meta (key, value) VALUES (:k, 'x')")
+WRITERS = 8
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    engine = make_engine(db_url)
+    yield engine
+    engine.dispose()
+
+
+def insert(key: str) -> Callable[[Connection], str]:
+    def write(conn: Connection) -> str:
+        conn.execute(INSERT, {"k": key})
+        return key
+
+    return write
+
+
+def visible(engine: Engine, key: str) -> bool:
+    """Whether a fresh connection (another transaction) sees `key`."""
+    with engine.connect() as conn:
+        found = conn.execute(text("SELECT 1 FROM store_meta WHERE key = :k"), {"k": key})
+        return found.first() is not None
+
+
+def queued(group: GroupCommit) -> int:
+    with group._lock:
+        return len(group._queue)
+
+
+def test_writes_queued_meanwhile_share_one_commit_and_each_is_durable_on_return(
+    engine: Engine,
+) -> None:
+    group = GroupCommit(engine)
+    gate = threading.Event()
+    seen: dict[str, bool] = {}
+
+    def first(conn: Connection) -> str:
+        gate.wait(10)  # the leader is inside its transaction: the others queue up
+        return insert("w0")(conn)
+
+    def writer(key: str, fn: Callable[[Connection], str]) -> None:
+        assert group.run(fn) == key
+        seen[key] = visible(engine, key)  # committed before run() returned
+
+    threads = [threading.Thread(target=writer, args=("w0", first))]
+    threads[0].start()
+    assert wait_until(lambda: group._busy and queued(group) == 0, timeout=5)  # w0 taken
+    for n in range(1, WRITERS):
+        threads.append(threading.Thread(target=writer, args=(f"w{n}", insert(f"w{n}"))))
+        threads[-1].start()
+    assert wait_until(lambda: queued(group) == WRITERS - 1, timeout=10)
+    gate.set()
+    for thread in threads:
+        thread.join(10)
+    assert seen == {f"w{n}": True for n in range(WRITERS)}
+    assert group.writes == WRITERS
+    assert group.commits == 2  # the leader's own, then the seven queued meanwhile
+
+
+def test_a_write_that_fails_fails_alone(engine: Engine) -> None:
+    group = GroupCommit(engine)
+    gate = threading.Event()
+    errors: dict[str, BaseException] = {}
+
+    def blocker(conn: Connection) -> str:
+        gate.wait(10)
+        return insert("first")(conn)
+
+    def broken(conn: Connection) -> str:
+        conn.execute(INSERT, {"k": "broken"})  # written, then the write fails
+        raise ValueError("this write is wrong")
+
+    def writer(fn: Callable[[Connection], str], name: str) -> None:
+        try:
+            group.run(fn)
+        except ValueError as exc:
+            errors[name] = exc
+
+    lead = threading.Thread(target=writer, args=(blocker, "first"))
+    lead.start()
+    assert wait_until(lambda: group._busy and queued(group) == 0, timeout=5)
+    others = [
+        threading.Thread(target=writer, args=(insert("a"), "a")),
+        threading.Thread(target=writer, args=(broken, "broken")),
+        threading.Thread(target=writer, args=(insert("b"), "b")),
+    ]
+    for n, thread in enumerate(others, start=1):
+        thread.start()
+        assert wait_until(lambda n=n: queued(group) == n, timeout=5)
+    gate.set()
+    for thread in [lead, *others]:
+        thread.join(10)
+    assert list(errors) == ["broken"]
+    assert [visible(engine, k) for k in ("first", "a", "broken", "b")] == [
+        True,
+        True,
+        False,
+        True,
+    ]
+
+
+def test_a_locked_store_fails_the_waiting_writes_then_works_again(sqlite_url: str) -> None:
+    engine = make_engine(sqlite_url, busy_ms=200)
+    group = GroupCommit(engine)
+    holder = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    try:
+        with pytest.raises(StoreBusyError, match="database is locked"):
+            group.run(insert("k1"))
+    finally:
+        holder.rollback()
+        holder.close()
+    assert group.run(insert("k2")) == "k2"
+    assert not visible(engine, "k1")
+    assert visible(engine, "k2")
+    assert not group._busy
+    engine.dispose()
