@@ -135,7 +135,7 @@ class JupiterClient:
             follow_redirects=False,
         )
         # every request's headers, merged once (the client's defaults and the key)
-        self._request_headers = httpx.Headers({**self._http.headers, **self._headers()})
+        self._request_headers = {**self._http.headers, **self._headers()}
         if any(host in self.base_url for host in LEGACY_HOSTS):
             log.warning("api_legacy_host", base_url=self.base_url, use="https://api.jup.ag")
 
