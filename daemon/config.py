@@ -159,6 +159,9 @@ class GuardConfig(_Section):
     simulate: bool = True
     # what a recurring order's escrow accounts may cost in rent (returned on close)
     order_rent_allowance_lamports: Annotated[int, Field(ge=0, le=100_000_000)] = 10_000_000
+    # how far a Jupiter instruction's input may exceed the plan's amount (basis points);
+    # Jupiter's own fees come out of the plan's amount, so 0 is right for its APIs
+    amount_allowance_bps: Annotated[int, Field(ge=0, le=100)] = 0
 
 
 class CapConfig(_Section):

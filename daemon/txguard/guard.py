@@ -11,6 +11,7 @@ from solders.pubkey import Pubkey
 
 from daemon.errors import GuardRejectedError, RejectedError, RetryableError
 from daemon.txguard import ours, rules, simulate
+from daemon.txguard.context import Context
 from daemon.txguard.decode import load, summarize
 from daemon.txguard.expect import Expectation
 from daemon.txguard.policy import GuardPolicy, Verdict
@@ -45,7 +46,7 @@ def inspect(
     tx, size = load(tx_b64)
     summary = summarize(tx, policy.names, size)
     known = {*mints, *(expect.mints if expect else ())}
-    ctx = rules.Context(
+    ctx = Context(
         wallet=str(wallet),
         ours=ours.find(wallet, summary, known, mint_programs, expect.receiver if expect else None),
         policy=policy,

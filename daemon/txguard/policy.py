@@ -20,6 +20,8 @@ class GuardPolicy:
     allow_gasless: bool = False
     # a recurring order's escrow rent (simulation's allowance; returned when it closes)
     order_rent_allowance_lamports: int = 10_000_000
+    # how far the Jupiter instructions' input may exceed the plan's amount, in bps
+    amount_allowance_bps: int = 0
     # program id -> human name, for messages and `jupcron tx inspect`
     names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PROGRAMS), compare=False)
 
@@ -30,6 +32,7 @@ class GuardPolicy:
             max_priority_fee_lamports=guard.max_priority_fee_lamports,
             allow_gasless=guard.allow_gasless,
             order_rent_allowance_lamports=guard.order_rent_allowance_lamports,
+            amount_allowance_bps=guard.amount_allowance_bps,
         )
 
 

@@ -10,10 +10,9 @@ the lamports they move, the ATA program by whose account our rent creates.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from daemon.txguard.context import Context
 from daemon.txguard.decode import MAX_TX_BYTES, Instruction, TxSummary
-from daemon.txguard.expect import Expectation
 from daemon.txguard.instructions import (
     ASSOCIATED_TOKEN,
     COMPUTE_BUDGET,
@@ -21,32 +20,8 @@ from daemon.txguard.instructions import (
     SYSTEM,
     TOKEN_PROGRAMS,
 )
-from daemon.txguard.ours import Ours
-from daemon.txguard.policy import GuardPolicy
+from daemon.txguard.orders import jupiter
 from daemon.txguard.token import Effect
-
-
-@dataclass(frozen=True)
-class Context:
-    wallet: str
-    ours: Ours
-    policy: GuardPolicy
-    gasless: bool  # the API marked this swap gasless/RFQ
-    expect: Expectation | None = None  # what the plan asked for, when there is a plan
-
-    @property
-    def relaxed(self) -> bool:
-        """Fee payer and extra signers may be Jupiter's: a gasless swap, if allowed."""
-        return self.gasless and self.policy.allow_gasless
-
-    def is_ours(self, address: str) -> bool:
-        return self.ours.has(address)
-
-    def acts_for_us(self, ix: Instruction) -> bool:
-        """Our signature authorises this token instruction: the wallet is its
-        authority, or one of the signers of a multisig authority."""
-        return ix.role.get("authority") == self.wallet or self.wallet in ix.cosigners
-
 
 Rule = Callable[[TxSummary, Context], list[str]]
 
@@ -269,6 +244,7 @@ RULES: tuple[Rule, ...] = (
     durable_nonce,
     token,
     associated_token,
+    jupiter,
     priority_fee,
 )
 

@@ -386,8 +386,8 @@ def test_priority_fee_exactly_at_the_cap_is_allowed(wallet: Wallet) -> None:
 
 def _gasless(me: Pubkey) -> tuple[str, Pubkey]:
     jupiter_payer = Keypair().pubkey()
-    call = program_call(AGGREGATOR, me, jupiter_payer)
-    metas = [AccountMeta(jupiter_payer, True, True), *call.accounts]
+    call = program_call(AGGREGATOR, me)
+    metas = [*call.accounts, AccountMeta(jupiter_payer, True, True)]
     return build(
         jupiter_payer, [*budget(), Instruction(AGGREGATOR, call.data, metas)]
     ), jupiter_payer

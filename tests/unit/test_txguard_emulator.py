@@ -71,7 +71,7 @@ def test_emulator_orders_are_accepted_signed_and_executed(kind: str) -> None:
     assert result["signature"] == signed.signature
 
 
-@pytest.mark.parametrize("kind", ["recurring", "recurring_price", "trigger_cancel", "swap"])
+@pytest.mark.parametrize("kind", ["recurring", "trigger_cancel", "swap"])
 def test_build_unsigned_kinds_are_accepted(kind: str) -> None:
     wallet = Wallet.generate()
     tx = to_b64(build_unsigned(kind, wallet.pubkey, rng=random.Random(1)))
@@ -79,6 +79,16 @@ def test_build_unsigned_kinds_are_accepted(kind: str) -> None:
     signed = check_and_sign(wallet, tx, POLICY)
     decoded = VersionedTransaction.from_bytes(base64.b64decode(signed.b64))
     assert fee_payer_signature_ok(decoded, wallet.pubkey)
+
+
+def test_a_price_based_recurring_order_is_refused_its_program_cannot_be_read() -> None:
+    """Value Average has no public interface: what it would be told cannot be
+    checked, so nothing is signed (docs/txguard.md)."""
+    wallet = Wallet.generate()
+    tx = to_b64(build_unsigned("recurring_price", wallet.pubkey, rng=random.Random(1)))
+    (reason,) = inspect(tx, wallet.pubkey, POLICY).reasons
+    assert "Value Average" in reason
+    assert "cannot be decoded" in reason
 
 
 @pytest.mark.parametrize("kind", ["recurring", "trigger_cancel", "swap"])
