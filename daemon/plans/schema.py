@@ -467,7 +467,9 @@ def _recurring(request: RecurringRequest) -> list[Finding]:
         out.append(
             Finding(
                 ("request", "params", "price"),
-                "params.price (price-based recurring) is deprecated by Jupiter; use params.time",
+                "params.price (price-based recurring) is deprecated by Jupiter; use params.time "
+                "(its runs will be rejected: the Value Average program's interface is not "
+                "public, so txguard cannot check what it is told)",
                 warning=True,
             )
         )
