@@ -69,6 +69,11 @@ class Reader:
     def pubkey(self) -> str:
         return str(Pubkey.from_bytes(self.take(32)))
 
+    def bincode_string(self) -> str:
+        """A string as bincode writes it (System's seeds): a u64 length, then UTF-8."""
+        size = self.u64()
+        return self.take(size).decode("utf-8", "replace")
+
     def boolean(self) -> bool:
         value = self.u8()
         if value > 1:

@@ -10,13 +10,11 @@ an 8-byte discriminator and Borsh (daemon/txguard/jupiter.py).
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from solders.pubkey import Pubkey
-
 from daemon.txguard import jupiter, token
+from daemon.txguard.borsh import Reader
 
 SYSTEM = "11111111111111111111111111111111"
 TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id, not a secret)
@@ -41,35 +39,6 @@ class Parsed:
 
 
 Decoder = Callable[[bytes, Sequence[str]], Parsed]
-
-
-class _Reader:
-    def __init__(self, data: bytes, start: int) -> None:
-        self.data = data
-        self.at = start
-
-    def take(self, size: int) -> bytes:
-        if self.at + size > len(self.data):
-            raise ValueError("instruction data too short")
-        chunk = self.data[self.at : self.at + size]
-        self.at += size
-        return chunk
-
-    def u8(self) -> int:
-        return self.take(1)[0]
-
-    def u32(self) -> int:
-        return int(struct.unpack("<I", self.take(4))[0])
-
-    def u64(self) -> int:
-        return int(struct.unpack("<Q", self.take(8))[0])
-
-    def pubkey(self) -> str:
-        return str(Pubkey.from_bytes(self.take(32)))
-
-    def string(self) -> str:
-        size = self.u64()
-        return self.take(size).decode("utf-8", "replace")
 
 
 def _roles(accounts: Sequence[str], *names: str) -> dict[str, str]:
@@ -106,7 +75,7 @@ NONCE_INSTRUCTIONS = frozenset(
 
 
 def _system(data: bytes, accounts: Sequence[str]) -> Parsed:
-    r = _Reader(data, 0)
+    r = Reader(data, 0)
     tag = r.u32()
     name = _SYSTEM_NAMES.get(tag, f"unknown #{tag}")
     f: dict[str, str] = {}
@@ -122,7 +91,12 @@ def _system(data: bytes, accounts: Sequence[str]) -> Parsed:
         roles = _roles(accounts, "from", "to")
     elif tag == 3:
         base = r.pubkey()
-        f = {"base": base, "seed": r.string(), "lamports": str(r.u64()), "space": str(r.u64())}
+        f = {
+            "base": base,
+            "seed": r.bincode_string(),
+            "lamports": str(r.u64()),
+            "space": str(r.u64()),
+        }
         f["owner"] = r.pubkey()
         roles = _roles(accounts, "from", "to")
     elif tag in (4, 12):
@@ -137,10 +111,10 @@ def _system(data: bytes, accounts: Sequence[str]) -> Parsed:
         f = {"space": str(r.u64())}
         roles = _roles(accounts, "account")
     elif tag in (9, 10):
-        f = {"base": r.pubkey(), "seed": r.string()}
+        f = {"base": r.pubkey(), "seed": r.bincode_string()}
         roles = _roles(accounts, "account", "base")
     elif tag == 11:
-        f = {"lamports": str(r.u64()), "seed": r.string(), "from_owner": r.pubkey()}
+        f = {"lamports": str(r.u64()), "seed": r.bincode_string(), "from_owner": r.pubkey()}
         roles = _roles(accounts, "from", "base", "to")
     return Parsed(name, f, roles)
 
@@ -160,7 +134,7 @@ def _token_program(token_2022: bool) -> Decoder:
 
 
 def _compute_budget(data: bytes, accounts: Sequence[str]) -> Parsed:
-    r = _Reader(data, 0)
+    r = Reader(data, 0)
     tag = r.u8()
     if tag == 1:
         return Parsed("request_heap_frame", {"bytes": str(r.u32())})

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from daemon.txguard.reader import Reader
+from daemon.txguard.borsh import Reader
 
 
 class Effect(StrEnum):
