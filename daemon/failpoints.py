@@ -3,9 +3,12 @@
 ``JUPCRON_FAILPOINTS=after_sign`` (comma-separated names, each optionally
 ``name:N`` to fire on the N-th pass) makes the process SIGKILL itself when a
 run passes that place: a crash at an exact step boundary, with nothing
-flushed or cleaned up. In-process tests use `arm(name)`, which raises
-`SimulatedCrash` (a BaseException our code never catches) instead.
-Unset, a failpoint is one dict lookup.
+flushed or cleaned up. ``name=stall`` (or ``name:N=stall``) makes it SIGSTOP
+itself there instead: every thread stops, the main loop included, so the
+systemd watchdog stops being pinged (a hung daemon; SIGCONT resumes it).
+In-process tests use `arm(name)`, which raises `SimulatedCrash` (a
+BaseException our code never catches) instead. Unset, a failpoint is one
+dict lookup.
 """
 
 from __future__ import annotations
@@ -27,22 +30,35 @@ NAMES = (
 )
 
 
+# what an armed failpoint does to the process (kill mode, from the environment)
+ACTIONS = ("kill", "stall")
+
+
 class SimulatedCrash(BaseException):
     """The process "died" here (in-process tests only)."""
 
 
 _lock = threading.Lock()
 _armed: dict[str, int] = {}
+_stall: set[str] = set()  # armed names that stop the process instead of killing it
 _raise = False
 
 
 def _parse(text: str) -> dict[str, int]:
-    armed: dict[str, int] = {}
+    return {name: nth for name, (nth, _) in _parse_actions(text).items()}
+
+
+def _parse_actions(text: str) -> dict[str, tuple[int, str]]:
+    """``"after_sign:2=stall,after_claim"`` -> ``{name: (nth, action)}``."""
+    armed: dict[str, tuple[int, str]] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
-        name, _, nth = part.partition(":")
+        spec, _, action = part.partition("=")
+        name, _, nth = spec.partition(":")
         if name not in NAMES:
             raise ValueError(f"unknown failpoint {name!r}; known: {', '.join(NAMES)}")
-        armed[name] = int(nth) if nth else 1
+        if action and action not in ACTIONS:
+            raise ValueError(f"unknown failpoint action {action!r}; known: {', '.join(ACTIONS)}")
+        armed[name] = (int(nth) if nth else 1, action or "kill")
     return armed
 
 
@@ -50,9 +66,12 @@ def load_from_env() -> None:
     """Arm the failpoints named in ``$JUPCRON_FAILPOINTS`` (kill mode)."""
     global _raise
     text = os.environ.get(ENV, "")
+    parsed = _parse_actions(text)
     with _lock:
         _armed.clear()
-        _armed.update(_parse(text))
+        _armed.update({name: nth for name, (nth, _) in parsed.items()})
+        _stall.clear()
+        _stall.update(name for name, (_, action) in parsed.items() if action == "stall")
         _raise = False
 
 
@@ -61,12 +80,14 @@ def arm(name: str, nth: int = 1) -> None:
     global _raise
     with _lock:
         _armed.update(_parse(f"{name}:{nth}"))
+        _stall.discard(name)
         _raise = True
 
 
 def disarm() -> None:
     with _lock:
         _armed.clear()
+        _stall.clear()
 
 
 def hit(name: str) -> None:
@@ -81,6 +102,7 @@ def hit(name: str) -> None:
             return
         del _armed[name]
         crash_by_raise = _raise
+        stall = name in _stall
     if crash_by_raise:
         raise SimulatedCrash(name)
-    os.kill(os.getpid(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGSTOP if stall else signal.SIGKILL)
