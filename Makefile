@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint chaos postgres-tools chromium clean
+.PHONY: demo test bench lint chaos postgres-tools chromium systemd-tools systemd-test clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,18 @@ postgres-tools:
 chromium:
 	@bash tests/ensure-chromium.sh
 
-test: $(STAMP) postgres-tools chromium
+# systemd for tests/system (Debian's package when missing); without it that suite skips
+systemd-tools:
+	@bash tests/ensure-systemd.sh --optional
+
+test: $(STAMP) postgres-tools chromium systemd-tools
 	$(BIN)/python -m pytest -q
+
+# jupcron.service under a real systemd booted in namespaces of its own, one line per check;
+# here a machine that cannot boot it fails instead of skipping
+systemd-test: $(STAMP)
+	@bash tests/ensure-systemd.sh
+	JUPCRON_SYSTEMD_TEST=required $(BIN)/python -m pytest -v -p no:cacheprovider tests/system
 
 lint: $(STAMP)
 	$(BIN)/ruff check daemon tests migrations

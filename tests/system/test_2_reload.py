@@ -1,0 +1,59 @@
+"""`systemctl reload` (SIGHUP): a changed plan is picked up; a broken plan leaves the
+daemon running on the old plans, with `reload_failed` in the journal."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.system.machine import Machine
+from tests.system.service import PLANS, Service
+
+
+@pytest.fixture(scope="module", autouse=True)
+def explicit_reloads_only(machine: Machine, service: Service) -> None:
+    """From here on the checks reload by hand: the optional .path unit is stopped."""
+    machine.systemctl("stop", "jupcron-plans.path")
+
+
+def test_reload_picks_up_a_changed_plan(service: Service) -> None:
+    service.write_plan("systest-change", 1_000_201, in_seconds=600)
+    service.reload_and_wait()
+    mark = service.cursor()
+    service.write_plan("systest-change", 1_000_202, in_seconds=4)  # new amount, due soon
+    pid = service.main_pid()
+    service.reload_and_wait()
+    assert service.main_pid() == pid  # a reload, not a restart
+    diff = service.wait_event(mark, "plans_applied")["diff"]
+    assert diff == ["~ systest-change (version 2)"], diff
+    run = service.wait_final("systest-change", mark)
+    assert run["status"] == "succeeded", run
+    assert len(service.emulator.landed(1_000_202)) == 1
+    assert service.emulator.issued(1_000_201) == []  # the old version never ran
+
+
+def test_a_broken_plan_keeps_the_daemon_and_the_old_plans(
+    machine: Machine, service: Service
+) -> None:
+    service.write_plan("systest-kept", 1_000_301, in_seconds=8)
+    service.reload_and_wait()
+    pid = service.main_pid()
+    mark = service.cursor()
+    broken = f"{PLANS}/systest-broken.yaml"
+    service.write_file(
+        broken, "name: systest-broken\nkind: swap\nschedule: {every: 1h}\nrequets: {}\n"
+    )
+    try:
+        service.reload()
+        failed = service.wait_event(mark, "reload_failed")
+        assert failed["what"] == "plans"
+        assert "systest-broken.yaml" in failed["error"]
+        assert machine.systemctl("is-active", "jupcron.service").stdout.strip() == "active"
+        assert service.main_pid() == pid
+        assert not [e for e in service.events(mark) if e["event"] in ("reloaded", "plans_applied")]
+        # the plans loaded before the broken file still fire
+        run = service.wait_final("systest-kept", mark)
+        assert run["status"] == "succeeded", run
+        assert len(service.emulator.landed(1_000_301)) == 1
+    finally:
+        service.remove_file(broken)
+    service.reload_and_wait()

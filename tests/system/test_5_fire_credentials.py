@@ -1,0 +1,104 @@
+"""A manual fire on the service install (issue 14, item 5): jupcron-fire@PLAN.service, as
+systemd/README.md's "Day to day" shows, beside the running daemon. Then the encrypted
+credentials of docs/operations.md (systemd-creds), for the service and manual fires."""
+
+from __future__ import annotations
+
+import re
+
+from tests.system.conftest import API_KEY, OPERATOR_DIR, ROOT, SUDO, readme_blocks
+from tests.system.machine import Machine
+from tests.system.service import Service
+
+
+def day_to_day(prefix: str) -> str:
+    """The README's "Day to day" command starting with `prefix` (continuations joined)."""
+    text = "\n".join(readme_blocks("Day to day")).replace("\\\n", " ")
+    for line in text.splitlines():
+        command = re.sub(r"\s+#.*$", "", line).strip()
+        if command.startswith(prefix):
+            return re.sub(r"\s+", " ", command)
+    raise AssertionError(f"no command starting with {prefix!r} in the README's Day to day")
+
+
+def test_a_manual_fire_runs_beside_the_daemon_as_documented(
+    machine: Machine, service: Service
+) -> None:
+    service.write_plan("systest-manual", 1_000_601, in_seconds=None)  # never due by itself
+    service.reload_and_wait()
+    fire = day_to_day("sudo systemctl start jupcron-fire@").replace(
+        "weekly-sol-dca", "systest-manual"
+    )
+    done = machine.sh(SUDO + fire, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = machine.sh(SUDO + day_to_day("journalctl -u jupcron-fire@").replace(
+        "weekly-sol-dca", "systest-manual")).stdout  # fmt: skip
+    assert re.search(r"run \d+\s+systest-manual\s+succeeded", shown), shown
+    assert len(service.emulator.landed(1_000_601)) == 1
+    # the documented read-only command sees it, as the service's user
+    audit = machine.sh(SUDO + day_to_day("sudo systemd-run") + " --plan systest-manual").stdout
+    assert "manual" in audit, audit
+    assert "succeeded" in audit, audit
+    # a plan that does not exist: exit 1, the reason in its journal, nothing ordered
+    done = machine.sh(SUDO + fire.replace("systest-manual", "no-such-plan"), check=False)
+    assert done.returncode != 0
+    journal = machine.run("journalctl", "-u", "jupcron-fire@no-such-plan.service", "-o", "cat")
+    assert "no plan named 'no-such-plan'" in journal.stdout
+    # the daemon shares the files (same dynamic user) and goes on writing them
+    uid, _ = service.runner_uid()
+    for name in ("jupcron.db", "jupcron.db-wal", "jupcron.db-shm"):
+        assert machine.path(f"/var/lib/private/jupcron/{name}").stat().st_uid == uid, name
+    mark = service.cursor()
+    service.write_plan("systest-after-fire", 1_000_602, in_seconds=4)
+    service.reload_and_wait()
+    assert service.wait_final("systest-after-fire", mark)["status"] == "succeeded"
+
+
+def credentials_block() -> str:
+    text = (ROOT / "docs" / "operations.md").read_text()
+    section = text[text.index("## Credentials with `systemd-creds`") :]
+    section = section[: section.index("\n## ")]
+    return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)[0]
+
+
+def test_encrypted_credentials_as_operations_md_says(machine: Machine, service: Service) -> None:
+    block = credentials_block()
+    # `systemctl edit` with an "editor" that writes the lines the guide shows
+    dropin = "\n".join(
+        line.removeprefix("#   ") for line in block.splitlines() if line.startswith("#   ")
+    )
+    assert dropin.startswith("[Service]\nLoadCredential=\n"), dropin
+    service.write_file(f"{OPERATOR_DIR}/credentials.conf", dropin + "\n")
+    mark = service.cursor()
+    pid = service.main_pid()
+    service.write_file(f"{OPERATOR_DIR}/credentials.sh", SUDO + f"cd {OPERATOR_DIR}\n" + block)
+    # `systemctl edit` wants a terminal: `script` gives the block one
+    done = machine.run(
+        "script", "--quiet", "--return", "--command",
+        f"bash -euo pipefail {OPERATOR_DIR}/credentials.sh", "/dev/null",
+        env={"SYSTEMD_EDITOR": f"cp {OPERATOR_DIR}/credentials.conf"}, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("ok"), done.stdout
+    for unit in ("jupcron.service", "jupcron-fire@.service"):
+        override = machine.path(f"/etc/systemd/system/{unit}.d/override.conf").read_text()
+        assert "LoadCredentialEncrypted=keypair:/etc/jupcron/keypair.cred" in override, unit
+    new_pid = service.wait_running(not_pid=pid)
+    # the plain files are gone: what the daemon uses can only come from the .cred files
+    assert not machine.path("/etc/jupcron/keypair.json").exists()
+    assert not machine.path("/etc/jupcron/api-key").exists()
+    assert service.in_service("cat /run/credentials/jupcron.service/api-key") == API_KEY
+    service.write_plan("systest-encrypted", 1_000_701, in_seconds=4)
+    service.reload_and_wait()
+    run = service.wait_final("systest-encrypted", mark)
+    assert run["status"] == "succeeded", run
+    assert run["_pid"] == str(new_pid)
+    # manual fires got the same drop-in
+    fire = day_to_day("sudo systemctl start jupcron-fire@").replace(
+        "weekly-sol-dca", "systest-manual"
+    )
+    service.write_plan("systest-manual", 1_000_702, in_seconds=None)
+    service.reload_and_wait()
+    done = machine.sh(SUDO + fire, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(service.emulator.landed(1_000_702)) == 1
