@@ -58,7 +58,7 @@ def test_start_is_active_only_after_ready(machine: Machine, service: Service) ->
 def test_a_plan_added_to_etc_fires_and_its_run_succeeds(machine: Machine, service: Service) -> None:
     # jupcron-plans.path (enabled by the README) reloads the daemon when a plan file changes
     mark = service.cursor()
-    service.write_plan("systest-first", 1_000_101, in_seconds=4)
+    service.write_plan("systest-first", 1_000_101, in_seconds=2)
     service.wait_event(mark, "plans_applied", lambda e: "+ systest-first" in e["diff"])
     assert machine.journal("-u", "jupcron-plans.service", after=mark), "the .path unit did not fire"
     run = service.wait_final("systest-first", mark)

@@ -19,7 +19,7 @@ def test_reload_picks_up_a_changed_plan(service: Service) -> None:
     service.write_plan("systest-change", 1_000_201, in_seconds=600)
     service.reload_and_wait()
     mark = service.cursor()
-    service.write_plan("systest-change", 1_000_202, in_seconds=4)  # new amount, due soon
+    service.write_plan("systest-change", 1_000_202, in_seconds=2)  # new amount, due soon
     pid = service.main_pid()
     service.reload_and_wait()
     assert service.main_pid() == pid  # a reload, not a restart
@@ -34,7 +34,7 @@ def test_reload_picks_up_a_changed_plan(service: Service) -> None:
 def test_a_broken_plan_keeps_the_daemon_and_the_old_plans(
     machine: Machine, service: Service
 ) -> None:
-    service.write_plan("systest-kept", 1_000_301, in_seconds=8)
+    service.write_plan("systest-kept", 1_000_301, in_seconds=6)
     service.reload_and_wait()
     pid = service.main_pid()
     mark = service.cursor()

@@ -16,7 +16,7 @@ def test_kill_9_restarts_and_the_run_in_flight_is_settled_once(
     service.emulator.fault(kind="slow", operation="execute_*", seconds=3, count=1)
     restarts = int(service.state()["NRestarts"])
     mark = service.cursor()
-    service.write_plan("systest-kill", 1_000_401, in_seconds=4)
+    service.write_plan("systest-kill", 1_000_401, in_seconds=2)
     service.reload_and_wait()
     signed = service.signed("systest-kill", mark)
     service.wait_fault_fired("slow")  # the signed transaction is posted, no answer yet
@@ -44,7 +44,7 @@ def test_stop_is_clean_and_the_run_in_flight_is_finished_or_resumed(
     service.emulator.clear_faults()
     service.emulator.fault(kind="slow", operation="execute_*", seconds=3, count=1)
     mark = service.cursor()
-    service.write_plan("systest-stop", 1_000_501, in_seconds=4)
+    service.write_plan("systest-stop", 1_000_501, in_seconds=2)
     service.reload_and_wait()
     signed = service.signed("systest-stop", mark)
     service.wait_fault_fired("slow")

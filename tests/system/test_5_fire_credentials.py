@@ -49,7 +49,7 @@ def test_a_manual_fire_runs_beside_the_daemon_as_documented(
     for name in ("jupcron.db", "jupcron.db-wal", "jupcron.db-shm"):
         assert machine.path(f"/var/lib/private/jupcron/{name}").stat().st_uid == uid, name
     mark = service.cursor()
-    service.write_plan("systest-after-fire", 1_000_602, in_seconds=4)
+    service.write_plan("systest-after-fire", 1_000_602, in_seconds=2)
     service.reload_and_wait()
     assert service.wait_final("systest-after-fire", mark)["status"] == "succeeded"
 
@@ -88,7 +88,7 @@ def test_encrypted_credentials_as_operations_md_says(machine: Machine, service: 
     assert not machine.path("/etc/jupcron/keypair.json").exists()
     assert not machine.path("/etc/jupcron/api-key").exists()
     assert service.in_service("cat /run/credentials/jupcron.service/api-key") == API_KEY
-    service.write_plan("systest-encrypted", 1_000_701, in_seconds=4)
+    service.write_plan("systest-encrypted", 1_000_701, in_seconds=2)
     service.reload_and_wait()
     run = service.wait_final("systest-encrypted", mark)
     assert run["status"] == "succeeded", run

@@ -27,7 +27,7 @@ def test_the_watchdog_kills_a_stalled_daemon_and_recovery_finishes_its_run(
     assert machine.show(UNIT, "WatchdogUSec")["WatchdogUSec"] == "5s"
     restarts = int(service.state()["NRestarts"])
     mark = service.cursor()
-    service.write_plan("systest-stall", 1_000_801, in_seconds=4)
+    service.write_plan("systest-stall", 1_000_801, in_seconds=2)
     service.reload_and_wait()
     signed = service.signed("systest-stall", mark)
     state = wait_until(
