@@ -11,12 +11,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from daemon.errors import Problem, YamlLoadError
@@ -51,6 +53,23 @@ class _TooBig(Exception):
     pass
 
 
+class _ExactConstructor(RoundTripConstructor):
+    """Reads a YAML float as a `Decimal` from its own digits (``0.1`` stays 0.1, and
+    a price with more digits than a float holds keeps them); ``.inf``/``.nan`` as floats."""
+
+
+def _exact_float(constructor: RoundTripConstructor, node: Any) -> Any:
+    text = str(node.value).replace("_", "")
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return constructor.construct_yaml_float(node)
+    return value if value.is_finite() else constructor.construct_yaml_float(node)
+
+
+_ExactConstructor.add_constructor("tag:yaml.org,2002:float", _exact_float)
+
+
 def _plain(node: Any, loc: Loc, locator: Locator, budget: list[int]) -> Any:
     budget[0] -= 1
     if budget[0] < 0:
@@ -81,12 +100,15 @@ def _plain(node: Any, loc: Loc, locator: Locator, budget: list[int]) -> Any:
         return str(node)
     if isinstance(node, bool | int | float) or node is None:
         return node.__class__(node) if node is not None else None
+    if isinstance(node, Decimal):
+        return node
     # timestamps and other scalars ruamel builds: keep their text form
     return str(node)
 
 
-def load(path: Path, text: str | None = None) -> tuple[Any, Locator]:
-    """Load one YAML document. Raises `PlanLoadError` with a `Problem` on failure."""
+def load(path: Path, text: str | None = None, *, exact_floats: bool = False) -> tuple[Any, Locator]:
+    """Load one YAML document. Raises `PlanLoadError` with a `Problem` on failure.
+    With `exact_floats`, numbers with a fraction or exponent come back as `Decimal`."""
     name = str(path)
     locator = Locator(name)
     if text is None:
@@ -109,6 +131,8 @@ def load(path: Path, text: str | None = None) -> tuple[Any, Locator]:
                 Problem(name, 0, 0, f"not UTF-8 text (bad byte at offset {exc.start})")
             ) from None
     yaml = YAML(typ="rt")
+    if exact_floats:
+        yaml.Constructor = _ExactConstructor
     yaml.allow_duplicate_keys = False
     try:
         docs = list(yaml.load_all(text))

@@ -25,7 +25,7 @@ import structlog
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from daemon import __version__
-from daemon.api import classify
+from daemon.api import classify, jsonbody
 from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, UltraOrder
 from daemon.api.orders import OrderPage, TokenFacts, parse_page, parse_tokens
 from daemon.api.pacer import SPARE_SHARE, Pacer
@@ -181,6 +181,12 @@ class JupiterClient:
         if checked.params.price is not None:
             log.warning("recurring_price_params_deprecated", operation=op)
         body = {**request, "user": user}
+        time_params = checked.params.time
+        if time_params is not None:  # price bounds as exact JSON numbers (stored as text)
+            bounds = {"minPrice": time_params.min_price, "maxPrice": time_params.max_price}
+            given = dict(request["params"]["time"])
+            given.update({k: v for k, v in bounds.items() if k in given and v is not None})
+            body["params"] = {**request["params"], "time": given}
         path = f"{self.paths.recurring}/createOrder"
         return self._call(
             op, "POST", path, json=body, parse=self._model(OrderResponse), observe=observe
@@ -197,8 +203,9 @@ class JupiterClient:
         self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse:
         op = "cancel_trigger_order"
-        self._check(op, TriggerCancelRequest, request)
-        body = {"computeUnitPrice": "auto", **request, "maker": maker}
+        checked = self._check(op, TriggerCancelRequest, request)
+        # the API takes a string: an integer from the plan goes out as its digits
+        body = {**request, "computeUnitPrice": checked.wire_compute_unit_price, "maker": maker}
         path = f"{self.paths.trigger}/cancelOrder"
         return self._call(
             op, "POST", path, json=body, parse=self._model(OrderResponse), observe=observe
@@ -228,6 +235,16 @@ class JupiterClient:
         return self._call(
             op, "GET", f"{self.paths.ultra}/order", params=params, parse=parse, observe=observe
         )
+
+    def quote(
+        self, input_mint: str, output_mint: str, amount: int, observe: Observer | None = None
+    ) -> UltraOrder:
+        """GET /ultra/v1/order without a taker: what `amount` would buy now (a price;
+        no transaction is built)."""
+        params = {"inputMint": input_mint, "outputMint": output_mint, "amount": str(amount)}
+        path = f"{self.paths.ultra}/order"
+        parse = self._model(UltraOrder)
+        return self._call("quote", "GET", path, params=params, parse=parse, observe=observe)
 
     def execute_ultra(
         self, signed_transaction: str, request_id: str, observe: Observer | None = None
@@ -343,14 +360,18 @@ class JupiterClient:
         return {"x-api-key": self._key.get_secret_value()}
 
     def _request(
-        self, method: str, path: str, json: Any, params: Mapping[str, str] | None
+        self, method: str, path: str, content: bytes | None, params: Mapping[str, str] | None
     ) -> httpx.Request:
         """The request, built directly: one URL parse (not three, as merging with the
-        client's base URL takes) and the headers merged once at start."""
+        client's base URL takes) and the headers merged once at start. `content`: a
+        JSON body already encoded (`jsonbody`)."""
         url = self.base_url + path
         if params:
             url += "?" + str(httpx.QueryParams(params))
-        return httpx.Request(method, url, json=json, headers=self._request_headers)
+        if content is None:
+            return httpx.Request(method, url, headers=self._request_headers)
+        headers = {**self._request_headers, "content-type": "application/json"}
+        return httpx.Request(method, url, content=content, headers=headers)
 
     def _call(
         self,
@@ -366,6 +387,8 @@ class JupiterClient:
     ) -> T:
         """`spare`: a background call, taking only spare slots (waiting that long)."""
         pending = 0.0  # backoff owed before the next attempt
+        # encoded once (Decimals as exact JSON numbers): a retry posts the identical bytes
+        content = None if json is None else jsonbody.encode(json)
         for number in range(1, self.max_attempts + 1):
             if pending > 0:
                 self._sleep(pending)
@@ -375,7 +398,7 @@ class JupiterClient:
             result: T | None = None
             started = self._clock()
             try:
-                response = self._http.send(self._request(method, path, json, params))
+                response = self._http.send(self._request(method, path, content, params))
             except httpx.HTTPError as exc:
                 error = classify.transport_error(operation, exc)
             else:

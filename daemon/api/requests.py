@@ -5,9 +5,18 @@ these models only refuse what the API would refuse for sure."""
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from daemon.api.models import Amount
@@ -30,12 +39,31 @@ class _Request(BaseModel):
         return data
 
 
+def _price(value: object) -> Decimal | None:
+    """A price bound as the plan wrote it (a number, or its exact text as stored)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
+        raise ValueError("must be a number")
+    try:
+        price = Decimal(str(value))
+    except InvalidOperation:
+        raise ValueError("must be a number") from None
+    if not price.is_finite() or price <= 0:
+        raise ValueError("must be a positive number")
+    return price
+
+
+PriceBound = Annotated[Decimal | None, PlainValidator(_price)]
+
+
 class TimeParams(_Request):
     in_amount: NonNegative  # the total, in base units
     number_of_orders: Annotated[StrictInt, Field(ge=2)]
     interval: Positive  # seconds
-    min_price: float | None = None
-    max_price: float | None = None
+    # JSON numbers on the wire (API.md), sent from their exact decimal text
+    min_price: PriceBound = None
+    max_price: PriceBound = None
     start_at: NonNegative | None = None
 
 
@@ -69,17 +97,26 @@ class RecurringCreateRequest(_Request):
 
 
 class TriggerCancelRequest(_Request):
-    """POST /trigger/v1/cancelOrder, minus ``maker``."""
+    """POST /trigger/v1/cancelOrder, minus ``maker``. ``computeUnitPrice`` is ``auto``
+    or micro-lamports, as an integer or a digit string; `wire_compute_unit_price` is
+    the string sent."""
 
     wallet_field: ClassVar[str] = "maker"
     order: StrictStr = Field(min_length=32)
-    compute_unit_price: StrictStr = "auto"
+    compute_unit_price: StrictStr | Positive = "auto"
 
     @model_validator(mode="after")
     def _price(self) -> TriggerCancelRequest:
-        if self.compute_unit_price != "auto" and not self.compute_unit_price.isdigit():
-            raise ValueError("computeUnitPrice must be 'auto' or micro-lamports as a string")
+        price = self.compute_unit_price
+        if isinstance(price, str) and price != "auto" and not (price.isascii() and price.isdigit()):
+            raise ValueError("computeUnitPrice must be 'auto' or micro-lamports")
         return self
+
+    @property
+    def wire_compute_unit_price(self) -> str:
+        """The API's form: ``auto`` or the micro-lamports as a string of digits."""
+        price = self.compute_unit_price
+        return price if price == "auto" else str(int(price))
 
 
 class UltraOrderRequest(_Request):

@@ -10,9 +10,11 @@ import click
 
 from daemon.cli.main import Context, pass_ctx
 from daemon.cli.output import format_option, render
-from daemon.errors import ConfigError
+from daemon.config import DEFAULT_PATH
+from daemon.errors import ConfigError, PlanError
 from daemon.plans.apply import apply_paths
-from daemon.plans.load import LoadResult, load_plans
+from daemon.plans.load import LoadedPlan, LoadResult, load_plans
+from daemon.plans.minimums import Lookups, check_recurring, lookups_from, needs_network
 from daemon.schedule import next_fire_times, parse_instant, parse_schedule
 from daemon.store import migrate, runs
 from daemon.store import plans as store_plans
@@ -64,28 +66,73 @@ def plans() -> None:
     """Order plans: check files, sync them into the store, list them."""
 
 
+offline_option = click.option(
+    "--offline",
+    is_flag=True,
+    help="Skip the recurring checks that ask rpc.url (Token-2022) and the API (USD value).",
+)
+
+
+def _lookups(ctx: Context, offline: bool, *, need_config: bool) -> Lookups:
+    if offline:
+        return Lookups(no_owner="--offline", no_usd="--offline")
+    if not need_config and ctx.config_path is None and not DEFAULT_PATH.exists():
+        why = "no daemon config: give --config PATH to use its"
+        return Lookups(no_owner=f"{why} rpc.url", no_usd=f"{why} API")
+    return lookups_from(ctx.config)
+
+
+def _check_minimums(
+    ctx: Context, plans: list[LoadedPlan], offline: bool, *, need_config: bool = True
+) -> None:
+    """Recurring minimums the schema cannot check offline: notes on stderr, refusals
+    as a `PlanError` (nothing is applied)."""
+    if not plans:
+        return
+    lookups = _lookups(ctx, offline, need_config=need_config)
+    try:
+        findings = check_recurring(plans, lookups)
+    finally:
+        lookups.close()
+    for note in findings.notes:
+        click.echo(str(note), err=True)
+    if findings.problems:
+        raise PlanError(findings.problems)
+
+
 @plans.command()
 @click.argument("paths", nargs=-1, required=True, type=PATHS)
+@offline_option
 @now_option
-def validate(paths: tuple[Path, ...], now_text: str | None) -> None:
+@pass_ctx
+def validate(ctx: Context, paths: tuple[Path, ...], offline: bool, now_text: str | None) -> None:
     """Check plan files or folders; every problem as file:line:col: message.
 
-    Warns (exit 0) as apply does about a plan with no fire time left."""
+    Warns (exit 0) as apply does about a plan with no fire time left. Recurring
+    plans with other inputs than USDC/USDT, or mints other than USDC, USDT and
+    SOL, are checked against Jupiter's minimums through the daemon config's
+    rpc.url and API when a config is given (or exists at the default path).
+    """
     now = _now(now_text)
     result = load_plans(list(paths))
     _warn(result)
     result.raise_for_problems()
     for warning in _never_firing(result, {p.spec.name for p in result.plans}, now):
         click.echo(warning, err=True)
+    networked = [p for p in result.plans if needs_network(p)]
+    _check_minimums(ctx, networked, offline, need_config=False)
     click.echo(f"ok: {_count(len(result.plans), 'plan')} in {_count(len(result.files), 'file')}")
 
 
 @plans.command()
 @click.argument("paths", nargs=-1, type=PATHS)
 @click.option("--dry-run", is_flag=True, help="Show the changes without writing them.")
+@offline_option
 @now_option
 @pass_ctx
-def apply(ctx: Context, paths: tuple[Path, ...], dry_run: bool, now_text: str | None) -> None:
+def apply(
+    ctx: Context, paths: tuple[Path, ...], dry_run: bool, offline: bool, now_text: str | None
+) -> None:
     """Sync plan files or folders (default: plans.dir) into the store.
 
     Everything is validated first: one bad file and nothing changes. Plans
@@ -100,13 +147,16 @@ def apply(ctx: Context, paths: tuple[Path, ...], dry_run: bool, now_text: str | 
     engine = open_existing(ctx.config.database.url)
     try:
         migrate.require_head(engine)
+        factory = session_factory(engine)
+        networked = [p for p in loaded.plans if p.spec.enabled and needs_network(p)]
+        if networked:  # checked when added or changed, not on every apply
+            preview, _ = apply_paths(
+                factory, targets, now=now, dry_run=True, complete=not paths, loaded=loaded
+            )
+            fresh = {*preview.added, *preview.changed}
+            _check_minimums(ctx, [p for p in networked if p.spec.name in fresh], offline)
         diff, _ = apply_paths(
-            session_factory(engine),
-            targets,
-            now=now,
-            dry_run=dry_run,
-            complete=not paths,
-            loaded=loaded,
+            factory, targets, now=now, dry_run=dry_run, complete=not paths, loaded=loaded
         )
     finally:
         engine.dispose()

@@ -72,7 +72,7 @@ class ChainView:
         for mint in mints - {SOL_MINT}:
             self.accounts[mint] = {
                 "lamports": MINT_RENT,
-                "owner": TOKEN,
+                "owner": token(mint).program,  # SPL Token, or Token-2022 (PYUSD)
                 "data": _mint_account(token(mint).decimals),
             }
         self.accounts[SOL_MINT] = {"lamports": MINT_RENT, "owner": TOKEN, "data": _mint_account(9)}

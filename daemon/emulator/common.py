@@ -72,12 +72,17 @@ def parse_pubkey(value: Any) -> Pubkey | None:
         return None
 
 
-def parse_json_object(body: bytes) -> dict[str, Any] | None:
+def parse_json_object(body: bytes, *, exact: bool = False) -> dict[str, Any] | None:
+    """The body's JSON object; with `exact`, fractional numbers become `Decimal`s."""
     try:
-        data = json.loads(body or b"null")
+        data = json.loads(body or b"null", parse_float=Decimal if exact else None)
     except (ValueError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) else None
+
+
+TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id)
+TOKEN_2022_PROGRAM = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"  # noqa: S105 (a program id)
 
 
 @dataclass(frozen=True)
@@ -85,13 +90,19 @@ class Token:
     symbol: str
     decimals: int
     usd: Decimal
+    program: str = TOKEN_PROGRAM  # the mint account's owner (getAccountInfo)
 
 
+# the mints the emulator knows: their price, and the program that owns the mint
+# (Recurring refuses Token-2022 mints, as the API does)
 TOKENS: dict[str, Token] = {
     "So11111111111111111111111111111111111111112": Token("SOL", 9, Decimal("150")),
     "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": Token("USDC", 6, Decimal("1")),
     "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": Token("USDT", 6, Decimal("1")),
     "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN": Token("JUP", 6, Decimal("0.5")),
+    "2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo": Token(
+        "PYUSD", 6, Decimal("1"), TOKEN_2022_PROGRAM
+    ),
 }
 UNKNOWN_TOKEN = Token("UNKNOWN", 6, Decimal("1"))
 SWAP_FEE_BPS = 10

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 SOL_MINT = "So11111111111111111111111111111111111111112"
@@ -64,7 +64,7 @@ class Execution:
 @dataclass
 class TriggerOrder:
     order: str
-    maker: str
+    maker: str | None  # None: an example order, the first wallet to cancel it owns it
     input_mint: str
     output_mint: str
     making_amount: int
@@ -82,6 +82,21 @@ class TriggerOrder:
     @property
     def left(self) -> int:
         return self.making_amount if self.remaining is None else self.remaining
+
+
+# Open limit orders every emulator holds from the start (and after a reset): the
+# ones the shipped examples name (config/plans/trigger-cancel.yaml), so they run
+# against it unseeded. A test keeps this in step with the examples.
+EXAMPLE_TRIGGER_ORDERS: tuple[TriggerOrder, ...] = (
+    TriggerOrder(
+        order="9yXwWmT3rAEdGBVLbD4pgxQTcDx4mQ3BFx2XoeqF1tmZ",
+        maker=None,
+        input_mint="EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",  # 50 USDC ...
+        output_mint=SOL_MINT,  # ... for 0.25 SOL
+        making_amount=50_000_000,
+        taking_amount=250_000_000,
+    ),
+)
 
 
 @dataclass
@@ -115,7 +130,9 @@ class Ledger:
         with self._lock:
             self.issued: dict[str, IssuedOrder] = {}
             self.executions: dict[str, Execution] = {}  # by signature
-            self.trigger_orders: dict[str, TriggerOrder] = {}
+            self.trigger_orders: dict[str, TriggerOrder] = {
+                o.order: replace(o) for o in EXAMPLE_TRIGGER_ORDERS
+            }
             self.recurring_orders: dict[str, RecurringOrder] = {}
             self.balances: dict[tuple[str, str], int] = {}
             self.known_owners: set[str] = set()
@@ -194,8 +211,20 @@ class Ledger:
 
     def add_trigger_order(self, order: TriggerOrder) -> None:
         with self._lock:
-            self._ensure(order.maker)
+            if order.maker is not None:
+                self._ensure(order.maker)
             self.trigger_orders[order.order] = order
+
+    def open_trigger_order(self, order: str, maker: str) -> TriggerOrder | None:
+        """`maker`'s open order `order`; an unowned example order becomes theirs."""
+        with self._lock:
+            found = self.trigger_orders.get(order)
+            if found is None or found.status != "Open" or found.maker not in (None, maker):
+                return None
+            if found.maker is None:
+                self._ensure(maker)
+                found.maker = maker
+            return found
 
     def add_recurring_order(self, order: RecurringOrder) -> None:
         with self._lock:

@@ -13,6 +13,7 @@ from solders.token.associated import get_associated_token_address
 
 from daemon.emulator import txbuild
 from daemon.emulator.common import (
+    TOKEN_2022_PROGRAM,
     EmuResponse,
     State,
     json_response,
@@ -96,8 +97,18 @@ def _issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **detail
     return txbuild.to_b64(tx)
 
 
+def _price_bound(params: Mapping[str, Any], key: str) -> tuple[bool, str | None]:
+    """(ok, exact text) of an optional minPrice/maxPrice: a JSON number, or null."""
+    value = params.get(key)
+    if value is None:
+        return True, None
+    if isinstance(value, bool) or not isinstance(value, int | Decimal) or value <= 0:
+        return False, None
+    return True, str(value)
+
+
 def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuResponse:
-    data = parse_json_object(body)
+    data = parse_json_object(body, exact=True)  # prices as sent, digit for digit
     if data is None:
         return _recurring_error("Invalid request body")
     user = parse_pubkey(data.get("user"))
@@ -106,6 +117,9 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
     in_mint, out_mint = str(data.get("inputMint")), str(data.get("outputMint"))
     if parse_pubkey(in_mint) is None or parse_pubkey(out_mint) is None or in_mint == out_mint:
         return _recurring_error("Invalid inputMint or outputMint")
+    for mint in (in_mint, out_mint):
+        if token(mint).program == TOKEN_2022_PROGRAM:
+            return _recurring_error(f"Token-2022 mints are not supported: {mint}")
     params = data.get("params")
     if not isinstance(params, dict) or len(params) != 1 or not {"time", "price"} & set(params):
         return _recurring_error("params must hold exactly one of 'time' or 'price'")
@@ -119,6 +133,13 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
             return _recurring_error("params.time needs integer inAmount, numberOfOrders, interval")
         if orders < 2:
             return _recurring_error("numberOfOrders must be at least 2")
+        bounds: dict[str, str] = {}
+        for key in ("minPrice", "maxPrice"):
+            ok, text = _price_bound(p, key)
+            if not ok:
+                return _recurring_error(f"params.time.{key} must be a positive number or null")
+            if text is not None:
+                bounds[key] = text
         value = usd_value(in_mint, amount)
         if value < MIN_RECURRING_USD:
             return _recurring_error(f"Order is valued at {value:.2f} USDC, minimum is 100.00 USDC")
@@ -128,7 +149,9 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
             )
         kind = "recurring"
         start_at = _int(p.get("startAt"))
-        extra = {"number_of_orders": orders, "interval": interval, "start_at": start_at}
+        extra = {
+            "number_of_orders": orders, "interval": interval, "start_at": start_at, **bounds,
+        }  # fmt: skip
         idx = state.rng.getrandbits(64)  # the DCA's application index
         order = str(txbuild.dca_address(user, in_mint, out_mint, idx))
         shape = {
@@ -182,8 +205,8 @@ def cancel_trigger(state: State, body: bytes, hostile: Fault | None) -> EmuRespo
         cu_price = int(cu)
     else:
         return _envelope("invalid cancel order request", cause="computeUnitPrice")
-    order = state.ledger.trigger_orders.get(str(data.get("order")))
-    if order is None or order.maker != str(maker) or order.status != "Open":
+    order = state.ledger.open_trigger_order(str(data.get("order")), str(maker))
+    if order is None:
         return _envelope("no matching orders found")
     request_id = state.request_id()
     tx = _issue(

@@ -27,7 +27,8 @@ SUFFIXES = (".yaml", ".yml")
 class LoadedPlan:
     spec: PlanSpec
     source: str  # the file it came from (absolute)
-    line: int
+    line: int  # where its `name` is
+    column: int = 1
 
 
 @dataclass
@@ -112,7 +113,7 @@ def load_plans(paths: Sequence[Path]) -> LoadResult:
 
 def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
     try:
-        data, locator = load(file)
+        data, locator = load(file, exact_floats=True)  # prices keep their digits
     except YamlLoadError as exc:
         result.problems.append(exc.problem)
         return []
@@ -154,8 +155,8 @@ def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
 def _loaded(
     spec: PlanSpec, file: Path, locator: Locator, prefix: tuple[str | int, ...]
 ) -> LoadedPlan:
-    line, _ = locator.at((*prefix, "name"))
-    return LoadedPlan(spec=spec, source=str(file.resolve()), line=line)
+    line, column = locator.at((*prefix, "name"))
+    return LoadedPlan(spec=spec, source=str(file.resolve()), line=line, column=column)
 
 
 def _load_plan(

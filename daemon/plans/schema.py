@@ -84,7 +84,7 @@ def _amount(value: object) -> int:
 
 
 def _price(value: object) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
+    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise ValueError("must be a number")
     try:
         price = Decimal(str(value))
@@ -166,11 +166,17 @@ class RecurringRequest(_Model):
 
 
 def _compute_unit_price(value: object) -> int | str:
+    """``auto``, or micro-lamports as an integer or a string of digits (the API takes a
+    string; the client sends every form as one). Kept as written, so the stored plan
+    and its content hash do not depend on the form."""
     if value == "auto":
         return "auto"
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= U64_MAX:
+    number = value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        number = int(value)
+    if number is None or not 0 < number <= U64_MAX:
         raise ValueError("must be 'auto' or a positive integer (micro-lamports)")
-    return value
+    return value if isinstance(value, str) else number
 
 
 class TriggerCancelRequest(_Model):

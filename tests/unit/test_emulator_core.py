@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from solders.pubkey import Pubkey
 
 from daemon.emulator import Emulator, build_unsigned
-from daemon.emulator.faults import Faults
+from daemon.emulator.faults import FaultKind, Faults
+from daemon.emulator.ledger import EXAMPLE_TRIGGER_ORDERS, SOL_MINT
 from daemon.emulator.txbuild import (
     AGGREGATOR_PROGRAM,
     DCA_PROGRAM,
@@ -18,7 +21,9 @@ from daemon.emulator.txbuild import (
     from_b64,
 )
 from daemon.wallet import Wallet
-from tests.fixtures.emulator import RECURRING_REQUEST, SWAP_REQUEST, sign
+from tests.fixtures.emulator import RECURRING_REQUEST, SWAP_REQUEST, USDC, sign
+
+PYUSD = "2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo"  # a Token-2022 mint
 
 COMPUTE_BUDGET = Pubkey.from_string("ComputeBudget111111111111111111111111111111")
 
@@ -151,10 +156,130 @@ def test_rpc_without_history_forgets_old_signatures() -> None:
     assert call(emu, "POST", "/rpc", query)[1]["result"]["value"][0]["slot"] == int(result["slot"])
 
 
-def test_reset_clears_the_ledger() -> None:
+def test_reset_clears_the_ledger_but_the_example_orders() -> None:
     emu = Emulator()
+    examples = {o.order for o in EXAMPLE_TRIGGER_ORDERS}
     payer = Wallet.generate()
-    call(emu, "POST", "/_emulator/trigger-orders", {"maker": payer.address})
-    assert emu.ledger.trigger_orders
+    seeded = call(emu, "POST", "/_emulator/trigger-orders", {"maker": payer.address})[1]["order"]
+    assert set(emu.ledger.trigger_orders) == {*examples, seeded}
     call(emu, "POST", "/_emulator/reset", {})
-    assert not emu.ledger.trigger_orders
+    assert set(emu.ledger.trigger_orders) == examples
+    assert all(o.maker is None and o.status == "Open" for o in emu.ledger.trigger_orders.values())
+
+
+def test_the_example_order_belongs_to_the_first_wallet_that_cancels_it() -> None:
+    emu = Emulator()
+    (example,) = EXAMPLE_TRIGGER_ORDERS
+    first, second = Wallet.generate(), Wallet.generate()
+    status, body = call(emu, "POST", "/trigger/v1/cancelOrder",
+                        {"maker": first.address, "order": example.order})  # fmt: skip
+    assert status == 200, body
+    assert emu.ledger.trigger_orders[example.order].maker == first.address
+    status, body = call(emu, "POST", "/trigger/v1/cancelOrder",
+                        {"maker": second.address, "order": example.order})  # fmt: skip
+    assert (status, body["error"]) == (400, "no matching orders found")
+
+
+@pytest.mark.parametrize(
+    ("price", "status"),
+    [("auto", 200), ("700000", 200), (None, 200), (700000, 400), ("fast", 400), ("-5", 400)],
+)
+def test_cancel_order_takes_compute_unit_price_as_a_string(price: Any, status: int) -> None:
+    # the API types it as a string ("auto" or micro-lamports): the client sends that form
+    emu = Emulator()
+    maker = Wallet.generate().address
+    order = call(emu, "POST", "/_emulator/trigger-orders", {"maker": maker})[1]["order"]
+    body = {"maker": maker, "order": order}
+    if price is not None:
+        body["computeUnitPrice"] = price
+    got, answer = call(emu, "POST", "/trigger/v1/cancelOrder", body)
+    assert got == status, answer
+
+
+def _recurring_raw(time_json: str, user: str, input_mint: str = USDC) -> bytes:
+    return (
+        f'{{"user":"{user}","inputMint":"{input_mint}","outputMint":"{SOL_MINT}",'
+        f'"params":{{"time":{time_json}}}}}'
+    ).encode()
+
+
+def test_recurring_price_bounds_are_json_numbers_kept_digit_for_digit() -> None:
+    emu = Emulator()
+    user = Wallet.generate().address
+    time = '{"inAmount":200000000,"numberOfOrders":2,"interval":86400,'
+    exact = time + '"minPrice":0.000123456789012345678901,"maxPrice":250}'
+    answer = emu.handle("POST", "/recurring/v1/createOrder", {}, {}, _recurring_raw(exact, user))
+    assert answer.status == 200, answer.body
+    issued = emu.ledger.get_issued(answer.json()["requestId"])
+    assert issued is not None
+    assert issued.extra["minPrice"] == "0.000123456789012345678901"
+    assert issued.extra["maxPrice"] == "250"
+    for bad in ('"minPrice":"1.5"}', '"maxPrice":true}', '"minPrice":-1}'):
+        answer = emu.handle("POST", "/recurring/v1/createOrder", {}, {},
+                            _recurring_raw(time + bad, user))  # fmt: skip
+        assert answer.status == 400, bad
+        assert "must be a positive number or null" in answer.json()["error"]
+    null = time + '"minPrice":null}'
+    assert emu.handle("POST", "/recurring/v1/createOrder", {}, {},
+                      _recurring_raw(null, user)).status == 200  # fmt: skip
+
+
+def test_recurring_refuses_a_token_2022_mint() -> None:
+    emu = Emulator()
+    time = '{"inAmount":200000000,"numberOfOrders":2,"interval":86400}'
+    raw = _recurring_raw(time, Wallet.generate().address, input_mint=PYUSD)
+    answer = emu.handle("POST", "/recurring/v1/createOrder", {}, {}, raw)
+    assert answer.status == 400
+    assert answer.json()["error"] == f"Token-2022 mints are not supported: {PYUSD}"
+
+
+@pytest.mark.parametrize(
+    ("address", "owner"),
+    [(USDC, "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"),
+     (PYUSD, "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"),
+     (str(Pubkey.new_unique()), None)],
+)  # fmt: skip
+def test_rpc_get_account_info_names_a_mints_program(address: str, owner: str | None) -> None:
+    query = {"jsonrpc": "2.0", "id": 7, "method": "getAccountInfo",
+             "params": [address, {"encoding": "base64"}]}  # fmt: skip
+    value = call(Emulator(), "POST", "/rpc", query)[1]["result"]["value"]
+    assert (value["owner"] if value else None) == owner
+
+
+EMULATOR_DOC = (Path(__file__).resolve().parents[2] / "docs" / "emulator.md").read_text()
+# a body for each documented control endpoint that takes one
+CONTROL_BODIES: dict[str, Any] = {
+    "/_emulator/faults": {"kind": "slow", "operation": "ultra_order"},
+    "/_emulator/balances": {"owner": str(Pubkey.new_unique()), "mint": USDC, "amount": 5},
+    "/_emulator/trigger-orders": {"maker": str(Pubkey.new_unique())},
+}
+
+
+def test_every_documented_control_endpoint_answers() -> None:
+    rows = re.findall(r"^\| `(GET|POST) (/_emulator/[a-z/-]+)` \|", EMULATOR_DOC, re.MULTILINE)
+    assert len(rows) == 7, rows
+    emu = Emulator()
+    for method, path in rows:
+        status, body = call(emu, method, path, CONTROL_BODIES.get(path, {}))
+        assert status == 200, (method, path, body)
+    assert call(emu, "POST", "/_emulator/undocumented", {})[0] == 404
+
+
+def test_the_documented_fault_kinds_and_rpc_methods_are_the_real_ones() -> None:
+    kinds = set(re.findall(r"^\| `([a-z_]+)` \| ", EMULATOR_DOC, re.MULTILINE))
+    assert kinds == {str(k) for k in FaultKind}
+    section = EMULATOR_DOC.split("`POST /rpc` answers", 1)[1].split("##", 1)[0]
+    methods = re.findall(r"`((?:get|simulate)[A-Za-z]+)`", section)
+    assert len(methods) == 7, methods
+    emu = Emulator()
+    user = Wallet.generate().address
+    issued = call(emu, "POST", "/recurring/v1/createOrder", {**RECURRING_REQUEST, "user": user})
+    for method in methods:
+        params: list[Any] = [str(Pubkey.new_unique()), {"maxSupportedTransactionVersion": 0}]
+        if method in ("getSignatureStatuses", "getMultipleAccounts"):
+            params = [[str(Pubkey.new_unique())]]
+        if method == "simulateTransaction":
+            params = [issued[1]["transaction"], {}]
+        answer = call(emu, "POST", "/rpc", {"jsonrpc": "2.0", "id": 1, "method": method,
+                                            "params": params})[1]  # fmt: skip
+        assert "result" in answer, (method, answer)

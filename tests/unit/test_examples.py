@@ -13,7 +13,9 @@ from pydantic import BaseModel
 
 from daemon.config import Config, load_config
 from daemon.demo.workspace import CONFIG, demo_plans
+from daemon.emulator import Emulator
 from daemon.plans.load import load_plans
+from daemon.plans.schema import TriggerCancelRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_FILE = ROOT / "config" / "jupcron.yaml"
@@ -80,3 +82,21 @@ def test_the_demo_config_and_plans_validate(tmp_path: Path) -> None:
     assert result.problems == []
     assert {str(p.spec.kind) for p in result.plans} == {"recurring", "trigger-cancel", "swap"}
     assert len(result.plans) == len(plans)
+
+
+def test_the_emulator_holds_every_order_the_examples_name() -> None:
+    # the trigger-cancel examples (config/plans, and any in the README) run against a
+    # fresh emulator with no seeding
+    readme = (ROOT / "README.md").read_text()
+    named = {
+        p.spec.request.order
+        for p in load_plans(PLAN_FILES).plans
+        if isinstance(p.spec.request, TriggerCancelRequest)
+    }
+    named |= set(re.findall(r"^\s*order: ([1-9A-HJ-NP-Za-km-z]{32,44})\s*$", readme, re.MULTILINE))
+    assert named  # the examples do name one
+    held = Emulator().ledger.trigger_orders
+    for order in named:
+        assert order in held, order
+        assert held[order].status == "Open"
+        assert held[order].maker is None  # any wallet may cancel it (the first one owns it)
