@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from daemon.cli.main import COMMANDS
 from daemon.emulator import Emulator
 from daemon.emulator.server import EmulatorServer
 from daemon.store.engine import make_engine, session_factory, transaction
@@ -165,3 +166,21 @@ def test_the_sql_examples_run_on_a_real_audit_view(sqlite_url: str) -> None:
     assert all(results), "every example returns rows"
     per_mint = next(r for r, sql in zip(results, sqls, strict=True) if "total_in" in sql)
     assert [(m, n, int(t)) for m, n, t in per_mint] == [("USDC", 2, 2_000_000)]
+
+
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+TEST_SOURCES = [p.read_text() for p in sorted((ROOT / "tests").glob("[ie]*/test_*.py"))]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=[d.name for d in DOCS])
+def test_every_jupcron_command_in_the_docs_is_run_by_a_test(doc: Path) -> None:
+    groups = {name for name in COMMANDS if name in ("db", "plans", "tx", "wallet")}
+    found = re.findall(r"jupcron (?:--config \S+ )?([a-z]+)(?: ([a-z]+))?", doc.read_text())
+    commands = [(first, second) for first, second in found if first in COMMANDS]
+    assert commands, f"{doc.name} shows no jupcron command"
+    missing = []
+    for first, second in commands:  # others are prose ("jupcron will never …")
+        words = [first, second] if first in groups and second else [first]
+        if not any(all(f'"{w}"' in source for w in words) for source in TEST_SOURCES):
+            missing.append(" ".join(words))
+    assert missing == [], f"{doc.name}: no test runs these commands"
