@@ -64,7 +64,8 @@ def test_every_documented_compute_unit_price_cancels_an_order(
     assert fired.returncode == 0, fired.stdout + fired.stderr
     assert "succeeded" in fired.stdout
     assert env.emulator.ledger.trigger_orders[order].status == "Cancelled"
-    budget = summarize(load(unsigned_of(env.db_url, "cancel")), {}).compute_budget
+    tx, _size = load(unsigned_of(env.db_url, "cancel"))
+    budget = summarize(tx, {}).compute_budget
     assert budget.unit_price_micro_lamports == micro_lamports
 
 
