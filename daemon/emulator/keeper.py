@@ -129,7 +129,8 @@ def fill_trigger(state: State, t_order: TriggerOrder, amount: int | None = None)
     t_order.trades.append(trade)
     t_order.remaining = left - spend
     t_order.updated_at = now
-    state.ledger.move(t_order.maker, None, (t_order.output_mint, got))
+    if t_order.maker is not None:  # an example order no wallet has claimed pays no one
+        state.ledger.move(t_order.maker, None, (t_order.output_mint, got))
     state.ledger.fills.append({"kind": "trigger", "order": t_order.order, "in": spend, "out": got,
                                "fee": fee, "txId": tx, "at": now})  # fmt: skip
     if t_order.remaining == 0:
@@ -149,4 +150,5 @@ def _close_trigger(state: State, t_order: TriggerOrder, status: str, tx: str, at
     t_order.refunded = refund
     t_order.close_tx = tx
     t_order.updated_at = at
-    state.ledger.move(t_order.maker, None, (t_order.input_mint, refund))
+    if t_order.maker is not None:
+        state.ledger.move(t_order.maker, None, (t_order.input_mint, refund))

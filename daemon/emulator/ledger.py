@@ -6,9 +6,10 @@ Thread-safe: every method takes the ledger's lock. Amounts are int base units.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SOL_MINT = "So11111111111111111111111111111111111111112"
@@ -131,7 +132,7 @@ class Ledger:
             self.issued: dict[str, IssuedOrder] = {}
             self.executions: dict[str, Execution] = {}  # by signature
             self.trigger_orders: dict[str, TriggerOrder] = {
-                o.order: replace(o) for o in EXAMPLE_TRIGGER_ORDERS
+                o.order: copy.deepcopy(o) for o in EXAMPLE_TRIGGER_ORDERS
             }
             self.recurring_orders: dict[str, RecurringOrder] = {}
             self.balances: dict[tuple[str, str], int] = {}

