@@ -25,7 +25,7 @@ from daemon.plans.schema import (
     STABLECOINS,
     RecurringRequest,
 )
-from daemon.rpc import SolanaRpc
+from daemon.rpc import rpc_from_config
 from daemon.txguard.instructions import TOKEN_2022
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
@@ -61,8 +61,8 @@ class Lookups:
 def lookups_from(config: Config) -> Lookups:
     """rpc.url for mint owners, the configured API (one attempt a call) for prices."""
     found = Lookups()
-    if config.rpc.url:
-        rpc = SolanaRpc(config.rpc.url)
+    rpc = rpc_from_config(config.rpc)  # the same rules as the daemon's (no plain http out)
+    if rpc is not None:
         found.owner, found._close = (lambda mint: rpc.owners([mint])[mint]), [rpc.close]
     try:
         key = api_key(config)
