@@ -54,6 +54,8 @@ DEFAULT_PROGRAMS: dict[str, str] = {
 }
 
 PositiveFloat = Annotated[float, Field(gt=0)]
+# the APIs that can serve `kind: swap` (docs/products.md)
+SwapApi = Literal["swap-v2", "ultra-v1"]
 
 
 def _shown(value: str | None) -> str | None:
@@ -91,15 +93,16 @@ def _http_url(value: str, info: ValidationInfo, section: str, carries: str) -> s
 
 
 class ApiPaths(_Section):
-    """Path prefix of each product, so swaps can move to /swap/v2 without a code change."""
+    """Path prefix of each product (``swap``: Swap V2, ``ultra``: Ultra v1)."""
 
     recurring: str = "/recurring/v1"
     trigger: str = "/trigger/v1"
     ultra: str = "/ultra/v1"
+    swap: str = "/swap/v2"
     portfolio: str = "/portfolio/v1"
     tokens: str = "/tokens/v2"
 
-    @field_validator("recurring", "trigger", "ultra", "portfolio", "tokens")
+    @field_validator("recurring", "trigger", "ultra", "swap", "portfolio", "tokens")
     @classmethod
     def _slash(cls, value: str) -> str:
         if not value.startswith("/"):
@@ -117,6 +120,11 @@ class ApiConfig(_Section):
     read_timeout: PositiveFloat = 20.0
     # requests per second we allow ourselves; None = by key (keyless 0.5, else 1)
     rate_limit: PositiveFloat | None = None
+    # which API serves `kind: swap` (a plan's own `swap_api` wins): Swap V2, or Ultra v1
+    # (no longer actively maintained upstream; kept for who is not ready to move)
+    swap_api: SwapApi = "swap-v2"
+    # Swap V2's execute has its own rate bucket; None = by key (keyless 20, else 50)
+    execute_rate_limit: PositiveFloat | None = None
     max_attempts: Annotated[int, Field(ge=1, le=10)] = 4
 
     @field_validator("base_url")

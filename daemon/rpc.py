@@ -1,6 +1,7 @@
 """A tiny Solana JSON-RPC client: a signature's status (crash recovery), account
-owners and states, `simulateTransaction` (txguard's balance check), and a
-mint's decimals (token facts for `jupcron report`).
+owners and states, `simulateTransaction` (txguard's balance check), a mint's
+decimals (token facts for `jupcron report`) and the block height (whether a
+Swap V2 order's ``lastValidBlockHeight`` has passed).
 
 An RPC URL usually carries the provider's key (``?api-key=…`` or a path token):
 it is shown only through `mask_url`, and plain ``http://`` is refused unless it
@@ -174,6 +175,18 @@ class SolanaRpc:
             states = _accounts(value.get("accounts"), list(addresses))
         logs = value.get("logs") or []
         return Simulation(err, tuple(states), tuple(str(line) for line in logs))
+
+    def block_height(self, commitment: str = "finalized") -> int:
+        """`getBlockHeight` at `commitment`. Finalized by default: once the finalized
+        height is past a transaction's last valid block height, every block it
+        could have landed in is final, so "not found" then means "never lands"."""
+        result = self._call("rpc_block_height", "getBlockHeight", [{"commitment": commitment}])
+        if isinstance(result, bool) or not isinstance(result, int) or result < 0:
+            raise ApiGarbageError(
+                "RPC answered getBlockHeight without a block height",
+                ApiErrorInfo("rpc_block_height"),
+            )
+        return result
 
     def mint_decimals(self, mint: str) -> int | None:
         """A SPL Token (or Token-2022) mint's decimals, byte 44 of its 82-byte

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from daemon.api.models import ErrorEnvelope
+from daemon.api.models import SWAP_EXECUTES, ErrorEnvelope
 from daemon.errors import (
     ApiAuthError,
     ApiErrorInfo,
@@ -22,7 +22,7 @@ from daemon.errors import (
 )
 
 BODY_LIMIT = 2000
-EXECUTES = frozenset({"execute_recurring", "execute_trigger", "execute_ultra"})
+EXECUTES = frozenset({"execute_recurring", "execute_trigger", *SWAP_EXECUTES})
 
 
 def info_for(operation: str, response: httpx.Response | None, data: Any = None) -> ApiErrorInfo:
@@ -63,7 +63,7 @@ def _json(response: httpx.Response) -> Any:
 
 def is_execute_answer(operation: str, status: int, data: Any) -> bool:
     """An error-status body that still reports an execute outcome: a
-    ``status: Failed`` envelope, or (4xx only) Ultra's numeric code, whose
+    ``status: Failed`` envelope, or (4xx only) a swap API's numeric code, whose
     ``-1`` reply has no status. Auth, 429 and bare 5xx bodies are not outcomes."""
     if operation not in EXECUTES or not isinstance(data, dict) or status in (401, 403, 429):
         return False
@@ -71,7 +71,7 @@ def is_execute_answer(operation: str, status: int, data: Any) -> bool:
         return True
     code = data.get("code")
     return (
-        operation == "execute_ultra"
+        operation in SWAP_EXECUTES
         and status < 500
         and isinstance(code, int)
         and not isinstance(code, bool)

@@ -16,91 +16,49 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
 import structlog
-from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic import SecretStr
 
 from daemon import __version__
 from daemon.api import classify, jsonbody
-from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, UltraOrder
-from daemon.api.orders import OrderPage, TokenFacts, parse_page, parse_tokens
-from daemon.api.pacer import SPARE_SHARE, Pacer
+from daemon.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
+from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
+from daemon.api.orders import OrderPage, TokenFacts
+from daemon.api.pacer import SPARE_SHARE, Buckets, Pacer
+from daemon.api.parse import (
+    check_request,
+    listing_parser,
+    model_parser,
+    query_value,
+    tokens_parser,
+)
 from daemon.api.requests import RecurringCreateRequest, TriggerCancelRequest, UltraOrderRequest
 from daemon.config import LEGACY_HOSTS, ApiPaths, Config
 from daemon.errors import (
-    ApiErrorInfo,
     ApiGarbageError,
-    ApiRejectedError,
     JupcronError,
     NoSpareCapacityError,
     RateLimitedError,
     RetryableError,
 )
 
+__all__ = ["Attempt", "JupiterClient", "Observer", "backoff"]  # Attempt & co. live in .http
+
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
+Q = TypeVar("Q", bound=UltraOrder)
 KEYLESS_RATE = 0.5
 KEYED_RATE = 1.0
-BACKOFF_BASE = 0.5
-BACKOFF_CAP = 8.0
+# Swap V2 execute's own bucket (docs/products.md): keyless 20, Free 50, paid 100 requests/s
+KEYLESS_EXECUTE_RATE = 20.0
+KEYED_EXECUTE_RATE = 50.0
 SPARE_WAIT = 30.0  # seconds background calls wait for a spare slot before giving up
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One HTTP attempt, for the run's event log."""
-
-    operation: str
-    number: int
-    http_status: int | None
-    error: str | None
-    waited: float
-    elapsed: float = 0.0  # seconds the HTTP exchange took
-
-
-Observer = Callable[[Attempt], None]
-
-
-def backoff(attempt: int) -> float:
-    """Seconds to wait after failed attempt number `attempt` (1-based)."""
-    return float(min(BACKOFF_BASE * 2 ** (attempt - 1), BACKOFF_CAP))
-
-
-def _query_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
-class _NoCookies(httpx.Cookies):
-    """The Jupiter API keeps no session: no cookie is kept or sent (reading each
-    response's Set-Cookie into a jar was a measurable part of a request's cost)."""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        return None
-
-    def set_cookie_header(self, request: httpx.Request) -> None:
-        return None
-
-
-class _Http(httpx.Client):
-    _no_cookies = _NoCookies()
-
-    @property
-    def cookies(self) -> httpx.Cookies:
-        return self._no_cookies
-
-    @cookies.setter
-    def cookies(self, cookies: Any) -> None:
-        return None  # nothing to keep
 
 
 class JupiterClient:
@@ -113,6 +71,7 @@ class JupiterClient:
         connect_timeout: float = 5,
         read_timeout: float = 20,
         rate_limit: float | None = None,
+        execute_rate_limit: float | None = None,
         max_attempts: int = 4,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -127,7 +86,10 @@ class JupiterClient:
         self._sleep, self._wall, self._clock = sleep, wall, clock
         rate = rate_limit or (KEYED_RATE if api_key is not None else KEYLESS_RATE)
         self.pacer = Pacer(rate, sleep=sleep, clock=clock, wall=wall, spare_share=spare_share)
-        self._http = _Http(
+        keyed = KEYED_EXECUTE_RATE if api_key is not None else KEYLESS_EXECUTE_RATE
+        execute_pacer = Pacer(execute_rate_limit or keyed, sleep=sleep, clock=clock, wall=wall)
+        self.buckets = Buckets(self.pacer, {"execute_swap": execute_pacer})
+        self._http = SessionlessClient(
             base_url=self.base_url,
             timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
             transport=transport,
@@ -154,6 +116,7 @@ class JupiterClient:
             connect_timeout=api.connect_timeout,
             read_timeout=api.read_timeout,
             rate_limit=api.rate_limit,
+            execute_rate_limit=api.execute_rate_limit,
             max_attempts=api.max_attempts,
             transport=transport,
             spare_share=config.follow.share,
@@ -177,7 +140,7 @@ class JupiterClient:
         self, user: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse:
         op = "create_recurring_order"
-        checked = self._check(op, RecurringCreateRequest, request)
+        checked = check_request(op, RecurringCreateRequest, request)
         if checked.params.price is not None:
             log.warning("recurring_price_params_deprecated", operation=op)
         body = {**request, "user": user}
@@ -189,7 +152,7 @@ class JupiterClient:
             body["params"] = {**request["params"], "time": given}
         path = f"{self.paths.recurring}/createOrder"
         return self._call(
-            op, "POST", path, json=body, parse=self._model(OrderResponse), observe=observe
+            op, "POST", path, json=body, parse=model_parser(OrderResponse), observe=observe
         )
 
     def execute_recurring(
@@ -203,12 +166,12 @@ class JupiterClient:
         self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse:
         op = "cancel_trigger_order"
-        checked = self._check(op, TriggerCancelRequest, request)
+        checked = check_request(op, TriggerCancelRequest, request)
         # the API takes a string: an integer from the plan goes out as its digits
         body = {**request, "computeUnitPrice": checked.wire_compute_unit_price, "maker": maker}
         path = f"{self.paths.trigger}/cancelOrder"
         return self._call(
-            op, "POST", path, json=body, parse=self._model(OrderResponse), observe=observe
+            op, "POST", path, json=body, parse=model_parser(OrderResponse), observe=observe
         )
 
     def execute_trigger(
@@ -221,20 +184,7 @@ class JupiterClient:
     def ultra_order(
         self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> UltraOrder:
-        op = "ultra_order"
-        self._check(op, UltraOrderRequest, request)
-        params = {k: _query_value(v) for k, v in request.items() if v is not None}
-        params["taker"] = taker
-
-        def parse(status: int, data: Any, response: httpx.Response) -> UltraOrder:
-            order = self._model(UltraOrder)(status, data, response)
-            if order.transaction is None and order.error_code is None:
-                raise classify.garbage(op, response, "no transaction and no errorCode")
-            return order
-
-        return self._call(
-            op, "GET", f"{self.paths.ultra}/order", params=params, parse=parse, observe=observe
-        )
+        return self._order("ultra_order", self.paths.ultra, UltraOrder, taker, request, observe)
 
     def quote(
         self, input_mint: str, output_mint: str, amount: int, observe: Observer | None = None
@@ -243,7 +193,7 @@ class JupiterClient:
         no transaction is built)."""
         params = {"inputMint": input_mint, "outputMint": output_mint, "amount": str(amount)}
         path = f"{self.paths.ultra}/order"
-        parse = self._model(UltraOrder)
+        parse = model_parser(UltraOrder)
         return self._call("quote", "GET", path, params=params, parse=parse, observe=observe)
 
     def execute_ultra(
@@ -251,6 +201,29 @@ class JupiterClient:
     ) -> ExecuteResult:
         return self._execute(
             "execute_ultra", self.paths.ultra, signed_transaction, request_id, observe
+        )
+
+    def swap_order(
+        self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> SwapOrder:
+        """Swap V2 ``GET /order`` (Ultra's query): a transaction comes with its
+        ``lastValidBlockHeight`` (an RFQ route may send none), ``""`` with an ``errorCode``."""
+        return self._order("swap_order", self.paths.swap, SwapOrder, taker, request, observe)
+
+    def execute_swap(
+        self,
+        signed_transaction: str,
+        request_id: str,
+        last_valid_block_height: int | None,
+        observe: Observer | None = None,
+    ) -> ExecuteResult:
+        """Swap V2 ``POST /execute``, in its own rate bucket, with the order's
+        ``lastValidBlockHeight`` passed back (a string, as the spec types it)."""
+        extra = {}
+        if last_valid_block_height is not None:
+            extra["lastValidBlockHeight"] = str(last_valid_block_height)
+        return self._execute(
+            "execute_swap", self.paths.swap, signed_transaction, request_id, observe, extra
         )
 
     def positions(
@@ -264,7 +237,7 @@ class JupiterClient:
         path = f"{self.paths.portfolio}/positions/{quote(address, safe='')}"
 
         def parse(status: int, data: Any, response: httpx.Response) -> Portfolio:
-            portfolio = self._model(Portfolio)(status, data, response)
+            portfolio = model_parser(Portfolio)(status, data, response)
             return portfolio.model_copy(update={"raw": data})
 
         return self._call(op, "GET", path, params=params, parse=parse, observe=observe)
@@ -278,7 +251,7 @@ class JupiterClient:
                   "page": str(page), "includeFailedTx": "false"}  # fmt: skip
         path = f"{self.paths.recurring}/getRecurringOrders"
         return self._call("recurring_orders", "GET", path, params=params, observe=observe,
-                          parse=self._listing("time"), spare=SPARE_WAIT)  # fmt: skip
+                          parse=listing_parser("time"), spare=SPARE_WAIT)  # fmt: skip
 
     def trigger_orders(
         self, user: str, status: str, page: int, observe: Observer | None = None
@@ -288,62 +261,54 @@ class JupiterClient:
                   "includeFailedTx": "false"}  # fmt: skip
         path = f"{self.paths.trigger}/getTriggerOrders"
         return self._call("trigger_orders", "GET", path, params=params, observe=observe,
-                          parse=self._listing("orders"), spare=SPARE_WAIT)  # fmt: skip
+                          parse=listing_parser("orders"), spare=SPARE_WAIT)  # fmt: skip
 
     def token_facts(
         self, mints: Sequence[str], observe: Observer | None = None
     ) -> list[TokenFacts]:
         """Tokens V2 ``/search`` for up to 100 mints (comma-separated)."""
-
-        def parse(status: int, data: Any, response: httpx.Response) -> list[TokenFacts]:
-            try:
-                return parse_tokens(data)
-            except ValueError as exc:
-                raise classify.garbage("", response, str(exc)) from None
-
         path = f"{self.paths.tokens}/search"
         return self._call("token_facts", "GET", path, params={"query": ",".join(mints[:100])},
-                          parse=parse, observe=observe, spare=SPARE_WAIT)  # fmt: skip
-
-    @staticmethod
-    def _listing(array: str) -> Callable[[int, Any, httpx.Response], OrderPage]:
-        def parse(status: int, data: Any, response: httpx.Response) -> OrderPage:
-            try:
-                return parse_page(data, array)
-            except ValueError as exc:
-                raise classify.garbage("", response, str(exc)) from None
-
-        return parse
+                          parse=tokens_parser, observe=observe, spare=SPARE_WAIT)  # fmt: skip
 
     # --- machinery ---------------------------------------------------------
-    @staticmethod
-    def _check(operation: str, model: type[Any], request: Mapping[str, Any]) -> Any:
-        try:
-            return model.model_validate(dict(request))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "request"
-            info = ApiErrorInfo(operation=operation, error=f"{where}: {first['msg']}")
-            raise ApiRejectedError(f"{operation}: invalid request: {info.error}", info) from None
+    def _order(
+        self,
+        op: str,
+        prefix: str,
+        model: type[Q],
+        taker: str,
+        request: Mapping[str, Any],
+        observe: Observer | None,
+    ) -> Q:
+        """A swap API's ``GET /order``. Ultra: a missing transaction needs its
+        ``errorCode``; Swap V2: a missing or empty one does ("" is its "not built",
+        null its "no taker", and we always send one)."""
+        check_request(op, UltraOrderRequest, request)
+        params = {k: query_value(v) for k, v in request.items() if v is not None}
+        params["taker"] = taker
 
-    @staticmethod
-    def _model(model: type[M]) -> Callable[[int, Any, httpx.Response], M]:
-        def parse(status: int, data: Any, response: httpx.Response) -> M:
-            if not isinstance(data, dict):
-                raise classify.garbage("", response, "not a JSON object")
-            try:
-                return model.model_validate(data)
-            except ValidationError as exc:
-                fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors()[:3])
-                raise classify.garbage("", response, f"unexpected fields: {fields}") from None
+        def parse(status: int, data: Any, response: httpx.Response) -> Q:
+            order = model_parser(model)(status, data, response)
+            missing = not order.transaction if model is SwapOrder else order.transaction is None
+            if missing and order.error_code is None:
+                raise classify.garbage(op, response, "no transaction and no errorCode")
+            return order
 
-        return parse
+        return self._call(op, "GET", f"{prefix}/order", params=params, parse=parse, observe=observe)
 
     def _execute(
-        self, op: str, prefix: str, signed: str, request_id: str, observe: Observer | None
+        self,
+        op: str,
+        prefix: str,
+        signed: str,
+        request_id: str,
+        observe: Observer | None,
+        extra: Mapping[str, str] | None = None,
     ) -> ExecuteResult:
-        body = {"signedTransaction": signed, "requestId": request_id}  # identical on every retry
-        model = self._model(ExecuteResult)
+        # identical on every retry
+        body = {"signedTransaction": signed, "requestId": request_id, **(extra or {})}
+        model = model_parser(ExecuteResult)
 
         def parse(status: int, data: Any, response: httpx.Response) -> ExecuteResult:
             wrapped = (
@@ -358,20 +323,6 @@ class JupiterClient:
         if self._key is None:
             return {}
         return {"x-api-key": self._key.get_secret_value()}
-
-    def _request(
-        self, method: str, path: str, content: bytes | None, params: Mapping[str, str] | None
-    ) -> httpx.Request:
-        """The request, built directly: one URL parse (not three, as merging with the
-        client's base URL takes) and the headers merged once at start. `content`: a
-        JSON body already encoded (`jsonbody`)."""
-        url = self.base_url + path
-        if params:
-            url += "?" + str(httpx.QueryParams(params))
-        if content is None:
-            return httpx.Request(method, url, headers=self._request_headers)
-        headers = {**self._request_headers, "content-type": "application/json"}
-        return httpx.Request(method, url, content=content, headers=headers)
 
     def _call(
         self,
@@ -389,6 +340,9 @@ class JupiterClient:
         pending = 0.0  # backoff owed before the next attempt
         # encoded once (Decimals as exact JSON numbers): a retry posts the identical bytes
         content = None if json is None else jsonbody.encode(json)
+        pacer = self.buckets.for_operation(operation)  # the rate bucket that serves it
+        request = partial(build_request, self.base_url, self._request_headers, method, path,
+                          content, params)  # fmt: skip
         for number in range(1, self.max_attempts + 1):
             if pending > 0:
                 self._sleep(pending)
@@ -398,12 +352,12 @@ class JupiterClient:
             result: T | None = None
             started = self._clock()
             try:
-                response = self._http.send(self._request(method, path, content, params))
+                response = self._http.send(request())
             except httpx.HTTPError as exc:
                 error = classify.transport_error(operation, exc)
             else:
                 status = response.status_code
-                self.pacer.observe(response.headers)
+                pacer.observe(response.headers)
                 data, error = classify.classify(operation, response, self._wall())
                 if error is None:
                     try:
@@ -431,15 +385,13 @@ class JupiterClient:
                 raise error
             pending = backoff(number)
             if isinstance(error, RateLimitedError):
-                self.pacer.block_for(
-                    error.retry_after if error.retry_after is not None else pending
-                )
+                pacer.block_for(error.retry_after if error.retry_after is not None else pending)
                 pending = 0.0
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _slot(self, operation: str, spare: float | None) -> float:
         if spare is None:
-            return self.pacer.acquire()
+            return self.buckets.for_operation(operation).acquire()
         waited = self.pacer.acquire_spare(spare)
         if waited is None:
             raise NoSpareCapacityError(f"{operation}: no spare request capacity (runs first)")

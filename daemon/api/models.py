@@ -1,8 +1,8 @@
 """Typed answers of the Jupiter API (API.md): lenient on unknown fields,
 strict on the ones we use. Amounts stay exact: integer strings as given.
 
-`ExecuteResult` is one normalized shape for the three execute calls; Ultra's
-codes are mapped to "retry with a fresh order" or final, as API.md lists them.
+`ExecuteResult` is one normalized shape for the four execute calls; the swap
+APIs' codes are mapped to "retry with a fresh order" or final, as API.md lists them.
 """
 
 from __future__ import annotations
@@ -16,8 +16,16 @@ from pydantic.alias_generators import to_camel
 
 # Ultra execute codes after which a fresh order may be tried (API.md)
 RETRY_WITH_FRESH_ORDER = frozenset({-1, -1000, -1001, -1004, -2000, -2001, -2003, -2004})
+# the execute operations of the swap APIs (Ultra v1, Swap V2): the same answer shape
+SWAP_EXECUTES = frozenset({"execute_ultra", "execute_swap"})
 # Ultra /order errorCode meanings (record the run as skipped, do not sign)
 ORDER_ERROR_CODES = {1: "insufficient funds", 2: "needs SOL for gas", 3: "below gasless minimum"}
+# Swap V2 /order errorCode meanings when the JupiterZ (RFQ) router won the quote
+RFQ_ORDER_ERROR_CODES = {
+    1: "insufficient balance to fund the swap",
+    2: "missing associated token account",
+    3: "quote could not be built into a transaction",
+}
 
 
 def _amount(value: Any) -> Any:
@@ -49,9 +57,20 @@ def _slot(value: Any) -> Any:
     raise ValueError("a slot must be an integer")
 
 
+def _height(value: Any) -> Any:
+    """A block height: Swap V2's /order sends it as a string of digits (its spec),
+    /build as a number; either is read, a negative, fractional or empty one is not."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    raise ValueError("a block height must be a whole number")
+
+
 Amount = Annotated[str, BeforeValidator(_amount)]
 Code = Annotated[int | str | None, BeforeValidator(_code)]
 Slot = Annotated[int | None, BeforeValidator(_slot)]
+BlockHeight = Annotated[int | None, BeforeValidator(_height)]
 
 
 class ApiModel(BaseModel):
@@ -125,6 +144,28 @@ class UltraOrder(ApiModel):
         return known or self.error_message or f"errorCode {self.error_code}"
 
 
+class SwapOrder(UltraOrder):
+    """Swap V2 /order: Ultra's shape plus ``lastValidBlockHeight``, the hard expiry
+    of an aggregator route's transaction (absent on RFQ routes, which send
+    ``expireAt``). ``transaction`` is ``""`` with an ``errorCode`` when the route
+    was quoted but cannot be built: the run is skipped, nothing is signed."""
+
+    last_valid_block_height: BlockHeight = None
+
+    @property
+    def skipped(self) -> bool:
+        return not self.transaction and self.error_code is not None
+
+    @property
+    def skip_reason(self) -> str | None:
+        """The code's meaning depends on the router (the docs: match on both)."""
+        if not self.skipped:
+            return None
+        table = RFQ_ORDER_ERROR_CODES if self.router == "jupiterz" else ORDER_ERROR_CODES
+        known = table.get(self.error_code) if isinstance(self.error_code, int) else None
+        return known or self.error_message or f"errorCode {self.error_code}"
+
+
 def _amm_key(data: Any) -> Any:
     """The documented answer has no AMM key; the v6 program's on-chain swap event
     names it ``amm``. Take ``amm`` or ``ammKey`` when sent."""
@@ -170,9 +211,9 @@ class ExecuteResult(ApiModel):
 
     @property
     def retry_with_fresh_order(self) -> bool:
-        """Ultra only: the order may be tried again with a new /order call."""
+        """Ultra and Swap V2 only: the order may be tried again with a new /order call."""
         return (
-            self.operation == "execute_ultra"
+            self.operation in SWAP_EXECUTES
             and not self.succeeded
             and isinstance(self.code, int)
             and self.code in RETRY_WITH_FRESH_ORDER

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 MAX_BLOCK = 120.0  # never trust a header into waiting longer than this
 # pace 1% under the limit: requests spaced exactly 1/rate apart arrive with jitter,
@@ -118,3 +119,14 @@ class Pacer:
             wait = self.reset_in(headers)
             if wait is not None:
                 self.block_for(wait)
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """The pacer of each rate bucket: `main`, and operations with a bucket of their own."""
+
+    main: Pacer
+    own: Mapping[str, Pacer] = field(default_factory=dict)
+
+    def for_operation(self, operation: str) -> Pacer:
+        return self.own.get(operation, self.main)

@@ -68,6 +68,11 @@ def _read_faults(path: Path | None) -> list[dict[str, object]]:
     help="Require this API key (x-api-key) on every API call.",
 )
 @click.option("--rate-limit", type=click.FloatRange(min=0, min_open=True), help="Requests/s.")
+@click.option(
+    "--execute-rate-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Requests/s of Swap V2 execute's own bucket (default with --rate-limit: 20, keyed 50).",
+)
 @click.option("--rate-window", type=click.FloatRange(min=1), default=60.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for ids and faults.")
 @click.option("--blockhash-ttl", type=click.FloatRange(min=1), default=90.0, show_default=True)
@@ -81,6 +86,7 @@ def emulator(
     listen: str,
     api_key_file: Path | None,
     rate_limit: float | None,
+    execute_rate_limit: float | None,
     rate_window: float,
     seed: int,
     blockhash_ttl: float,
@@ -92,6 +98,7 @@ def emulator(
     emu = Emulator(
         api_key=_read_key(api_key_file),
         rate_limit=rate_limit,
+        execute_rate_limit=execute_rate_limit,
         rate_window=rate_window,
         seed=seed,
         blockhash_ttl=blockhash_ttl,

@@ -42,9 +42,20 @@ def text_response(status: int, text: str) -> EmuResponse:
     return EmuResponse(status=status, body=text.encode(), headers={"content-type": "text/plain"})
 
 
+# a transaction is valid for this many blocks after its blockhash's block (Solana's
+# 150): Swap V2's lastValidBlockHeight is the height at issue plus this
+VALID_BLOCKS = 150
+GENESIS_HEIGHT = 281_000_000  # the emulated chain's block height when the emulator starts
+
+
 @dataclass
 class State:
-    """Everything a handler needs; handlers run under `lock`."""
+    """Everything a handler needs; handlers run under `lock`.
+
+    The block height advances with the clock, `VALID_BLOCKS` blocks per
+    `blockhash_ttl` seconds (90 s: one block every 0.6 s), so a Swap V2 order's
+    ``lastValidBlockHeight`` passes exactly when an Ultra order's blockhash
+    expires; ``POST /_emulator/blocks`` moves it further ahead."""
 
     ledger: Ledger
     faults: Faults
@@ -55,6 +66,12 @@ class State:
     lock: threading.RLock = field(default_factory=threading.RLock)
     keeper_speed: float = 1.0  # recurring intervals pass this many times faster
     keeper_offset: float = 0.0  # seconds the keeper runs ahead of the clock
+    genesis: float = 0.0  # the clock's reading at GENESIS_HEIGHT
+    block_offset: int = 0  # blocks the chain runs ahead of the clock
+
+    def block_height(self) -> int:
+        elapsed = max(self.clock() - self.genesis, 0.0)
+        return GENESIS_HEIGHT + int(elapsed * VALID_BLOCKS / self.blockhash_ttl) + self.block_offset
 
     def request_id(self) -> str:
         return str(uuid.UUID(bytes=self.rng.randbytes(16), version=4))

@@ -1,5 +1,6 @@
 """`/_emulator/*` control endpoints (drive and check the emulator from another
-process) and a minimal Solana JSON-RPC at ``POST /rpc`` answered from the ledger."""
+process) and a minimal Solana JSON-RPC at ``POST /rpc`` answered from the ledger
+(and the emulated block height, `State.block_height`)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def _bad(message: str) -> EmuResponse:
 def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
     name = path.removeprefix("/_emulator/").strip("/")
     if method == "GET" and name == "ledger":
-        return json_response(200, state.ledger.summary())
+        return json_response(200, {**state.ledger.summary(), "blockHeight": state.block_height()})
     if method == "GET" and name == "faults":
         return json_response(
             200, {"pending": state.faults.pending(), "fired": state.faults.history}
@@ -57,6 +58,8 @@ def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
         return _trigger_fill(state, data)
     if name == "keeper":
         return _keeper(state, data)
+    if name == "blocks":
+        return _blocks(state, data)
     return json_response(404, {"error": f"no control endpoint POST {path}"})
 
 
@@ -132,6 +135,15 @@ def _keeper(state: State, data: Any) -> EmuResponse:
     return json_response(200, {"offset": state.keeper_offset, "fills": len(state.ledger.fills)})
 
 
+def _blocks(state: State, data: Any) -> EmuResponse:
+    """Move the chain ``advance`` blocks ahead of its clock (Swap V2 orders expire)."""
+    advance = data.get("advance") if isinstance(data, dict) else None
+    if not isinstance(advance, int) or isinstance(advance, bool) or advance < 0:
+        return _bad("give {advance: a whole number of blocks >= 0}")
+    state.block_offset += advance
+    return json_response(200, {"blockHeight": state.block_height()})
+
+
 def _rpc_error(rid: Any, code: int, message: str) -> EmuResponse:
     return json_response(
         200, {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
@@ -148,6 +160,8 @@ def rpc(state: State, body: bytes) -> EmuResponse:
         result: Any = "ok"
     elif method == "getSlot":
         result = ledger.slot
+    elif method == "getBlockHeight":
+        result = state.block_height()
     elif method == "getSignatureStatuses":
         if not params or not isinstance(params[0], list):
             return _rpc_error(rid, -32602, "Invalid params")

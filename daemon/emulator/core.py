@@ -4,6 +4,13 @@ in-process transport and the uvicorn server are thin shells around it.
 
 Order of checks, like the real gateway: route → API key → rate limit →
 injected transport faults → the product handler → answer faults.
+
+Rate buckets, as the docs describe them: every API call counts against one
+sliding window (`rate_limit`), except Swap V2's execute, which has a window of
+its own (`execute_rate_limit`; by default 20 requests/s keyless, 50 with a key,
+the Free tier's figures); each answer's ``x-ratelimit-*`` headers are its own
+bucket's. Ultra v1 (``/ultra/v1``) and Swap V2 (``/swap/v2``) are separate
+operations: an order taken by one is unknown to the other's execute.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from daemon.emulator import control, execute, keeper, listings, orders
+from daemon.emulator import control, execute, keeper, listings, orders, swaps
 from daemon.emulator.common import EmuResponse, State, json_response, text_response
 from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
 from daemon.emulator.ledger import Ledger
@@ -25,7 +32,8 @@ from daemon.emulator.ratelimit import SlidingWindow
 PREFIXES: dict[str, tuple[str, ...]] = {
     "recurring": ("/recurring/v1",),
     "trigger": ("/trigger/v1",),
-    "ultra": ("/ultra/v1", "/swap/v2"),
+    "ultra": ("/ultra/v1",),
+    "swap": ("/swap/v2",),
     "portfolio": ("/portfolio/v1",),
     "tokens": ("/tokens/v2",),
 }
@@ -36,6 +44,8 @@ ROUTES: dict[tuple[str, str, str], str] = {
     ("POST", "trigger", "/execute"): "execute_trigger",
     ("GET", "ultra", "/order"): "ultra_order",
     ("POST", "ultra", "/execute"): "execute_ultra",
+    ("GET", "swap", "/order"): "swap_order",
+    ("POST", "swap", "/execute"): "execute_swap",
     ("GET", "recurring", "/getRecurringOrders"): "recurring_orders",
     ("GET", "trigger", "/getTriggerOrders"): "trigger_orders",
     ("GET", "tokens", "/search"): "token_facts",
@@ -48,6 +58,9 @@ TRANSPORT_FAULTS = (
     FaultKind.MALFORMED,
     FaultKind.FORBIDDEN,
 )
+# Swap V2 execute's own bucket when none is given (the docs' keyless and Free figures)
+KEYLESS_EXECUTE_RATE = 20.0
+KEYED_EXECUTE_RATE = 50.0
 # fields corrupted by the wrong_types fault
 WRONG_TYPES: dict[str, Any] = {
     "requestId": 12345,
@@ -61,6 +74,7 @@ WRONG_TYPES: dict[str, Any] = {
     "time": "none",
     "orders": 7,
     "totalPages": [2],
+    "lastValidBlockHeight": [1],
 }
 
 
@@ -87,6 +101,7 @@ class Emulator:
         *,
         api_key: str | None = None,
         rate_limit: float | None = None,
+        execute_rate_limit: float | None = None,
         seed: int = 0,
         blockhash_ttl: float = 90.0,
         request_ttl: float = 120.0,
@@ -98,6 +113,11 @@ class Emulator:
     ) -> None:
         self._api_key = api_key
         self.limiter = SlidingWindow(rate_limit, rate_window) if rate_limit else None
+        if rate_limit and not execute_rate_limit:
+            execute_rate_limit = KEYED_EXECUTE_RATE if api_key else KEYLESS_EXECUTE_RATE
+        self.execute_limiter = (
+            SlidingWindow(execute_rate_limit, rate_window) if execute_rate_limit else None
+        )
         self.ledger = Ledger(default_balances)
         self.faults = Faults(seed)
         self.faults.extend(faults)
@@ -109,6 +129,7 @@ class Emulator:
             blockhash_ttl=blockhash_ttl,
             request_ttl=request_ttl,
             keeper_speed=keeper_speed,
+            genesis=clock(),
         )
 
     def __repr__(self) -> str:
@@ -139,8 +160,9 @@ class Emulator:
                 if not hmac.compare_digest(given.encode(), self._api_key.encode()):
                     return json_response(401, {"code": 401, "message": "Invalid API key"})
             limit_headers: dict[str, str] = {}
-            if self.limiter is not None and operation != "rpc":
-                allowed, limit_headers = self.limiter.hit(self.state.clock())
+            limiter = self.execute_limiter if operation == "execute_swap" else self.limiter
+            if limiter is not None and operation != "rpc":
+                allowed, limit_headers = limiter.hit(self.state.clock())
                 if not allowed:
                     answer = text_response(429, "[API Gateway] Too many requests")
                     answer.headers.update(limit_headers)
@@ -185,7 +207,9 @@ class Emulator:
             return orders.create_recurring(state, body, hostile)
         if operation == "cancel_trigger_order":
             return orders.cancel_trigger(state, body, hostile)
-        return orders.ultra_order(state, query, hostile)
+        if operation == "swap_order":
+            return swaps.swap_order(state, query, hostile)
+        return swaps.ultra_order(state, query, hostile)
 
     @staticmethod
     def _transport_fault(fault: Fault) -> EmuResponse:

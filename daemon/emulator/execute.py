@@ -1,7 +1,14 @@
-"""The three execute calls: verify the signed transaction against the one
+"""The four execute calls: verify the signed transaction against the one
 issued for the requestId, decide the outcome once, and answer in each
 product's own shape. Re-posting the same signed transaction returns the
-first answer (no second landing) while the request is still known."""
+first answer (no second landing) while the request is still known.
+
+Swap V2 answers like Ultra, with its own expiry: the order's
+``lastValidBlockHeight`` against the emulated block height (past it: ``-1004``,
+invalid block height, decided and kept like any outcome). A
+``lastValidBlockHeight`` sent with execute must be the order's (else ``-1004``,
+nothing decided: the docs call it optional and say no more, so the emulator
+holds a client to passing back exactly what it was given)."""
 
 from __future__ import annotations
 
@@ -25,13 +32,16 @@ ACCEPTS = {
     "execute_recurring": {"recurring", "recurring_price"},
     "execute_trigger": {"trigger_cancel"},
     "execute_ultra": {"swap"},
+    "execute_swap": {"swap"},
 }
+SWAP_EXECUTES = ("execute_ultra", "execute_swap")  # the same answer shape and codes
+INVALID_HEIGHT = -1004  # Swap V2: "invalid block height"
 NOT_FOUND = "Order not found, it might have expired"
 
 
 def _reject(operation: str, ultra_code: int, message: str, cause: str | None = None) -> EmuResponse:
     """A request-level refusal (nothing decided, nothing stored)."""
-    if operation == "execute_ultra":
+    if operation in SWAP_EXECUTES:
         if ultra_code in (-1, -4, -5):  # documented without a `status` field
             return json_response(400, {"code": ultra_code, "error": message})
         return json_response(200, {"status": "Failed", "code": ultra_code, "error": message})
@@ -142,9 +152,15 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
     if (
         order is None
         or order.kind not in ACCEPTS[operation]
+        or (order.extra.get("api") == "swap-v2") != (operation == "execute_swap")
         or now - order.issued_at > state.request_ttl
     ):
         return _reject(operation, -1, NOT_FOUND)
+    height_limit = order.extra.get("last_valid_block_height")
+    if operation == "execute_swap" and "lastValidBlockHeight" in data:
+        given = str(data["lastValidBlockHeight"])
+        if given != str(height_limit):
+            return _reject(operation, INVALID_HEIGHT, "lastValidBlockHeight is not the order's")
     try:
         tx = txbuild.from_b64(signed)
     except ValueError:
@@ -173,16 +189,23 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
     )
     kinds = (FaultKind.FAILED, FaultKind.EXPIRED)
     fault = state.faults.take(operation, kinds=kinds, request=request_fields({}, body))
+    if operation == "execute_swap":
+        expired = isinstance(height_limit, int) and state.block_height() > height_limit
+    else:
+        expired = now - order.issued_at > state.blockhash_ttl
+    swap = operation in SWAP_EXECUTES
     if fault is not None and fault.kind == FaultKind.FAILED:
-        e.code = int(fault.params.get("code", -1000 if operation == "execute_ultra" else 500))
+        e.code = int(fault.params.get("code", -1000 if swap else 500))
         e.error = str(fault.params.get("error", "Failed to land"))
-        if e.code > 0 and operation == "execute_ultra":  # program error: landed with err
+        if e.code > 0 and swap:  # program error: landed with err
             e.landed, e.slot = True, state.ledger.next_slot()
-    elif fault is not None or now - order.issued_at > state.blockhash_ttl:
+    elif operation == "execute_swap" and (fault is not None or expired):
+        e.code, e.error = INVALID_HEIGHT, "Invalid block height: the transaction expired"
+    elif fault is not None or expired:
         e.code = -1005 if operation == "execute_ultra" else 500
         e.error = "Transaction expired"
     elif not _land(state, order, signature):
-        e.code = -1000 if operation == "execute_ultra" else 400
+        e.code = -1000 if swap else 400
         e.error = "Insufficient funds for the operation requested."
     else:
         e.status, e.landed, e.slot = "Success", True, state.ledger.next_slot()

@@ -28,7 +28,10 @@ class FaultKind(StrEnum):
     WRONG_TYPES = "wrong_types"  # the real answer with fields of the wrong type
     FAILED = "failed"  # execute answers Failed (params code, error)
     LOST_ANSWER = "lost_answer"  # execute lands, then the answer is dropped
-    HOSTILE = "hostile"  # the issued tx drains the fee payer to a foreign key
+    # the issued tx drains the fee payer to a foreign key (param `to`); with param
+    # `receiver` (a key, or anything else for a random one), a swap pays its output
+    # to that stranger instead
+    HOSTILE = "hostile"
     EXPIRED = "expired"  # execute treats the blockhash as expired
     FORBIDDEN = "forbidden"  # 403: the key lacks permission
     # the issued tx's program call also names the payer's token account of `mint`
@@ -40,8 +43,8 @@ class FaultKind(StrEnum):
 
 EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED}
 ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN}
-EXECUTE_OPERATIONS = {"execute_recurring", "execute_trigger", "execute_ultra"}
-ORDER_OPERATIONS = {"create_recurring_order", "cancel_trigger_order", "ultra_order"}
+EXECUTE_OPERATIONS = {"execute_recurring", "execute_trigger", "execute_ultra", "execute_swap"}
+ORDER_OPERATIONS = {"create_recurring_order", "cancel_trigger_order", "ultra_order", "swap_order"}
 
 
 @dataclass

@@ -1,9 +1,9 @@
-"""The order-creating calls (recurring createOrder, trigger cancelOrder, Ultra
-order) and the portfolio call, answered from and recorded in the ledger."""
+"""The order-creating calls (recurring createOrder, trigger cancelOrder; the swap
+orders are in `daemon.emulator.swaps`) and the portfolio call, answered from
+and recorded in the ledger."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -19,7 +19,6 @@ from daemon.emulator.common import (
     json_response,
     parse_json_object,
     parse_pubkey,
-    quote,
     token,
     ui_amount,
     usd_value,
@@ -57,11 +56,13 @@ def _hostile(state: State, fault: Fault | None, owner: Pubkey) -> dict[str, Any]
     if fault.kind == FaultKind.HIDDEN_DRAIN:
         mint = Pubkey.from_string(str(fault.params.get("mint", HIDDEN_DRAIN_MINT)))
         return {"hidden_accounts": [get_associated_token_address(owner, mint)]}
+    if "receiver" in fault.params:  # a swap whose output goes to a stranger's account
+        return {"receiver": parse_pubkey(fault.params["receiver"]) or state.pubkey()}
     to = parse_pubkey(fault.params.get("to")) or state.pubkey()
     return {"hostile_to": to, "hostile_lamports": int(fault.params.get("lamports", 0))}
 
 
-def _issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **details: Any) -> str:
+def issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **details: Any) -> str:
     """Build the unsigned transaction, remember it, return it as base64."""
     cu_price = details.pop("compute_unit_price", txbuild.DEFAULT_CU_PRICE)
     state.ledger.balance(str(owner), SOL_MINT)  # a wallet it issues to is one it knows
@@ -175,7 +176,7 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
         extra = {"number_of_orders": 0, "interval": p["interval"]}
         order, shape = str(state.pubkey()), {}
     request_id = state.request_id()
-    tx = _issue(
+    tx = issue(
         state,
         kind,
         user,
@@ -209,7 +210,7 @@ def cancel_trigger(state: State, body: bytes, hostile: Fault | None) -> EmuRespo
     if order is None:
         return _envelope("no matching orders found")
     request_id = state.request_id()
-    tx = _issue(
+    tx = issue(
         state,
         "trigger_cancel",
         maker,
@@ -222,102 +223,6 @@ def cancel_trigger(state: State, body: bytes, hostile: Fault | None) -> EmuRespo
         compute_unit_price=cu_price,
     )
     return json_response(200, {"requestId": request_id, "transaction": tx})
-
-
-def ultra_order(state: State, query: Mapping[str, str], hostile: Fault | None) -> EmuResponse:
-    in_mint, out_mint = query.get("inputMint", ""), query.get("outputMint", "")
-    amount_text = query.get("amount", "")
-    if not in_mint or not out_mint or not amount_text:
-        return json_response(400, {"error": "inputMint, outputMint and amount are required"})
-    if parse_pubkey(in_mint) is None or parse_pubkey(out_mint) is None or in_mint == out_mint:
-        return json_response(400, {"error": "Failed to get quotes"})
-    if not amount_text.isdigit() or int(amount_text) == 0:
-        return json_response(400, {"error": "Invalid amount"})
-    amount = int(amount_text)
-    out_amount = quote(in_mint, out_mint, amount)
-    slippage = int(query.get("slippageBps", "50")) if query.get("slippageBps", "").isdigit() else 50
-    request_id = state.request_id()
-    answer: dict[str, Any] = {
-        "mode": "manual" if "slippageBps" in query else "ultra",
-        "inputMint": in_mint,
-        "outputMint": out_mint,
-        "inAmount": str(amount),
-        "outAmount": str(out_amount),
-        "otherAmountThreshold": str(out_amount * (10_000 - slippage) // 10_000),
-        "swapMode": "ExactIn",
-        "slippageBps": slippage,
-        "priceImpactPct": "0",
-        "priceImpact": 0.0,
-        "routePlan": [
-            {
-                "swapInfo": {
-                    "ammKey": str(state.pubkey()),
-                    "label": "EmulatorAMM",
-                    "inputMint": in_mint,
-                    "outputMint": out_mint,
-                    "inAmount": str(amount),
-                    "outAmount": str(out_amount),
-                    "feeAmount": "0",
-                    "feeMint": out_mint,
-                },
-                "percent": 100,
-                "bps": 10_000,
-            }
-        ],
-        "feeMint": out_mint,
-        "feeBps": 10,
-        "platformFee": {"amount": "0", "feeBps": 10},
-        "signatureFeeLamports": 5000,
-        "signatureFeePayer": None,
-        "prioritizationFeeLamports": 15_000,
-        "prioritizationFeePayer": None,
-        "rentFeeLamports": 0,
-        "rentFeePayer": None,
-        "swapType": "aggregator",
-        "router": "metis",
-        "transaction": None,
-        "gasless": False,
-        "requestId": request_id,
-        "totalTime": 7,
-        "taker": None,
-        "inUsdValue": float(usd_value(in_mint, amount)),
-        "outUsdValue": float(usd_value(out_mint, out_amount)),
-        "swapUsdValue": float(usd_value(in_mint, amount)),
-    }
-    taker_text = query.get("taker")
-    if not taker_text:
-        return json_response(200, answer)
-    taker = parse_pubkey(taker_text)
-    if taker is None:
-        return json_response(400, {"error": "Invalid taker"})
-    answer["taker"] = taker_text
-    ledger = state.ledger
-    if ledger.balance(taker_text, in_mint) < amount:
-        answer.update(errorCode=1, errorMessage="Insufficient funds")
-        return json_response(200, answer)
-    sol_needed = GAS_RESERVE_LAMPORTS + (amount if in_mint == SOL_MINT else 0)
-    if ledger.balance(taker_text, SOL_MINT) < sol_needed:
-        answer.update(errorCode=2, errorMessage="Top up 0.01 SOL for gas")
-        return json_response(200, answer)
-    answer["transaction"] = _issue(
-        state,
-        "swap",
-        taker,
-        hostile,
-        request_id=request_id,
-        input_mint=in_mint,
-        output_mint=out_mint,
-        in_amount=amount,
-        out_amount=out_amount,
-        extra={"amms": [_amm(request_id, n) for n in range(2)]},
-        shape={"slippage_bps": slippage},
-    )
-    return json_response(200, answer)
-
-
-def _amm(request_id: str, n: int) -> str:
-    """A stable AMM key for route `n` of a swap (no draw from the seeded generator)."""
-    return str(Pubkey(hashlib.sha256(f"{request_id}:{n}".encode()).digest()))
 
 
 def _trade(platform: str, label: str, value: float, data: dict[str, Any]) -> dict[str, Any]:

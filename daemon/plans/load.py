@@ -182,7 +182,8 @@ def _load_plan(
     if typed is not None:
         limit = head.max_in_amount if head is not None else None
         caps = head.caps if head is not None else None
-        for finding in checks(typed, limit, caps):
+        swap_api = head.swap_api if head is not None else None
+        for finding in checks(typed, limit, caps, swap_api):
             problem = locator.problem((*prefix, *finding.loc), finding.message)
             if finding.warning:
                 result.warnings.append(_prefixed(problem, "warning: "))

@@ -1,10 +1,12 @@
 """The order plan format (DESIGN §3, a contract) as pydantic models.
 
 A plan is ``name``, ``kind``, ``schedule``, ``request`` plus optional
-``enabled``, ``description`` and per-plan safety settings (``dry_run``,
-``max_in_amount``, ``caps``). ``request`` mirrors the API body/query of the
-kind (API.md) minus the wallet field, which the daemon fills in. Keys are
-checked strictly: unknown keys are errors.
+``enabled``, ``description``, per-plan safety settings (``dry_run``,
+``max_in_amount``, ``caps``) and, for a swap, the API that serves it
+(``swap_api``: ``swap-v2`` or ``ultra-v1``; unset, the daemon config decides).
+``request`` mirrors the API body/query of the kind (API.md) minus the wallet
+field, which the daemon fills in. Keys are checked strictly: unknown keys are
+errors.
 
 Cross-field rules that need positions (stablecoin minimums, caps against the
 amount, deprecated forms) live in `checks`, so the loader can point at the
@@ -35,6 +37,7 @@ from pydantic import (
 )
 from solders.pubkey import Pubkey as _SoldersPubkey
 
+from daemon.config import SwapApi
 from daemon.cron import parse_cron
 from daemon.schedule import (
     Misfire,
@@ -306,6 +309,7 @@ class PlanSettings(_Model):
     max_in_amount: Amount | None = None
     caps: Caps = Caps()
     balance_check: StrictBool | None = None  # None: the daemon config's safety.balance_check
+    swap_api: SwapApi | None = None  # None: the daemon config's api.swap_api
 
 
 # ------------------------------------------------------------------ stored plans
@@ -360,6 +364,7 @@ class _PlanFields(_Model):
     dry_run: StrictBool = False
     max_in_amount: Amount | None = None
     caps: Caps | None = None
+    swap_api: SwapApi | None = None
 
 
 class PlanHead(_PlanFields):
@@ -388,11 +393,14 @@ class PlanSpec(_PlanFields):
 
     def settings_dict(self) -> dict[str, Any]:
         caps = self.caps or Caps()
-        return {
+        settings: dict[str, Any] = {
             "dry_run": self.dry_run,
             "max_in_amount": self.max_in_amount,
             "caps": {"per_day": caps.per_day, "per_week": caps.per_week},
         }
+        if self.swap_api is not None:  # only when set: the hash of every other plan is kept
+            settings["swap_api"] = self.swap_api
+        return settings
 
     def content(self) -> dict[str, Any]:
         """Everything that defines the plan, in stored form (name excluded)."""
@@ -439,11 +447,24 @@ def _usd(amount: int | Decimal, decimals: int) -> Decimal:
     return (Decimal(amount) / (Decimal(10) ** decimals)).quantize(Decimal("0.01"))
 
 
+ULTRA_V1_NOTICE = (
+    "swap_api: ultra-v1 is no longer actively maintained by Jupiter; Swap V2 serves the same "
+    "request: remove swap_api (or set swap-v2) to move this plan (docs/products.md)"
+)
+
+
 def checks(
-    request: Request, max_in_amount: int | None = None, caps: Caps | None = None
+    request: Request,
+    max_in_amount: int | None = None,
+    caps: Caps | None = None,
+    swap_api: str | None = None,
 ) -> list[Finding]:
     """Rules across fields; locations are relative to the plan."""
     out: list[Finding] = []
+    if swap_api is not None and not isinstance(request, SwapRequest):
+        out.append(Finding(("swap_api",), "swap_api applies to swap plans only"))
+    elif swap_api == "ultra-v1":
+        out.append(Finding(("swap_api",), ULTRA_V1_NOTICE, warning=True))
     if isinstance(request, RecurringRequest | SwapRequest) and (
         request.input_mint == request.output_mint
     ):

@@ -24,7 +24,7 @@ from daemon.errors import GuardRejectedError, RejectedError, RetryableError
 from daemon.runner import preflight, submit
 from daemon.runner.book import api_detail, api_fields, programs_of
 from daemon.runner.ports import Ports, RunOptions
-from daemon.runner.steps import expectation, order, output_mint_of
+from daemon.runner.steps import expectation, order, output_mint_of, swap_api_of
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import PlanKind, RunStatus
 from daemon.txguard import Verdict, check
@@ -71,7 +71,8 @@ def order_run(
         return skipped, None
     spend = preflight.spend_of(plan)
     try:
-        ordered = order(ports.api, plan, ports.wallet.address, book.observer(run.id))
+        swap_api = swap_api_of(ports.config, plan)
+        ordered = order(ports.api, plan, ports.wallet.address, book.observer(run.id), swap_api)
     except (RetryableError, RejectedError) as exc:
         failed = book.finish(
             run, RunStatus.FAILED, step="order_failed", detail=api_detail(exc),
@@ -98,7 +99,7 @@ def order_run(
     }
     run = book.advance(
         run, RunStatus.REQUESTED, expect=[RunStatus.PENDING], step="ordered",
-        detail={"request_id": ordered.request_id, "gasless": ordered.gasless}, **fields,
+        detail=ordered.detail(), **fields,
     )  # fmt: skip
     failpoints.hit("after_requested")
     return run, bool(ordered.gasless)

@@ -1,7 +1,10 @@
 """The two API steps of a run, by plan kind: ask for the order, post the signed one.
 
 This is the only place that knows which endpoint serves which kind and which
-wallet field the daemon fills in (`user` / `maker` / `taker`).
+wallet field the daemon fills in (`user` / `maker` / `taker`). A swap goes to
+Swap V2 or to Ultra v1 (the plan's ``swap_api``, else ``api.swap_api``); the API
+that took the order is recorded with it (`Ordered.detail`), so its execute goes
+to the same API whatever the config says by then.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, UltraOrder
+from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
+from daemon.config import Config
 from daemon.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
@@ -40,9 +44,51 @@ class OrderApi(Protocol):
     def execute_ultra(
         self, signed_transaction: str, request_id: str, observe: Observer | None = None
     ) -> ExecuteResult: ...
+    def swap_order(
+        self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> SwapOrder: ...
+    def execute_swap(
+        self,
+        signed_transaction: str,
+        request_id: str,
+        last_valid_block_height: int | None,
+        observe: Observer | None = None,
+    ) -> ExecuteResult: ...
     def positions(
         self, address: str, platforms: Sequence[str] | None = None, observe: Observer | None = None
     ) -> Portfolio: ...
+
+
+SWAP_V2 = "swap-v2"
+ULTRA_V1 = "ultra-v1"
+
+
+def swap_api_of(config: Config, plan: PlanRecord) -> str:
+    """The API a swap plan's next order goes to: the plan's choice, else the config's."""
+    return plan.settings.swap_api or config.api.swap_api
+
+
+@dataclass(frozen=True)
+class SwapTerms:
+    """What execute needs to know of a swap's order: the API that issued it and,
+    from Swap V2, the order's ``lastValidBlockHeight``."""
+
+    api: str = ULTRA_V1
+    last_valid_block_height: int | None = None
+
+    @classmethod
+    def of(cls, steps: Sequence[tuple[str, dict[str, Any]]]) -> SwapTerms:
+        """From a run's events: its latest order's (a run ordered before Swap V2
+        support recorded no ``api``: Ultra v1 is what it used)."""
+        found = cls()
+        for step, detail in steps:
+            if step == "ordered":
+                height = detail.get("last_valid_block_height")
+                found = cls(
+                    api=str(detail.get("api") or ULTRA_V1),
+                    last_valid_block_height=height if isinstance(height, int) else None,
+                )
+        return found
 
 
 @dataclass(frozen=True)
@@ -54,10 +100,23 @@ class Ordered:
     gasless: bool = False
     skip_reason: str | None = None
     skip_code: str | None = None
+    swap: SwapTerms | None = None
+
+    def detail(self) -> dict[str, Any]:
+        """The order's facts for its ``ordered`` event (read back by `SwapTerms.of`)."""
+        found: dict[str, Any] = {"request_id": self.request_id, "gasless": self.gasless}
+        if self.swap is not None:
+            found["api"] = self.swap.api
+            if self.swap.last_valid_block_height is not None:
+                found["last_valid_block_height"] = self.swap.last_valid_block_height
+        return found
 
 
-def order(api: OrderApi, plan: PlanRecord, wallet: str, observe: Observer) -> Ordered:
-    """Ask the API for the unsigned transaction of this plan's run."""
+def order(
+    api: OrderApi, plan: PlanRecord, wallet: str, observe: Observer, swap_api: str = ULTRA_V1
+) -> Ordered:
+    """Ask the API for the unsigned transaction of this plan's run (a swap: from
+    `swap_api`, `swap_api_of` the plan)."""
     request = plan.request
     if isinstance(request, RecurringRequest):
         got = api.create_recurring_order(wallet, plan.body, observe)
@@ -65,6 +124,19 @@ def order(api: OrderApi, plan: PlanRecord, wallet: str, observe: Observer) -> Or
     if isinstance(request, TriggerCancelRequest):
         got = api.cancel_trigger_order(wallet, plan.body, observe)
         return Ordered(got.request_id, got.transaction, order_account=request.order)
+    if swap_api == SWAP_V2:
+        v2 = api.swap_order(wallet, plan.body, observe)
+        terms = SwapTerms(SWAP_V2, v2.last_valid_block_height)
+        if v2.skipped:
+            code = v2.error_code
+            return Ordered(
+                v2.request_id or None, None, swap=terms, skip_code=str(code),
+                skip_reason=f"order not possible: {v2.skip_reason} (errorCode {code})",
+            )  # fmt: skip
+        return Ordered(
+            v2.request_id, v2.transaction, in_amount=int(v2.in_amount),
+            gasless=bool(v2.gasless), swap=terms,
+        )  # fmt: skip
     quote = api.ultra_order(wallet, plan.body, observe)
     if not quote.transaction:
         code = quote.error_code
@@ -76,18 +148,27 @@ def order(api: OrderApi, plan: PlanRecord, wallet: str, observe: Observer) -> Or
         )  # fmt: skip
     return Ordered(
         quote.request_id, quote.transaction, in_amount=int(quote.in_amount),
-        gasless=bool(quote.gasless),
+        gasless=bool(quote.gasless), swap=SwapTerms(ULTRA_V1),
     )  # fmt: skip
 
 
 def execute(
-    api: OrderApi, plan: PlanRecord, signed_tx: str, request_id: str, observe: Observer
+    api: OrderApi,
+    plan: PlanRecord,
+    signed_tx: str,
+    request_id: str,
+    observe: Observer,
+    swap: SwapTerms | None = None,
 ) -> ExecuteResult:
-    """Post the signed transaction to the kind's execute endpoint."""
+    """Post the signed transaction to the kind's execute endpoint (a swap: to the API
+    that issued its order, `swap`)."""
     if plan.kind is PlanKind.RECURRING:
         return api.execute_recurring(signed_tx, request_id, observe)
     if plan.kind is PlanKind.TRIGGER_CANCEL:
         return api.execute_trigger(signed_tx, request_id, observe)
+    if swap is not None and swap.api == SWAP_V2:
+        height = swap.last_valid_block_height
+        return api.execute_swap(signed_tx, request_id, height, observe)
     return api.execute_ultra(signed_tx, request_id, observe)
 
 

@@ -15,16 +15,18 @@ import structlog
 from daemon import failpoints
 from daemon.api.models import ExecuteResult
 from daemon.errors import RejectedError, RetryableError
-from daemon.runner import results
+from daemon.runner import expiry, results
 from daemon.runner.book import api_detail, api_fields
 from daemon.runner.ports import Ports
 from daemon.runner.settle import settle_unanswered
+from daemon.runner.steps import SwapTerms
 from daemon.runner.steps import execute as post_execute
 from daemon.runner.timing import grace_end, within_grace
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import PlanKind, RunStatus
 
-# Ultra execute codes after which the transaction can no longer land: a fresh order is safe
+# Ultra / Swap V2 execute codes after which the transaction can no longer land (-1004:
+# invalid block height, V2's answer to a lastValidBlockHeight passed): a fresh order is safe
 CANNOT_LAND = frozenset({-1004, -1005, -2003, -2004})
 # -1 (requestId unknown) proves nothing landed only on the first post of these bytes
 # retryable codes where the old transaction might still land until its blockhash expires
@@ -42,6 +44,11 @@ def execute(
     result is settled by `settle_unanswered`, never by a fresh order."""
     book = ports.book
     first_post = run.status is RunStatus.SIGNED
+    swap = SwapTerms.of(ports.store.steps(run.id)) if plan.kind is PlanKind.SWAP else None
+    if first_post and swap is not None:  # a Swap V2 order's lastValidBlockHeight
+        gone = expiry.cannot_land(ports, run, swap, ports.clock())
+        if gone is not None:
+            return expiry.expired_unposted(ports, run, plan, gone, ports.clock()), True
     if run.status is RunStatus.SIGNED:
         run = book.advance(run, RunStatus.SUBMITTED, expect=[RunStatus.SIGNED], step="submit")
     if run.signed_tx is None or run.request_id is None:
@@ -61,7 +68,7 @@ def execute(
             observe(attempt)
 
         try:
-            result = post_execute(ports.api, plan, run.signed_tx, run.request_id, count)
+            result = post_execute(ports.api, plan, run.signed_tx, run.request_id, count, swap)
         except RetryableError as exc:
             # no answer: the transaction may or may not have landed; recovery settles it
             book.event(run.id, "execute_unanswered", api_detail(exc))

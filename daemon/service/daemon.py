@@ -142,7 +142,9 @@ class Daemon:
         self._count_plans()
         self._started = True
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
-                 database=mask_url(config.database.url))  # fmt: skip
+                 database=mask_url(config.database.url), swap_api=config.api.swap_api)  # fmt: skip
+        if config.api.swap_api == "ultra-v1":  # it works, but upstream no longer maintains it
+            log.warning("swap_api_unmaintained", use="swap-v2", see="docs/products.md")
         self._lead_or_wait(lead)
         self.notifier.ready(self._status_text())
 

@@ -136,7 +136,8 @@ def test_the_quickstart_runs_as_written(quickstart: tuple[Path, dict[str, str], 
         ran.append(args[0])
     assert {"wallet", "db", "plans", "fire", "run", "audit"} <= set(ran)
     assert (cwd / "jupcron.db").exists()
-    assert emulator.ledger.requests.get("ultra_order", 0) >= 1  # fire --dry-run ordered
+    # fire --dry-run ordered, through Swap V2: the quickstart's config chooses no swap API
+    assert emulator.ledger.requests.get("swap_order", 0) >= 1
     assert emulator.ledger.landed() == []  # dry run: nothing signed or sent
 
 

@@ -51,7 +51,11 @@ def test_stall_stops_every_thread_until_sigcont() -> None:
             time.sleep(0.01)
         threads = list(Path(f"/proc/{proc.pid}/task").iterdir())
         assert len(threads) == 2
-        assert all((t / "stat").read_text().split(") ")[1][0] == "T" for t in threads)
+        # the stop reaches each thread in turn: wait until /proc shows every one stopped
+        stopped = lambda: all((t / "stat").read_text().split(") ")[1][0] == "T" for t in threads)  # noqa: E731
+        while not stopped():
+            assert time.monotonic() < deadline, "a thread did not stop"
+            time.sleep(0.01)
         assert proc.poll() is None
         os.kill(proc.pid, signal.SIGCONT)
         out, _ = proc.communicate(timeout=30)

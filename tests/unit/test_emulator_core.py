@@ -255,12 +255,13 @@ CONTROL_BODIES: dict[str, Any] = {
     "/_emulator/trigger-orders": {"maker": str(Pubkey.new_unique())},
     "/_emulator/trigger-fill": {"order": EXAMPLE_TRIGGER_ORDERS[0].order, "makingAmount": 1},
     "/_emulator/keeper": {"advance": 0},
+    "/_emulator/blocks": {"advance": 0},
 }
 
 
 def test_every_documented_control_endpoint_answers() -> None:
     rows = re.findall(r"^\| `(GET|POST) (/_emulator/[a-z/-]+)` \|", EMULATOR_DOC, re.MULTILINE)
-    assert len(rows) == 9, rows
+    assert len(rows) == 10, rows
     emu = Emulator()
     for method, path in rows:
         status, body = call(emu, method, path, CONTROL_BODIES.get(path, {}))
@@ -275,7 +276,7 @@ def test_the_documented_fault_kinds_and_rpc_methods_are_the_real_ones() -> None:
     assert set(re.findall(r"`([a-z_]+)`", listed)) == {*ROUTES.values(), "positions"}
     section = EMULATOR_DOC.split("`POST /rpc` answers", 1)[1].split("##", 1)[0]
     methods = re.findall(r"`((?:get|simulate)[A-Za-z]+)`", section)
-    assert len(methods) == 7, methods
+    assert len(methods) == 8, methods
     emu = Emulator()
     user = Wallet.generate().address
     issued = call(emu, "POST", "/recurring/v1/createOrder", {**RECURRING_REQUEST, "user": user})

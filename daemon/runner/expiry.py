@@ -1,0 +1,80 @@
+"""Whether a swap's signed transaction can still land, decided before its first post.
+
+A Swap V2 order carries ``lastValidBlockHeight``, the hard expiry of its
+transaction: once the chain's block height is past it, the transaction can
+never be processed. A run found ``signed`` was never posted (``submitted`` is
+stored before the post), so when its order's height has passed, nothing of it
+can land: posting it is pointless and a fresh order (inside the slot's grace)
+cannot make two land.
+
+The block height comes from ``rpc.url`` (``getBlockHeight`` at ``finalized``:
+when even the finalized height is past it, every block the transaction could
+have been in is final). Without an RPC node, when it cannot answer now, or for
+an order without a height (an RFQ route sends ``expireAt`` instead), the
+documented fallback is time: ``runner.blockhash_validity`` seconds after the
+order plus a third of that as a margin (`surely_expired`), later than any real
+expiry (150 blocks, about 60-90 s after the blockhash was taken).
+
+Ultra v1 orders carry no height: their runs keep the path they always had
+(post the bytes, and read the answer).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import structlog
+
+from daemon.errors import RejectedError, RetryableError
+from daemon.runner.book import api_detail
+from daemon.runner.ports import Ports
+from daemon.runner.steps import SWAP_V2, SwapTerms
+from daemon.runner.timing import surely_expired, within_grace
+from daemon.store.records import PlanRecord, RunRecord
+from daemon.store.types import RunStatus
+
+log = structlog.get_logger(__name__)
+
+
+def cannot_land(ports: Ports, run: RunRecord, swap: SwapTerms, now: datetime) -> str | None:
+    """Why `run`'s signed, never posted transaction surely cannot land any more; None
+    when it may still land (or it is not a Swap V2 order)."""
+    if swap.api != SWAP_V2:
+        return None
+    limit = swap.last_valid_block_height
+    if ports.rpc is not None and limit is not None:
+        try:
+            height = ports.rpc.block_height()
+        except (RetryableError, RejectedError) as exc:
+            ports.book.event(run.id, "block_height_unknown", api_detail(exc))
+        else:
+            ports.book.event(
+                run.id, "block_height", {"height": height, "last_valid_block_height": limit}
+            )
+            if height > limit:
+                return f"block height {height} is past the order's lastValidBlockHeight {limit}"
+            return None
+    validity = ports.config.runner.blockhash_validity
+    if surely_expired(run, now, validity):
+        return (
+            f"more than {validity * 4 / 3:g} s since the order (runner.blockhash_validity "
+            "and its margin): its blockhash has surely expired"
+        )
+    return None
+
+
+def expired_unposted(
+    ports: Ports, run: RunRecord, plan: PlanRecord, reason: str, now: datetime
+) -> RunRecord:
+    """A signed run whose transaction expired before it was ever posted: order afresh
+    inside the slot's grace (nothing can land twice), else record it as failed."""
+    log.info("run_expired_unposted", reason=reason)
+    if within_grace(run, plan, now):
+        return ports.book.advance(
+            run, RunStatus.PENDING, expect=[RunStatus.SIGNED], step="reorder",
+            detail={"reason": "expired before it was posted, fresh order", "expired": reason},
+        )  # fmt: skip
+    return ports.book.finish(
+        run, RunStatus.FAILED, step="expired_unposted",
+        error=f"expired before it was posted, nothing was sent: {reason}",
+    )  # fmt: skip
