@@ -108,15 +108,18 @@ def _check_minimums(
 def validate(ctx: Context, paths: tuple[Path, ...], offline: bool, now_text: str | None) -> None:
     """Check plan files or folders; every problem as file:line:col: message.
 
-    Warns (exit 0) as apply does about a plan with no fire time left. Recurring
-    plans with other inputs than USDC/USDT, or mints other than USDC, USDT and
-    SOL, are checked against Jupiter's minimums through the daemon config's
-    rpc.url and API when a config is given (or exists at the default path).
+    Warns (exit 0) as apply does about a plan with no fire time left, and
+    suggests moving plans of unmaintained products (Recurring v1) to Trigger V2.
+    Recurring plans with other inputs than USDC/USDT, or mints other than USDC,
+    USDT and SOL, are checked against Jupiter's minimums through the daemon
+    config's rpc.url and API when a config is given (or exists at the default path).
     """
     now = _now(now_text)
     result = load_plans(list(paths))
     _warn(result)
     result.raise_for_problems()
+    for suggestion in result.suggestions:
+        click.echo(str(suggestion), err=True)
     for warning in _never_firing(result, {p.spec.name for p in result.plans}, now):
         click.echo(warning, err=True)
     networked = [p for p in result.plans if needs_network(p)]

@@ -10,13 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from daemon.errors import PlanError, Problem, YamlLoadError
-from daemon.plans.schema import REQUEST_MODELS, WALLET_FIELD, PlanHead, PlanSpec, checks
+from daemon.plans.schema import (
+    RECURRING_V1_UNMAINTAINED,
+    REQUEST_MODELS,
+    WALLET_FIELD,
+    Finding,
+    PlanHead,
+    PlanSpec,
+    TriggerV2DcaRequest,
+    checks,
+)
+from daemon.plans.trigger_v2 import MAX_ACTIVE_DCA, active_dca_overlap
 from daemon.store.types import PlanKind
 from daemon.yamlfile import Locator, load, problems_from
 
@@ -36,6 +47,8 @@ class LoadResult:
     plans: list[LoadedPlan] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    # moves worth making (a plan on an unmaintained product): shown by `plans validate`
+    suggestions: list[Problem] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
 
     @property
@@ -108,6 +121,7 @@ def load_plans(paths: Sequence[Path]) -> LoadResult:
 
     result.problems.sort(key=position)
     result.warnings.sort(key=position)
+    result.suggestions.sort(key=position)
     return result
 
 
@@ -183,15 +197,35 @@ def _load_plan(
         limit = head.max_in_amount if head is not None else None
         caps = head.caps if head is not None else None
         swap_api = head.swap_api if head is not None else None
-        for finding in checks(typed, limit, caps, swap_api):
+        findings = checks(typed, limit, caps, swap_api)
+        if head is not None and isinstance(typed, TriggerV2DcaRequest):
+            findings += _dca_overlap(typed, head)
+        for finding in findings:
             problem = locator.problem((*prefix, *finding.loc), finding.message)
             if finding.warning:
                 result.warnings.append(_prefixed(problem, "warning: "))
             else:
                 result.problems.append(problem)
+    if kind is PlanKind.RECURRING and typed is not None:
+        problem = locator.problem((*prefix, "kind"), RECURRING_V1_UNMAINTAINED)
+        result.suggestions.append(_prefixed(problem, "warning: "))
     if head is None or typed is None or len(result.problems) > before:
         return None
     return PlanSpec.model_validate({**head.model_dump(exclude={"request"}), "request": typed})
+
+
+def _dca_overlap(request: TriggerV2DcaRequest, head: PlanHead) -> list[Finding]:
+    """A warning when this plan alone could keep more DCA orders active than the
+    wallet may have (each fire opens one for orderCount x intervalSeconds)."""
+    active = active_dca_overlap(request, head.schedule.parsed(), datetime.now(UTC))
+    if active <= MAX_ACTIVE_DCA:
+        return []
+    message = (
+        f"this schedule fires again before its DCA order ends (orderCount x intervalSeconds), "
+        f"so more than {MAX_ACTIVE_DCA} of its orders could be active at once; Trigger V2 "
+        f"allows {MAX_ACTIVE_DCA} active DCA orders a wallet and refuses the next"
+    )
+    return [Finding(("schedule",), message, warning=True)]
 
 
 def _kind(value: Any) -> PlanKind | None:

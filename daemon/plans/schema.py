@@ -20,13 +20,13 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from datetime import datetime
+from decimal import Decimal
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
     PlainValidator,
@@ -35,93 +35,49 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from solders.pubkey import Pubkey as _SoldersPubkey
 
 from daemon.config import SwapApi
 from daemon.cron import parse_cron
+from daemon.plans import trigger_v2
+from daemon.plans.fields import (
+    STABLECOINS,
+    U64_MAX,
+    Amount,
+    Duration,
+    Price,
+    Pubkey,
+    _at_least,
+    _Model,
+)
 from daemon.schedule import (
     Misfire,
     Schedule,
-    parse_duration,
     parse_instant,
     parse_schedule,
     parse_timezone,
 )
 from daemon.store.types import PlanKind
 
-U64_MAX = 2**64 - 1
-# known stablecoins: mint -> (symbol, decimals); used for the offline minimums
-STABLECOINS: dict[str, tuple[str, int]] = {
-    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": ("USDC", 6),
-    "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": ("USDT", 6),
-}
 RECURRING_MIN_TOTAL_USD = 100
 RECURRING_MIN_PER_ORDER_USD = 50
+RECURRING_V1_UNMAINTAINED = (
+    "Recurring v1 is no longer actively maintained by Jupiter (superseded by DCA under "
+    "Trigger V2): consider kind: trigger-v2-dca (see docs/products.md, 'Moving a v1 plan "
+    "to V2'); this plan keeps working as it is"
+)
 # the field the daemon fills in with the wallet, per kind
 WALLET_FIELD = {
     PlanKind.RECURRING: "user",
     PlanKind.TRIGGER_CANCEL: "maker",
     PlanKind.SWAP: "taker",
+    PlanKind.TRIGGER_V2_DCA: trigger_v2.WALLET_FIELD,
+    PlanKind.TRIGGER_V2_ORDER: trigger_v2.WALLET_FIELD,
+    PlanKind.TRIGGER_V2_CANCEL: trigger_v2.WALLET_FIELD,
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
-def _pubkey(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError("must be a base58 public key (a string)")
-    try:
-        _SoldersPubkey.from_string(value)
-    except ValueError:
-        raise ValueError(f"'{_short(value)}' is not a valid base58 public key") from None
-    return value
-
-
-def _amount(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"must be a whole number of base units, got {_short(value)!r}")
-    if value <= 0:
-        raise ValueError("must be greater than 0")
-    if value > U64_MAX:
-        raise ValueError("is too large (must fit in 64 bits)")
-    return value
-
-
-def _price(value: object) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
-        raise ValueError("must be a number")
-    try:
-        price = Decimal(str(value))
-    except InvalidOperation:
-        raise ValueError(f"'{_short(value)}' is not a number") from None
-    if not price.is_finite() or price <= 0:
-        raise ValueError("must be a positive number")
-    return price
-
-
-def _short(value: object) -> str:
-    text = str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-Pubkey = Annotated[str, PlainValidator(_pubkey)]
-Amount = Annotated[int, PlainValidator(_amount)]
-Price = Annotated[Decimal, PlainValidator(_price)]
-
-
-def _at_least(low: int, high: int, unit: str = "") -> AfterValidator:
-    def check(value: int) -> int:
-        if not low <= value <= high:
-            raise ValueError(f"must be between {low} and {high}{unit}")
-        return value
-
-    return AfterValidator(check)
-
-
 Seconds = Annotated[StrictInt, _at_least(60, 10 * 366 * 86400, " seconds")]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 # ------------------------------------------------------------------ requests
@@ -233,11 +189,24 @@ class SwapRequest(_Model):
     )
 
 
-Request = RecurringRequest | TriggerCancelRequest | SwapRequest
-REQUEST_MODELS: dict[PlanKind, type[RecurringRequest | TriggerCancelRequest | SwapRequest]] = {
+TriggerV2DcaRequest = trigger_v2.TriggerV2DcaRequest
+TriggerV2OrderRequest = trigger_v2.TriggerV2OrderRequest
+TriggerV2CancelRequest = trigger_v2.TriggerV2CancelRequest
+Request = (
+    RecurringRequest
+    | TriggerCancelRequest
+    | SwapRequest
+    | TriggerV2DcaRequest
+    | TriggerV2OrderRequest
+    | TriggerV2CancelRequest
+)
+REQUEST_MODELS: dict[PlanKind, type[Request]] = {
     PlanKind.RECURRING: RecurringRequest,
     PlanKind.TRIGGER_CANCEL: TriggerCancelRequest,
     PlanKind.SWAP: SwapRequest,
+    PlanKind.TRIGGER_V2_DCA: TriggerV2DcaRequest,
+    PlanKind.TRIGGER_V2_ORDER: TriggerV2OrderRequest,
+    PlanKind.TRIGGER_V2_CANCEL: TriggerV2CancelRequest,
 }
 
 
@@ -251,16 +220,6 @@ def _check(parse: Any) -> Any:
         return value
 
     return run
-
-
-def _duration_value(value: object) -> int | str:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError("must be a duration like 90s, 15m, 6h or 1d")
-    parse_duration(value)
-    return value
-
-
-Duration = Annotated[int | str, PlainValidator(_duration_value)]
 
 
 class ScheduleSpec(_Model):
@@ -434,6 +393,8 @@ def in_amount_of(request: Request) -> tuple[str, int, tuple[str, ...]] | None:
     """(input mint, total input amount, where it is) for kinds that spend."""
     if isinstance(request, SwapRequest):
         return request.input_mint, request.amount, ("amount",)
+    if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
+        return request.input_mint, request.input_amount, ("inputAmount",)
     if isinstance(request, RecurringRequest):
         if request.params.time is not None:
             return request.input_mint, request.params.time.in_amount, ("params", "time", "inAmount")
@@ -458,8 +419,9 @@ def checks(
     max_in_amount: int | None = None,
     caps: Caps | None = None,
     swap_api: str | None = None,
+    now: datetime | None = None,
 ) -> list[Finding]:
-    """Rules across fields; locations are relative to the plan."""
+    """Rules across fields; locations are relative to the plan (`now`: for dates)."""
     out: list[Finding] = []
     if swap_api is not None and not isinstance(request, SwapRequest):
         out.append(Finding(("swap_api",), "swap_api applies to swap plans only"))
@@ -471,6 +433,8 @@ def checks(
         out.append(Finding(("request", "outputMint"), "outputMint is the same as inputMint"))
     if isinstance(request, RecurringRequest):
         out.extend(_recurring(request))
+    if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest | TriggerV2CancelRequest):
+        out.extend(Finding(f.loc, f.message, f.warning) for f in trigger_v2.checks(request, now))
     spent = in_amount_of(request)
     if spent is not None:
         _, amount, where = spent

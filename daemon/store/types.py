@@ -52,6 +52,19 @@ class PlanKind(StrEnum):
     RECURRING = "recurring"
     TRIGGER_CANCEL = "trigger-cancel"
     SWAP = "swap"
+    TRIGGER_V2_DCA = "trigger-v2-dca"
+    TRIGGER_V2_ORDER = "trigger-v2-order"
+    TRIGGER_V2_CANCEL = "trigger-v2-cancel"
+
+    @property
+    def trigger_v2(self) -> bool:
+        """A Trigger V2 kind: vault, JWT login, deposit or withdrawal (docs/products.md)."""
+        return self in TRIGGER_V2
+
+
+TRIGGER_V2 = frozenset(
+    {PlanKind.TRIGGER_V2_DCA, PlanKind.TRIGGER_V2_ORDER, PlanKind.TRIGGER_V2_CANCEL}
+)
 
 
 def utc(value: datetime) -> datetime:

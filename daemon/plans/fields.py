@@ -1,0 +1,84 @@
+"""The value types plan requests are made of (public keys, base-unit amounts,
+prices, bounded integers, durations), shared by every kind's request model."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, PlainValidator
+from solders.pubkey import Pubkey as _SoldersPubkey
+
+from daemon.schedule import parse_duration
+
+U64_MAX = 2**64 - 1
+# known stablecoins: mint -> (symbol, decimals); used for the offline minimums
+STABLECOINS: dict[str, tuple[str, int]] = {
+    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": ("USDC", 6),
+    "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": ("USDT", 6),
+}
+
+
+def _pubkey(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a base58 public key (a string)")
+    try:
+        _SoldersPubkey.from_string(value)
+    except ValueError:
+        raise ValueError(f"'{_short(value)}' is not a valid base58 public key") from None
+    return value
+
+
+def _amount(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be a whole number of base units, got {_short(value)!r}")
+    if value <= 0:
+        raise ValueError("must be greater than 0")
+    if value > U64_MAX:
+        raise ValueError("is too large (must fit in 64 bits)")
+    return value
+
+
+def _price(value: object) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
+        raise ValueError("must be a number")
+    try:
+        price = Decimal(str(value))
+    except InvalidOperation:
+        raise ValueError(f"'{_short(value)}' is not a number") from None
+    if not price.is_finite() or price <= 0:
+        raise ValueError("must be a positive number")
+    return price
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+Pubkey = Annotated[str, PlainValidator(_pubkey)]
+Amount = Annotated[int, PlainValidator(_amount)]
+Price = Annotated[Decimal, PlainValidator(_price)]
+
+
+def _at_least(low: int, high: int, unit: str = "") -> AfterValidator:
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"must be between {low} and {high}{unit}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _duration_value(value: object) -> int | str:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError("must be a duration like 90s, 15m, 6h or 1d")
+    parse_duration(value)
+    return value
+
+
+Duration = Annotated[int | str, PlainValidator(_duration_value)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
