@@ -24,9 +24,9 @@ from typing import Any, NoReturn
 
 import structlog
 from solders.keypair import Keypair
-from solders.message import to_bytes_versioned
+from solders.message import Message, MessageV0, from_bytes_versioned, to_bytes_versioned
 from solders.pubkey import Pubkey
-from solders.transaction import SanitizeError, VersionedTransaction
+from solders.transaction import SanitizeError, Transaction, VersionedTransaction
 
 from daemon.errors import KeypairError, RejectedError
 from daemon.private import read_private
@@ -219,3 +219,43 @@ def sign_transaction(wallet: Wallet, tx_b64: str) -> SignedTransaction:
     sig58 = str(VersionedTransaction.from_bytes(signed).signatures[slot])
     log.info("tx_signed", signature=sig58, slot=slot, signers=required)
     return SignedTransaction(b64=base64.b64encode(signed).decode("ascii"), signature=sig58)
+
+
+# what a signature over these bytes could authorise on-chain, were they a transaction
+_TRANSACTION_FORMS = (
+    ("transaction", VersionedTransaction.from_bytes),
+    ("legacy transaction", Transaction.from_bytes),
+    ("message", from_bytes_versioned),
+    ("legacy message", Message.from_bytes),
+    ("v0 message", MessageV0.from_bytes),
+)
+
+
+def parses_as_transaction(raw: bytes) -> str | None:
+    """What Solana form `raw` parses as (a transaction or a message), or None."""
+    for name, parse in _TRANSACTION_FORMS:
+        try:
+            parse(raw)
+        except Exception:  # noqa: BLE001, S112  # solders raises its own error types: not one
+            continue
+        return name
+    return None
+
+
+class MessageSigningError(RejectedError):
+    """The wallet refuses to sign this message."""
+
+
+def sign_message(wallet: Wallet, message: bytes) -> bytes:
+    """The wallet's signature over an off-chain message (a login challenge).
+
+    Only txguard's checked path calls this (`daemon.txguard.challenge`, enforced
+    by tests/unit/test_no_unguarded_signing.py). As a last line, bytes that parse
+    as a Solana transaction or message are refused here too: a signature over
+    them could authorise that transaction."""
+    form = parses_as_transaction(message)
+    if form is not None:
+        raise MessageSigningError(f"refusing to sign a message that parses as a Solana {form}")
+    signature = wallet.sign(message)
+    log.info("message_signed", size=len(message))
+    return signature

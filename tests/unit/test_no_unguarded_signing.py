@@ -35,3 +35,20 @@ def test_only_the_guard_and_the_guarded_runner_step_sign() -> None:
                 assert "check" in names, f"{path}:{fn} signs without calling txguard's check"
     assert "txguard/guard.py" in callers
     assert all(f == "txguard/guard.py" or f.startswith("runner/") for f in callers), callers
+
+
+def test_only_the_checked_challenge_path_signs_a_message() -> None:
+    """The message signer (`sign_message`, a login challenge) is called only by
+    txguard's challenge module, in a function that has just checked the challenge;
+    and the wallet's raw `sign` is called nowhere outside wallet.py."""
+    callers: dict[str, list[str]] = {}
+    for path in DAEMON.rglob("*.py"):
+        if path.name == "wallet.py":
+            continue
+        for fn, names in _calls(ast.parse(path.read_text())).items():
+            where = str(path.relative_to(DAEMON))
+            assert "sign" not in names, f"{where}:{fn} calls a raw sign(), bypassing both guards"
+            if "sign_message" in names:
+                callers.setdefault(where, []).append(fn)
+                assert "check_challenge" in names, f"{where}:{fn} signs a message unchecked"
+    assert callers == {"txguard/challenge.py": ["sign_challenge"]}, callers
