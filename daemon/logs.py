@@ -9,7 +9,8 @@
 * Secrets never reach the output: any key named like ``key``, ``secret``,
   ``password``, ``token``, ``signed_transaction``, ``keypair``… is replaced by
   ``'***'``, at any depth of dicts, and URL passwords and secret query values
-  (``?api-key=…``) are masked.
+  (``?api-key=…``) are masked; so are JSON Web Tokens and the values registered
+  with `mask_value` (the Trigger V2 JWT), inside any text.
 * `configure_logging` is idempotent: calling it twice replaces the handler.
 
 Event names are fixed snake_case strings (``run_submitted``, ``tx_rejected``);
@@ -21,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import threading
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from typing import Any, Literal, TextIO
@@ -57,7 +59,40 @@ _URL_QUERY_SECRET = re.compile(
     r"(?P<head>[?&][^=&\s#]*(?:key|token|secret|pass|auth|sig)[^=&\s#]*=)[^&\s#]+", re.I
 )
 
+# a JSON Web Token (header.payload.signature, base64url): never shown, whatever field
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*")
+# secret values in use (the Trigger V2 JWT): masked wherever they appear in a line
+_SECRET_VALUES: set[str] = set()
+_SECRETS_LOCK = threading.Lock()
+
 _HANDLER_NAME = "jupcron"
+
+
+def mask_value(secret: str) -> None:
+    """Mask this exact value wherever it appears in any log line from now on."""
+    if len(secret) >= 8:
+        with _SECRETS_LOCK:
+            _SECRET_VALUES.add(secret)
+
+
+def forget_value(secret: str) -> None:
+    """Stop looking for a value no longer in use (an expired JWT)."""
+    with _SECRETS_LOCK:
+        _SECRET_VALUES.discard(secret)
+
+
+def _mask_text(value: str) -> str:
+    with _SECRETS_LOCK:
+        secrets = tuple(_SECRET_VALUES)
+    for secret in secrets:
+        if secret in value:
+            value = value.replace(secret, MASK)
+    if "eyJ" in value:
+        value = _JWT.sub(MASK, value)
+    if "://" not in value:
+        return value
+    value = _URL_PASSWORD.sub(r"\g<head>" + MASK + "@", value)
+    return _URL_QUERY_SECRET.sub(r"\g<head>" + MASK, value)
 
 
 def is_secret_key(name: str) -> bool:
@@ -72,10 +107,7 @@ def _mask_value(value: Any, depth: int = 0) -> Any:
     if depth > 6:
         return value
     if isinstance(value, str):
-        if "://" not in value:
-            return value
-        value = _URL_PASSWORD.sub(r"\g<head>" + MASK + "@", value)
-        return _URL_QUERY_SECRET.sub(r"\g<head>" + MASK, value)
+        return _mask_text(value)
     if isinstance(value, Mapping):
         return {
             k: (MASK if isinstance(k, str) and is_secret_key(k) else _mask_value(v, depth + 1))

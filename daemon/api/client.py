@@ -335,14 +335,16 @@ class JupiterClient:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         spare: float | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> T:
-        """`spare`: a background call, taking only spare slots (waiting that long)."""
+        """`spare`: a background call, taking only spare slots (waiting that long);
+        `headers`: sent besides the API key (Trigger V2's ``Authorization``)."""
         pending = 0.0  # backoff owed before the next attempt
         # encoded once (Decimals as exact JSON numbers): a retry posts the identical bytes
         content = None if json is None else jsonbody.encode(json)
         pacer = self.buckets.for_operation(operation)  # the rate bucket that serves it
-        request = partial(build_request, self.base_url, self._request_headers, method, path,
-                          content, params)  # fmt: skip
+        sent = {**self._request_headers, **headers} if headers else self._request_headers
+        request = partial(build_request, self.base_url, sent, method, path, content, params)
         for number in range(1, self.max_attempts + 1):
             if pending > 0:
                 self._sleep(pending)
