@@ -15,6 +15,7 @@ from solders.pubkey import Pubkey
 
 from daemon.emulator.faults import Faults
 from daemon.emulator.ledger import Ledger
+from daemon.emulator.v2state import V2State
 
 
 @dataclass
@@ -68,6 +69,7 @@ class State:
     keeper_offset: float = 0.0  # seconds the keeper runs ahead of the clock
     genesis: float = 0.0  # the clock's reading at GENESIS_HEIGHT
     block_offset: int = 0  # blocks the chain runs ahead of the clock
+    v2: V2State = field(default_factory=V2State)  # Trigger V2: logins, vaults, orders
 
     def block_height(self) -> int:
         elapsed = max(self.clock() - self.genesis, 0.0)

@@ -28,7 +28,8 @@ def _bad(message: str) -> EmuResponse:
 def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
     name = path.removeprefix("/_emulator/").strip("/")
     if method == "GET" and name == "ledger":
-        return json_response(200, {**state.ledger.summary(), "blockHeight": state.block_height()})
+        summary = {**state.ledger.summary(), "blockHeight": state.block_height()}
+        return json_response(200, {**summary, "triggerV2": state.v2.summary()})
     if method == "GET" and name == "faults":
         return json_response(
             200, {"pending": state.faults.pending(), "fired": state.faults.history}
@@ -49,6 +50,7 @@ def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
     if name == "reset":
         state.faults.clear()
         state.ledger.reset()
+        state.v2.reset()
         return json_response(200, {"reset": True})
     if name == "balances":
         return _balances(state, data)

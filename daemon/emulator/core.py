@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from daemon.emulator import control, execute, keeper, listings, orders, swaps
+from daemon.emulator import control, execute, keeper, listings, orders, swaps, trigger_v2
+from daemon.emulator import trigger_v2_orders as trigger_v2_keeper
 from daemon.emulator.common import EmuResponse, State, json_response, text_response
 from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
 from daemon.emulator.ledger import Ledger
@@ -36,6 +37,7 @@ PREFIXES: dict[str, tuple[str, ...]] = {
     "swap": ("/swap/v2",),
     "portfolio": ("/portfolio/v1",),
     "tokens": ("/tokens/v2",),
+    "trigger_v2": ("/trigger/v2",),
 }
 ROUTES: dict[tuple[str, str, str], str] = {
     ("POST", "recurring", "/createOrder"): "create_recurring_order",
@@ -87,6 +89,9 @@ def route(method: str, path: str) -> tuple[str, str] | None:
             tail = path[len(prefix) :]
             if product == "portfolio" and method == "GET" and tail.startswith("/positions/"):
                 return "positions", tail.removeprefix("/positions/")
+            if product == "trigger_v2":
+                found = trigger_v2.route(method, tail)
+                return None if found is None else (found, tail)
             operation = ROUTES.get((method, product, tail))
             if operation:
                 return operation, tail
@@ -110,6 +115,7 @@ class Emulator:
         faults: Iterable[Mapping[str, Any]] = (),
         default_balances: Mapping[str, int] | None = None,
         keeper_speed: float = 1.0,
+        jwt_ttl: float | None = None,
     ) -> None:
         self._api_key = api_key
         self.limiter = SlidingWindow(rate_limit, rate_window) if rate_limit else None
@@ -131,6 +137,8 @@ class Emulator:
             keeper_speed=keeper_speed,
             genesis=clock(),
         )
+        if jwt_ttl is not None:
+            self.state.v2.jwt_ttl = jwt_ttl  # Trigger V2's JWT lifetime (24 h by default)
 
     def __repr__(self) -> str:
         key = "***" if self._api_key else None
@@ -147,6 +155,7 @@ class Emulator:
         method = method.upper()
         with self.state.lock:
             keeper.catch_up(self.state)  # the keepers' work up to now, before any answer
+            trigger_v2_keeper.catch_up(self.state)
             if path.startswith("/_emulator/"):
                 return control.control(self.state, method, path, body)
             found = ("rpc", "") if (method, path) == ("POST", "/rpc") else route(method, path)
@@ -174,7 +183,10 @@ class Emulator:
                 delay = float(fault.params.get("seconds", 2.0))
             elif fault is not None:
                 return self._transport_fault(fault)
-            answer = self._dispatch(operation, tail, query, body, fields)
+            if operation.startswith("trigger_v2_"):
+                answer = self._trigger_v2(operation, tail, query, lowered, body, fields)
+            else:
+                answer = self._dispatch(operation, tail, query, body, fields)
             answer.delay = delay
             if 200 <= answer.status < 300 or answer.status == 429:
                 answer.headers.update(limit_headers)
@@ -210,6 +222,21 @@ class Emulator:
         if operation == "swap_order":
             return swaps.swap_order(state, query, hostile)
         return swaps.ultra_order(state, query, hostile)
+
+    def _trigger_v2(
+        self,
+        operation: str,
+        tail: str,
+        query: Mapping[str, str],
+        headers: Mapping[str, str],
+        body: bytes,
+        fields: Mapping[str, str],
+    ) -> EmuResponse:
+        hostile = self.faults.take(operation, kinds=(FaultKind.HOSTILE,), request=fields)
+        revoked = self.faults.take(operation, kinds=(FaultKind.JWT_EXPIRED,), request=fields)
+        return trigger_v2.dispatch(
+            self.state, operation, tail, query, headers, body, hostile, revoked is not None
+        )
 
     @staticmethod
     def _transport_fault(fault: Fault) -> EmuResponse:

@@ -31,6 +31,7 @@ class FaultKind(StrEnum):
     # the issued tx drains the fee payer to a foreign key (param `to`); with param
     # `receiver` (a key, or anything else for a random one), a swap pays its output
     # to that stranger instead
+    # (Trigger V2: param `variant`, see daemon/emulator/trigger_v2.py and trigger_v2_orders.py)
     HOSTILE = "hostile"
     EXPIRED = "expired"  # execute treats the blockhash as expired
     FORBIDDEN = "forbidden"  # 403: the key lacks permission
@@ -39,12 +40,32 @@ class FaultKind(StrEnum):
     HIDDEN_DRAIN = "hidden_drain"
     DROP_FIELD = "drop_field"  # the real answer without `field`, wherever it occurs
     BAD_PAGE = "bad_page"  # a listing answers with another page than the one asked for
+    # Trigger V2: the JWT the call carries is taken as expired (401 Unauthorized)
+    JWT_EXPIRED = "jwt_expired"
 
 
 EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED}
 ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN}
-EXECUTE_OPERATIONS = {"execute_recurring", "execute_trigger", "execute_ultra", "execute_swap"}
-ORDER_OPERATIONS = {"create_recurring_order", "cancel_trigger_order", "ultra_order", "swap_order"}
+EXECUTE_OPERATIONS = {
+    "execute_recurring",
+    "execute_trigger",
+    "execute_ultra",
+    "execute_swap",
+    # Trigger V2: the calls that land the signed deposit or withdrawal
+    "trigger_v2_create_dca",
+    "trigger_v2_create_price",
+    "trigger_v2_confirm_cancel",
+}
+ORDER_OPERATIONS = {
+    "create_recurring_order",
+    "cancel_trigger_order",
+    "ultra_order",
+    "swap_order",
+    # Trigger V2: the answers that carry what we would sign
+    "trigger_v2_challenge",
+    "trigger_v2_deposit",
+    "trigger_v2_cancel",
+}
 
 
 @dataclass
