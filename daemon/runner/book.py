@@ -132,6 +132,14 @@ class RunBook:
 
         return observe
 
+    def ordered(self, run_id: int) -> dict[str, Any]:
+        """The detail of the run's latest ``ordered`` event (what its order call said)."""
+        found: dict[str, Any] = {}
+        for step, detail in self.store.steps(run_id):
+            if step == "ordered":
+                found = dict(detail)
+        return found
+
     def was_gasless(self, run_id: int) -> bool:
         """Whether the API marked this run's (latest) order gasless."""
         gasless = False

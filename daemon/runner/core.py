@@ -12,10 +12,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import structlog
 
 from daemon import failpoints
+from daemon.api.client import JupiterClient
+from daemon.api.trigger_v2 import TriggerV2Api
 from daemon.config import Config
 from daemon.errors import FatalError, RejectedError, RetryableError
 from daemon.logs import run_context
@@ -29,6 +32,7 @@ from daemon.store.port import RunStore
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus
 from daemon.txguard import GuardPolicy
+from daemon.txguard.challenge import login_signer
 from daemon.wallet import Wallet
 
 __all__ = ["RunOptions", "Runner", "node_name", "utcnow"]
@@ -42,6 +46,13 @@ def utcnow() -> datetime:
 
 def node_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def trigger_v2_session(api: JupiterClient, wallet: Wallet, clock: Clock) -> TriggerV2Api:
+    """The wallet's Trigger V2 session on `api`: logins are signed only through
+    txguard's challenge check, bound to the configured API host."""
+    signer = login_signer(wallet, urlsplit(api.base_url).netloc.lower())
+    return TriggerV2Api(api, wallet.address, signer, wall=lambda: clock().timestamp())
 
 
 class Runner:
@@ -59,12 +70,15 @@ class Runner:
         sleep: Callable[[float], None] = time.sleep,
         node: str | None = None,
         on_attempt: Callable[[Any], None] | None = None,
+        trigger_v2: TriggerV2Api | None = None,
     ) -> None:
         self.book = RunBook(store, clock, on_attempt)
+        if trigger_v2 is None and isinstance(api, JupiterClient):
+            trigger_v2 = trigger_v2_session(api, wallet, clock)
         self.ports = Ports(
             store=store, book=self.book, api=api, wallet=wallet, config=config,
             policy=policy or GuardPolicy.from_config(config.guard), rpc=rpc, clock=clock,
-            sleep=sleep,
+            sleep=sleep, trigger_v2=trigger_v2,
         )  # fmt: skip
         self.listeners = list(listeners)
         self.node = node or node_name()

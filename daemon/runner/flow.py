@@ -22,6 +22,7 @@ import structlog
 from daemon import failpoints
 from daemon.errors import GuardRejectedError, RejectedError, RetryableError
 from daemon.runner import preflight, submit
+from daemon.runner import trigger_v2 as v2
 from daemon.runner.book import api_detail, api_fields, programs_of
 from daemon.runner.ports import Ports, RunOptions
 from daemon.runner.steps import expectation, order, output_mint_of, swap_api_of
@@ -71,8 +72,17 @@ def order_run(
         return skipped, None
     spend = preflight.spend_of(plan)
     try:
-        swap_api = swap_api_of(ports.config, plan)
-        ordered = order(ports.api, plan, ports.wallet.address, book.observer(run.id), swap_api)
+        if plan.kind.trigger_v2:
+            ordered = v2.order(ports, plan, now, book.observer(run.id))
+        else:
+            swap_api = swap_api_of(ports.config, plan)
+            ordered = order(ports.api, plan, ports.wallet.address, book.observer(run.id), swap_api)
+    except GuardRejectedError as exc:  # Trigger V2's login challenge: nothing was signed
+        refused = book.finish(
+            run, RunStatus.REJECTED, step="guard_refused", error=str(exc),
+            detail={"reasons": list(exc.reasons), "what": "login challenge"},
+        )  # fmt: skip
+        return refused, None
     except (RetryableError, RejectedError) as exc:
         failed = book.finish(
             run, RunStatus.FAILED, step="order_failed", detail=api_detail(exc),
@@ -126,7 +136,10 @@ def sign_run(
         gasless = plan.kind is PlanKind.SWAP and book.was_gasless(run.id)
     gasless = bool(gasless and plan.kind is PlanKind.SWAP)
     spend = preflight.spend_of(plan)
-    expect = expectation(plan, spend.mint, spend.amount)
+    if plan.kind.trigger_v2:
+        expect = v2.expectation(plan, spend.mint, spend.amount, book.ordered(run.id))
+    else:
+        expect = expectation(plan, spend.mint, spend.amount)
     simulate = ports.rpc is not None and ports.config.guard.simulate
     try:
         verdict = check(

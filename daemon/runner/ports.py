@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from daemon.api.trigger_v2 import TriggerV2Api
 from daemon.config import Config
 from daemon.rpc import SolanaRpc
 from daemon.runner.book import RunBook
@@ -39,3 +40,4 @@ class Ports:
     rpc: SolanaRpc | None
     clock: Clock
     sleep: Callable[[float], None]
+    trigger_v2: TriggerV2Api | None = None  # Trigger V2's session (JWT, vault), if any

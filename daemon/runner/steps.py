@@ -10,12 +10,18 @@ to the same API whatever the config says by then.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
 from daemon.config import Config
-from daemon.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
+from daemon.plans.schema import (
+    RecurringRequest,
+    SwapRequest,
+    TriggerCancelRequest,
+    TriggerV2DcaRequest,
+    TriggerV2OrderRequest,
+)
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
 from daemon.txguard.expect import Expectation
@@ -101,6 +107,7 @@ class Ordered:
     skip_reason: str | None = None
     skip_code: str | None = None
     swap: SwapTerms | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # Trigger V2: vault, deposit
 
     def detail(self) -> dict[str, Any]:
         """The order's facts for its ``ordered`` event (read back by `SwapTerms.of`)."""
@@ -109,7 +116,7 @@ class Ordered:
             found["api"] = self.swap.api
             if self.swap.last_valid_block_height is not None:
                 found["last_valid_block_height"] = self.swap.last_valid_block_height
-        return found
+        return {**found, **self.extra}
 
 
 def order(
@@ -174,7 +181,11 @@ def execute(
 
 def output_mint_of(plan: PlanRecord) -> str | None:
     request = plan.request
-    return request.output_mint if isinstance(request, RecurringRequest | SwapRequest) else None
+    if isinstance(request, RecurringRequest | SwapRequest):
+        return request.output_mint
+    if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
+        return request.output_mint
+    return None
 
 
 def expectation(plan: PlanRecord, input_mint: str | None, amount: int) -> Expectation:

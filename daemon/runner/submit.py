@@ -15,7 +15,7 @@ import structlog
 from daemon import failpoints
 from daemon.api.models import ExecuteResult
 from daemon.errors import RejectedError, RetryableError
-from daemon.runner import expiry, results
+from daemon.runner import expiry, results, trigger_v2
 from daemon.runner.book import api_detail, api_fields
 from daemon.runner.ports import Ports
 from daemon.runner.settle import settle_unanswered
@@ -68,7 +68,10 @@ def execute(
             observe(attempt)
 
         try:
-            result = post_execute(ports.api, plan, run.signed_tx, run.request_id, count, swap)
+            if plan.kind.trigger_v2:
+                result = trigger_v2.execute(ports, run, plan, count)
+            else:
+                result = post_execute(ports.api, plan, run.signed_tx, run.request_id, count, swap)
         except RetryableError as exc:
             # no answer: the transaction may or may not have landed; recovery settles it
             book.event(run.id, "execute_unanswered", api_detail(exc))

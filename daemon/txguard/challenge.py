@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -137,3 +138,15 @@ def sign_challenge(
     signature = sign_message(wallet, checked.text.encode("utf-8"))
     log.info("challenge_signed", host=checked.host)
     return str(Signature.from_bytes(signature))
+
+
+def login_signer(wallet: Wallet, expected_host: str) -> Callable[..., str]:
+    """`sign_challenge` bound to our wallet and the configured API host: what the
+    Trigger V2 client calls to log in (`daemon.api.trigger_v2.LoginSigner`)."""
+
+    def sign(challenge_type: object, challenge: object, *, origin_host: str) -> str:
+        return sign_challenge(
+            wallet, challenge_type, challenge, origin_host=origin_host, expected_host=expected_host
+        )
+
+    return sign

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from daemon.txguard import vault
 from daemon.txguard.decode import Instruction
 from daemon.txguard.expect import Expectation
 from daemon.txguard.ours import Ours
@@ -30,4 +31,6 @@ class Context:
     def acts_for_us(self, ix: Instruction) -> bool:
         """Our signature authorises this token instruction: the wallet is its
         authority, or one of the signers of a multisig authority."""
-        return ix.role.get("authority") == self.wallet or self.wallet in ix.cosigners
+        if ix.role.get("authority") == self.wallet or self.wallet in ix.cosigners:
+            return True
+        return vault.acts_for_vault(ix, self.expect)  # Trigger V2: our funds in custody

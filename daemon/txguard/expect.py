@@ -13,15 +13,19 @@ class Expectation:
     swap's ``amount``, a recurring order's total ``inAmount``); ``order``: the
     order account a trigger cancel may close; ``receiver``: a swap's documented
     receiver of the output, the one owner besides our wallet whose token account
-    our rent may create.
+    our rent may create. Trigger V2 (`daemon.txguard.vault`): ``vault``, the
+    wallet's vault as ``GET /vault`` named it; ``deposit``, what the deposit craft
+    said it is: (receiverAddress, mint, amount).
     """
 
-    kind: str  # "swap" | "recurring" | "trigger-cancel"
+    kind: str  # "swap" | "recurring" | "trigger-cancel" | "trigger-v2-…"
     input_mint: str | None = None
     output_mint: str | None = None
     amount: int | None = None
     order: str | None = None
     receiver: str | None = None
+    vault: str | None = None
+    deposit: tuple[str, str, str] | None = None
 
     @property
     def mints(self) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from solders.message import MessageV0
 from solders.pubkey import Pubkey
 
 from daemon.errors import GuardRejectedError, RejectedError, RetryableError
-from daemon.txguard import ours, rules, simulate
+from daemon.txguard import ours, rules, simulate, vault
 from daemon.txguard.context import Context
 from daemon.txguard.decode import load, summarize
 from daemon.txguard.expect import Expectation
@@ -48,7 +48,11 @@ def inspect(
     known = {*mints, *(expect.mints if expect else ())}
     ctx = Context(
         wallet=str(wallet),
-        ours=ours.find(wallet, summary, known, mint_programs, expect.receiver if expect else None),
+        ours=vault.extend(
+            ours.find(wallet, summary, known, mint_programs, expect.receiver if expect else None),
+            summary,
+            expect,
+        ),
         policy=policy,
         gasless=gasless,
         expect=expect,

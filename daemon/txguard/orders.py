@@ -25,6 +25,11 @@ KIND_ACTIONS: dict[str, frozenset[str]] = {
     "swap": frozenset({"swap"}),
     "recurring": frozenset({"recurring_open"}),
     "trigger-cancel": frozenset({"trigger_cancel"}),
+    # Trigger V2 signs no Jupiter program's instruction: a deposit into the vault and a
+    # withdrawal out of it are plain token moves (daemon/txguard/vault.py holds them)
+    "trigger-v2-dca": frozenset(),
+    "trigger-v2-order": frozenset(),
+    "trigger-v2-cancel": frozenset(),
 }
 SPENDING = frozenset({"swap", "recurring_open", "trigger_open"})
 
@@ -126,7 +131,7 @@ def jupiter(summary: TxSummary, ctx: Context) -> list[str]:
     expect = ctx.expect
     if expect is None:
         return reasons
-    if main == 0:
+    if main == 0 and KIND_ACTIONS.get(expect.kind, frozenset({"?"})):
         reasons.append(f"no Jupiter instruction of the kind the plan asked for ({expect.kind})")
     limit = expect.amount
     if limit is not None and not unbounded:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from daemon.txguard import vault
 from daemon.txguard.context import Context
 from daemon.txguard.decode import MAX_TX_BYTES, Instruction, TxSummary
 from daemon.txguard.instructions import (
@@ -47,10 +48,11 @@ def signers(summary: TxSummary, ctx: Context) -> list[str]:
     if ctx.wallet not in addresses:
         reasons.append(f"our wallet {ctx.wallet} is not a required signer: nothing of ours to sign")
     if not ctx.relaxed:
+        cosigners = vault.cosigners(ctx.expect)  # Trigger V2: the vault and its co-signer
         reasons += [
             f"another signer is required besides our wallet: {extra}"
             for extra in addresses
-            if extra not in (ctx.wallet, summary.fee_payer)
+            if extra not in (ctx.wallet, summary.fee_payer) and extra not in cosigners
         ]
     return reasons
 
@@ -234,6 +236,11 @@ def priority_fee(summary: TxSummary, ctx: Context) -> list[str]:
     return reasons
 
 
+def trigger_v2(summary: TxSummary, ctx: Context) -> list[str]:
+    rent = ctx.policy.order_rent_allowance_lamports
+    return vault.trigger_v2(summary, ctx.expect, ctx.wallet, rent)
+
+
 RULES: tuple[Rule, ...] = (
     size,
     sanitized,
@@ -245,6 +252,7 @@ RULES: tuple[Rule, ...] = (
     token,
     associated_token,
     jupiter,
+    trigger_v2,
     priority_fee,
 )
 

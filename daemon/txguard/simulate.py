@@ -141,8 +141,8 @@ def allowed_loss(summary: TxSummary, expect: Expectation | None, order_rent: int
     allowed = {SOL: fees + summary.compute_budget.priority_fee_lamports}
     if expect is None:
         return allowed
-    if expect.kind == "recurring":
-        allowed[SOL] += order_rent
+    if expect.kind in ("recurring", "trigger-v2-dca", "trigger-v2-order"):
+        allowed[SOL] += order_rent  # an escrow's or the vault's order account: back on close
     if expect.input_mint and expect.amount:
         asset = SOL if expect.input_mint == WRAPPED_SOL else expect.input_mint
         allowed[asset] = allowed.get(asset, 0) + expect.amount

@@ -1,0 +1,292 @@
+"""The Trigger V2 steps of a run (docs/products.md), chosen by plan kind.
+
+    order     login if needed (txguard checks the challenge), the vault, then the
+              deposit craft (DCA, price order) or the cancel (the withdrawal)
+    sign      as every run: txguard holds the transaction to `expectation`
+    execute   create (``/orders/dca``, ``/orders/price``) with the signed deposit,
+              or confirm-cancel with the signed withdrawal
+
+The create and confirm-cancel bodies are identical on every post. A post the
+API refuses or leaves unanswered is settled from the history first: an order
+whose ``deposit`` (create) or ``withdrawal`` (cancel) event carries this run's
+signature proves it done. Otherwise the error goes on to the run's usual
+settling (`daemon.runner.submit`): failed on a first post, else the chain
+(``rpc.url``) or ``in_doubt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import structlog
+
+from daemon.api.client import Observer
+from daemon.api.models import ExecuteResult
+from daemon.api.trigger_v2 import TriggerV2Api
+from daemon.api.trigger_v2_models import Created, Family, HistoryOrder
+from daemon.errors import ApiRejectedError, JupcronError, RejectedError, RetryableError
+from daemon.plans.trigger_v2 import (
+    BEGIN_FILL_MAX,
+    TriggerV2CancelRequest,
+    TriggerV2DcaRequest,
+    TriggerV2OrderRequest,
+    expires_at_ms,
+)
+from daemon.runner.ports import Ports
+from daemon.runner.steps import Ordered
+from daemon.schedule import parse_instant
+from daemon.store.records import PlanRecord, RunRecord
+from daemon.txguard.expect import Expectation
+
+log = structlog.get_logger(__name__)
+
+MAX_HISTORY_PAGES = 20  # how far back (x100 orders) a settle or an order look-up reads
+
+
+class TriggerV2Unavailable(RejectedError):
+    """Trigger V2 plans need the daemon's Jupiter client; this runner has none."""
+
+
+def _api(ports: Ports) -> TriggerV2Api:
+    if ports.trigger_v2 is None:
+        raise TriggerV2Unavailable
+    return ports.trigger_v2
+
+
+def family_of(plan: PlanRecord) -> Family:
+    request = plan.request
+    if isinstance(request, TriggerV2CancelRequest):
+        return "dca" if request.family == "dca" else "price"
+    return "dca" if isinstance(request, TriggerV2DcaRequest) else "price"
+
+
+# --- order ---------------------------------------------------------------------------
+
+
+def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> Ordered:
+    """The unsigned deposit (DCA, price order) or withdrawal (cancel) of this run."""
+    api, request = _api(ports), plan.request
+    if isinstance(request, TriggerV2CancelRequest):
+        return _cancel(api, request, observe)
+    if not isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
+        raise TypeError(f"not a Trigger V2 request: {type(request).__name__}")
+    reason = _too_late_or_early(request, now)
+    if reason is not None:
+        return Ordered(None, None, skip_reason=reason)
+    vault = api.vault(observe)
+    body: dict[str, Any] = {"inputMint": request.input_mint, "outputMint": request.output_mint,
+                            "amount": str(request.input_amount)}  # fmt: skip
+    if isinstance(request, TriggerV2DcaRequest):
+        body["orderType"] = "dca"
+    else:
+        body.update(orderType="price", orderSubType="single")
+    deposit = api.craft_deposit(body, observe)
+    detail: dict[str, Any] = {
+        "vault": vault,
+        "deposit": [deposit.receiver_address, deposit.mint, deposit.amount],
+        "deposit_account": deposit.input_token_account,
+    }
+    if isinstance(request, TriggerV2OrderRequest):
+        detail["expires_at"] = expires_at_ms(request, now)  # the same on every post
+    return Ordered(deposit.request_id, deposit.transaction, in_amount=request.input_amount,
+                   extra=detail)  # fmt: skip
+
+
+def _too_late_or_early(
+    request: TriggerV2DcaRequest | TriggerV2OrderRequest, now: datetime
+) -> str | None:
+    if isinstance(request, TriggerV2OrderRequest):
+        if request.expires_at is not None and request.expires_at <= now.timestamp() * 1000:
+            return "the order's expiresAt has passed: nothing to place"
+        return None
+    if request.begin_fill_at is None:
+        return None
+    begin = parse_instant(request.begin_fill_at)
+    if begin <= now:
+        return f"beginFillAt {request.begin_fill_at} has passed (it must be in the future)"
+    if begin > now + BEGIN_FILL_MAX:
+        return f"beginFillAt {request.begin_fill_at} is more than 30 days ahead"
+    return None
+
+
+def _cancel(api: TriggerV2Api, request: TriggerV2CancelRequest, observe: Observer) -> Ordered:
+    family: Family = "dca" if request.family == "dca" else "price"
+    vault = api.vault(observe)
+    known = find_order(api, family, request.order, observe)
+    if known is None:
+        raise ApiRejectedError(
+            f"trigger_v2_cancel: order {request.order} is not in this wallet's {family} "
+            "history: nothing of ours to cancel"
+        )
+    held = known.vault_pubkey or known.privy_wallet_pubkey
+    if held is not None and held != vault:
+        raise ApiRejectedError(
+            f"trigger_v2_cancel: order {request.order} is held by {held}, not our vault {vault}"
+        )
+    craft = api.cancel(family, request.order, observe)
+    if craft.id != request.order:
+        raise ApiRejectedError(
+            f"trigger_v2_cancel: the answer is for order {craft.id}, not {request.order}"
+        )
+    detail = {
+        "vault": vault,
+        "input_mint": known.input_mint,
+        "output_mint": known.output_mint,
+        "refund_amount": craft.refund_amount,
+        "rounds_remaining": craft.rounds_remaining,
+    }
+    return Ordered(craft.request_id, craft.transaction, order_account=request.order,
+                   extra=detail)  # fmt: skip
+
+
+# --- what txguard holds the transaction to -------------------------------------------
+
+
+def expectation(
+    plan: PlanRecord, input_mint: str | None, amount: int, ordered: Mapping[str, Any]
+) -> Expectation:
+    """The deposit: the plan's mint and amount, into the vault ``GET /vault`` named,
+    with what the craft said of itself. The withdrawal: the vault, and the order's
+    mints (so the wallet's token accounts for them are known)."""
+    vault = ordered.get("vault")
+    vault = vault if isinstance(vault, str) else None
+    if isinstance(plan.request, TriggerV2CancelRequest):
+        return Expectation(
+            kind=str(plan.kind), input_mint=_text(ordered.get("input_mint")),
+            output_mint=_text(ordered.get("output_mint")), vault=vault,
+        )  # fmt: skip
+    said = ordered.get("deposit")
+    deposit = tuple(str(x) for x in said) if isinstance(said, list) and len(said) == 3 else None
+    request = plan.request
+    output = (
+        request.output_mint
+        if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest)
+        else None
+    )
+    return Expectation(
+        kind=str(plan.kind), input_mint=input_mint, output_mint=output, amount=amount or None,
+        vault=vault, deposit=deposit,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+# --- execute -------------------------------------------------------------------------
+
+
+def _number(value: Decimal) -> int | float:
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def create_body(
+    request: TriggerV2DcaRequest | TriggerV2OrderRequest, ordered: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The create body, minus the wallet and the deposit (the API client adds them)."""
+    body: dict[str, Any] = {"inputMint": request.input_mint, "outputMint": request.output_mint,
+                            "inputAmount": str(request.input_amount)}  # fmt: skip
+    if isinstance(request, TriggerV2DcaRequest):
+        body.update(orderCount=request.order_count, intervalSeconds=request.interval_seconds,
+                    orderType=request.order_type)  # fmt: skip
+        for key, value in (("minPriceUsd", request.min_price_usd),
+                           ("maxPriceUsd", request.max_price_usd)):  # fmt: skip
+            if value is not None:
+                body[key] = _number(value)
+        if request.trigger_mint is not None:
+            body["triggerMint"] = request.trigger_mint
+        if request.begin_fill_at is not None:
+            body["beginFillAt"] = request.begin_fill_at
+        return body
+    body.update(orderType="single", triggerMint=request.trigger_mint,
+                triggerCondition=request.trigger_condition,
+                expiresAt=int(ordered["expires_at"]))  # fmt: skip
+    if request.trigger_price_usd is not None:
+        body["triggerPriceUsd"] = _number(request.trigger_price_usd)
+    if request.trailing_bps is not None:
+        body["trailingBps"] = request.trailing_bps
+    if request.slippage_bps is not None:
+        body["slippageBps"] = request.slippage_bps
+    return body
+
+
+def execute(ports: Ports, run: RunRecord, plan: PlanRecord, observe: Observer) -> ExecuteResult:
+    """Post the signed deposit (create) or withdrawal (confirm-cancel)."""
+    api, request, family = _api(ports), plan.request, family_of(plan)
+    signed, request_id, signature = run.signed_tx or "", run.request_id or "", run.signature or ""
+    if isinstance(request, TriggerV2CancelRequest):
+        operation, event = "trigger_v2_confirm_cancel", "withdrawal"
+        order_id: str | None = request.order
+    else:
+        operation, event = f"trigger_v2_create_{family}", "deposit"
+        order_id = None
+    try:
+        if isinstance(request, TriggerV2CancelRequest):
+            created = api.confirm_cancel(family, request.order, signed, request_id, observe)
+        elif isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
+            body = create_body(request, ports.book.ordered(run.id))
+            created = api.create(family, body, request_id, signed, observe)
+        else:
+            raise TypeError(f"not a Trigger V2 request: {type(request).__name__}")
+    except (ApiRejectedError, RetryableError) as exc:
+        found = _settle_from_history(api, family, event, signature, order_id, observe)
+        if found is None:
+            raise
+        detail = {"order": found.id, "event": event, "after": type(exc).__name__}
+        ports.book.event(run.id, "settled_by_history", detail)
+        created = Created(id=found.id, tx_signature=signature)
+    if created.tx_signature != signature:
+        ports.book.event(run.id, "signature_mismatch",
+                         {"ours": signature, "api": created.tx_signature})  # fmt: skip
+        log.warning("trigger_v2_signature_mismatch", ours=signature, api=created.tx_signature)
+    result = ExecuteResult.model_validate(
+        {"operation": operation, "httpStatus": 200, "status": "Success",
+         "signature": signature, "order": created.id}
+    )  # fmt: skip
+    return result.model_copy(update={"raw": created.model_dump(by_alias=True, exclude_none=True)})
+
+
+def _settle_from_history(
+    api: TriggerV2Api,
+    family: Family,
+    event: str,
+    signature: str,
+    order_id: str | None,
+    observe: Observer,
+) -> HistoryOrder | None:
+    """The order whose `event` carries `signature`, if the history shows one."""
+    if not signature:
+        return None
+    try:
+        for page in _pages(api, family, observe):
+            for item in page:
+                if (order_id is None or item.id == order_id) and item.event_with(event, signature):
+                    return item
+    except JupcronError as exc:
+        log.warning("trigger_v2_history_unreadable", error=str(exc))
+    return None
+
+
+def find_order(
+    api: TriggerV2Api, family: Family, order_id: str, observe: Observer
+) -> HistoryOrder | None:
+    """The wallet's order `order_id`, from its history (active first, then past)."""
+    for page in _pages(api, family, observe):
+        for item in page:
+            if item.id == order_id:
+                return item
+    return None
+
+
+def _pages(api: TriggerV2Api, family: Family, observe: Observer) -> Iterator[list[HistoryOrder]]:
+    for state in ("active", "past"):
+        offset = 0
+        for _ in range(MAX_HISTORY_PAGES):
+            page = api.history(family, state, offset, observe)
+            yield page.orders
+            offset += len(page.orders)
+            if not page.orders or offset >= page.total:
+                break
