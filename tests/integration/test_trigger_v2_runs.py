@@ -55,7 +55,7 @@ def test_a_dca_plan_deposits_into_the_vault_and_opens_the_order(
     assert rig.emulator.ledger.balance(vault, USDC) == 40_000_000
     steps = rig.steps(run.id)
     assert steps.index("ordered") < steps.index("signed") < steps.index("executed")
-    ordered = [d for _, s, d in rig.events(run.id) if s == "ordered"][0]
+    ordered = next(d for _, s, d in rig.events(run.id) if s == "ordered")
     assert ordered["vault"] == vault
     for token in jwts(rig):
         assert token not in stored_text(rig)
@@ -130,7 +130,8 @@ def test_a_jwt_that_runs_out_mid_run_is_fetched_again_before_the_create(
     assert outcome.status is RunStatus.SUCCEEDED, outcome.error
     assert requests(rig, "trigger_v2_verify") == 2
     assert requests(rig, "trigger_v2_create_dca") == 1
-    assert len(v2_orders(rig)) == 1 and len(rig.landed()) == 1
+    assert len(v2_orders(rig)) == 1
+    assert len(rig.landed()) == 1
 
 
 def test_a_jwt_the_api_refuses_mid_run_is_fetched_again_and_the_call_made_once_more(
@@ -142,7 +143,8 @@ def test_a_jwt_the_api_refuses_mid_run_is_fetched_again_and_the_call_made_once_m
     assert outcome.status is RunStatus.SUCCEEDED, outcome.error
     assert requests(rig, "trigger_v2_verify") == 2
     assert requests(rig, "trigger_v2_create_dca") == 2
-    assert len(v2_orders(rig)) == 1 and len(rig.landed()) == 1
+    assert len(v2_orders(rig)) == 1
+    assert len(rig.landed()) == 1
     attempts = [d for _, s, d in rig.events(outcome.run_id) if s == "attempt"]
     assert [a["http_status"] for a in attempts if a["operation"] == "trigger_v2_create_dca"] == [
         401,
