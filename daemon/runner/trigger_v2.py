@@ -232,7 +232,9 @@ def execute(ports: Ports, run: RunRecord, plan: PlanRecord, observe: Observer) -
         else:
             raise TypeError(f"not a Trigger V2 request: {type(request).__name__}")
     except (ApiRejectedError, RetryableError) as exc:
-        found = _settle_from_history(api, family, event, signature, order_id, observe)
+        # the look-up is not a post of the transaction: it is booked apart from `observe`
+        looked = ports.book.observer(run.id)
+        found = _settle_from_history(api, family, event, signature, order_id, looked)
         if found is None:
             raise
         detail = {"order": found.id, "event": event, "after": type(exc).__name__}
