@@ -1,0 +1,176 @@
+"""txguard for Trigger V2: a deposit may pay the vault (its proven accounts, the
+plan's mint, at most the plan's amount) and no one else; a withdrawal may pay
+only us; the co-signers and programs each flow may have."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from solders.instruction import Instruction
+from solders.pubkey import Pubkey
+from solders.system_program import TransferParams, transfer
+
+from daemon.emulator import trigger_v2_tx as txs
+from daemon.emulator.txbuild import to_b64
+from daemon.txguard import GuardPolicy, inspect
+from daemon.txguard.expect import Expectation
+from daemon.txguard.vault import DOCUMENTED_COSIGNER
+from daemon.wallet import Wallet
+
+USDC = Pubkey.from_string("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")
+SOL = "So11111111111111111111111111111111111111112"
+AMOUNT = 20_000_000
+POLICY = GuardPolicy()
+
+
+@pytest.fixture
+def vault() -> Pubkey:
+    return Pubkey.new_unique()
+
+
+def _deposit_expect(vault: Pubkey, mint: Pubkey = USDC, receiver: Pubkey | None = None,
+                    amount: int = AMOUNT) -> Expectation:  # fmt: skip
+    return Expectation(kind="trigger-v2-dca", input_mint=str(mint), output_mint=SOL,
+                       amount=amount, vault=str(vault),
+                       deposit=(str(receiver or vault), str(mint), str(amount)))  # fmt: skip
+
+
+def _cancel_expect(vault: Pubkey, mint: Pubkey = USDC) -> Expectation:
+    return Expectation(kind="trigger-v2-cancel", input_mint=str(mint), vault=str(vault))
+
+
+def _deposit(wallet: Wallet, owner: Pubkey, mint: Pubkey = USDC, amount: int = AMOUNT,
+             shape: str = "seeded", extra: list[Instruction] | None = None) -> str:  # fmt: skip
+    decimals = 9 if str(mint) == SOL else 6
+    tx, _ = txs.deposit(wallet.pubkey, owner, mint, amount, decimals, seed="order-seed-1",
+                        rng=random.Random(1), shape=shape, extra=extra or [])  # fmt: skip
+    return to_b64(tx)
+
+
+@pytest.mark.parametrize("shape", txs.SHAPES)
+@pytest.mark.parametrize("mint", [USDC, txs.WSOL])
+def test_a_deposit_into_the_vault_is_accepted(
+    wallet: Wallet, vault: Pubkey, shape: str, mint: Pubkey
+) -> None:
+    verdict = inspect(_deposit(wallet, vault, mint, shape=shape), wallet.pubkey, POLICY,
+                      expect=_deposit_expect(vault, mint))  # fmt: skip
+    assert verdict.reasons == ()
+
+
+@pytest.mark.parametrize("shape", txs.SHAPES)
+def test_a_deposit_to_a_stranger_is_refused(wallet: Wallet, vault: Pubkey, shape: str) -> None:
+    stranger = Pubkey.new_unique()
+    verdict = inspect(_deposit(wallet, stranger, shape=shape), wallet.pubkey, POLICY,
+                      expect=_deposit_expect(vault))  # fmt: skip
+    assert not verdict.accepted
+    assert any("which is not ours" in r for r in verdict.reasons), verdict.reasons
+    assert "the deposit moves nothing into the vault" in verdict.reasons
+
+
+def test_a_deposit_whose_receiver_is_not_our_vault_is_refused(
+    wallet: Wallet, vault: Pubkey
+) -> None:
+    stranger = Pubkey.new_unique()
+    verdict = inspect(_deposit(wallet, vault), wallet.pubkey, POLICY,
+                      expect=_deposit_expect(vault, receiver=stranger))  # fmt: skip
+    assert verdict.reasons == (
+        f"the deposit's receiverAddress {stranger} is not our vault {vault} (GET /vault)",
+    )
+
+
+def test_a_deposit_of_more_than_the_plan_is_refused(wallet: Wallet, vault: Pubkey) -> None:
+    verdict = inspect(_deposit(wallet, vault, amount=AMOUNT + 1), wallet.pubkey, POLICY,
+                      expect=_deposit_expect(vault))  # fmt: skip
+    assert verdict.reasons == (
+        f"the deposit moves {AMOUNT + 1} of {USDC} into the vault; the plan: {AMOUNT}",
+    )
+
+
+def test_a_native_sol_deposit_of_more_lamports_than_amount_and_rent_is_refused(
+    wallet: Wallet, vault: Pubkey
+) -> None:
+    verdict = inspect(_deposit(wallet, vault, txs.WSOL, amount=AMOUNT + 10**9), wallet.pubkey,
+                      POLICY, expect=_deposit_expect(vault, txs.WSOL))  # fmt: skip
+    assert any("lamports into the vault's accounts" in r for r in verdict.reasons), verdict.reasons
+
+
+def test_a_deposit_with_a_hidden_drain_is_refused(wallet: Wallet, vault: Pubkey) -> None:
+    drain = transfer(TransferParams(from_pubkey=wallet.pubkey, to_pubkey=Pubkey.new_unique(),
+                                    lamports=10**9))  # fmt: skip
+    verdict = inspect(_deposit(wallet, vault, extra=[drain]), wallet.pubkey, POLICY,
+                      expect=_deposit_expect(vault))  # fmt: skip
+    assert any("moves 1000000000 lamports from our wallet" in r for r in verdict.reasons)
+
+
+def test_a_deposit_calling_a_program_the_flow_does_not_use_is_refused(
+    wallet: Wallet, vault: Pubkey
+) -> None:
+    memo = Instruction(txs.MEMO, b"hello", [])
+    verdict = inspect(_deposit(wallet, vault, extra=[memo]), wallet.pubkey, POLICY,
+                      expect=_deposit_expect(vault))  # fmt: skip
+    assert verdict.reasons == (
+        "instruction #6 calls Memo, which a Trigger V2 deposit does not use",
+    )
+
+
+def test_without_a_known_vault_nothing_is_accepted(wallet: Wallet, vault: Pubkey) -> None:
+    expect = Expectation(kind="trigger-v2-dca", input_mint=str(USDC), amount=AMOUNT)
+    verdict = inspect(_deposit(wallet, vault), wallet.pubkey, POLICY, expect=expect)
+    assert (
+        "the vault is not known (GET /vault), so nothing may go to or come from it"
+        in verdict.reasons
+    )
+
+
+def test_the_same_deposit_for_a_swap_plan_is_refused(wallet: Wallet, vault: Pubkey) -> None:
+    """The vault's accounts are a deposit's only: for any other plan they are strangers."""
+    expect = Expectation(kind="swap", input_mint=str(USDC), output_mint=SOL, amount=AMOUNT)
+    verdict = inspect(_deposit(wallet, vault), wallet.pubkey, POLICY, expect=expect)
+    assert any("which is not ours" in r for r in verdict.reasons)
+
+
+def _withdrawal(
+    wallet: Wallet, vault: Pubkey, mint: Pubkey = USDC, to: Pubkey | None = None
+) -> str:
+    account = Pubkey.new_unique()
+    return to_b64(txs.withdrawal(wallet.pubkey, vault, mint, account, 10_000_000,
+                                 rng=random.Random(2), to=to))  # fmt: skip
+
+
+@pytest.mark.parametrize("mint", [USDC, txs.WSOL])
+def test_the_documented_withdrawal_is_accepted_with_its_co_signers(
+    wallet: Wallet, vault: Pubkey, mint: Pubkey
+) -> None:
+    verdict = inspect(_withdrawal(wallet, vault, mint), wallet.pubkey, POLICY,
+                      expect=_cancel_expect(vault, mint))  # fmt: skip
+    assert verdict.reasons == ()
+    signers = {s.address for s in verdict.summary.signers}
+    assert signers == {wallet.address, str(vault), DOCUMENTED_COSIGNER}
+
+
+def test_a_withdrawal_to_a_stranger_is_refused(wallet: Wallet, vault: Pubkey) -> None:
+    stranger = Pubkey.new_unique()
+    verdict = inspect(_withdrawal(wallet, vault, to=stranger), wallet.pubkey, POLICY,
+                      expect=_cancel_expect(vault))  # fmt: skip
+    assert len(verdict.reasons) == 2
+    assert "which is not ours" in verdict.reasons[0]
+    assert f"sends the closed account's lamports to {stranger}" in verdict.reasons[1]
+
+
+def test_a_withdrawal_signed_by_someone_else_than_the_vault_is_refused(
+    wallet: Wallet, vault: Pubkey
+) -> None:
+    other = Pubkey.new_unique()
+    verdict = inspect(_withdrawal(wallet, vault), wallet.pubkey, POLICY,
+                      expect=_cancel_expect(other))  # fmt: skip
+    assert f"another signer is required besides our wallet: {vault}" in verdict.reasons
+
+
+def test_the_vaults_co_signers_are_no_ones_for_other_plans(wallet: Wallet, vault: Pubkey) -> None:
+    expect = Expectation(kind="trigger-cancel", input_mint=str(USDC), vault=str(vault))
+    verdict = inspect(_withdrawal(wallet, vault), wallet.pubkey, POLICY, expect=expect)
+    assert f"another signer is required besides our wallet: {vault}" in verdict.reasons
+    assert (
+        f"another signer is required besides our wallet: {DOCUMENTED_COSIGNER}" in verdict.reasons
+    )
