@@ -162,6 +162,7 @@ class TriggerV2Api:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         token: SecretStr | None = None,
+        spare: float | None = None,
     ) -> M:
         """One call; the Trigger API's own 401/403 become `ApiRejectedError`
         (`_Unauthorized` for a 401 on a call that carried a JWT)."""
@@ -169,7 +170,7 @@ class TriggerV2Api:
         try:
             return self.client._call(
                 operation, method, self.prefix + path, parse=parse, observe=observe,
-                json=json, params=params, headers=headers,
+                json=json, params=params, headers=headers, spare=spare,
             )  # fmt: skip
         except ApiAuthError as exc:
             if not _from_trigger_api(exc):
@@ -190,12 +191,14 @@ class TriggerV2Api:
         observe: Observer | None,
         json: Any = None,
         params: Mapping[str, str] | None = None,
+        spare: float | None = None,
     ) -> M:
-        """A call with the JWT; on 401, one fresh login and one more try."""
+        """A call with the JWT; on 401, one fresh login and one more try (`spare`:
+        a background call, on spare capacity only)."""
         token = self._token(observe)
         try:
             return self._app(operation, method, path, parse=parse, observe=observe,
-                             json=json, params=params, token=token)  # fmt: skip
+                             json=json, params=params, token=token, spare=spare)  # fmt: skip
         except _Unauthorized:
             log.info("trigger_v2_jwt_refused", operation=operation)
             with self._lock:
@@ -203,7 +206,7 @@ class TriggerV2Api:
         token = self._token(observe)
         try:
             return self._app(operation, method, path, parse=parse, observe=observe,
-                             json=json, params=params, token=token)  # fmt: skip
+                             json=json, params=params, token=token, spare=spare)  # fmt: skip
         except _Unauthorized as exc:
             raise ApiRejectedError(
                 f"{operation}: the API refused a JWT it had just issued (HTTP 401)", exc.info
@@ -292,8 +295,10 @@ class TriggerV2Api:
         state: str,
         offset: int = 0,
         observe: Observer | None = None,
+        spare: float | None = None,
     ) -> HistoryPage:
-        """One page of ``GET /orders/history/dca`` or ``/orders/history``."""
+        """One page of ``GET /orders/history/dca`` or ``/orders/history`` (`spare`: the
+        follower's, on spare capacity only)."""
         path = "/orders/history/dca" if family == "dca" else "/orders/history"
         params = {"state": state, "limit": str(HISTORY_LIMIT), "offset": str(offset),
                   "sort": "created_at", "dir": "desc"}  # fmt: skip
@@ -305,7 +310,7 @@ class TriggerV2Api:
                 raise classify.garbage("", response, str(exc)) from None
 
         return self._authed(f"trigger_v2_history_{family}", "GET", path, params=params,
-                            parse=parse, observe=observe)  # fmt: skip
+                            parse=parse, observe=observe, spare=spare)  # fmt: skip
 
 
 class _Unauthorized(ApiRejectedError):

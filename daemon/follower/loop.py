@@ -11,8 +11,10 @@ from typing import Protocol
 import structlog
 from sqlalchemy import Engine
 
+from daemon.api.client import SPARE_WAIT
 from daemon.follower.orders import ListingApi, OrderFollower
 from daemon.follower.tokens import MintRpc, TokenApi, refresh_tokens
+from daemon.follower.trigger_v2 import HistoryApi, TriggerV2Follower
 
 log = structlog.get_logger(__name__)
 
@@ -31,10 +33,14 @@ class FollowerLoop:
         interval: float,
         clock: Callable[[], datetime],
         rpc: MintRpc | None = None,
+        trigger_v2: HistoryApi | None = None,
     ) -> None:
         self.engine, self.api, self.rpc, self.clock = engine, api, rpc, clock
         self.interval = interval
         self.follower = OrderFollower(engine, api, wallet, clock)
+        self.v2 = None if trigger_v2 is None else TriggerV2Follower(
+            engine, trigger_v2, clock, SPARE_WAIT
+        )  # fmt: skip
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.polls = 0
@@ -56,6 +62,8 @@ class FollowerLoop:
         try:
             refresh_tokens(self.engine, self.api, self.rpc, self.clock)
             self.follower.poll()
+            if self.v2 is not None:
+                self.v2.poll()
         except Exception:  # the follower must never take the daemon down
             log.exception("follower_failed")
         self.polls += 1

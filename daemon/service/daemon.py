@@ -337,7 +337,7 @@ class Daemon:
         rt = self.runtime
         self.follower = FollowerLoop(
             rt.store.engine, rt.api, rt.wallet.address, interval=follow.interval,
-            clock=lambda: datetime.now(UTC), rpc=rt.rpc,
+            clock=lambda: datetime.now(UTC), rpc=rt.rpc, trigger_v2=rt.runner.ports.trigger_v2,
         ).start()  # fmt: skip
 
     def _stop_follower(self) -> None:

@@ -1,0 +1,196 @@
+"""Following our Trigger V2 orders: their fills and their fate, from the
+history (``GET /orders/history/dca`` and ``/orders/history``).
+
+The same rules as the v1 follower (`daemon.follower.orders`): only orders a
+run of ours created (DCA, price order) or cancels; with none of ours open, no
+request at all; every poll reads the whole truth again and a fill is stored
+once (order, tx, action). Stored like v1's so the fills view, the audit and
+``jupcron report`` show V2 the same way: a DCA round is a ``recurring`` fill,
+a price order's fill a ``trigger`` one. A price order that expired keeps its
+deposit in the vault until a cancel withdraws it, so it stays followed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import structlog
+from sqlalchemy import Engine, select
+
+from daemon.api.trigger_v2_models import Family, HistoryOrder, HistoryPage
+from daemon.errors import JupcronError
+from daemon.follower.orders import PollResult
+from daemon.store import follow
+from daemon.store.engine import begin
+from daemon.store.models import Plan, Run
+from daemon.store.types import PlanKind, RunStatus
+
+log = structlog.get_logger(__name__)
+
+MAX_PAGES = 50
+SOURCE: dict[Family, str] = {"dca": "recurring", "price": "trigger"}  # the fills view's names
+_CREATED = (RunStatus.SUCCEEDED, RunStatus.IN_DOUBT)
+_CANCELS = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.IN_DOUBT, RunStatus.SUBMITTED)
+
+
+class HistoryApi(Protocol):
+    def history(
+        self, family: Family, state: str, offset: int = 0, observe: Any = None,
+        spare: float | None = None,
+    ) -> HistoryPage: ...  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Ours:
+    run_id: int
+    family: Family
+
+
+def targets(conn: Any) -> dict[str, Ours]:
+    """Our V2 orders: order id -> the run that created (or cancels) it."""
+    kinds = [str(k) for k in (PlanKind.TRIGGER_V2_DCA, PlanKind.TRIGGER_V2_ORDER,
+                              PlanKind.TRIGGER_V2_CANCEL)]  # fmt: skip
+    rows = conn.execute(
+        select(Run.id, Run.order_account, Run.status, Plan.kind, Plan.request)
+        .join(Plan, Plan.id == Run.plan_id)
+        .where(Plan.kind.in_(kinds))
+        .order_by(Run.id)
+    )
+    found: dict[str, Ours] = {}
+    for row in rows:
+        request = row.request if isinstance(row.request, dict) else {}
+        if row.kind == str(PlanKind.TRIGGER_V2_CANCEL):
+            if row.status not in [str(s) for s in _CANCELS]:
+                continue
+            order, family = row.order_account or request.get("order"), request.get("family")
+        elif row.status in [str(s) for s in _CREATED]:
+            order = row.order_account
+            family = "dca" if row.kind == str(PlanKind.TRIGGER_V2_DCA) else "price"
+        else:
+            continue
+        if isinstance(order, str) and family in ("dca", "price"):
+            found.setdefault(order, Ours(row.id, "dca" if family == "dca" else "price"))
+    return found
+
+
+def _state(family: Family, order: HistoryOrder) -> str:
+    if family == "dca":
+        return {"completed": "completed", "cancelled": "cancelled",
+                "deposit_failed": "cancelled"}.get(order.state or "", "open")  # fmt: skip
+    raw = order.order_state or ""
+    return {"filled": "completed", "cancelled": "cancelled"}.get(raw, "open")
+
+
+def _sum(values: list[str | None]) -> str | None:
+    amounts = [int(v) for v in values if v is not None]
+    return str(sum(amounts)) if amounts else None
+
+
+class TriggerV2Follower:
+    def __init__(
+        self, engine: Engine, api: HistoryApi, clock: Callable[[], datetime], spare: float
+    ) -> None:
+        self.engine, self.api, self.clock, self.spare = engine, api, clock, spare
+
+    def poll(self) -> list[PollResult]:
+        results = []
+        families: tuple[Family, ...] = ("dca", "price")
+        for family in families:
+            result = PollResult(f"trigger_v2_{family}")
+            try:
+                self._poll(family, result)
+            except JupcronError as exc:
+                result.errors += 1
+                log.warning("follower_poll_interrupted", source=result.source, error=str(exc))
+            log.info("follower_polled", **result.__dict__)
+            results.append(result)
+        return results
+
+    def _poll(self, family: Family, result: PollResult) -> None:
+        with begin(self.engine) as conn:
+            ours = {k: v for k, v in targets(conn).items() if v.family == family}
+            closed = follow.closed_orders(conn, SOURCE[family])
+        pending = set(ours) - closed
+        if not pending:
+            return  # nothing of ours is open: not a single request
+        seen: set[str] = set()
+        for state in ("active", "past"):
+            offset = 0
+            for _ in range(MAX_PAGES):
+                result.requests += 1
+                try:
+                    page = self.api.history(family, state, offset, spare=self.spare)
+                except JupcronError as exc:
+                    self._error(family, "follow_page_failed",
+                                {"list": state, "offset": offset, "error": str(exc)})  # fmt: skip
+                    result.errors += 1
+                    return
+                if page.problems:
+                    self._error(family, "follow_answer_invalid",
+                                {"list": state, "problems": page.problems[:20]})  # fmt: skip
+                    result.errors += 1
+                for order in page.orders:
+                    mine = ours.get(order.id)
+                    if mine is None:
+                        result.foreign += 1
+                    elif order.id in pending:
+                        seen.add(order.id)
+                        self._take(family, order, mine.run_id, result)
+                offset += len(page.orders)
+                if not page.orders or offset >= page.total or pending <= seen:
+                    break
+            if pending <= seen:
+                return
+
+    def _take(self, family: Family, order: HistoryOrder, run_id: int, result: PollResult) -> None:
+        source, now = SOURCE[family], self.clock()
+        result.orders_seen += 1
+        trades = []
+        for e in order.events:
+            if e.type != "fill" or e.state != "success" or not e.tx_signature:
+                continue
+            spent = e.input_amount if family == "dca" else e.amount
+            if spent is None or e.output_amount is None or e.timestamp is None:
+                continue
+            trades.append(follow.TradeValues(
+                source=source, run_id=run_id, order_account=order.id, tx_id=e.tx_signature,
+                action="Fill", input_mint=order.input_mint, in_amount=spent,
+                output_mint=e.output_mint or order.output_mint, out_amount=e.output_amount,
+                confirmed_at=e.timestamp,
+            ))  # fmt: skip
+        state = _state(family, order)
+        deposit = next((e for e in order.events if e.type == "deposit"), None)
+        withdrawals = [e for e in order.events if e.type == "withdrawal"]
+        refunded = _sum([(e.input_amount if family == "dca" else e.amount) for e in withdrawals])
+        values = follow.OrderValues(
+            order_account=order.id, source=source, run_id=run_id, state=state,
+            api_status=order.state or order.raw_state or order.order_state,
+            deposited=order.input_amount_initial or order.initial_input_amount,
+            used=order.input_amount_used or order.input_used,
+            received=order.output_amount_total or order.output_amount,
+            refunded=refunded if state != "open" else None,
+            open_tx=deposit.tx_signature if deposit else None,
+            close_tx=withdrawals[-1].tx_signature if withdrawals else None,
+            opened_at=order.created_at,
+            closed_at=(order.updated_at or now) if state != "open" else None,
+        )  # fmt: skip
+        with begin(self.engine) as conn:
+            result.new_trades += follow.store_trades(conn, trades, now=now)
+            before = follow.save_order(conn, values, now=now)
+            if state != "open" and before not in follow.CLOSED_STATES:
+                detail = {"state": state, "api_status": values.api_status,
+                          "refunded": values.refunded}  # fmt: skip
+                follow.add_event(conn, f"order_{state}", detail, at=now, source=source,
+                                 order_account=order.id, run_id=run_id)  # fmt: skip
+                result.closed.append(order.id)
+
+    def _error(self, family: Family, step: str, detail: dict[str, Any]) -> None:
+        log.warning(step, source=f"trigger_v2_{family}", **detail)
+        try:
+            with begin(self.engine) as conn:
+                follow.add_event(conn, step, detail, at=self.clock(), source=SOURCE[family])
+        except JupcronError as exc:
+            log.warning("follower_event_not_stored", step=step, error=str(exc))
