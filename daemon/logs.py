@@ -81,7 +81,9 @@ def forget_value(secret: str) -> None:
         _SECRET_VALUES.discard(secret)
 
 
-def _mask_text(value: str) -> str:
+def without_secrets(value: str) -> str:
+    """`value` with the registered secret values and any JWT replaced by ``'***'``
+    (for text bound for the store: an API's answer could echo a token)."""
     with _SECRETS_LOCK:
         secrets = tuple(_SECRET_VALUES)
     for secret in secrets:
@@ -89,6 +91,11 @@ def _mask_text(value: str) -> str:
             value = value.replace(secret, MASK)
     if "eyJ" in value:
         value = _JWT.sub(MASK, value)
+    return value
+
+
+def _mask_text(value: str) -> str:
+    value = without_secrets(value)
     if "://" not in value:
         return value
     value = _URL_PASSWORD.sub(r"\g<head>" + MASK + "@", value)

@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 
 from daemon.errors import ApiError, JupcronError
+from daemon.logs import without_secrets
 from daemon.store.port import Event, ExecuteValues, RunStore
 from daemon.store.records import RunRecord
 from daemon.store.types import RunStatus
@@ -119,9 +120,10 @@ class RunBook:
         """An API observer that books every HTTP attempt against the run."""
 
         def observe(attempt: Any) -> None:
+            error = None if attempt.error is None else without_secrets(attempt.error)
             detail = {
                 "operation": attempt.operation, "number": attempt.number,
-                "http_status": attempt.http_status, "error": attempt.error,
+                "http_status": attempt.http_status, "error": error,
                 "waited": round(float(attempt.waited or 0), 3),
             }  # fmt: skip
             self._answered.setdefault(run_id, []).append((run_id, "attempt", detail, self.clock()))
@@ -150,7 +152,7 @@ class RunBook:
 
 
 def api_fields(exc: JupcronError) -> dict[str, Any]:
-    fields: dict[str, Any] = {"error": str(exc)}
+    fields: dict[str, Any] = {"error": without_secrets(str(exc))}
     if isinstance(exc, ApiError):
         if exc.info.code is not None:
             fields["error_code"] = str(exc.info.code)
@@ -170,9 +172,9 @@ def api_detail(exc: JupcronError) -> dict[str, Any]:
         detail["operation"] = info.operation
         detail["http_status"] = info.http_status
         if info.cause:
-            detail["cause"] = info.cause
+            detail["cause"] = without_secrets(info.cause)
         if info.body:
-            detail["body"] = info.body[:BODY_LIMIT]
+            detail["body"] = without_secrets(info.body[:BODY_LIMIT])
     detail["type"] = type(exc).__name__
     return detail
 

@@ -116,3 +116,23 @@ def test_a_verify_answer_without_a_jwt_is_refused(
     with pytest.raises(ApiGarbageError, match="unexpected fields"):
         api.vault()
     assert api.logins == 0
+
+
+def test_an_answer_echoing_a_jwt_is_stored_without_it() -> None:
+    from daemon.errors import ApiErrorInfo
+    from daemon.logs import forget_value, mask_value
+    from daemon.runner.book import api_detail
+
+    token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+    opaque = "an-opaque-session-value-1234"
+    mask_value(opaque)
+    try:
+        info = ApiErrorInfo(operation="trigger_v2_vault", http_status=400,
+                            error=f"bad token {opaque}", cause=f"got {token}",
+                            body=f'{{"error": "Bearer {token} refused", "s": "{opaque}"}}')  # fmt: skip
+        detail = api_detail(ApiRejectedError(f"trigger_v2_vault: {opaque}", info))
+    finally:
+        forget_value(opaque)
+    assert token not in repr(detail)
+    assert opaque not in repr(detail)
+    assert "***" in detail["body"]
