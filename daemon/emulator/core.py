@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from daemon.emulator import control, execute, keeper, listings, orders, swaps, trigger_v2
-from daemon.emulator import trigger_v2_orders as trigger_v2_keeper
+from daemon.emulator import trigger_v2_cancel as trigger_v2_keeper
 from daemon.emulator.common import EmuResponse, State, json_response, text_response
 from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
 from daemon.emulator.ledger import Ledger

@@ -22,6 +22,7 @@ from typing import Any
 from solders.pubkey import Pubkey
 from solders.signature import Signature
 
+from daemon.emulator import trigger_v2_cancel as cancels
 from daemon.emulator import trigger_v2_orders as orders
 from daemon.emulator import trigger_v2_tx as txs
 from daemon.emulator.common import (
@@ -157,8 +158,8 @@ def dispatch(
     if operation in ("trigger_v2_cancel", "trigger_v2_confirm_cancel"):
         family, order_id = tail.split("/")[2], tail.split("/")[-1]
         if operation == "trigger_v2_cancel":
-            return orders.cancel(state, wallet, family, order_id, hostile)
-        return orders.confirm_cancel(state, wallet, family, order_id, body)
+            return cancels.cancel(state, wallet, family, order_id, hostile)
+        return cancels.confirm_cancel(state, wallet, family, order_id, body)
     if operation == "trigger_v2_dca_order":
         found = state.v2.orders.get(tail.rsplit("/", 1)[1])
         if found is None or found.family != "dca" or found.user != wallet:
