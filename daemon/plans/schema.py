@@ -40,7 +40,9 @@ from daemon.config import SwapApi
 from daemon.cron import parse_cron
 from daemon.plans import trigger_v2
 from daemon.plans.fields import (
-    STABLECOINS,
+    STABLECOINS as STABLECOINS,  # where it lived before daemon.plans.fields
+)
+from daemon.plans.fields import (
     U64_MAX,
     Amount,
     Duration,
