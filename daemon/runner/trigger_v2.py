@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 import structlog
@@ -179,10 +178,6 @@ def _text(value: Any) -> str | None:
 # --- execute -------------------------------------------------------------------------
 
 
-def _number(value: Decimal) -> int | float:
-    return int(value) if value == value.to_integral_value() else float(value)
-
-
 def create_body(
     request: TriggerV2DcaRequest | TriggerV2OrderRequest, ordered: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -195,7 +190,7 @@ def create_body(
         for key, value in (("minPriceUsd", request.min_price_usd),
                            ("maxPriceUsd", request.max_price_usd)):  # fmt: skip
             if value is not None:
-                body[key] = _number(value)
+                body[key] = value  # a Decimal: sent as the exact JSON number
         if request.trigger_mint is not None:
             body["triggerMint"] = request.trigger_mint
         if request.begin_fill_at is not None:
@@ -205,7 +200,7 @@ def create_body(
                 triggerCondition=request.trigger_condition,
                 expiresAt=int(ordered["expires_at"]))  # fmt: skip
     if request.trigger_price_usd is not None:
-        body["triggerPriceUsd"] = _number(request.trigger_price_usd)
+        body["triggerPriceUsd"] = request.trigger_price_usd
     if request.trailing_bps is not None:
         body["trailingBps"] = request.trailing_bps
     if request.slippage_bps is not None:
