@@ -12,6 +12,7 @@ through `mask_url`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -34,7 +35,7 @@ from daemon.errors import ConfigError, YamlLoadError
 from daemon.private import read_private
 from daemon.urls import check_http_url
 from daemon.urls import mask_url as mask_url  # where it lived before daemon.urls
-from daemon.yamlfile import load, problems_from
+from daemon.yamlfile import decode, load, problems_from, read_checked
 
 DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
 LEGACY_HOSTS = ("lite-api.jup.ag",)
@@ -263,6 +264,9 @@ class Config(_Section):
     logging: LoggingConfig = LoggingConfig()
     # where the file was read from ('' = built in defaults)
     source: str = ""
+    # which content: `config_digest` of the file's bytes ('' = built in defaults); runs
+    # record it, and a daemon compares it to notice a changed file
+    digest: str = ""
 
     @property
     def programs(self) -> set[str]:
@@ -317,7 +321,8 @@ def load_config(
     env = os.environ if env is None else env
     path = config_path(explicit, env)
     try:
-        data, locator = load(path)
+        raw = read_checked(path)
+        data, locator = load(path, decode(path, raw))
     except YamlLoadError as exc:
         hint = ""
         if not path.exists() and explicit is None:
@@ -335,14 +340,21 @@ def load_config(
     database = data.get("database")
     if isinstance(database, dict) and "url" in database:
         database["url"] = _resolve_sqlite(base, database["url"])
-    if "source" in data:
-        raise ConfigError(str(locator.problem(("source",), "unknown key 'source'")))
+    for own in ("source", "digest"):  # set here, never by the file
+        if own in data:
+            raise ConfigError(str(locator.problem((own,), f"unknown key '{own}'")))
     data["source"] = str(path)
+    data["digest"] = config_digest(raw)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
         problems = problems_from(exc, locator, Config)
         raise ConfigError("\n".join(str(p) for p in problems)) from None
+
+
+def config_digest(raw: bytes) -> str:
+    """A short fingerprint of a config file's bytes (what runs record they ran under)."""
+    return hashlib.sha256(raw).hexdigest()[:12]
 
 
 def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr | None:

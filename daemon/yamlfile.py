@@ -106,30 +106,41 @@ def _plain(node: Any, loc: Loc, locator: Locator, budget: list[int]) -> Any:
     return str(node)
 
 
+def read_checked(path: Path) -> bytes:
+    """The file's bytes, if it is a readable file of text size (`YamlLoadError` if not)."""
+    name = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise YamlLoadError(Problem(name, 0, 0, "no such file")) from None
+    except IsADirectoryError:
+        raise YamlLoadError(Problem(name, 0, 0, "is a directory, not a file")) from None
+    except OSError as exc:
+        raise YamlLoadError(Problem(name, 0, 0, f"cannot read: {exc.strerror}")) from None
+    if len(raw) > MAX_BYTES:
+        raise YamlLoadError(Problem(name, 0, 0, f"file is larger than {MAX_BYTES} bytes"))
+    if b"\x00" in raw:
+        raise YamlLoadError(Problem(name, 0, 0, "not a text file (it holds NUL bytes)"))
+    return raw
+
+
+def decode(path: Path, raw: bytes) -> str:
+    """`raw` as UTF-8 text (`YamlLoadError` naming the first bad byte if it is not)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise YamlLoadError(
+            Problem(str(path), 0, 0, f"not UTF-8 text (bad byte at offset {exc.start})")
+        ) from None
+
+
 def load(path: Path, text: str | None = None, *, exact_floats: bool = False) -> tuple[Any, Locator]:
     """Load one YAML document. Raises `PlanLoadError` with a `Problem` on failure.
     With `exact_floats`, numbers with a fraction or exponent come back as `Decimal`."""
     name = str(path)
     locator = Locator(name)
     if text is None:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise YamlLoadError(Problem(name, 0, 0, "no such file")) from None
-        except IsADirectoryError:
-            raise YamlLoadError(Problem(name, 0, 0, "is a directory, not a file")) from None
-        except OSError as exc:
-            raise YamlLoadError(Problem(name, 0, 0, f"cannot read: {exc.strerror}")) from None
-        if len(raw) > MAX_BYTES:
-            raise YamlLoadError(Problem(name, 0, 0, f"file is larger than {MAX_BYTES} bytes"))
-        if b"\x00" in raw:
-            raise YamlLoadError(Problem(name, 0, 0, "not a text file (it holds NUL bytes)"))
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise YamlLoadError(
-                Problem(name, 0, 0, f"not UTF-8 text (bad byte at offset {exc.start})")
-            ) from None
+        text = decode(path, read_checked(path))
     yaml = YAML(typ="rt")
     if exact_floats:
         yaml.Constructor = _ExactConstructor

@@ -26,7 +26,7 @@ def test_the_example_config_is_valid_and_holds_the_defaults() -> None:
     config = load_config(CONFIG_FILE, {})
     defaults = Config()
     for section in Config.model_fields:
-        if section == "source":
+        if section in ("source", "digest"):  # where it was read, and its content
             continue
         assert getattr(config, section) == getattr(defaults, section), section
 
@@ -45,7 +45,7 @@ def _keys(model: type[BaseModel], prefix: str = "") -> list[str]:
 def test_the_example_config_mentions_every_key() -> None:
     text = CONFIG_FILE.read_text()
     written = set(re.findall(r"^[ #-]*([a-z_]+):", text, flags=re.MULTILINE))
-    missing = [k for k in _keys(Config) if k != "source" and k not in written]
+    missing = [k for k in _keys(Config) if k not in ("source", "digest", *written)]
     assert missing == []
 
 
