@@ -26,7 +26,7 @@ from daemon.rpc import SolanaRpc
 from daemon.runner.book import RunBook
 from daemon.runner.flow import drive
 from daemon.runner.outcome import RunListener, RunOutcome
-from daemon.runner.ports import Clock, Ports, RunOptions
+from daemon.runner.ports import Clock, Ports, RunOptions, run_mode
 from daemon.runner.steps import OrderApi
 from daemon.store.port import RunStore
 from daemon.store.records import PlanRecord, RunRecord
@@ -98,7 +98,8 @@ class Runner:
             return len(self._active)
 
     def reconfigure(self, config: Config) -> None:
-        """SIGHUP: new safety limits and guard policy for the runs that start from now."""
+        """A reload: new safety limits and guard policy for the runs that start from now
+        (each run keeps the ports it started with: one config from claim to end)."""
         policy = GuardPolicy.from_config(config.guard)
         self.ports = replace(self.ports, config=config, policy=policy)
 
@@ -112,14 +113,15 @@ class Runner:
         ports = self.ports
         now = ports.clock()
         run = ports.store.claim(
-            plan, scheduled_for, now=now, trigger=options.trigger, claimed_by=self.node
-        )
+            plan, scheduled_for, now=now, trigger=options.trigger, claimed_by=self.node,
+            detail=run_mode(ports.config, plan, options),
+        )  # fmt: skip
         failpoints.hit("after_claim")
         if run is None:
             log.info("run_slot_taken", plan=plan.name, scheduled_for=scheduled_for.isoformat())
             return None
         lag = (now - scheduled_for).total_seconds()
-        return self.drive(run.id, plan, options, fire_lag=lag, claimed=run)
+        return self.drive(run.id, plan, options, fire_lag=lag, claimed=run, ports=ports)
 
     def drive(
         self,
@@ -128,16 +130,20 @@ class Runner:
         options: RunOptions | None = None,
         fire_lag: float | None = None,
         claimed: RunRecord | None = None,
+        ports: Ports | None = None,
     ) -> RunOutcome:
         """Carry a run on from whatever state its row is in, to a final one
-        (`claimed`: the row as this caller just inserted it, saving a read)."""
+        (`claimed`: the row as this caller just inserted it, saving a read; `ports`:
+        those it was claimed with, so that one config serves it throughout)."""
         options = options or RunOptions()
         with self._active_lock:
             if run_id in self._active:
                 raise RuntimeError(f"run {run_id} is already being driven")
             self._active.add(run_id)
         try:
-            return self._drive_and_report(run_id, plan, options, fire_lag, claimed)
+            return self._drive_and_report(
+                ports or self.ports, run_id, plan, options, fire_lag, claimed
+            )
         finally:
             self.book.forget(run_id)
             with self._active_lock:
@@ -145,13 +151,13 @@ class Runner:
 
     def _drive_and_report(
         self,
+        ports: Ports,
         run_id: int,
         plan: PlanRecord,
         options: RunOptions,
         fire_lag: float | None,
         claimed: RunRecord | None,
     ) -> RunOutcome:
-        ports = self.ports
         book = ports.book
         with run_context(plan=plan.name, kind=str(plan.kind), run_id=run_id):
             try:

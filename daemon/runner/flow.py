@@ -24,7 +24,7 @@ from daemon.errors import GuardRejectedError, RejectedError, RetryableError
 from daemon.runner import preflight, submit
 from daemon.runner import trigger_v2 as v2
 from daemon.runner.book import api_detail, api_fields, programs_of
-from daemon.runner.ports import Ports, RunOptions
+from daemon.runner.ports import Ports, RunOptions, run_mode
 from daemon.runner.steps import expectation, order, output_mint_of, swap_api_of
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import PlanKind, RunStatus
@@ -155,10 +155,11 @@ def sign_run(
             run, RunStatus.REJECTED, step="guard_refused", error=str(exc), detail=detail,
         )  # fmt: skip
     summary = verdict.summary
-    if options.dry_run or ports.config.safety.dry_run or plan.settings.dry_run:
+    mode = run_mode(ports.config, plan, options)  # decided here, as the config is now
+    if mode["dry_run"]:
         return book.finish(
             run, RunStatus.DRY_RUN, step="dry_run",
-            detail={"guard": "accepted", "programs": programs_of(summary)},
+            detail={"guard": "accepted", "programs": programs_of(summary), **mode},
         )  # fmt: skip
     try:
         signed = sign_transaction(ports.wallet, run.unsigned_tx)
@@ -168,7 +169,7 @@ def sign_run(
     run = book.advance(
         run, RunStatus.SIGNED, expect=[RunStatus.REQUESTED], step="signed",
         signed_tx=signed.b64, signature=signed.signature,
-        detail={"signature": signed.signature, **_simulated(verdict)},
+        detail={"signature": signed.signature, **mode, **_simulated(verdict)},
     )  # fmt: skip
     failpoints.hit("after_sign")
     return run

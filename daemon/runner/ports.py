@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from daemon.api.trigger_v2 import TriggerV2Api
 from daemon.config import Config
@@ -17,6 +18,7 @@ from daemon.rpc import SolanaRpc
 from daemon.runner.book import RunBook
 from daemon.runner.steps import OrderApi
 from daemon.store.port import RunStore
+from daemon.store.records import PlanRecord
 from daemon.txguard import GuardPolicy
 from daemon.wallet import Wallet
 
@@ -27,6 +29,24 @@ Clock = Callable[[], datetime]
 class RunOptions:
     dry_run: bool = False
     trigger: str = "schedule"
+
+
+def dry_run_source(config: Config, plan: PlanRecord, options: RunOptions) -> str | None:
+    """What makes this run a dry run (ordered and checked, never signed), the first of
+    `fire --dry-run`, the config's `safety.dry_run`, the plan's `dry_run`; ``None``: it signs."""
+    if options.dry_run:
+        return "fire --dry-run"
+    if config.safety.dry_run:
+        return "safety.dry_run"
+    if plan.settings.dry_run:
+        return "plan"
+    return None
+
+
+def run_mode(config: Config, plan: PlanRecord, options: RunOptions) -> dict[str, Any]:
+    """A run's dry-run state and the config it runs under, for its events."""
+    source = dry_run_source(config, plan, options)
+    return {"dry_run": source is not None, "source": source, "config": config.digest}
 
 
 @dataclass(frozen=True)

@@ -87,8 +87,10 @@ class RunStore(Protocol):
         now: datetime,
         trigger: str,
         claimed_by: str | None,
+        detail: Mapping[str, Any] | None = None,
     ) -> RunRecord | None:
-        """Insert the run row of (plan, slot) as pending; ``None`` if the slot is taken."""
+        """Insert the run row of (plan, slot) as pending, `detail` in its `claimed`
+        event; ``None`` if the slot is taken."""
         ...
 
     def load(self, run_id: int) -> RunRecord:

@@ -7,7 +7,7 @@ INSERT that the database's unique key lets through once; every later caller
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import cache
@@ -101,8 +101,10 @@ def claim_record(
     status: RunStatus = RunStatus.PENDING,
     error: str | None = None,
     claimed_by: str | None = None,
+    detail: Mapping[str, Any] | None = None,
 ) -> RunRecord | None:
-    """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken."""
+    """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken.
+    `detail` joins the `claimed` event's (the run's dry-run state, say)."""
     values: dict[str, Any] = {
         "plan_id": plan.id,
         "plan_version": plan.version,
@@ -119,7 +121,8 @@ def claim_record(
     row = session.execute(_claim_stmt(_dialect(session)), values).one_or_none()
     if row is None:
         return None
-    add_event(session, row.id, "claimed", {"status": str(status), "trigger": trigger}, at=now)
+    claimed = {"status": str(status), "trigger": trigger, **(detail or {})}
+    add_event(session, row.id, "claimed", claimed, at=now)
     return RunRecord.from_mapping(row._mapping)
 
 

@@ -51,10 +51,11 @@ class SqlRunStore:
         now: datetime,
         trigger: str,
         claimed_by: str | None,
+        detail: Mapping[str, Any] | None = None,
     ) -> RunRecord | None:
         claim = partial(
             runs.claim_record, plan=plan, scheduled_for=scheduled_for, now=now,
-            trigger=trigger, claimed_by=claimed_by,
+            trigger=trigger, claimed_by=claimed_by, detail=detail,
         )  # fmt: skip
         return self._write(claim)
 
