@@ -8,7 +8,9 @@ worker threads; recovery on a thread of its own.
 
     start ─► store reachable, migrated ─► plans counted ─► READY=1
           ─► leader? recover in-flight runs, start the scheduler : stand by
-    SIGHUP ─► re-read config and plans.dir, apply atomically (keep the old on error)
+    config file changed ─► re-read it (daemon/service/reload.py), in effect for the runs
+                           that start from then on; a config that does not load is refused whole
+    SIGHUP ─► the same for the config, then plans.dir (each kept as it was on an error)
     SIGTERM/SIGINT ─► STOPPING=1, no new fires, in-flight runs get
                       runner.shutdown_timeout to reach a stored state, exit 0
     FatalError in a run (the API refused our key) ─► stop as above, exit 1
@@ -23,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,7 +34,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from daemon import __version__, failpoints
 from daemon.app import Runtime, Store, build_runtime, open_store
-from daemon.config import Config, load_config, mask_url
+from daemon.config import Config, mask_url
 from daemon.errors import FatalError, JupcronError, StoreBusyError
 from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
@@ -44,6 +47,7 @@ from daemon.service.leader import Leadership, leadership_for
 from daemon.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
 from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
 from daemon.service.notify import Notifier, watchdog_interval
+from daemon.service.reload import ConfigFile
 from daemon.service.signals import SignalEvent, SignalInbox
 from daemon.service.watchdog import Watchdog
 from daemon.service.webhook import Notification, WebhookNotifier
@@ -70,9 +74,12 @@ class Daemon:
         env: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.config = config
+        self.config = config  # the config in effect: replaced whole by a reload, never mutated
         self.config_path = config_path or config.source or None
-        self.env = os.environ if env is None else env
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.config_file = (
+            ConfigFile(Path(self.config_path), self.env, config) if self.config_path else None
+        )
         self.transport = transport
         self.notifier = Notifier(self.env)
         self.metrics = Metrics()
@@ -142,7 +149,8 @@ class Daemon:
         self._count_plans()
         self._started = True
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
-                 database=mask_url(config.database.url), swap_api=config.api.swap_api)  # fmt: skip
+                 database=mask_url(config.database.url), swap_api=config.api.swap_api,
+                 dry_run=config.safety.dry_run, config=config.digest)  # fmt: skip
         if config.api.swap_api == "ultra-v1":  # it works, but upstream no longer maintains it
             log.warning("swap_api_unmaintained", use="swap-v2", see="docs/products.md")
         self._lead_or_wait(lead)
@@ -171,6 +179,7 @@ class Daemon:
             self._keep_leadership()
             self._maybe_recover()
             self._update_status()
+            self._follow_config()
             for event in self.inbox.wait(min(TICK, watchdog.seconds_until_due(default=TICK))):
                 if event is SignalEvent.RELOAD:
                     self.reload()
@@ -425,14 +434,12 @@ class Daemon:
 
     def _reload(self) -> bool:
         assert self.runtime is not None
-        try:
-            config = load_config(self.config_path, self.env) if self.config_path else self.config
-        except JupcronError as exc:
-            log.error("reload_failed", what="config", error=str(exc))
-            return False
-        for section in ("database", "api", "wallet"):
-            if getattr(config, section) != getattr(self.config, section):
-                log.warning("reload_needs_restart", section=section)
+        config = self.config
+        if self.config_file is not None:
+            read = self.config_file.read(self.config, "signal")
+            if read is None:
+                return False
+            config = self._use_config(read, "signal")
         folder = config.plans.dir
         if folder.is_dir():
             try:
@@ -441,9 +448,25 @@ class Daemon:
                 log.error("reload_failed", what="plans", error=str(exc))
                 return False
             log.info("plans_applied", diff=diff.lines())
-        self.config = config
-        self.runtime.runner.reconfigure(config)
         if self.scheduler is not None:
             self.scheduler.reload()
         log.info("reloaded")
         return True
+
+    def _follow_config(self) -> None:
+        """A loop turn: a config file whose content changed is re-read, as on SIGHUP."""
+        if self.config_file is not None:
+            config = self.config_file.changed(self.config)
+            if config is not None:
+                self._use_config(config, "file")
+
+    def _use_config(self, config: Config, trigger: str) -> Config:
+        """`config` in effect for every run that starts from now on (a run under way
+        finishes under the config it started with); one reference, replaced whole."""
+        assert self.runtime is not None
+        old = self.config
+        self.runtime.runner.reconfigure(config)
+        self.config = config
+        if self.config_file is not None:
+            self.config_file.in_effect(old, config, trigger)
+        return config
