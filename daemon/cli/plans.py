@@ -10,7 +10,7 @@ import click
 
 from daemon.cli.main import Context, pass_ctx
 from daemon.cli.output import format_option, render
-from daemon.config import DEFAULT_PATH
+from daemon.config import DEFAULT_PATH, Config
 from daemon.errors import ConfigError, PlanError
 from daemon.plans.apply import apply_paths
 from daemon.plans.load import LoadedPlan, LoadResult, load_plans
@@ -175,6 +175,19 @@ def apply(
         click.echo(f"dry run: {summary}; nothing written")
     else:
         click.echo(f"applied: {summary} (plans revision {diff.revision})")
+    click.echo(_dry_run_line(ctx.config, loaded))
+
+
+def _dry_run_line(config: Config, loaded: LoadResult) -> str:
+    """What the config that was read says of signing: a daemon on the same file runs so."""
+    where = config.source or "the built-in defaults"
+    if config.safety.dry_run:
+        return f"safety.dry_run: true in {where}: runs are ordered and checked, never signed"
+    own = sorted(p.spec.name for p in loaded.plans if p.spec.enabled and p.spec.dry_run)
+    line = f"safety.dry_run: false in {where}: runs sign and send their orders"
+    if own:
+        line += f" (except {_count(len(own), 'plan')} with dry_run: true: {', '.join(own)})"
+    return line
 
 
 def _row(plan: PlanRecord, last: str | None, now: datetime) -> dict[str, Any]:

@@ -65,15 +65,17 @@ def test_apply_dry_run_apply_list_on_both_backends(
         "+ alpha",
         "+ beta",
         "dry run: 2 added, 0 changed, 0 disabled, 0 unchanged; nothing written",
+        f"safety.dry_run: false in {tmp_path / 'jupcron.yaml'}: runs sign and send their orders",
     ]
     empty = jupcron("plans", "list", "--format", "json", env=env)
     assert json.loads(empty.stdout) == []
 
     applied = jupcron("plans", "apply", env=env)
     assert applied.returncode == 0, applied.stderr
-    assert applied.stdout.splitlines()[-1] == (
+    assert applied.stdout.splitlines()[-2] == (
         "applied: 2 added, 0 changed, 0 disabled, 0 unchanged (plans revision 1)"
     )
+    assert applied.stdout.splitlines()[-1].startswith("safety.dry_run: false in ")
 
     listed = jupcron("plans", "list", "--format", "json", "--now", NOW, env=env)
     assert listed.returncode == 0, listed.stderr
