@@ -3,7 +3,7 @@
     each loop turn (about 1 s): stat the file (device, inode, size, mtime, ctime; no read)
       the same as at the last look ─► nothing
       changed ─► look again next turn: an editor may still be writing it
-      held still for a turn ─► read and hash it
+      held still for a turn (or written in the last 2 s) ─► read and hash it
           the content in effect, or the content last refused ─► nothing
           else ─► load it (as SIGHUP does): valid ─► in effect for every run that starts
                   from now on, `config_reloaded` says what changed; invalid ─► the old
@@ -18,14 +18,16 @@ Credentials (`$CREDENTIALS_DIRECTORY`) are not watched: they are read at start.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import structlog
+from pydantic import BaseModel
 
-from daemon.config import Config, config_digest, load_config
+from daemon.config import MASKED, Config, config_digest, load_config, mask_url
 from daemon.errors import JupcronError
 
 log = structlog.get_logger(__name__)
@@ -35,7 +37,11 @@ RESTART_ONLY = (
     "api", "wallet", "database", "rpc", "metrics", "web", "notify", "logging", "follow",
     "runner.workers", "runner.group_commit",
 )  # fmt: skip
+RECENT_NS = 2_000_000_000  # a file written less than this ago is read at each look
 UNREADABLE = "unreadable"  # the digest of a file that cannot be read (no such file, say)
+
+
+_NEVER = object()  # no look yet (`None` is the stat of a missing file)
 
 
 @dataclass(frozen=True)
@@ -67,35 +73,50 @@ def content_digest(path: Path) -> str:
 class ConfigWatch:
     """Tells when the config file holds content other than the config in effect."""
 
-    def __init__(self, path: Path, current: str) -> None:
+    def __init__(
+        self, path: Path, current: str, *, wall_ns: Callable[[], int] = time.time_ns
+    ) -> None:
         self.path = path
         self.current = current  # the digest of the config in effect
         self.refused: str | None = None  # the digest of the content last refused
         self.seen = current  # the digest `due` last read
+        self._wall_ns = wall_ns
         self._key = file_key(path)  # the stat of the file as last read
-        self._moving: FileKey | None = None
-        self._moved = False  # the stat changed at the last look
+        self._moving: object = _NEVER  # the stat at the last look
 
     def due(self) -> bool:
-        """One look (a stat; a read only once a changed file has held still)."""
+        """One look: a stat; a read once a changed file held still for a look."""
         key = file_key(self.path)
-        if key == self._key and not self._moved:
+        if key == self._key and not self._recent(key):
+            self._moving = key
             return False
-        if not self._moved or key != self._moving:
-            self._moving, self._moved = key, True
+        if key != self._moving:  # changed since the last look: an editor may be writing
+            self._moving = key
             return False
-        self._key, self._moved = key, False
+        self._key = key
         self.seen = content_digest(self.path)
         return self.seen not in (self.current, self.refused)
 
+    def _recent(self, key: FileKey | None) -> bool:
+        """Written a moment ago: a second write in the same timestamp tick, of the same
+        size, would leave the stat as it is, so such a file is read again each look."""
+        return key is not None and abs(self._wall_ns() - key.mtime_ns) < RECENT_NS
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, sub in value.items():
-            out.update(_flat(sub, f"{prefix}{key}."))
-        return out
-    return {prefix.rstrip("."): value}
+
+def _leaves(model: BaseModel, prefix: str = "") -> dict[str, tuple[Any, str]]:
+    """Each setting's dotted key: its value, and how a log line may show it."""
+    out: dict[str, tuple[Any, str]] = {}
+    for name, info in type(model).model_fields.items():
+        if not prefix and name in ("source", "digest"):
+            continue
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            out.update(_leaves(value, f"{prefix}{name}."))
+        elif MASKED in info.metadata and isinstance(value, str):
+            out[prefix + name] = (value, mask_url(value))
+        else:
+            out[prefix + name] = (value, _shown(value))
+    return out
 
 
 def _shown(value: Any) -> str:
@@ -105,16 +126,20 @@ def _shown(value: Any) -> str:
 
 
 def config_changes(old: Config, new: Config) -> list[str]:
-    """What differs, one ``key: old -> new`` each; values as `model_dump` shows them,
-    so a URL's secret is masked (the config holds no other secret)."""
-    skip = {"source", "digest"}
-    before = _flat(old.model_dump(mode="json", exclude=skip))
-    after = _flat(new.model_dump(mode="json", exclude=skip))
-    return [
-        f"{key}: {_shown(before.get(key))} -> {_shown(after.get(key))}"
-        for key in sorted(before.keys() | after.keys())
-        if before.get(key) != after.get(key)
-    ]
+    """What differs, one ``key: old -> new`` each, a URL's secret masked (the config
+    holds no other secret: keys are in files, read at start)."""
+    before, after = _leaves(old), _leaves(new)
+    missing: tuple[Any, str] = (None, "none")
+    out = []
+    for key in sorted(before.keys() | after.keys()):
+        (was, was_shown), (now, now_shown) = before.get(key, missing), after.get(key, missing)
+        if was == now:
+            continue
+        if was_shown == now_shown:
+            out.append(f"{key}: changed (its secret part is masked)")
+        else:
+            out.append(f"{key}: {was_shown} -> {now_shown}")
+    return out
 
 
 def restart_only(changes: list[str]) -> list[str]:

@@ -104,7 +104,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
         live = log_events(env, proc, "config_reloaded")[0]
         assert live["trigger"] == "file"
         assert live["changed"] == ["safety.dry_run: true -> false"]
-        assert live["dry_run"] is False and live["previous"] == dry_digest
+        assert live["dry_run"] is False
+        assert live["previous"] == dry_digest
         assert env.wait_until(lambda: len(final_under(env, live["config"], False)) >= 2, 60), (
             env.log_of(proc)
         )
@@ -123,7 +124,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
         assert env.wait_until(lambda: len(log_events(env, proc, "config_reloaded")) >= 2, 30)
         back = log_events(env, proc, "config_reloaded")[1]
         assert back["changed"] == ["safety.dry_run: false -> true"]
-        assert back["dry_run"] is True and back["config"] == dry_digest  # the same content
+        assert back["dry_run"] is True
+        assert back["config"] == dry_digest  # the same content as at the start
 
         def dry_after_live() -> bool:
             runs = claimed_runs(env)
@@ -137,9 +139,11 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
         edit_in_place(env.config, '"dry_run": true', '"dry_run": "maybe"')
         assert env.wait_until(lambda: log_events(env, proc, "reload_failed"), 30), env.log_of(proc)
         failed = log_events(env, proc, "reload_failed")[0]
-        assert failed["what"] == "config" and failed["trigger"] == "file"
+        assert failed["what"] == "config"
+        assert failed["trigger"] == "file"
         assert "safety.dry_run" in failed["error"]
-        assert failed["kept"] == dry_digest and failed["dry_run"] is True
+        assert failed["kept"] == dry_digest
+        assert failed["dry_run"] is True
         assert env.wait_until(
             lambda: len(final_under(env, dry_digest, True)) >= before_bad + 3, 60
         ), env.log_of(proc)
@@ -154,9 +158,9 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
         if run["status"] not in FINAL:
             continue
         if run["dry_run"]:
-            assert run["status"] == "dry_run" and run["signature"] is None, run
+            assert (run["status"], run["signature"]) == ("dry_run", None), run
         else:
-            assert run["config"] == live["config"] and run["status"] == "succeeded", run
+            assert (run["config"], run["status"]) == (live["config"], "succeeded"), run
     assert {e.signature for e in ledger.landed()} == {
         r["signature"] for r in runs if not r["dry_run"] and r["signature"]
     }
