@@ -164,3 +164,33 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
     assert {e.signature for e in ledger.landed()} == {
         r["signature"] for r in runs if not r["dry_run"] and r["signature"]
     }
+
+
+def test_each_run_records_what_made_it_a_dry_run(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()  # safety.dry_run: false
+    careful = {**swap_plan("careful", {"every": "1h"}), "dry_run": True}
+    env.write_plans(swap_plan("plain", {"every": "1h"}), careful)
+    applied = env.jupcron("plans", "apply")
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[-1] == (
+        f"safety.dry_run: false in {env.config}: runs sign and send their orders "
+        "(except 1 plan with dry_run: true: careful)"
+    )
+    for args in (["plain", "--dry-run"], ["careful"], ["plain"]):
+        done = env.jupcron("fire", *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+    runs = claimed_runs(env)
+    digest = runs[0]["config"]
+    assert len(digest) == 12
+    assert [(r["status"], r["dry_run"], r["source"], r["config"]) for r in runs] == [
+        ("dry_run", True, "fire --dry-run", digest),
+        ("dry_run", True, "plan", digest),
+        ("succeeded", False, None, digest),
+    ]
+    env.write_config(safety={"dry_run": True})
+    done = env.jupcron("fire", "plain")
+    assert done.returncode == 0, done.stderr
+    assert " dry_run " in done.stdout
+    last = claimed_runs(env)[-1]
+    assert (last["status"], last["source"]) == ("dry_run", "safety.dry_run")
+    assert last["config"] != digest
