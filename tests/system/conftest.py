@@ -46,6 +46,16 @@ def readme_blocks(section: str) -> list[str]:
     return re.findall(r"```sh\n(.*?)```", body, flags=re.DOTALL)
 
 
+def day_to_day(prefix: str) -> str:
+    """The README's "Day to day" command starting with `prefix` (continuations joined)."""
+    text = "\n".join(readme_blocks("Day to day")).replace("\\\n", " ")
+    for line in text.splitlines():
+        command = re.sub(r"\s+#.*$", "", line).strip()
+        if command.startswith(prefix):
+            return re.sub(r"\s+", " ", command)
+    raise AssertionError(f"no command starting with {prefix!r} in the README's Day to day")
+
+
 @pytest.fixture(scope="session")
 def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
     reason = cannot_boot_reason() or python_for_venv_reason()

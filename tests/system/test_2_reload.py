@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.system.conftest import day_to_day
 from tests.system.machine import Machine
 from tests.system.service import PLANS, Service
 
@@ -57,3 +58,39 @@ def test_a_broken_plan_keeps_the_daemon_and_the_old_plans(
     finally:
         service.remove_file(broken)
     service.reload_and_wait()
+
+
+def test_an_edited_config_is_followed_without_a_reload(service: Service) -> None:
+    """Issue 14 item 1: `safety.dry_run` in /etc/jupcron/jupcron.yaml (read-only to the
+    service), edited both ways; the daemon follows the file with no reload or restart."""
+    config = "/etc/jupcron/jupcron.yaml"
+    plain = service.machine.path(config).read_text()
+    pid = service.main_pid()
+    mark = service.cursor()
+    service.write_file(config, plain + "safety:\n  dry_run: true\n")
+    try:
+        dry = service.wait_event(mark, "config_reloaded")
+        assert dry["trigger"] == "file"
+        assert dry["changed"] == ["safety.dry_run: false -> true"], dry
+        service.write_plan("systest-dry", 1_000_401, in_seconds=2)
+        service.reload_and_wait()  # the plan (a config change needs none)
+        run = service.wait_final("systest-dry", mark)
+        assert run["status"] == "dry_run", run
+        assert service.emulator.issued(1_000_401) != []  # ordered and checked
+        assert service.emulator.landed(1_000_401) == []  # never signed
+    finally:
+        back = service.cursor()
+        service.write_file(config, plain)
+    live = service.wait_event(back, "config_reloaded")
+    assert live["changed"] == ["safety.dry_run: true -> false"], live
+    assert live["previous"] == dry["config"]
+    service.write_plan("systest-live", 1_000_402, in_seconds=2)
+    service.reload_and_wait()
+    assert service.wait_final("systest-live", back)["status"] == "succeeded"
+    assert len(service.emulator.landed(1_000_402)) == 1
+    assert service.main_pid() == pid  # followed, not restarted
+    # the check systemd/README.md's "Day to day" shows
+    shown = service.machine.sh(
+        day_to_day("journalctl -u jupcron -o cat | grep -E '\"(config")
+    ).stdout
+    assert shown.count('"config_reloaded"') >= 2, shown

@@ -6,19 +6,9 @@ from __future__ import annotations
 
 import re
 
-from tests.system.conftest import API_KEY, OPERATOR_DIR, ROOT, SUDO, readme_blocks
+from tests.system.conftest import API_KEY, OPERATOR_DIR, ROOT, SUDO, day_to_day
 from tests.system.machine import Machine
 from tests.system.service import Service
-
-
-def day_to_day(prefix: str) -> str:
-    """The README's "Day to day" command starting with `prefix` (continuations joined)."""
-    text = "\n".join(readme_blocks("Day to day")).replace("\\\n", " ")
-    for line in text.splitlines():
-        command = re.sub(r"\s+#.*$", "", line).strip()
-        if command.startswith(prefix):
-            return re.sub(r"\s+", " ", command)
-    raise AssertionError(f"no command starting with {prefix!r} in the README's Day to day")
 
 
 def test_a_manual_fire_runs_beside_the_daemon_as_documented(
