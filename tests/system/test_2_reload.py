@@ -72,22 +72,22 @@ def test_an_edited_config_is_followed_without_a_reload(service: Service) -> None
         dry = service.wait_event(mark, "config_reloaded")
         assert dry["trigger"] == "file"
         assert dry["changed"] == ["safety.dry_run: false -> true"], dry
-        service.write_plan("systest-dry", 1_000_401, in_seconds=2)
+        service.write_plan("systest-dry", 1_000_251, in_seconds=2)
         service.reload_and_wait()  # the plan (a config change needs none)
         run = service.wait_final("systest-dry", mark)
         assert run["status"] == "dry_run", run
-        assert service.emulator.issued(1_000_401) != []  # ordered and checked
-        assert service.emulator.landed(1_000_401) == []  # never signed
+        assert service.emulator.issued(1_000_251) != []  # ordered and checked
+        assert service.emulator.landed(1_000_251) == []  # never signed
     finally:
         back = service.cursor()
         service.write_file(config, plain)
     live = service.wait_event(back, "config_reloaded")
     assert live["changed"] == ["safety.dry_run: true -> false"], live
     assert live["previous"] == dry["config"]
-    service.write_plan("systest-live", 1_000_402, in_seconds=2)
+    service.write_plan("systest-live", 1_000_252, in_seconds=2)
     service.reload_and_wait()
     assert service.wait_final("systest-live", back)["status"] == "succeeded"
-    assert len(service.emulator.landed(1_000_402)) == 1
+    assert len(service.emulator.landed(1_000_252)) == 1
     assert service.main_pid() == pid  # followed, not restarted
     # the check systemd/README.md's "Day to day" shows
     shown = service.machine.sh(
