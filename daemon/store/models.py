@@ -255,6 +255,34 @@ class TokenInfo(Base):
     fetched_at: Mapped[datetime]
 
 
+class PauseRow(Base):
+    """An operator's pause (`jupcron pause`): one plan's slots, or every plan's
+    (scope ``*``), are recorded as skipped until `jupcron resume` deletes the row."""
+
+    __tablename__ = "pauses"
+
+    scope: Mapped[str] = mapped_column(String(200), primary_key=True)  # a plan name, or "*"
+    reason: Mapped[str | None] = mapped_column(Text)
+    paused_by: Mapped[str] = mapped_column(String(128))
+    paused_at: Mapped[datetime]
+
+
+class DaemonNode(Base):
+    """A running daemon's heartbeat, written every few seconds (leader and standby
+    alike) and removed when it stops cleanly: what `jupcron status` shows."""
+
+    __tablename__ = "daemon_nodes"
+
+    node: Mapped[str] = mapped_column(String(128), primary_key=True)  # host:pid
+    role: Mapped[str] = mapped_column(String(16))  # leader | standby
+    role_since: Mapped[datetime]
+    started_at: Mapped[datetime]
+    last_beat: Mapped[datetime]
+    dry_run: Mapped[bool] = mapped_column(Boolean)
+    kill_switch: Mapped[str | None] = mapped_column(Text)  # why runs are skipped, while on
+    version: Mapped[str] = mapped_column(String(32))
+
+
 # the audit view as migration 0001 created it (0003_fills replaces it: daemon/store/views.py)
 AUDIT_VIEW_SQL = """
 CREATE VIEW audit AS
