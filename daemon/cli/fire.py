@@ -11,6 +11,8 @@ from daemon.cli.main import Context, pass_ctx
 from daemon.errors import ConfigError
 from daemon.runner.core import RunOptions
 from daemon.runner.recovery import recover
+from daemon.store import control
+from daemon.store.engine import begin
 from daemon.store.plans import get_plan
 
 
@@ -19,7 +21,9 @@ from daemon.store.plans import get_plan
 @click.option("--dry-run", is_flag=True, help="Everything up to txguard; nothing signed or sent.")
 @pass_ctx
 def fire(ctx: Context, name: str, dry_run: bool) -> None:
-    """Run plan NAME now. Exit 0 if it succeeded (or dry-ran), 1 otherwise."""
+    """Run plan NAME now. Exit 0 if it succeeded (or dry-ran), 1 otherwise.
+
+    A paused plan (`jupcron pause`) is not fired: resume it first."""
     runtime = build_runtime(ctx.config)
     try:
         with runtime.store.factory() as session:
@@ -28,6 +32,10 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
             raise ConfigError(f"no plan named {name!r} in the store (run 'jupcron plans apply')")
         if not plan.enabled:
             raise ConfigError(f"plan {name!r} is disabled")
+        with begin(runtime.store.engine) as conn:
+            pause = control.pause_in_effect(control.pauses(conn), name)
+        if pause is not None:
+            raise ConfigError(f"plan {name!r} is not fired: {pause.skip_reason()}")
         now = datetime.now(UTC)
         outcome = runtime.runner.fire(plan, now, RunOptions(dry_run=dry_run, trigger="manual"))
         if outcome is not None and outcome.status.in_flight:

@@ -7,7 +7,9 @@ and is registered at the bottom of this file.
 
 from __future__ import annotations
 
+import getpass
 import importlib
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO, cast
@@ -72,6 +74,17 @@ class JupcronGroup(click.Group):
             sys.exit(130)
 
 
+def login_name() -> str:
+    """Who runs the command (the user behind sudo), for `--by` defaults."""
+    for name in ("SUDO_USER", "USER", "LOGNAME"):
+        if os.environ.get(name):
+            return os.environ[name]
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
 def _fail(exc: JupcronError) -> None:
     if isinstance(exc, PlanError):
         for problem in exc.problems:
@@ -117,7 +130,8 @@ class _Stderr:
 COMMANDS = {
     "db": "db", "plans": "plans", "run": "run", "fire": "fire", "audit": "audit", "tx": "tx",
     "wallet": "wallet", "portfolio": "portfolio", "emulator": "emulator", "demo": "demo",
-    "settle": "settle", "report": "report",
+    "settle": "settle", "report": "report", "pause": "control", "resume": "control",
+    "status": "status",
 }  # fmt: skip
 
 

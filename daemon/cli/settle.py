@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import getpass
-import os
 from datetime import UTC, datetime
 
 import click
 
 from daemon.app import open_store
-from daemon.cli.main import Context, pass_ctx
+from daemon.cli.main import Context, login_name, pass_ctx
 from daemon.rpc import rpc_from_config
 from daemon.runner.manual import Verdict, settle_in_doubt
 from daemon.store.runstore import SqlRunStore
@@ -43,7 +41,7 @@ def settle(
     store = open_store(config)
     rpc = rpc_from_config(config.rpc)
     try:
-        verdict = Verdict(landed=landed, reason=reason, by=by or _login())
+        verdict = Verdict(landed=landed, reason=reason, by=by or login_name())
         run = settle_in_doubt(
             SqlRunStore(store.engine), run_id, verdict, now=datetime.now(UTC), rpc=rpc,
             force=force,
@@ -53,13 +51,3 @@ def settle(
             rpc.close()
         store.close()
     click.echo(f"run {run.id}  {run.status}  signature={run.signature}  settled: {reason}")
-
-
-def _login() -> str:
-    for name in ("SUDO_USER", "USER", "LOGNAME"):
-        if os.environ.get(name):
-            return os.environ[name]
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"

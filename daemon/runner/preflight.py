@@ -1,5 +1,8 @@
 """Safety limits checked before the order call: nothing is ordered past them.
 
+The kill switch (config or file), then an operator's pause (`jupcron pause`,
+stored in the database), then the caps, then the wallet's balance.
+
 Each check returns a reason to skip the run, or ``None``. The caps are
 computed from the audit trail itself (the store), so they hold across
 restarts and across daemons sharing one database.
@@ -41,10 +44,12 @@ def spend_of(plan: PlanRecord) -> Spend:
 
 
 def check(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> str | None:
-    """Why this run must not be ordered (kill switch, caps, balance), or ``None``;
-    a run that passes has its amount reserved against the caps."""
+    """Why this run must not be ordered (kill switch, an operator's pause, caps,
+    balance), or ``None``; a run that passes has its amount reserved against the caps."""
     config = ports.config
     reason = kill_switch(config)
+    if reason is None:
+        reason = paused(ports, plan)
     if reason is None and caps_apply(plan, config):
         reason = reserve(ports, run, plan, now)
     if reason is None and wants_balance_check(plan, config):
@@ -59,6 +64,13 @@ def kill_switch(config: Config) -> str | None:
     if path is not None and path.exists():
         return f"kill switch file {path} exists"
     return None
+
+
+def paused(ports: Ports, plan: PlanRecord) -> str | None:
+    """`jupcron pause` (the plan's, or every plan's), as the store had it at most
+    `PAUSE_TTL` seconds ago."""
+    pause = ports.store.pause_of(plan.name)
+    return None if pause is None else pause.skip_reason()
 
 
 def caps_apply(plan: PlanRecord, config: Config) -> bool:

@@ -43,6 +43,7 @@ from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.preflight import kill_switch
 from daemon.runner.recovery import recover
 from daemon.scheduler import Scheduler
+from daemon.service.heartbeat import Heartbeat
 from daemon.service.leader import Leadership, leadership_for
 from daemon.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
 from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
@@ -96,6 +97,7 @@ class Daemon:
         self.webhook: WebhookNotifier | None = None
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
+        self.heartbeat: Heartbeat | None = None
         self._last_recovery = 0.0
         self._store_ok = True
         self._status = ""
@@ -154,6 +156,11 @@ class Daemon:
         if config.api.swap_api == "ultra-v1":  # it works, but upstream no longer maintains it
             log.warning("swap_api_unmaintained", use="swap-v2", see="docs/products.md")
         self._lead_or_wait(lead)
+        self.heartbeat = Heartbeat(
+            store.engine, node=self.runtime.runner.node, started_at=self._started_at,
+            version=__version__,
+        )  # fmt: skip
+        self._beat()
         self.notifier.ready(self._status_text())
 
     def _open_store(self) -> Store | None:
@@ -180,6 +187,7 @@ class Daemon:
             self._maybe_recover()
             self._update_status()
             self._follow_config()
+            self._beat()
             for event in self.inbox.wait(min(TICK, watchdog.seconds_until_due(default=TICK))):
                 if event is SignalEvent.RELOAD:
                     self.reload()
@@ -194,6 +202,8 @@ class Daemon:
             self.scheduler.stop(wait=False)
         self._stop_follower()
         self._wait_for_runs(deadline)
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
         if self.leadership is not None:
             self.leadership.release()
         if self.metrics_server is not None:
@@ -258,6 +268,11 @@ class Daemon:
             kill_switch=kill_switch(config), rate_limit=rate, wallet=str(wallet),
             version=__version__,
         )  # fmt: skip
+
+    def _beat(self) -> None:
+        """The heartbeat row `jupcron status` reads, with the config in effect now."""
+        if self.heartbeat is not None:
+            self.heartbeat.tick(leader=self.leader, role_since=self._role_since, config=self.config)
 
     def _count_plans(self) -> None:
         assert self.runtime is not None

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus
 
+PAUSE_TTL = 0.5  # seconds a run store may serve its copy of the pauses
+
 # run_id, step, detail, at: one row of the append-only events table
 Event = tuple[int, str, dict[str, Any], datetime]
 
@@ -76,6 +78,29 @@ class ExecuteValues:
     output_amount_result: str | None = None
     answer: dict[str, Any] = field(default_factory=dict)
     swap_events: tuple[SwapEventValues, ...] = ()
+
+
+ALL_PLANS = "*"  # the scope of `jupcron pause --all` (no plan name has a '*')
+
+
+@dataclass(frozen=True)
+class Pause:
+    """An operator's pause: one plan's slots (`scope` its name), or every plan's."""
+
+    scope: str
+    reason: str | None
+    by: str
+    at: datetime
+
+    @property
+    def all_plans(self) -> bool:
+        return self.scope == ALL_PLANS
+
+    def skip_reason(self) -> str:
+        """What a slot skipped under this pause records as its error."""
+        what = "all plans paused" if self.all_plans else "paused"
+        resume = "jupcron resume --all" if self.all_plans else f"jupcron resume {self.scope}"
+        return f"{what}: {self.reason or 'no reason given'} (by {self.by}; {resume})"
 
 
 class RunStore(Protocol):
@@ -149,4 +174,9 @@ class RunStore(Protocol):
 
     def steps(self, run_id: int) -> list[tuple[str, dict[str, Any]]]:
         """The run's events (step, detail), oldest first."""
+        ...
+
+    def pause_of(self, plan_name: str) -> Pause | None:
+        """The pause in effect for the plan (its own, else every plan's), or ``None``;
+        as stored at most `PAUSE_TTL` seconds ago (the hot path reads a cached copy)."""
         ...

@@ -8,6 +8,8 @@ write is committed. `group_commit=False` gives each write its own transaction.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
@@ -15,12 +17,20 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, select
 
-from daemon.store import audit, runs
+from daemon.store import audit, control, runs
 from daemon.store.engine import begin
 from daemon.store.group import GroupCommit
 from daemon.store.models import Plan
 from daemon.store.plans import PLAN_COLUMNS
-from daemon.store.port import CapHit, CapWindow, Event, ExecuteValues, Reservation
+from daemon.store.port import (
+    PAUSE_TTL,
+    CapHit,
+    CapWindow,
+    Event,
+    ExecuteValues,
+    Pause,
+    Reservation,
+)
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.results import record_execute
 from daemon.store.types import RunStatus
@@ -32,9 +42,21 @@ T = TypeVar("T")
 class SqlRunStore:
     """The run store on `engine` (SQLite or PostgreSQL)."""
 
-    def __init__(self, engine: Engine, *, group_commit: bool = True) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        group_commit: bool = True,
+        pause_ttl: float = PAUSE_TTL,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.engine = engine
         self.group = GroupCommit(engine) if group_commit else None
+        self._pause_ttl = pause_ttl
+        self._monotonic = monotonic
+        self._pauses: list[Pause] = []
+        self._pauses_read = float("-inf")
+        self._pauses_lock = threading.Lock()
 
     def _write(self, fn: Callable[[Connection], T]) -> T:
         """`fn` in a committed transaction (shared with other threads' writes)."""
@@ -148,6 +170,19 @@ class SqlRunStore:
     def steps(self, run_id: int) -> list[tuple[str, dict[str, Any]]]:
         with begin(self.engine) as conn:
             return [(step, detail) for _, step, detail in runs.events(conn, run_id)]
+
+    def pause_of(self, plan_name: str) -> Pause | None:
+        """One small read of the pauses table per `pause_ttl` seconds, whatever the
+        number of runs: a pause reaches every run that starts `pause_ttl` after it.
+        If the store cannot be read the error goes up (the run stays pending, for
+        recovery): a pause is never missed for want of a read."""
+        with self._pauses_lock:
+            if self._monotonic() - self._pauses_read >= self._pause_ttl:
+                with begin(self.engine) as conn:
+                    self._pauses = control.pauses(conn)
+                self._pauses_read = self._monotonic()
+            found = self._pauses
+        return control.pause_in_effect(found, plan_name)
 
 
 def _reserve(

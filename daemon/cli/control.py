@@ -1,0 +1,112 @@
+"""`jupcron pause` and `jupcron resume`: the emergency stop that needs no
+preparation. Stored in the database, so every daemon on it (leader and standby)
+obeys within a second, with no config edit and no restart: a paused plan's slots
+are recorded as `skipped`, with the reason."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import click
+
+from daemon.app import open_store
+from daemon.cli.main import Context, login_name, pass_ctx
+from daemon.errors import ConfigError
+from daemon.store import control
+from daemon.store.engine import begin
+from daemon.store.port import ALL_PLANS, Pause
+from daemon.store.status import when
+
+names_argument = click.argument("names", nargs=-1, metavar="[NAME]...")
+
+
+def _scopes(names: Sequence[str], all_plans: bool) -> list[str]:
+    if all_plans and names:
+        raise click.UsageError("give plan names or --all, not both")
+    if not all_plans and not names:
+        raise click.UsageError("give plan names, or --all")
+    return [ALL_PLANS] if all_plans else list(dict.fromkeys(names))
+
+
+def _label(scope: str) -> str:
+    return "all plans" if scope == ALL_PLANS else scope
+
+
+def _check_known(unknown: list[str]) -> None:
+    if unknown:
+        names = ", ".join(repr(n) for n in unknown)
+        raise ConfigError(
+            f"no plan named {names} in the store (see 'jupcron plans list'); nothing changed"
+        )
+
+
+@click.command()
+@names_argument
+@click.option("--all", "all_plans", is_flag=True, help="Every plan, and plans added later.")
+@click.option("--reason", help="Why: shown by 'jupcron status' and in each skipped run's error.")
+@click.option("--by", help="Who pauses (default: the login name).")
+@pass_ctx
+def pause(
+    ctx: Context, names: tuple[str, ...], all_plans: bool, reason: str | None, by: str | None
+) -> None:
+    """Pause plans NAME... (or --all) until 'jupcron resume'.
+
+    Every daemon on the database records their slots as `skipped` (with the
+    reason) from within a second; runs already past ordering finish. A manual
+    'jupcron fire' of a paused plan is refused. An unknown NAME changes nothing
+    (exit 1).
+    """
+    scopes = _scopes(names, all_plans)
+    store = open_store(ctx.config)
+    try:
+        with begin(store.engine) as conn:
+            _check_known(control.unknown_plans(conn, names))
+            before = control.pause(
+                conn, scopes, reason=reason, by=by or login_name(), now=datetime.now(UTC)
+            )
+    finally:
+        store.close()
+    for scope, was in before.items():
+        note = f" (paused already since {when(was.at)}: reason replaced)" if was else ""
+        click.echo(f"paused {_label(scope)}: {reason or 'no reason given'}{note}")
+    undo = "jupcron resume --all" if all_plans else f"jupcron resume {' '.join(scopes)}"
+    click.echo(f"running daemons skip these slots from within a second; undo with: {undo}")
+
+
+@click.command()
+@names_argument
+@click.option("--all", "all_plans", is_flag=True, help="Undo 'pause --all'.")
+@pass_ctx
+def resume(ctx: Context, names: tuple[str, ...], all_plans: bool) -> None:
+    """Resume plans NAME... (or undo 'pause --all'): their next slots run again.
+
+    'resume --all' lifts the every-plan pause only; plans paused by name stay
+    paused (listed) until resumed by name. Resuming what is not paused says so
+    and changes nothing.
+    """
+    scopes = _scopes(names, all_plans)
+    store = open_store(ctx.config)
+    try:
+        with begin(store.engine) as conn:
+            _check_known(control.unknown_plans(conn, names))
+            lifted = {p.scope: p for p in control.resume(conn, scopes)}
+            left = control.pauses(conn)
+    finally:
+        store.close()
+    for scope in scopes:
+        was = lifted.get(scope)
+        if was is None:
+            click.echo(f"{_label(scope)}: not paused")
+        else:
+            click.echo(f"resumed {_label(scope)} (paused {_since(was)})")
+    for pause_left in left:
+        undo = "--all" if pause_left.all_plans else pause_left.scope
+        click.echo(
+            f"still paused: {_label(pause_left.scope)} ({_since(pause_left)}; "
+            f"jupcron resume {undo})"
+        )
+
+
+def _since(found: Pause) -> str:
+    return f"by {found.by} at {when(found.at)}: {found.reason or 'no reason given'}"

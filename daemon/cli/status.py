@@ -1,0 +1,110 @@
+"""`jupcron status`: is a daemon running (node, leader or standby, since when), is
+dry run, a pause or the kill switch in effect, each plan's next fire time and
+last result, runs in flight, `in_doubt` runs waiting for the operator.
+
+Read-only: it opens the database as a reader (never creates a file, takes no
+write lock) and exits 0 whenever it could read it, whatever it found (the JSON
+says); 1 when it could not (no database, not migrated).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import click
+
+from daemon.cli.main import Context, pass_ctx
+from daemon.cli.output import render
+from daemon.config import Config
+from daemon.runner.preflight import kill_switch
+from daemon.store import migrate
+from daemon.store import status as store_status
+from daemon.store.control import STALE_AFTER, NodeBeat
+from daemon.store.engine import open_reader, session_factory
+from daemon.store.status import SETTLE, Status, as_json, when
+
+
+@click.command()
+@click.option(
+    "--format", "fmt", type=click.Choice(("table", "json")), default="table",
+    show_default=True, help="Output format.",
+)  # fmt: skip
+@pass_ctx
+def status(ctx: Context, fmt: str) -> None:
+    """Daemons (leader, standby), dry run / pauses / kill switch, each plan's next
+    fire and last result, runs in flight and in doubt. Exit 0 if the database
+    could be read (1 if not)."""
+    config = ctx.config
+    engine = open_reader(config.database.url)
+    try:
+        migrate.require_head(engine)
+        with session_factory(engine)() as session:
+            found = store_status.read(session, datetime.now(UTC))
+    finally:
+        engine.dispose()
+    here = {"dry_run": config.safety.dry_run, "kill_switch": kill_switch(config)}
+    if fmt == "json":
+        click.echo(json.dumps({**as_json(found), "config": here}, indent=2))
+    else:
+        click.echo(table(found, config))
+
+
+def _node_line(node: NodeBeat, found: Status) -> str:
+    if not node.running(found.now):
+        return f"{node.node}  not running (last heartbeat {when(node.last_beat)})"
+    return (
+        f"{node.node}  {node.role} since {when(node.role_since)}  "
+        f"(started {when(node.started_at)}, version {node.version})"
+    )
+
+
+def _safety(found: Status, config: Config) -> list[tuple[str, str]]:
+    running = found.running
+    if running:
+        dry = [n.node for n in running if n.dry_run]
+        dry_text = f"on ({', '.join(dry)})" if dry else "off"
+        kills = [f"{n.kill_switch} ({n.node})" for n in running if n.kill_switch]
+        kill_text = "; ".join(kills) if kills else "off"
+    else:  # no daemon to ask: what this config file says
+        dry_text = ("on" if config.safety.dry_run else "off") + " (this config file)"
+        kill = kill_switch(config)
+        kill_text = (f"ON: {kill}" if kill else "off") + " (this config file)"
+    paused = [p.skip_reason() for p in found.pauses] or ["none"]
+    rows = [("dry run", dry_text), ("kill switch", kill_text), ("paused", paused[0])]
+    return rows + [("", more) for more in paused[1:]]
+
+
+def table(found: Status, config: Config) -> str:
+    """The status for people: a head of `label  value` lines, then the tables."""
+    daemons = [_node_line(n, found) for n in found.daemons]
+    if not found.running:
+        stale = int(STALE_AFTER.total_seconds())
+        daemons.insert(0, f"none running (no heartbeat in the last {stale} s)")
+    head = [("daemon", daemons[0]), *(("", more) for more in daemons[1:])]
+    head += _safety(found, config)
+    width = max(len(label) for label, _ in head)
+    lines = [f"{label.ljust(width)}  {value}" for label, value in head]
+    plans = [
+        {
+            "plan": p.name, "kind": p.kind,
+            "next_fire": when(p.next_fire) or ("-" if p.enabled else "disabled"),
+            "paused": "all" if p.pause and p.pause.all_plans else ("yes" if p.pause else ""),
+            "last_status": str(p.last.status) if p.last else "-",
+            "last_slot": when(p.last.scheduled_for) if p.last else "",
+            "last_error": p.last.error if p.last else "",
+        }
+        for p in found.plans
+    ]  # fmt: skip
+    columns = ["plan", "kind", "next_fire", "paused", "last_status", "last_slot", "last_error"]
+    lines += ["", f"plans ({len(plans)})", render(plans, columns, "table")]
+    run_columns = ["run_id", "plan_name", "status", "scheduled_for", "trigger", "signature"]
+    flight = [store_status.run_json(r) for r in found.in_flight.runs]
+    lines += ["", f"in flight ({found.in_flight.count})", render(flight, run_columns, "table")]
+    doubt = [store_status.run_json(r) for r in found.in_doubt.runs]
+    lines += ["", f"in doubt ({found.in_doubt.count})"]
+    if doubt:
+        lines.append("look each signature up on-chain, then record it: " + SETTLE.format(
+            run_id="RUN_ID"))  # fmt: skip
+    lines.append(render(doubt, [*run_columns[:4], "signature", "error"], "table"))
+    return "\n".join(lines)

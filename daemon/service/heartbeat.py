@@ -1,0 +1,82 @@
+"""The daemon's heartbeat: its row in `daemon_nodes`, written every `BEAT` seconds
+by leader and standby alike, so `jupcron status` (from any shell, on any machine
+sharing the database) can tell who runs, in which role, and with what in effect.
+
+Each beat reads the config the daemon runs with *now* (a reload may have changed
+`safety.dry_run` or the kill switch); a role change is written at once. A clean
+stop removes the row; a crashed daemon's row stops being renewed and shows as not
+running once older than `STALE_AFTER`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import structlog
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from daemon.config import Config
+from daemon.errors import JupcronError
+from daemon.runner.preflight import kill_switch
+from daemon.store import control
+from daemon.store.control import BEAT, NodeBeat
+from daemon.store.engine import begin
+
+log = structlog.get_logger(__name__)
+
+
+class Heartbeat:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        node: str,
+        started_at: datetime,
+        version: str,
+        interval: float = BEAT,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.engine = engine
+        self.node = node
+        self.started_at = started_at
+        self.version = version
+        self.interval = interval
+        self._monotonic = monotonic
+        self._last = float("-inf")
+        self._role: str | None = None
+        self._failing = False
+        self._written = False
+
+    def tick(self, *, leader: bool, role_since: datetime, config: Config) -> None:
+        """Beat if one is due (or the role changed); a store error is logged, not raised."""
+        role = "leader" if leader else "standby"
+        if role == self._role and self._monotonic() - self._last < self.interval:
+            return
+        self._last = self._monotonic()
+        beat = NodeBeat(
+            node=self.node, role=role, role_since=role_since, started_at=self.started_at,
+            last_beat=datetime.now(UTC), dry_run=config.safety.dry_run,
+            kill_switch=kill_switch(config), version=self.version,
+        )  # fmt: skip
+        try:
+            with begin(self.engine) as conn:
+                control.beat(conn, beat)
+        except (JupcronError, SQLAlchemyError) as exc:
+            if not self._failing:
+                log.warning("heartbeat_failed", error=str(exc))
+            self._failing = True
+            return
+        self._role, self._failing, self._written = role, False, True
+
+    def stop(self) -> None:
+        """A clean stop: the row goes (if the store can be reached; else it goes stale)."""
+        if not self._written:
+            return
+        try:
+            with begin(self.engine) as conn:
+                control.forget_node(conn, self.node)
+        except (JupcronError, SQLAlchemyError) as exc:
+            log.warning("heartbeat_not_removed", error=str(exc))
