@@ -22,6 +22,7 @@ from daemon.store import migrate
 from daemon.store import status as store_status
 from daemon.store.control import STALE_AFTER, NodeBeat
 from daemon.store.engine import open_reader, session_factory
+from daemon.store.port import Pause
 from daemon.store.status import SETTLE, Status, as_json, when
 
 
@@ -59,6 +60,14 @@ def _node_line(node: NodeBeat, found: Status) -> str:
     )
 
 
+def _pause_line(pause: Pause) -> str:
+    what, undo = ("all plans", "--all") if pause.all_plans else (pause.scope, pause.scope)
+    return (
+        f"{what} since {when(pause.at)} by {pause.by}: {pause.reason or 'no reason given'} "
+        f"(jupcron resume {undo})"
+    )
+
+
 def _safety(found: Status, config: Config) -> list[tuple[str, str]]:
     running = found.running
     if running:
@@ -70,7 +79,7 @@ def _safety(found: Status, config: Config) -> list[tuple[str, str]]:
         dry_text = ("on" if config.safety.dry_run else "off") + " (this config file)"
         kill = kill_switch(config)
         kill_text = (f"ON: {kill}" if kill else "off") + " (this config file)"
-    paused = [p.skip_reason() for p in found.pauses] or ["none"]
+    paused = [_pause_line(p) for p in found.pauses] or ["none"]
     rows = [("dry run", dry_text), ("kill switch", kill_text), ("paused", paused[0])]
     return rows + [("", more) for more in paused[1:]]
 

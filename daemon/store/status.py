@@ -75,7 +75,7 @@ class RunList:
 @dataclass(frozen=True)
 class Status:
     now: datetime
-    daemons: tuple[NodeBeat, ...]  # leader first; stale ones too (see `running`)
+    daemons: tuple[NodeBeat, ...]  # running ones first, the leader first; stale ones last
     pauses: tuple[Pause, ...]
     plans: tuple[PlanState, ...]
     in_flight: RunList
@@ -167,8 +167,9 @@ def _brief(r: Any) -> RunBrief:
 def read(session: Session, now: datetime) -> Status:
     """The whole status, as of `now`."""
     found = pauses(session)
+    nodes = sorted(daemons(session), key=lambda n: (not n.running(now), n.role != "leader"))
     return Status(
-        now=now, daemons=tuple(daemons(session)), pauses=tuple(found),
+        now=now, daemons=tuple(nodes), pauses=tuple(found),
         plans=tuple(plan_states(session, now, found)),
         in_flight=runs_in(session, sorted(IN_FLIGHT)),
         in_doubt=runs_in(session, [RunStatus.IN_DOUBT]),
