@@ -38,6 +38,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("web_page_s", "10,000 plans: status page (median of 5)", "s", "< 1"),
     ("web_api_plans_s", "10,000 plans: /api/plans (median of 5)", "s", "< 1"),
     ("web_api_status_s", "10,000 plans: /api/status (median of 5)", "s", ""),
+    ("status_json_s", "10,000 plans, 100,000 runs: jupcron status --format json", "s", ""),
+    ("status_table_s", "10,000 plans, 100,000 runs: jupcron status (table)", "s", ""),
 ]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -122,11 +123,12 @@ def test_pause_and_resume_reach_a_running_daemon(daemon_env: DaemonEnvFactory) -
     assert done.returncode == 0, done.stderr
     assert "undo with: jupcron resume --all" in done.stdout
     mark = last_id(env)
-    every = lambda: {
-        r["plan_name"]
-        for r in newer(audit_of(env), mark)  # noqa: E731
-        if r["error"] and r["error"].startswith("all plans paused: incident 7")
-    }
+
+    def every() -> set[str]:
+        prefix = "all plans paused: incident 7"
+        rows = newer(audit_of(env), mark)
+        return {r["plan_name"] for r in rows if (r["error"] or "").startswith(prefix)}
+
     assert env.wait_until(lambda: every() == {"tick"}, timeout=30)  # tock: its own pause
     done = env.jupcron("resume", "--all")
     assert "resumed all plans" in done.stdout
@@ -223,14 +225,14 @@ def test_a_pause_reaches_every_daemon_of_a_postgresql_pair(
     done = env.jupcron("pause", "--all", "--reason", "incident 9")
     assert done.returncode == 0, done.stderr
     reason = "all plans paused: incident 9 ("
+
     # the leader obeys ...
-    by = lambda proc: [r for r in _runs(pg_empty_url)  # noqa: E731
-                       if (r["claimed_by"] or "").endswith(f":{proc.pid}")]  # fmt: skip
-    skipped_by = lambda proc: [
-        r
-        for r in by(proc)  # noqa: E731
-        if r["status"] == "skipped" and r["error"].startswith(reason)
-    ]
+    def by(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
+        return [r for r in _runs(pg_empty_url) if (r["claimed_by"] or "").endswith(f":{proc.pid}")]
+
+    def skipped_by(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
+        return [r for r in by(proc) if r["status"] == "skipped" and r["error"].startswith(reason)]
+
     assert env.wait_until(lambda: len(skipped_by(first)) >= 2, timeout=30), env.log_of(first)
     # ... and so does the standby, once it leads: kill the leader
     first.kill()
