@@ -50,9 +50,9 @@ def _check_known(unknown: list[str]) -> None:
 def pause(
     ctx: Context, names: tuple[str, ...], all_plans: bool, reason: str | None, by: str | None
 ) -> None:
-    """Pause plans NAME... (or --all) until 'jupcron resume'.
+    """Stop plans by NAME (or --all): their slots are recorded as skipped.
 
-    Every daemon on the database records their slots as `skipped` (with the
+    Stored in the database, until 'jupcron resume': every daemon on the database records their slots as `skipped` (with the
     reason) from within a second; runs already past ordering finish. A manual
     'jupcron fire' of a paused plan is refused. An unknown NAME changes nothing
     (exit 1).
@@ -79,7 +79,7 @@ def pause(
 @click.option("--all", "all_plans", is_flag=True, help="Undo 'pause --all'.")
 @pass_ctx
 def resume(ctx: Context, names: tuple[str, ...], all_plans: bool) -> None:
-    """Resume plans NAME... (or undo 'pause --all'): their next slots run again.
+    """Resume paused plans by NAME (or --all): their next slots run again.
 
     'resume --all' lifts the every-plan pause only; plans paused by name stay
     paused (listed) until resumed by name. Resuming what is not paused says so

@@ -33,9 +33,12 @@ from daemon.store.status import SETTLE, Status, as_json, when
 )  # fmt: skip
 @pass_ctx
 def status(ctx: Context, fmt: str) -> None:
-    """Daemons (leader, standby), dry run / pauses / kill switch, each plan's next
-    fire and last result, runs in flight and in doubt. Exit 0 if the database
-    could be read (1 if not)."""
+    """Is a daemon running, what is in effect, next fires, runs needing attention.
+
+    The daemons (node, leader or standby, since when), dry run / pauses / kill
+    switch in effect, each plan's next fire time and last result, runs in flight,
+    and in_doubt runs with their 'jupcron settle' command. Read-only; exit 0 if
+    the database could be read (1 if not)."""
     config = ctx.config
     engine = open_reader(config.database.url)
     try:

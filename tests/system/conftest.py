@@ -46,14 +46,23 @@ def readme_blocks(section: str) -> list[str]:
     return re.findall(r"```sh\n(.*?)```", body, flags=re.DOTALL)
 
 
-def day_to_day(prefix: str) -> str:
-    """The README's "Day to day" command starting with `prefix` (continuations joined)."""
+def day_to_day_all(prefix: str) -> list[str]:
+    """The README's "Day to day" commands starting with `prefix` (continuations joined)."""
     text = "\n".join(readme_blocks("Day to day")).replace("\\\n", " ")
+    found = []
     for line in text.splitlines():
         command = re.sub(r"\s+#.*$", "", line).strip()
         if command.startswith(prefix):
-            return re.sub(r"\s+", " ", command)
-    raise AssertionError(f"no command starting with {prefix!r} in the README's Day to day")
+            found.append(re.sub(r"\s+", " ", command))
+    return found
+
+
+def day_to_day(prefix: str) -> str:
+    """The README's first "Day to day" command starting with `prefix`."""
+    found = day_to_day_all(prefix)
+    if not found:
+        raise AssertionError(f"no command starting with {prefix!r} in the README's Day to day")
+    return found[0]
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.system.conftest import API_KEY, OPERATOR_DIR, ROOT, SUDO, day_to_day
+from tests.system.conftest import API_KEY, OPERATOR_DIR, ROOT, SUDO, day_to_day, day_to_day_all
 from tests.system.machine import Machine
 from tests.system.service import Service
 
@@ -42,6 +42,38 @@ def test_a_manual_fire_runs_beside_the_daemon_as_documented(
     service.write_plan("systest-after-fire", 1_000_602, in_seconds=2)
     service.reload_and_wait()
     assert service.wait_final("systest-after-fire", mark)["status"] == "succeeded"
+
+
+def test_pause_status_and_resume_as_documented(machine: Machine, service: Service) -> None:
+    """Issue 14, items 3 and 4 on the service install: the "Day to day" lines, as the
+    service's user, beside the running daemon (no restart)."""
+    lines = day_to_day_all("sudo systemd-run")
+    status = next(c for c in lines if c.endswith(" status"))
+    pause = next(c for c in lines if " pause --all --reason " in c)
+    resume = next(c for c in lines if c.endswith(" resume --all"))
+    shown = machine.sh(SUDO + status).stdout
+    assert re.search(r":\d+  leader since ", shown), shown
+    done = machine.sh(SUDO + pause, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "paused all plans: incident" in done.stdout
+    pid = service.main_pid()
+    mark = service.cursor()
+    service.write_plan("systest-paused", 1_000_611, in_seconds=3)
+    service.reload_and_wait()
+    final = service.wait_final("systest-paused", mark)
+    assert final["status"] == "skipped", final
+    assert final["error"].startswith("all plans paused: incident (by "), final
+    assert service.emulator.issued(1_000_611) == []  # nothing ordered
+    shown = machine.sh(SUDO + status).stdout
+    assert "all plans since " in shown, shown
+    done = machine.sh(SUDO + resume, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resumed all plans" in done.stdout
+    mark = service.cursor()
+    service.write_plan("systest-resumed", 1_000_612, in_seconds=3)
+    service.reload_and_wait()
+    assert service.wait_final("systest-resumed", mark)["status"] == "succeeded"
+    assert service.main_pid() == pid
 
 
 def credentials_block() -> str:
