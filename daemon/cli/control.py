@@ -52,10 +52,10 @@ def pause(
 ) -> None:
     """Stop plans by NAME (or --all): their slots are recorded as skipped.
 
-    Stored in the database, until 'jupcron resume': every daemon on the database records their slots as `skipped` (with the
-    reason) from within a second; runs already past ordering finish. A manual
-    'jupcron fire' of a paused plan is refused. An unknown NAME changes nothing
-    (exit 1).
+    Stored in the database, until 'jupcron resume': every daemon on it records
+    their slots as `skipped` (with the reason) from within a second; runs
+    already past ordering finish. A manual 'jupcron fire' of a paused plan is
+    refused. An unknown NAME changes nothing (exit 1).
     """
     scopes = _scopes(names, all_plans)
     store = open_store(ctx.config)

@@ -180,7 +180,12 @@ def read(session: Session, now: datetime) -> Status:
 
 
 def when(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """UTC text, as the status page and the JSON twins show times."""
+    if value is None:
+        return None
+    if value.tzinfo is None:  # read from a SQLite view: naive UTC
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def node_json(node: NodeBeat, now: datetime) -> dict[str, Any]:

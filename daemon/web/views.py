@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -25,6 +25,7 @@ from daemon.store import plans as store_plans
 from daemon.store import tokens
 from daemon.store.audit import AuditFilter, audit_rows
 from daemon.store.records import PlanRecord
+from daemon.store.status import SETTLE, when
 from daemon.store.types import IN_FLIGHT, RunStatus
 from daemon.web.activity import Counts
 from daemon.web.chart import series
@@ -36,7 +37,6 @@ MAX_PAGE = 500
 RUNS_SHOWN = 50
 MAX_RUNS = 500
 REPORT_TTL = 2.0  # seconds one report serves the page, its twins and its charts
-SETTLE = "jupcron settle {run_id} --landed|--not-landed --reason TEXT"
 IN_DOUBT_HELP = (
     "Look the signature up on-chain (an explorer or your RPC node), then record what "
     "you found: " + SETTLE
@@ -59,14 +59,6 @@ class LiveState:
     rate_limit: float  # requests/s we allow ourselves
     wallet: str  # the public key
     version: str
-
-
-def when(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:  # read from a SQLite view: naive UTC
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ReportCache:
