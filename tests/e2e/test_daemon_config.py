@@ -75,6 +75,14 @@ def edit_by_rename(path: Path, old: str, new: str) -> None:
     os.replace(fresh, path)
 
 
+def status_dry_run(env: DaemonEnv) -> bool | None:
+    """The dry-run state `jupcron status` reports for the running daemon."""
+    done = env.jupcron("status", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    return None if not data["running"] else data["dry_run"]
+
+
 def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refused(
     daemon_env: DaemonEnvFactory,
 ) -> None:
@@ -95,6 +103,7 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
             proc
         )
         assert all(r["source"] == "safety.dry_run" for r in final_under(env, dry_digest, True))
+        assert env.wait_until(lambda: status_dry_run(env) is True, 30)
 
         # live: `safety.dry_run: false` in the file, saved; nothing else
         edit_in_place(env.config, '"dry_run": true', '"dry_run": false')
@@ -112,6 +121,7 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
         signed = final_under(env, live["config"], False)
         assert {r["status"] for r in signed} == {"succeeded"}, signed
         assert all(r["source"] is None for r in signed)
+        assert env.wait_until(lambda: status_dry_run(env) is False, 30)  # what status says
         landed = {e.signature for e in ledger.landed()}
         assert {r["signature"] for r in signed} <= landed
         # the operator's check of the config they read
@@ -133,6 +143,7 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
             return any(r["run_id"] > last_live for r in final_under(env, dry_digest, True))
 
         assert env.wait_until(dry_after_live, 60), env.log_of(proc)
+        assert env.wait_until(lambda: status_dry_run(env) is True, 30)
 
         # a broken edit: refused whole, said once, the daemon stays dry and signs nothing
         before_bad = len(final_under(env, dry_digest, True))
