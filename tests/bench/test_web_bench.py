@@ -1,6 +1,9 @@
 """The status page with 10,000 plans: how long the page and its JSON twins take
 (figures only, never asserted: `make bench`). The page is served as the daemon
-serves it (the same app, listener and read-only engine) over loopback HTTP."""
+serves it (the same app, listener and read-only engine) over loopback HTTP.
+
+Twice: with no run yet, then with ten finished runs a plan (100,000 runs, as in
+test_status_bench), names ending in ``_runs``."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from daemon.web.views import LiveState
 from tests.bench.conftest import Figures
 from tests.bench.harness import Bench, daily_plans
 from tests.bench.test_bench import FOOTPRINT_PLANS
+from tests.bench.test_status_bench import _add_runs
 
 TIMES = 5
 
@@ -52,13 +56,19 @@ def test_status_page_with_10000_plans(
     server = serve_metrics(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
-            for name, path in (("web_page", "/"), ("web_api_plans", "/api/plans"),
-                               ("web_api_status", "/api/status"),
-                               ("web_api_runs", "/api/runs")):  # fmt: skip
-                first, median, size = _seconds(client, path)
-                figures.put(backend, f"{name}_first_s", round(first, 3))
-                figures.put(backend, f"{name}_s", round(median, 3))
-                figures.put(backend, f"{name}_kb", round(size / 1024, 1))
+            _measure(client, backend, figures, "")
+            _add_runs(url)
+            _measure(client, backend, figures, "_runs")
     finally:
         server.stop()
         engine.dispose()
+
+
+def _measure(client: httpx.Client, backend: str, figures: Figures, suffix: str) -> None:
+    for name, path in (("web_page", "/"), ("web_api_plans", "/api/plans"),
+                       ("web_api_status", "/api/status"),
+                       ("web_api_runs", "/api/runs")):  # fmt: skip
+        first, median, size = _seconds(client, path)
+        figures.put(backend, f"{name}{suffix}_first_s", round(first, 3))
+        figures.put(backend, f"{name}{suffix}_s", round(median, 3))
+        figures.put(backend, f"{name}{suffix}_kb", round(size / 1024, 1))
