@@ -3,7 +3,9 @@ by leader and standby alike, so `jupcron status` (from any shell, on any machine
 sharing the database) can tell who runs, in which role, and with what in effect.
 
 Each beat reads the config the daemon runs with *now* (a reload may have changed
-`safety.dry_run` or the kill switch); a role change is written at once. A clean
+`safety.dry_run` or the kill switch); a change of role, dry run or kill switch is
+written at once (the status page and `jupcron status` show it within a loop turn
+of a config reload, not a beat later). A clean
 stop removes the row; a crashed daemon's row stops being renewed and shows as not
 running once older than `STALE_AFTER`.
 """
@@ -46,20 +48,21 @@ class Heartbeat:
         self.interval = interval
         self._monotonic = monotonic
         self._last = float("-inf")
-        self._role: str | None = None
+        self._state: tuple[str, bool, str | None] | None = None  # the last one written
         self._failing = False
         self._written = False
 
     def tick(self, *, leader: bool, role_since: datetime, config: Config) -> None:
         """Beat if one is due (or the role changed); a store error is logged, not raised."""
         role = "leader" if leader else "standby"
-        if role == self._role and self._monotonic() - self._last < self.interval:
+        state = (role, config.safety.dry_run, kill_switch(config))
+        if state == self._state and self._monotonic() - self._last < self.interval:
             return
         self._last = self._monotonic()
         beat = NodeBeat(
             node=self.node, role=role, role_since=role_since, started_at=self.started_at,
-            last_beat=datetime.now(UTC), dry_run=config.safety.dry_run,
-            kill_switch=kill_switch(config), version=self.version,
+            last_beat=datetime.now(UTC), dry_run=state[1], kill_switch=state[2],
+            version=self.version,
         )  # fmt: skip
         try:
             with begin(self.engine) as conn:
@@ -69,7 +72,7 @@ class Heartbeat:
                 log.warning("heartbeat_failed", error=str(exc))
             self._failing = True
             return
-        self._role, self._failing, self._written = role, False, True
+        self._state, self._failing, self._written = state, False, True
 
     def stop(self) -> None:
         """A clean stop: the row goes (if the store can be reached; else it goes stale)."""

@@ -86,6 +86,12 @@ def enabled_plans(session: Session) -> list[PlanRecord]:
     return _records(session, _SELECT_PLANS.where(Plan.enabled.is_(True)))
 
 
+def enabled_page(session: Session, offset: int, limit: int) -> list[PlanRecord]:
+    """One page of the enabled plans, by name (the status page's 100 of 10,000)."""
+    stmt = _SELECT_PLANS.where(Plan.enabled.is_(True)).offset(offset).limit(limit)
+    return _records(session, stmt)
+
+
 # Core rows, streamed: the daemon loads every plan at start and on each change, and
 # 10,000 ORM objects (with their identity map) at once were a peak of their own
 PLAN_COLUMNS = tuple(getattr(Plan, f.name) for f in fields(PlanRecord))

@@ -8,19 +8,20 @@ Times in JSON are UTC text (``2026-11-23T10:00:05Z``), as on the status page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import Table, func, select
 from sqlalchemy.orm import Session
 
-from daemon.schedule import next_fire_times, parse_schedule
+from daemon.schedule import Schedule, next_fire_times, parse_schedule
 from daemon.store import control
 from daemon.store.control import NodeBeat
 from daemon.store.models import Plan, Run
 from daemon.store.port import Pause
+from daemon.store.records import PlanRecord
 from daemon.store.types import IN_FLIGHT, RunStatus
 
 RUNS = cast(Table, Run.__table__)
@@ -98,17 +99,18 @@ def pauses(session: Session) -> list[Pause]:
     return control.pauses(session.connection())
 
 
-def last_runs(session: Session) -> dict[int, LastRun]:
-    """Every plan's newest run (by slot), in one query."""
-    latest = (
-        select(RUNS.c.plan_id, func.max(RUNS.c.scheduled_for).label("slot"))
-        .group_by(RUNS.c.plan_id)
-        .subquery()
-    )
-    newest = (RUNS.c.plan_id == latest.c.plan_id) & (RUNS.c.scheduled_for == latest.c.slot)
+def last_runs(session: Session, plan_ids: Collection[int] | None = None) -> dict[int, LastRun]:
+    """Every plan's newest run (by slot), in one query; only these plans' if given."""
+    latest = select(RUNS.c.plan_id, func.max(RUNS.c.scheduled_for).label("slot"))
+    if plan_ids is not None:
+        if not plan_ids:
+            return {}
+        latest = latest.where(RUNS.c.plan_id.in_(list(plan_ids)))
+    latest_q = latest.group_by(RUNS.c.plan_id).subquery()
+    newest = (RUNS.c.plan_id == latest_q.c.plan_id) & (RUNS.c.scheduled_for == latest_q.c.slot)
     columns = (RUNS.c.plan_id, RUNS.c.id, RUNS.c.scheduled_for, RUNS.c.status, RUNS.c.error,
                RUNS.c.finished_at)  # fmt: skip
-    stmt = select(*columns).join(latest, newest)
+    stmt = select(*columns).join(latest_q, newest)
     return {
         r.plan_id: LastRun(r.id, r.scheduled_for, RunStatus(r.status), r.error, r.finished_at)
         for r in session.execute(stmt)
@@ -130,11 +132,34 @@ def plan_states(session: Session, now: datetime, found: Iterable[Pause] = ()) ->
     return out
 
 
+def states_of(
+    session: Session, plans: Iterable[PlanRecord], now: datetime, found: Iterable[Pause] = ()
+) -> list[PlanState]:
+    """The states of these plans (a page of them, already read), in their order: the
+    same values as `plan_states`, with one query for their last runs."""
+    records = list(plans)
+    known = list(found)
+    lasts = last_runs(session, [p.id for p in records])
+    return [
+        PlanState(
+            name=p.name, kind=str(p.kind), enabled=p.enabled,
+            next_fire=_first_fire(p.schedule, now) if p.enabled else None,
+            last=lasts.get(p.id), pause=control.pause_in_effect(known, p.name),
+        )
+        for p in records
+    ]  # fmt: skip
+
+
 def _next_fire(schedule: dict[str, Any], now: datetime) -> datetime | None:
     try:
-        fires = next_fire_times(parse_schedule(schedule), now, 1)
+        parsed = parse_schedule(schedule)
     except ValueError:  # a stored schedule this version cannot read: no time to show
         return None
+    return _first_fire(parsed, now)
+
+
+def _first_fire(schedule: Schedule, now: datetime) -> datetime | None:
+    fires = next_fire_times(schedule, now, 1)
     return fires[0] if fires else None
 
 
@@ -164,16 +189,22 @@ def _brief(r: Any) -> RunBrief:
     )  # fmt: skip
 
 
-def read(session: Session, now: datetime) -> Status:
-    """The whole status, as of `now`."""
+def overview(session: Session, now: datetime) -> Status:
+    """The status without the plans (``plans`` empty): the daemons, the pauses and
+    the runs that need a look, in five queries."""
     found = pauses(session)
     nodes = sorted(daemons(session), key=lambda n: (not n.running(now), n.role != "leader"))
     return Status(
-        now=now, daemons=tuple(nodes), pauses=tuple(found),
-        plans=tuple(plan_states(session, now, found)),
+        now=now, daemons=tuple(nodes), pauses=tuple(found), plans=(),
         in_flight=runs_in(session, sorted(IN_FLIGHT)),
         in_doubt=runs_in(session, [RunStatus.IN_DOUBT]),
     )  # fmt: skip
+
+
+def read(session: Session, now: datetime) -> Status:
+    """The whole status, as of `now`."""
+    head = overview(session, now)
+    return replace(head, plans=tuple(plan_states(session, now, head.pauses)))
 
 
 # ---- JSON ---------------------------------------------------------------------------
@@ -229,9 +260,10 @@ def run_json(run: RunBrief) -> dict[str, Any]:
     return out
 
 
-def as_json(status: Status) -> dict[str, Any]:
-    """The status for scripts; `dry_run` and `kill_switch` as the running daemons
-    report them (``null`` when none runs)."""
+def summary_json(status: Status) -> dict[str, Any]:
+    """Everything `as_json` has but the plans (the status page's ``/api/status``
+    carries these keys with these values); `dry_run` and `kill_switch` as the
+    running daemons report them (``null`` when none runs)."""
     leader, running = status.leader, status.running
     return {
         "now": when(status.now),
@@ -241,9 +273,13 @@ def as_json(status: Status) -> dict[str, Any]:
         "kill_switch": next((n.kill_switch for n in running if n.kill_switch), None),
         "daemons": [node_json(n, status.now) for n in status.daemons],
         "pauses": [pause_json(p) for p in status.pauses],
-        "plans": [plan_json(p) for p in status.plans],
         "in_flight": [run_json(r) for r in status.in_flight.runs],
         "in_flight_count": status.in_flight.count,
         "in_doubt": [run_json(r) for r in status.in_doubt.runs],
         "in_doubt_count": status.in_doubt.count,
     }
+
+
+def as_json(status: Status) -> dict[str, Any]:
+    """The status for scripts (`jupcron status --format json`)."""
+    return {**summary_json(status), "plans": [plan_json(p) for p in status.plans]}
