@@ -19,7 +19,6 @@ worker threads; recovery on a thread of its own.
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import threading
 import time
@@ -39,8 +38,8 @@ from daemon.errors import FatalError, JupcronError, StoreBusyError
 from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
 from daemon.plans.apply import apply_paths
+from daemon.runner.core import node_name
 from daemon.runner.outcome import RunListener, RunOutcome
-from daemon.runner.preflight import kill_switch
 from daemon.runner.recovery import recover
 from daemon.scheduler import Scheduler
 from daemon.service.heartbeat import Heartbeat
@@ -257,17 +256,13 @@ class Daemon:
         return observe
 
     def live_state(self) -> LiveState:
-        """What the status page shows about this daemon."""
-        config = self.config
-        rate = self.runtime.api.pacer.rate if self.runtime is not None else 0.0
-        wallet = self.runtime.wallet.address if self.runtime is not None else ""
-        return LiveState(
-            node=f"{socket.gethostname()}:{os.getpid()}",
-            role="leader" if self.leader else "standby", since=self._role_since,
-            started_at=self._started_at, dry_run=config.safety.dry_run,
-            kill_switch=kill_switch(config), rate_limit=rate, wallet=str(wallet),
-            version=__version__,
-        )  # fmt: skip
+        """What only this process knows, for the status page (its role, dry run and
+        kill switch the page reads from this daemon's heartbeat, as `jupcron status`)."""
+        if self.runtime is None:
+            return LiveState(node=node_name(), rate_limit=0.0, wallet="")
+        runtime = self.runtime
+        return LiveState(node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
+                         wallet=str(runtime.wallet.address))  # fmt: skip
 
     def _beat(self) -> None:
         """The heartbeat row `jupcron status` reads, with the config in effect now."""

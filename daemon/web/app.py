@@ -50,7 +50,9 @@ STATIC = {
 }
 READ_METHODS = ("GET", "HEAD")
 # an empty row for the page's <template> elements: the same markup, no values
-BLANK: dict[str, Any] = {"text": {}, "chart": None, "next_fires": [], "last": None, "status": ""}
+BLANK: dict[str, Any] = {"text": {}, "chart": None, "next_fires": [], "last_status": None,
+                         "status": "", "paused": None, "role": None, "running": False,
+                         "this": False, "all": False, "plan": None}  # fmt: skip
 
 
 class BadRequest(Exception):

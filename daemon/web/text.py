@@ -27,27 +27,22 @@ def _amount(ui: str | None, base: str, symbol: str | None) -> str:
 
 def plan_text(plan: dict[str, Any]) -> dict[str, str]:
     fires = plan["next_fires"]
-    last = plan["last"]
     money = plan["money"] or {}
     price = money.get("average_price")
     unit = ""
     if money.get("input_symbol") and money.get("output_symbol"):
         unit = f" {money['output_symbol']}/{money['input_symbol']}"
-    error = ""
-    if last and last.get("error"):
-        error = (
-            f"{last['error_code']}: {last['error']}" if last.get("error_code") else last["error"]
-        )
     return {
         "name": plan["name"],
         "description": plan["description"] or "",
         "kind": plan["kind"] + (" (dry run)" if plan["dry_run"] else ""),
         "schedule": plan["schedule"],
+        "paused": plan["paused"] or "",
         "next": moment(fires[0]) if fires else "no fire time left",
         "later": ", ".join(moment(f) for f in fires[1:]),
-        "last_status": last["status"] if last else "no run yet",
-        "last_when": moment(last["scheduled_for"]) if last else "",
-        "last_error": error,
+        "last_status": plan["last_status"] or "no run yet",
+        "last_when": moment(plan["last_scheduled_for"]) if plan["last_status"] else "",
+        "last_error": plan["last_error"] or "",
         "spent": _amount(money.get("spent_ui"), money.get("spent", "0"), money.get("input_symbol")),
         "received": _amount(
             money.get("received_ui"), money.get("received", "0"), money.get("output_symbol")
@@ -80,24 +75,80 @@ def run_text(run: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def node_text(node: dict[str, Any]) -> dict[str, str]:
+    """One daemon's row: a standby and a daemon that stopped beating say so."""
+    if node["running"]:
+        role = node["role"]
+    else:
+        role = f"not running ({node['role']} until its heartbeats stopped)"
+    return {
+        "node": node["node"],
+        "this": "this page's daemon" if node.get("this") else "",
+        "role": role,
+        "since": moment(node["since"]),
+        "started_at": moment(node["started_at"]),
+        "last_beat": moment(node["last_beat"]),
+        "dry_run": "on" if node["dry_run"] else "off",
+        "kill_switch": node["kill_switch"] or "off",
+        "version": node["version"],
+    }
+
+
+def pause_text(pause: dict[str, Any]) -> dict[str, str]:
+    what, undo = ("all plans", "--all") if pause["all"] else (pause["plan"], pause["plan"])
+    return {
+        "what": what,
+        "reason": pause["reason"] or "no reason given",
+        "by": pause["by"],
+        "at": moment(pause["at"]),
+        "undo": f"jupcron resume {undo}",
+    }
+
+
+def _in_effect(value: Any, on: str) -> str:
+    if value is None:
+        return "unknown: no daemon is running"
+    return on if value else "off"
+
+
+def _kill(status: dict[str, Any]) -> str:
+    if status["kill_switch"]:
+        return f"ON: {status['kill_switch']}"
+    return "off" if status["running"] else "unknown: no daemon is running"
+
+
+def _paused(pauses: list[dict[str, Any]]) -> str:
+    if not pauses:
+        return "none"
+    every = next((p for p in pauses if p["all"]), None)
+    plans = [p["plan"] for p in pauses if not p["all"]]
+    parts = [f"ALL PLANS: {every['reason'] or 'no reason given'}"] if every else []
+    if plans:
+        parts.append(f"{len(plans)} plan{'s' if len(plans) > 1 else ''} by name")
+    return "; ".join(parts)
+
+
 def status_text(status: dict[str, Any]) -> dict[str, str]:
     api = status["api"]
     use = f" ({api['use'] * 100:.0f}% of the limit)" if api["use"] is not None else ""
     errors = status["errors_last_hour"]
+    running = [n for n in status["daemons"] if n["running"]]
+    daemons = f"{len(running)} running" if running else "none running"
+    if status["leader"]:
+        daemons += f", leader {status['leader']}"
     return {
         "node": status["node"],
-        "role": status["role"],
-        "since": moment(status["since"]),
-        "started_at": moment(status["started_at"]),
-        "version": status["version"],
+        "role": status["role"] or "unknown (no heartbeat of this daemon yet)",
+        "daemons": daemons,
         "wallet": status["wallet"],
-        "dry_run": "ON: orders are checked, never signed" if status["dry_run"] else "off",
-        "kill_switch": f"ON: {status['kill_switch']}" if status["kill_switch"] else "off",
-        "plans": str(status["plans"]),
+        "dry_run": _in_effect(status["dry_run"], "ON: orders are checked, never signed"),
+        "kill_switch": _kill(status),
+        "paused": _paused(status["pauses"]),
+        "plans": str(status["plans_enabled"]),
         "api": f"{api['requests_last_minute']} requests in the last minute, "
         f"{api['rate']:g}/s of {api['rate_limit']:g}/s{use}",
         "errors": f"{errors['api']} API, {errors['runs']} runs",
-        "in_flight": str(len(status["in_flight"])),
-        "in_doubt": str(len(status["in_doubt"])),
+        "in_flight": str(status["in_flight_count"]),
+        "in_doubt": str(status["in_doubt_count"]),
         "now": moment(status["now"]),
     }

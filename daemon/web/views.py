@@ -1,6 +1,11 @@
-"""The JSON views (the page renders the same values): read-only, built on the
-store's read functions and `jupcron report`'s figures, with nothing secret in
-them (no key, token, URL, transaction; the wallet address is public).
+"""The JSON views (the page renders the same values): read-only, built on
+`jupcron status`'s reads (daemon/store/status.py: the daemons by their
+heartbeats, the pauses, each plan's next fire and last result, runs in flight
+and in doubt, in a fixed number of queries) and `jupcron report`'s figures, with
+nothing secret in them (no key, token, URL, transaction; the wallet address is
+public). Where a twin and `jupcron status --format json` show the same thing,
+they use the same field names and values (`status.summary_json`, `plan_json`,
+`run_json`); the twins add what the page needs besides.
 
 Times are UTC text (``2026-11-23T10:00:05Z``); amounts are base units as
 strings (a u64 is no JSON double) beside token units where the decimals are
@@ -22,14 +27,15 @@ from sqlalchemy.orm import Session
 from daemon.report.build import PlanReport, build
 from daemon.schedule import next_fire_times
 from daemon.store import plans as store_plans
+from daemon.store import status as store_status
 from daemon.store import tokens
 from daemon.store.audit import AuditFilter, audit_rows
 from daemon.store.records import PlanRecord
-from daemon.store.status import SETTLE, when
-from daemon.store.types import IN_FLIGHT, RunStatus
+from daemon.store.status import SETTLE, plan_json, summary_json, when
+from daemon.store.types import RunStatus
 from daemon.web.activity import Counts
 from daemon.web.chart import series
-from daemon.web.text import plan_text, run_text, status_text
+from daemon.web.text import node_text, pause_text, plan_text, run_text, status_text
 
 NEXT_FIRES = 3  # fire times shown per plan
 PAGE_SIZE = 100  # plans per page
@@ -48,17 +54,14 @@ RUN_FIELDS = ("run_id", "plan_name", "kind", "scheduled_for", "status", "trigger
 
 @dataclass(frozen=True)
 class LiveState:
-    """What the daemon serving the page knows about itself."""
+    """What only the daemon serving the page knows: which node it is (its row among
+    the heartbeats), its pace and its wallet. Its role, dry run and kill switch are
+    read from its heartbeat like every other daemon's (one source for the page and
+    `jupcron status`); its API use and errors come from `Activity`."""
 
-    node: str  # host:pid
-    role: str  # leader | standby
-    since: datetime  # leader or standby since
-    started_at: datetime
-    dry_run: bool
-    kill_switch: str | None  # why runs are skipped, while the switch is on
+    node: str  # host:pid, as its heartbeat names it
     rate_limit: float  # requests/s we allow ourselves
     wallet: str  # the public key
-    version: str
 
 
 class ReportCache:
@@ -103,31 +106,30 @@ def runs_view(session: Session, limit: int = RUNS_SHOWN) -> dict[str, Any]:
     return {"runs": [_run(row) for row in rows]}
 
 
-def _with_status(session: Session, statuses: list[str]) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for status in statuses:
-        found += audit_rows(session, AuditFilter(status=status, limit=MAX_RUNS))
-    found.sort(key=lambda row: int(row["run_id"]))
-    return [_run(row) for row in found]
+def _brief(run: dict[str, Any]) -> dict[str, Any]:
+    return {**run, "text": run_text(run)}
 
 
 def status_view(
     session: Session, live: LiveState, counts: Counts, now: datetime, refresh: float
 ) -> dict[str, Any]:
-    """The daemon: who it is, how it runs, how busy it is, what needs a human."""
-    in_doubt = _with_status(session, [str(RunStatus.IN_DOUBT)])
-    view: dict[str, Any] = {
-        "now": when(now),
+    """The daemons (every node by its heartbeat; this one marked), what is in effect
+    (dry run, pauses, kill switch), how busy this daemon is, what needs a human."""
+    view = summary_json(store_status.overview(session, now))
+    for node in view["daemons"]:
+        node["this"] = node["node"] == live.node
+        node["text"] = node_text(node)
+    for pause in view["pauses"]:
+        pause["text"] = pause_text(pause)
+    view["in_flight"] = [_brief(r) for r in view["in_flight"]]
+    view["in_doubt"] = [_brief(r) for r in view["in_doubt"]]
+    own = next((n for n in view["daemons"] if n["this"]), None)
+    view.update({
         "refresh": refresh,
         "node": live.node,
-        "role": live.role,
-        "since": when(live.since),
-        "started_at": when(live.started_at),
-        "version": live.version,
+        "role": own["role"] if own and own["running"] else None,
         "wallet": live.wallet,
-        "dry_run": live.dry_run,
-        "kill_switch": live.kill_switch,
-        "plans": store_plans.count_enabled(session),
+        "plans_enabled": store_plans.count_enabled(session),
         "api": {
             "rate_limit": live.rate_limit,
             "requests_last_minute": counts.requests_last_minute,
@@ -138,10 +140,8 @@ def status_view(
             "api": counts.api_errors_last_hour,
             "runs": counts.run_errors_last_hour,
         },
-        "in_flight": _with_status(session, sorted(str(s) for s in IN_FLIGHT)),
-        "in_doubt": in_doubt,
-        "in_doubt_help": IN_DOUBT_HELP if in_doubt else None,
-    }
+        "in_doubt_help": IN_DOUBT_HELP if view["in_doubt"] else None,
+    })  # fmt: skip
     view["text"] = status_text(view)
     return view
 
@@ -175,29 +175,29 @@ def chart_url(name: str, money: dict[str, Any] | None) -> str | None:
 def plans_view(
     session: Session, cache: ReportCache, now: datetime, offset: int = 0, limit: int = PAGE_SIZE
 ) -> dict[str, Any]:
-    """One page of the enabled plans, by name."""
+    """One page of the enabled plans, by name: `jupcron status`'s fields for each
+    (next fire, pause, last result), then the schedule in words, the next fire
+    times and the report's figures."""
     offset = max(0, offset)
     limit = max(1, min(limit, MAX_PAGE))
-    every = store_plans.enabled_plans(session)
-    page = every[offset : offset + limit]
+    total = store_plans.count_enabled(session)
+    page = store_plans.enabled_page(session, offset, limit)
+    states = store_status.states_of(session, page, now, store_status.pauses(session))
     reports, known = cache.get(session.connection())
     shown = []
-    for plan in page:
+    for plan, state in zip(page, states, strict=True):
         words, fires = _next_fires(plan, now)
-        last = audit_rows(session, AuditFilter(plan=plan.name, limit=1))
         money = _money(reports.get(plan.name), known)
         item = {
-            "name": plan.name, "kind": str(plan.kind), "description": plan.description,
-            "schedule": words, "next_fires": fires,
-            "dry_run": plan.settings.dry_run,
-            "last": _run(last[0]) if last else None,
+            **plan_json(state), "description": plan.description,
+            "schedule": words, "next_fires": fires, "dry_run": plan.settings.dry_run,
             "money": money, "chart": chart_url(plan.name, money),
         }  # fmt: skip
         item["text"] = plan_text(item)
         shown.append(item)
     first = offset + 1 if shown else 0
-    span = f"{first}–{offset + len(shown)} of {len(every)}"
-    return {"total": len(every), "offset": offset, "limit": limit, "plans": shown,
+    span = f"{first}–{offset + len(shown)} of {total}"
+    return {"total": total, "offset": offset, "limit": limit, "plans": shown,
             "text": {"range": span}}  # fmt: skip
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -28,8 +27,7 @@ TIMES = 5
 
 
 def _live() -> LiveState:
-    now = datetime.now(UTC)
-    return LiveState("bench:1", "leader", now, now, False, None, 1.0, "WALLET", "bench")
+    return LiveState(node="bench:1", rate_limit=1.0, wallet="WALLET")
 
 
 def _seconds(client: httpx.Client, path: str) -> tuple[float, float, int]:

@@ -24,8 +24,7 @@ HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 
 
 def live() -> LiveState:
-    now = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
-    return LiveState("host:1", "leader", now, now, False, None, 1.0, "WALLET", "0.1.0")
+    return LiveState(node="host:1", rate_limit=1.0, wallet="WALLET")
 
 
 class Web:
@@ -77,13 +76,14 @@ def test_json_twins_show_plans_runs_and_what_the_money_did(web: Web) -> None:
     assert bought["description"] == HOSTILE
     assert bought["schedule"] == "every 1h"
     assert len(bought["next_fires"]) == 3
-    assert bought["last"]["status"] == "succeeded"
-    assert bought["last"]["request_id"] == outcome.request_id
+    assert bought["last_status"] == "succeeded"
+    assert bought["last_run_id"] == outcome.run_id
+    assert bought["paused"] is None
     assert bought["money"]["fills"] == 1
     assert bought["money"]["spent"] == str(swap.body["amount"])
     assert int(bought["money"]["received"]) > 0
     assert bought["chart"] == "/charts/buy-sol.svg?fills=1"
-    assert by_name["weekly-dca"]["last"] is None
+    assert by_name["weekly-dca"]["last_status"] is None
     assert by_name["weekly-dca"]["chart"] is None
     assert by_name["weekly-dca"]["next_fires"][0].endswith("T09:00:00Z")
 
@@ -92,8 +92,8 @@ def test_json_twins_show_plans_runs_and_what_the_money_did(web: Web) -> None:
     assert runs[0]["signature"] == outcome.signature
 
     status = web.json("/api/status")
-    assert status["plans"] == 2
-    assert status["role"] == "leader"
+    assert status["plans_enabled"] == 2
+    assert (status["running"], status["role"], status["daemons"]) == (False, None, [])
     assert status["in_doubt"] == []
     assert status["in_flight"] == []
 

@@ -59,14 +59,27 @@
     for (const el of existing.values()) el.remove();
   }
 
+  function showNode(el, node) {
+    fill(el, node.text);
+    el.dataset.role = !node.running ? "stale" : STATUS.test(node.role) ? node.role : "none";
+    if (node.this) el.dataset.this = "yes";
+    else delete el.dataset.this;
+  }
+
   function showStatus(status) {
-    fill(document.getElementById("daemon"), status.text);
+    fill(document.getElementById("facts"), status.text);
     const role = document.getElementById("role");
-    role.textContent = status.role;
-    role.dataset.role = STATUS.test(status.role) ? status.role : "none";
+    role.textContent = status.text.role;
+    role.dataset.role = STATUS.test(status.role || "") ? status.role : "none";
     document.getElementById("badge-dry").hidden = !status.dry_run;
     document.getElementById("badge-kill").hidden = !status.kill_switch;
+    document.getElementById("badge-paused").hidden = !status.pauses.some((p) => p.all);
     document.getElementById("updated").textContent = status.text.now;
+    sync(document.getElementById("node-rows"), "node-row", status.daemons,
+      (n) => n.node, "node", showNode);
+    document.getElementById("pauses").hidden = status.pauses.length === 0;
+    sync(document.getElementById("pause-rows"), "pause-row", status.pauses,
+      (p) => (p.all ? "*" : p.plan), "scope", (el, p) => fill(el, p.text));
     const doubts = document.getElementById("doubts");
     doubts.hidden = status.in_doubt.length === 0;
     document.getElementById("doubt-help").textContent = status.in_doubt_help || "";
@@ -76,7 +89,8 @@
 
   function showPlan(el, plan) {
     fill(el, plan.text);
-    setStatus(el.querySelector(".pill"), plan.last ? plan.last.status : "none");
+    setStatus(el.querySelector(".pill"), plan.last_status || "none");
+    el.querySelector(".paused").hidden = !plan.paused;
     const rel = el.querySelector("[data-rel]");
     rel.dataset.at = plan.next_fires.length ? plan.next_fires[0] : "";
     const img = el.querySelector("img.chart");
