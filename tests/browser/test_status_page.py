@@ -35,6 +35,7 @@ HOSTILE_DESCRIPTION = (
     "<b>bold?</b> & \"quotes\" 'too'"
 )
 HOSTILE_ERROR = '<img src=y onerror="window.__pwned=3">route <i>failed</i>'
+HOSTILE_REASON = '<img src=z onerror="window.__pwned=4"><script>window.__pwned=5</script>x & y'
 TIMEOUT = 30_000  # ms, for the browser's waits
 
 
@@ -133,6 +134,15 @@ def test_loads_with_no_console_error_and_no_request_off_loopback(
     assert (
         page.evaluate("document.querySelectorAll('script:not([src]), style, [style]').length") == 0
     )
+    # the daemon section: this daemon, by its heartbeat, leading
+    row = page.locator("#node-rows tr")
+    assert row.count() == 1
+    assert row.get_attribute("data-this") == "yes"
+    assert row.get_attribute("data-role") == "leader"
+    assert row.locator("[data-k=this]").inner_text() == "this page's daemon"
+    assert page.inner_text("#role") == "leader"
+    assert page.locator("#facts [data-k=dry_run]").inner_text() == "off"
+    assert page.locator("#facts [data-k=paused]").inner_text() == "none"
 
 
 def test_shows_every_plan_of_the_running_daemon_with_its_next_fire(
@@ -223,4 +233,62 @@ def test_renders_a_hostile_plan_description_as_text(site: Site, watched_page: Wa
     assert page.locator("#plan-cards img:not(.chart)").count() == 0
     by_name = {p["name"]: p for p in site.api("/api/plans")["plans"]}
     assert by_name["hostile-description"]["description"] == HOSTILE_DESCRIPTION  # as it is
+    assert watched_page.console_errors == []
+
+
+def test_a_pause_from_the_cli_shows_within_a_refresh_as_text_and_goes_with_resume(
+    site: Site, watched_page: Watched, tmp_path: Path
+) -> None:
+    """`jupcron pause` (a subprocess, as an operator types it) beside the running
+    daemon: after the page's next full refresh, the pause is on the page (a reason
+    with HTML in it as text); after `jupcron resume`, it is gone. No reload."""
+    page = open_page(site, watched_page)
+    page.evaluate("window.__probe = 7")
+    dca = card(page, "weekly-dca").locator(".paused")
+    assert dca.is_hidden()
+    assert page.locator("#pauses").is_hidden()
+    done = site.env.jupcron("pause", "weekly-dca", "--reason", HOSTILE_REASON, "--by", "ann")
+    assert done.returncode == 0, done.stderr
+    refreshed(page)  # a turn that may have begun before the pause ...
+    refreshed(page)  # ... and one that began after it
+    expected = f"paused: {HOSTILE_REASON} (by ann; jupcron resume weekly-dca)"
+    assert dca.is_visible()
+    assert dca.text_content() == expected
+    assert dca.locator("*").count() == 0
+    rows = page.locator("#pause-rows li")
+    assert rows.count() == 1
+    assert rows.get_attribute("data-scope") == "weekly-dca"
+    assert rows.locator(".reason").text_content() == HOSTILE_REASON
+    assert rows.locator(".reason *").count() == 0
+    assert rows.locator("[data-k=by]").inner_text() == "ann"
+    assert card(page, "alpha-hourly").locator(".paused").is_hidden()
+    assert page.locator("#badge-paused").is_hidden()  # one plan, not all
+
+    done = site.env.jupcron("pause", "--all", "--reason", "incident 12")
+    assert done.returncode == 0, done.stderr
+    refreshed(page)
+    refreshed(page)
+    assert page.locator("#badge-paused").is_visible()
+    assert page.locator("#facts [data-k=paused]").inner_text() == (
+        "ALL PLANS: incident 12; 1 plan by name"
+    )
+    hourly = card(page, "alpha-hourly").locator(".paused")
+    assert hourly.inner_text().startswith("all plans paused: incident 12 (by ")
+    assert dca.text_content() == expected  # its own pause counts first
+    assert [rows.nth(i).get_attribute("data-scope") for i in range(rows.count())] == [
+        "*", "weekly-dca"]  # fmt: skip
+    page.screenshot(path=str(tmp_path / "status-page-paused.png"), full_page=True)
+
+    for args in (("--all",), ("weekly-dca",)):
+        done = site.env.jupcron("resume", *args)
+        assert done.returncode == 0, done.stderr
+    refreshed(page)
+    refreshed(page)
+    assert page.locator("#pauses").is_hidden()
+    assert page.locator("#badge-paused").is_hidden()
+    assert dca.is_hidden()
+    assert hourly.is_hidden()
+    assert page.locator("#facts [data-k=paused]").inner_text() == "none"
+    assert page.evaluate("window.__probe") == 7  # updated in place
+    assert page.evaluate("window.__pwned") is None
     assert watched_page.console_errors == []

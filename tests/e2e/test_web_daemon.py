@@ -1,18 +1,22 @@
 """The status page of a running daemon (`jupcron run` as a subprocess): nothing
-secret on the page or in its JSON, and a bad ``web.*`` stops the start with one
-line."""
+secret on the page or in its JSON; a bad ``web.*`` stops the start with one
+line; dry run and the kill switch as the daemon has them after it re-read its
+config file; a standby peer on the pages of a PostgreSQL pair; and the twins
+agreeing with `jupcron status --format json` on the same daemons."""
 
 from __future__ import annotations
 
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.browser.test_status_page import web_url
-from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
+from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
+from tests.support.agree import agreeing
 
 API_KEY = "apikey-SECRET-6f1d2c"
 WEB_TOKEN = "webtoken-SECRET-0123456789"
@@ -86,3 +90,92 @@ def test_a_bad_web_setting_stops_the_start_with_one_line(
     assert problem in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert WEB_TOKEN not in done.stderr + done.stdout
+
+
+def _status(env: DaemonEnv) -> dict[str, Any]:
+    done = env.jupcron("status", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def _agree(url: str, env: DaemonEnv) -> None:
+    """The page's twins and `jupcron status --format json` on the same daemon."""
+    cli = _status(env)
+    web = httpx.get(url + "/api/status", timeout=10).json()
+    plans = httpx.get(url + "/api/plans", timeout=10).json()["plans"]
+    for key in ("now", "config"):
+        del cli[key]
+    for node in cli["daemons"]:  # the beat may be renewed between the two reads
+        del node["last_beat"]
+    agreeing(plans, cli.pop("plans"), "plans")
+    agreeing(web, cli, "status")
+
+
+@pytest.mark.slow
+def test_the_page_shows_dry_run_and_the_kill_switch_as_the_daemon_has_them_now(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    env = daemon_env()
+    switch = env.root / "STOP"
+    web = {"listen": "127.0.0.1:0", "refresh": 1}
+    env.write_config(web=web, safety={"kill_switch_file": str(switch)})
+    env.write_plans(swap_plan("hourly", {"every": "1h", "misfire": "skip"}))
+    env.apply()
+    proc = env.start()
+    url = web_url(env, proc)
+
+    def status() -> dict[str, Any]:
+        data: dict[str, Any] = httpx.get(url + "/api/status", timeout=10).json()
+        return data
+
+    assert env.wait_until(lambda: status()["running"], timeout=30), env.log_of(proc)
+    data = status()
+    assert data["role"] == "leader"
+    assert data["node"].endswith(f":{proc.pid}")
+    assert (data["dry_run"], data["kill_switch"]) == (False, None)
+    _agree(url, env)
+    # the daemon follows its config file: no restart, no SIGHUP
+    env.write_config(web=web, safety={"kill_switch_file": str(switch), "dry_run": True})
+    assert env.wait_until(lambda: status()["dry_run"] is True, timeout=30), env.log_of(proc)
+    switch.write_text("")
+    stop = f"kill switch file {switch} exists"
+    assert env.wait_until(lambda: status()["kill_switch"] == stop, timeout=30)
+    data = status()
+    assert (data["daemons"][0]["dry_run"], data["daemons"][0]["kill_switch"]) == (True, stop)
+    assert data["text"]["kill_switch"] == f"ON: {stop}"
+    _agree(url, env)
+    assert env.stop(proc) == 0
+
+
+@pytest.mark.slow
+def test_a_standby_peer_shows_on_the_pages_of_a_postgresql_pair(
+    daemon_env: DaemonEnvFactory, pg_empty_url: str
+) -> None:
+    env = daemon_env(db_url=pg_empty_url)
+    env.write_config(web={"listen": "127.0.0.1:0"})
+    env.write_plans(swap_plan("hourly", {"every": "1h", "misfire": "skip"}))
+    env.apply()
+    first = env.start()
+    assert env.wait_until(lambda: "became_leader" in env.log_of(first), timeout=30)
+    second = env.start()
+    leader_url, standby_url = web_url(env, first), web_url(env, second)
+
+    def nodes(url: str) -> list[tuple[str, str, bool, bool]]:
+        data = httpx.get(url + "/api/status", timeout=10).json()
+        return [(d["node"].rsplit(":", 1)[1], d["role"], d["running"], d["this"])
+                for d in data["daemons"]]  # fmt: skip
+
+    pair = [(str(first.pid), "leader", True), (str(second.pid), "standby", True)]
+    assert env.wait_until(lambda: [n[:3] for n in nodes(standby_url)] == pair, timeout=30)
+    assert [n[3] for n in nodes(standby_url)] == [False, True]
+    assert [n[3] for n in nodes(leader_url)] == [True, False]
+    standby = httpx.get(standby_url + "/api/status", timeout=10).json()
+    assert standby["role"] == "standby"
+    assert standby["leader"].endswith(f":{first.pid}")
+    page = httpx.get(standby_url + "/", timeout=10).text
+    assert f':{second.pid}" data-role="standby" data-this="yes"' in page
+    assert f':{first.pid}" data-role="leader"' in page
+    _agree(standby_url, env)
+    assert env.stop(second) == 0
+    assert env.stop(first) == 0

@@ -25,6 +25,7 @@ from daemon.web.activity import Activity
 from daemon.web.app import WebApp
 from daemon.web.views import LiveState
 from tests.fixtures.runner import Rig, RigFactory
+from tests.support.agree import agreeing
 
 HOSTILE_REASON = '<img src=x onerror="alert(3)"><b>oops</b> & "more"'
 THIS, PEER, GONE = "web-host:100", "peer-host:200", "old-host:300"
@@ -60,22 +61,6 @@ def beat(engine: Engine, node: str, role: str, at: datetime, **extra: Any) -> No
     with begin(engine) as conn:
         control.beat(conn, NodeBeat(node=node, role=role, role_since=at - timedelta(minutes=5),
                                     started_at=at - timedelta(hours=1), last_beat=at, **values))  # fmt: skip
-
-
-def agreeing(web: Any, cli: Any, where: str = "") -> None:
-    """Every field `jupcron status` has is in the twin with the same value."""
-    if isinstance(cli, dict):
-        assert isinstance(web, dict), where
-        for key, value in cli.items():
-            assert key in web, f"{where}.{key} missing from the twin"
-            agreeing(web[key], value, f"{where}.{key}")
-    elif isinstance(cli, list):
-        assert isinstance(web, list), where
-        assert len(web) == len(cli), where
-        for n, (a, b) in enumerate(zip(web, cli, strict=True)):
-            agreeing(a, b, f"{where}[{n}]")
-    else:
-        assert web == cli, where
 
 
 def cli_json(rig: Rig) -> dict[str, Any]:
