@@ -5,11 +5,13 @@ Served by the daemon on the same small threaded listener as ``/metrics`` and
 
     GET /                      the page (Jinja2, autoescaped; no inline script or style)
     GET /static/app.js|.css    its two assets, shipped in this package (no CDN)
-    GET /api/status            the daemon: node, role, since, dry run, pauses, kill
-                               switch, API rate use, errors in the last hour,
-                               runs in flight and in doubt
-    GET /api/plans             each enabled plan: schedule in words, next fire times,
-                               last result, spent and received (the report's figures)
+    GET /api/status            `jupcron status` without the plans (every daemon by
+                               its heartbeat, this one marked; dry run, pauses, kill
+                               switch; runs in flight and in doubt), plus this
+                               daemon's API rate use and errors in the last hour
+    GET /api/plans             each enabled plan: `jupcron status`'s fields (next
+                               fire, paused, last result), schedule in words, next
+                               fire times, spent and received (the report's figures)
     GET /api/runs              recent runs (the audit view's rows)
     GET /api/plans/NAME/fills  the fills behind a plan's chart
     GET /charts/NAME.svg       the chart: cumulative receipts and fill price, drawn
@@ -22,6 +24,6 @@ writes to the store.
 
 Modules: `http` (requests, responses, security headers), `auth` (the token),
 `activity` (API use and errors in a window), `views` (the JSON views, from
-the store's read functions), `chart` (the SVG), `app` (routes), `serve`
+daemon/store/status.py's reads), `chart` (the SVG), `app` (routes), `serve`
 (the listener).
 """
