@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -240,3 +240,31 @@ def as_utc(value: Any) -> datetime:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
+
+
+RUNS_PER_PLAN = 10
+
+
+def add_runs(url: str, per_plan: int = RUNS_PER_PLAN) -> None:
+    """Ten finished runs a plan, written straight into the store (the runner's own
+    speed is test_bench's subject, not this one's)."""
+    engine = make_engine(url)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    try:
+        with engine.begin() as conn:
+            ids = [i for (i,) in conn.execute(text("SELECT id FROM plans"))]
+            rows = [
+                {"p": pid, "s": start + timedelta(days=n), "st": "succeeded" if n % 3 else "failed",
+                 "t": start}
+                for pid in ids for n in range(per_plan)
+            ]  # fmt: skip
+            conn.execute(
+                text(
+                    "INSERT INTO runs (plan_id, plan_version, scheduled_for, status, trigger, "
+                    "attempts, created_at, updated_at) VALUES (:p, 1, :s, :st, 'schedule', 1, "
+                    ":t, :t)"
+                ),
+                rows,
+            )
+    finally:
+        engine.dispose()

@@ -19,9 +19,8 @@ from daemon.web.activity import Activity
 from daemon.web.app import WebApp
 from daemon.web.views import LiveState
 from tests.bench.conftest import Figures
-from tests.bench.harness import Bench, daily_plans
+from tests.bench.harness import Bench, add_runs, daily_plans
 from tests.bench.test_bench import FOOTPRINT_PLANS
-from tests.bench.test_status_bench import _add_runs
 
 TIMES = 5
 
@@ -55,7 +54,7 @@ def test_status_page_with_10000_plans(
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             _measure(client, backend, figures, "")
-            _add_runs(url)
+            add_runs(url)
             _measure(client, backend, figures, "_runs")
     finally:
         server.stop()
