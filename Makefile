@@ -32,7 +32,7 @@ systemd-tools:
 # two workers for all but tests/system, which then runs alone: it boots one machine and
 # runs its checks in order (and its watchdog and journal checks want a quiet machine)
 test: $(STAMP) postgres-tools chromium systemd-tools
-	$(BIN)/python -m pytest -q -n 2 --ignore=tests/system
+	$(BIN)/python -m pytest -q -n 2 tests/unit tests/integration tests/e2e tests/browser
 	$(BIN)/python -m pytest -q tests/system
 
 # jupcron.service under a real systemd booted in namespaces of its own, one line per check;
