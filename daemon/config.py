@@ -46,6 +46,7 @@ DEFAULT_PROGRAMS: dict[str, str] = {
     "VALaaymxQh2mNy2trH9jUqHT1mTow76wpTcGmSWSwJe": "Jupiter Value Average (Recurring, price)",
     "j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X": "Jupiter Limit Order v2 (Trigger)",
     "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4": "Jupiter Aggregator v6",
+    "61DFfeTKM7trxYcPQCM78bJ794ddZprZpAwAnLiwTpYH": "Jupiter Order Engine (JupiterZ RFQ)",
     "ComputeBudget111111111111111111111111111111": "Compute Budget",
     "11111111111111111111111111111111": "System",
     "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA": "SPL Token",
@@ -171,6 +172,11 @@ class GuardConfig(_Section):
     # how far a Jupiter instruction's input may exceed the plan's amount (basis points);
     # Jupiter's own fees come out of the plan's amount, so 0 is right for its APIs
     amount_allowance_bps: Annotated[int, Field(ge=0, le=100)] = 0
+    # a swap plan without its own slippageBps: the most slippage a route may allow
+    max_slippage_bps: Annotated[int, Field(ge=0, le=5_000)] = 300
+    # the most platform fee a route may take when the plan names no referral: Jupiter's
+    # own fee is 0-10 bps on listed pairs (50 on tokens younger than a day)
+    max_platform_fee_bps: Annotated[int, Field(ge=0, le=255)] = 20
 
 
 class CapConfig(_Section):

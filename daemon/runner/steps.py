@@ -24,7 +24,6 @@ from daemon.plans.schema import (
 )
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
-from daemon.txguard.expect import Expectation
 
 Observer = Callable[[Any], None]
 
@@ -186,18 +185,3 @@ def output_mint_of(plan: PlanRecord) -> str | None:
     if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
         return request.output_mint
     return None
-
-
-def expectation(plan: PlanRecord, input_mint: str | None, amount: int) -> Expectation:
-    """What the plan asked for, as txguard holds the transaction to it: the kind,
-    the mints, the most it may spend (`amount` of `input_mint`, from the pre-flight
-    spend), the order a cancel closes and a swap's named receiver."""
-    request = plan.request
-    return Expectation(
-        kind=str(plan.kind),
-        input_mint=input_mint,
-        output_mint=output_mint_of(plan),
-        amount=amount or None,
-        order=request.order if isinstance(request, TriggerCancelRequest) else None,
-        receiver=request.receiver if isinstance(request, SwapRequest) else None,
-    )

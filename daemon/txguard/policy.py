@@ -22,6 +22,9 @@ class GuardPolicy:
     order_rent_allowance_lamports: int = 10_000_000
     # how far the Jupiter instructions' input may exceed the plan's amount, in bps
     amount_allowance_bps: int = 0
+    # a swap's terms when the plan says nothing of them
+    max_slippage_bps: int = 300
+    max_platform_fee_bps: int = 20
     # program id -> human name, for messages and `jupcron tx inspect`
     names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PROGRAMS), compare=False)
 
@@ -33,6 +36,8 @@ class GuardPolicy:
             allow_gasless=guard.allow_gasless,
             order_rent_allowance_lamports=guard.order_rent_allowance_lamports,
             amount_allowance_bps=guard.amount_allowance_bps,
+            max_slippage_bps=guard.max_slippage_bps,
+            max_platform_fee_bps=guard.max_platform_fee_bps,
         )
 
 
