@@ -112,6 +112,10 @@ class ApiPaths(_Section):
         return value.rstrip("/")
 
 
+Router = Literal["metis", "jupiterz", "dflow", "okx"]
+THIRD_PARTY_ROUTERS: tuple[Router, ...] = ("dflow", "okx")
+
+
 class ApiConfig(_Section):
     # plain http:// to a host other than this machine: refused unless true
     allow_insecure_http: bool = False
@@ -125,6 +129,10 @@ class ApiConfig(_Section):
     # which API serves `kind: swap` (a plan's own `swap_api` wins): Swap V2, or Ultra v1
     # (no longer actively maintained upstream; kept for who is not ready to move)
     swap_api: SwapApi = "swap-v2"
+    # routers every swap order excludes (`excludeRouters`, joined with a plan's own): the
+    # third-party routers' transactions call programs whose interfaces txguard cannot
+    # hold to the plan, so it would refuse them (docs/products.md)
+    exclude_routers: list[Router] = Field(default_factory=lambda: list(THIRD_PARTY_ROUTERS))
     # Swap V2's execute has its own rate bucket; None = by key (keyless 20, else 50)
     execute_rate_limit: PositiveFloat | None = None
     max_attempts: Annotated[int, Field(ge=1, le=10)] = 4

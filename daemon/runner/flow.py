@@ -75,7 +75,10 @@ def order_run(
             ordered = v2.order(ports, plan, now, book.observer(run.id))
         else:
             swap_api = swap_api_of(ports.config, plan)
-            ordered = order(ports.api, plan, ports.wallet.address, book.observer(run.id), swap_api)
+            ordered = order(
+                ports.api, plan, ports.wallet.address, book.observer(run.id), swap_api,
+                ports.config.api.exclude_routers,
+            )  # fmt: skip
     except GuardRejectedError as exc:  # Trigger V2's login challenge: nothing was signed
         refused = book.finish(
             run, RunStatus.REJECTED, step="guard_refused", error=str(exc),

@@ -101,6 +101,24 @@ def expectation(plan: PlanRecord, ordered: Mapping[str, Any]) -> Expectation:
     return BUILDERS[plan.kind](plan, spend_of(plan), ordered)
 
 
+# what an order answer calls a fact (the API's names) -> the run's ``ordered`` event's name
+_ANSWER_NAMES = {
+    "feeBps": "fee_bps",
+    "slippageBps": "slippage_bps",
+    "outAmount": "out_amount",
+    "swapType": "swap_type",
+    "inputMint": "input_mint",
+    "outputMint": "output_mint",
+}
+
+
+def ordered_facts(given: Mapping[str, Any]) -> dict[str, Any]:
+    """What an order call answered besides the transaction, as the runner records it
+    (its ``ordered`` event): from that event's detail as `jupcron audit` shows it, or
+    from the API's own answer (``feeBps``, ``gasless``, Trigger V2's ``vault`` ...)."""
+    return {_ANSWER_NAMES.get(key, key): value for key, value in given.items()}
+
+
 def mint_programs(rpc: Chain | None, expect: Expectation) -> dict[str, str] | None:
     """The plan's mints' token programs, from the chain when `rpc.url` is set
     (cached there); None without one, or when it cannot answer now: the guard
@@ -160,4 +178,12 @@ def check(
     return verdict
 
 
-__all__ = ["BUILDERS", "check", "expectation", "judge", "mint_programs", "output_mint_of"]
+__all__ = [
+    "BUILDERS",
+    "check",
+    "expectation",
+    "judge",
+    "mint_programs",
+    "ordered_facts",
+    "output_mint_of",
+]

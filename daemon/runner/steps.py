@@ -118,11 +118,37 @@ class Ordered:
         return {**found, **self.extra}
 
 
+def swap_body(plan: PlanRecord, exclude_routers: Sequence[str] = ()) -> Mapping[str, Any]:
+    """A swap's order query: the plan's, with `exclude_routers` (the config's
+    `api.exclude_routers`) joined to the plan's own ``excludeRouters``."""
+    body = plan.body
+    if not exclude_routers:
+        return body
+    own = [r for r in str(body.get("excludeRouters") or "").split(",") if r]
+    routers = list(dict.fromkeys([*own, *exclude_routers]))
+    return {**body, "excludeRouters": ",".join(routers)}
+
+
+def _swap_facts(answer: UltraOrder) -> dict[str, Any]:
+    """What a swap's order answer says of its terms, for the guard (`runner.judge`)."""
+    facts = {
+        "fee_bps": answer.fee_bps, "slippage_bps": answer.slippage_bps,
+        "router": answer.router, "swap_type": answer.swap_type,
+        "out_amount": str(answer.out_amount),
+    }  # fmt: skip
+    return {k: v for k, v in facts.items() if v is not None}
+
+
 def order(
-    api: OrderApi, plan: PlanRecord, wallet: str, observe: Observer, swap_api: str = ULTRA_V1
+    api: OrderApi,
+    plan: PlanRecord,
+    wallet: str,
+    observe: Observer,
+    swap_api: str = ULTRA_V1,
+    exclude_routers: Sequence[str] = (),
 ) -> Ordered:
     """Ask the API for the unsigned transaction of this plan's run (a swap: from
-    `swap_api`, `swap_api_of` the plan)."""
+    `swap_api`, `swap_api_of` the plan, never quoted by `exclude_routers`)."""
     request = plan.request
     if isinstance(request, RecurringRequest):
         got = api.create_recurring_order(wallet, plan.body, observe)
@@ -131,7 +157,7 @@ def order(
         got = api.cancel_trigger_order(wallet, plan.body, observe)
         return Ordered(got.request_id, got.transaction, order_account=request.order)
     if swap_api == SWAP_V2:
-        v2 = api.swap_order(wallet, plan.body, observe)
+        v2 = api.swap_order(wallet, swap_body(plan, exclude_routers), observe)
         terms = SwapTerms(SWAP_V2, v2.last_valid_block_height)
         if v2.skipped:
             code = v2.error_code
@@ -141,9 +167,9 @@ def order(
             )  # fmt: skip
         return Ordered(
             v2.request_id, v2.transaction, in_amount=int(v2.in_amount),
-            gasless=bool(v2.gasless), swap=terms,
+            gasless=bool(v2.gasless), swap=terms, extra=_swap_facts(v2),
         )  # fmt: skip
-    quote = api.ultra_order(wallet, plan.body, observe)
+    quote = api.ultra_order(wallet, swap_body(plan, exclude_routers), observe)
     if not quote.transaction:
         code = quote.error_code
         reason = quote.error_message or "the API returned no transaction"
@@ -154,7 +180,7 @@ def order(
         )  # fmt: skip
     return Ordered(
         quote.request_id, quote.transaction, in_amount=int(quote.in_amount),
-        gasless=bool(quote.gasless), swap=SwapTerms(ULTRA_V1),
+        gasless=bool(quote.gasless), swap=SwapTerms(ULTRA_V1), extra=_swap_facts(quote),
     )  # fmt: skip
 
 

@@ -38,7 +38,7 @@ def test_fixture_shape(path: Path) -> None:
     doc = _doc(path)
     assert doc.keys() >= FIELDS
     assert doc["name"] == path.stem
-    assert doc["expect"] in {"accept", "out-of-scope"}
+    assert doc["expect"] in {"accept", "out-of-scope", "excluded"}
     assert doc["plan_confidence"] in {"high", "medium", "low"}
     assert doc["note"].strip()
     assert {"name", "kind", "request"} <= doc["plan"].keys()
