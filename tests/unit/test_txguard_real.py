@@ -11,10 +11,8 @@ import pytest
 from solders.pubkey import Pubkey
 
 from daemon.config import Config, GuardConfig
-from daemon.plans.schema import PlanSpec
 from daemon.runner.judge import judge, ordered_facts
 from daemon.runner.steps import swap_body
-from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
 from daemon.txguard import GuardPolicy, inspect
 from tests.fixtures import real
@@ -26,12 +24,6 @@ PLANNED = [t for t in CORPUS if t.expect == "accept" and t.plan["kind"] in KINDS
 ACCEPTED = [t for t in CORPUS if t.expect == "accept"]
 
 
-def plan_record(doc: dict[str, Any]) -> PlanRecord:
-    """The fixture's plan as `plans apply` would store it (a schedule added)."""
-    spec = PlanSpec.model_validate({"schedule": {"at": "2030-01-01T00:00:00Z"}, **doc})
-    return PlanRecord.from_spec(spec)
-
-
 def ids(corpus: list[real.RealTx]) -> list[str]:
     return [t.name for t in corpus]
 
@@ -40,7 +32,7 @@ def ids(corpus: list[real.RealTx]) -> list[str]:
 def test_a_genuine_transaction_is_accepted_for_its_plan(tx: real.RealTx) -> None:
     ordered = ordered_facts(tx.ordered)
     verdict = judge(
-        tx.transaction, plan_record(tx.plan), Pubkey.from_string(tx.wallet), POLICY,
+        tx.transaction, real.plan_record(tx.plan), Pubkey.from_string(tx.wallet), POLICY,
         ordered=ordered, gasless=bool(ordered.get("gasless")),
     )  # fmt: skip
     assert verdict.accepted, f"{tx.source}: {verdict.reasons}"
@@ -83,7 +75,7 @@ def test_a_third_party_router_is_excluded_at_order_time_and_refused_if_it_comes(
 ) -> None:
     """A third-party router's answer calls a program txguard cannot hold to the plan:
     the default order query excludes its router, and should one come it is refused."""
-    plan = plan_record(tx.plan)
+    plan = real.plan_record(tx.plan)
     query = swap_body(plan, Config().api.exclude_routers)
     assert str(tx.ordered["router"]) in query["excludeRouters"].split(",")
     verdict = judge(tx.transaction, plan, Pubkey.from_string(tx.wallet), POLICY, ordered={})
@@ -97,9 +89,9 @@ def test_a_plans_own_router_exclusions_are_kept() -> None:
         "request": {"inputMint": real_mint("USDC"), "outputMint": real_mint("SOL"),
                     "amount": 1_000_000, "excludeRouters": "jupiterz"},
     }  # fmt: skip
-    query = swap_body(plan_record(doc), ["dflow", "okx"])
+    query = swap_body(real.plan_record(doc), ["dflow", "okx"])
     assert query["excludeRouters"] == "jupiterz,dflow,okx"
-    assert swap_body(plan_record(doc), [])["excludeRouters"] == "jupiterz"
+    assert swap_body(real.plan_record(doc), [])["excludeRouters"] == "jupiterz"
 
 
 def real_mint(symbol: str) -> str:
