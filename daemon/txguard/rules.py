@@ -84,6 +84,8 @@ def _system(ix: Instruction, ctx: Context) -> str | None:
     if ix.name in _LAMPORT_MOVES:
         paying, receiving = _LAMPORT_MOVES[ix.name]
         to = role.get(receiving, "?")
+        if ix.name.startswith("create_account") and to == ctx.wallet:
+            return f"{where} would make our wallet a new account owned by {fields.get('owner')}"
         if role.get(paying) != ctx.wallet:
             return None
         amount = fields.get("lamports", "?")
