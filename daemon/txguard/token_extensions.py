@@ -123,7 +123,7 @@ SUB_INSTRUCTIONS: dict[tuple[int, int], tuple[str, str, int | None, str, str]] =
         "mint destination instructions_sysvar_or_context_state authority",
         3,
         WITHDRAWS,
-        "",
+        "num_token_accounts",
     ),
     (37, 3): (
         "harvest_withheld_tokens_to_mint_for_confidential_transfer_fee",
