@@ -171,6 +171,9 @@ class GuardConfig(_Section):
     allowed_programs: list[str] = Field(default_factory=lambda: list(DEFAULT_PROGRAMS))
     extra_programs: list[str] = Field(default_factory=list)
     max_priority_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
+    # the whole fee (5,000 lamports a signature plus the priority fee), as the runtime
+    # computes it; applies when our wallet pays it
+    max_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
     allow_gasless: bool = False
     # with rpc.url set: simulate every transaction before signing and refuse any loss
     # beyond the order (see docs/txguard.md); off only to save RPC calls, never for safety

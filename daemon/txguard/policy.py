@@ -17,6 +17,8 @@ class GuardPolicy:
 
     programs: frozenset[str] = frozenset(DEFAULT_PROGRAMS)
     max_priority_fee_lamports: int = 10_000_000  # 0.01 SOL
+    # the whole fee: base (5,000 a signature) plus priority, when our wallet pays it
+    max_fee_lamports: int = 10_000_000  # 0.01 SOL
     allow_gasless: bool = False
     # a recurring order's escrow rent (simulation's allowance; returned when it closes)
     order_rent_allowance_lamports: int = 10_000_000
@@ -33,6 +35,7 @@ class GuardPolicy:
         return cls(
             programs=frozenset(guard.allowed_programs) | frozenset(guard.extra_programs),
             max_priority_fee_lamports=guard.max_priority_fee_lamports,
+            max_fee_lamports=guard.max_fee_lamports,
             allow_gasless=guard.allow_gasless,
             order_rent_allowance_lamports=guard.order_rent_allowance_lamports,
             amount_allowance_bps=guard.amount_allowance_bps,

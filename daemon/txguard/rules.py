@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from daemon.txguard import vault
 from daemon.txguard.context import Context
-from daemon.txguard.decode import MAX_TX_BYTES, Instruction, TxSummary
+from daemon.txguard.decode import MAX_TX_BYTES, ComputeBudget, Instruction, TxSummary
 from daemon.txguard.instructions import (
     ASSOCIATED_TOKEN,
     COMPUTE_BUDGET,
@@ -132,6 +132,8 @@ def _system(ix: Instruction, ctx: Context) -> str | None:
     if ix.name in _LAMPORT_MOVES:
         paying, receiving = _LAMPORT_MOVES[ix.name]
         to = role.get(receiving, "?")
+        if ix.name.startswith("create_account") and to == ctx.wallet:
+            return f"{where} would make our wallet a new account owned by {fields.get('owner')}"
         if role.get(paying) != ctx.wallet:
             return None
         amount = fields.get("lamports", "?")
@@ -324,7 +326,24 @@ def size(summary: TxSummary, ctx: Context) -> list[str]:
     return [f"the transaction is {summary.size} bytes; the network takes at most {MAX_TX_BYTES}"]
 
 
-def priority_fee(summary: TxSummary, ctx: Context) -> list[str]:
+def _fee_text(budget: ComputeBudget) -> str:
+    if budget.unit_limit is not None:
+        units = f"{budget.effective_limit} units"
+    else:
+        units = (
+            f"the runtime's default of {budget.effective_limit} units ("
+            f"{budget.builtin_instructions} builtin instructions x 3,000 + "
+            f"{budget.other_instructions} others x 200,000)"
+        )
+    return (
+        f"{budget.signatures} signatures x 5,000 + "
+        f"{budget.unit_price_micro_lamports or 0} micro-lamports x {units}"
+    )
+
+
+def fee(summary: TxSummary, ctx: Context) -> list[str]:
+    """The fee as the runtime computes it (`decode.compute_budget`), capped when our
+    wallet pays it; compute-budget instructions the runtime would refuse are refused."""
     reasons = []
     seen: set[str] = set()
     for ix in summary.instructions:
@@ -333,15 +352,26 @@ def priority_fee(summary: TxSummary, ctx: Context) -> list[str]:
         if ix.malformed:
             reasons.append(f"instruction #{ix.index}: Compute Budget data is malformed")
         elif ix.name in seen:
-            reasons.append(f"instruction #{ix.index}: Compute Budget {ix.name} appears twice")
+            reasons.append(
+                f"instruction #{ix.index}: Compute Budget {ix.name} appears twice "
+                "(the runtime refuses the transaction)"
+            )
         seen.add(ix.name)
-    budget = summary.compute_budget
-    cap = ctx.policy.max_priority_fee_lamports
-    if budget.priority_fee_lamports > cap:
+    if summary.fee_payer != ctx.wallet:
+        return reasons  # someone else pays the fee (fee_payer says whether we allow that)
+    budget, policy = summary.compute_budget, ctx.policy
+    if budget.priority_fee_lamports > policy.max_priority_fee_lamports:
         reasons.append(
             f"the priority fee of {budget.priority_fee_lamports} lamports "
             f"({budget.unit_price_micro_lamports} micro-lamports x {budget.effective_limit} units) "
-            f"is above the cap of {cap} lamports (guard.max_priority_fee_lamports)"
+            f"is above the cap of {policy.max_priority_fee_lamports} lamports "
+            "(guard.max_priority_fee_lamports)"
+        )
+    if budget.total_fee_lamports > policy.max_fee_lamports:
+        reasons.append(
+            f"our wallet would pay a fee of {budget.total_fee_lamports} lamports "
+            f"({_fee_text(budget)}), above the cap of {policy.max_fee_lamports} lamports "
+            "(guard.max_fee_lamports)"
         )
     return reasons
 
@@ -364,7 +394,7 @@ RULES: tuple[Rule, ...] = (
     associated_token,
     jupiter,
     trigger_v2,
-    priority_fee,
+    fee,
 )
 
 

@@ -257,7 +257,7 @@ HOSTILE: list[tuple[str, Builder, str]] = [
     (
         "oversized fee with default limit",
         _high_fee_default_limit,
-        "priority fee of 12000000 lamports",
+        "priority fee of 12180000 lamports",  # (3,000 + 200,000 default units) x 60 µL
     ),
     ("duplicate compute price", _duplicate_price, "set_compute_unit_price appears twice"),
     ("unsanitizable message", _unsanitizable, "fails to sanitize"),
@@ -312,7 +312,7 @@ def test_a_refusal_lists_every_reason(wallet: Wallet) -> None:
         [*budget(1_400_000, 10**8), program_call(AGGREGATOR, wallet.pubkey), _drain(wallet.pubkey)],
     )
     reasons = inspect(tx, wallet.pubkey, POLICY).reasons
-    assert len(reasons) == 3
+    assert len(reasons) == 2  # the fee caps do not apply: our wallet does not pay the fee
     with pytest.raises(GuardRejectedError) as err:
         check(tx, wallet.pubkey, POLICY)
     assert str(err.value).startswith("txguard refused: the fee payer is ")
@@ -385,10 +385,11 @@ def test_priority_fee_exactly_at_the_cap_is_allowed(wallet: Wallet) -> None:
     tx = build(
         wallet.pubkey, [*budget(1_000_000, 10_000_000), program_call(AGGREGATOR, wallet.pubkey)]
     )
-    verdict = inspect(tx, wallet.pubkey, POLICY)
+    room = GuardPolicy(max_fee_lamports=20_000_000)  # the whole fee has its own cap
+    verdict = inspect(tx, wallet.pubkey, room)
     assert verdict.summary.compute_budget.priority_fee_lamports == 10_000_000
     assert verdict.accepted
-    lower = GuardPolicy(max_priority_fee_lamports=9_999_999)
+    lower = GuardPolicy(max_priority_fee_lamports=9_999_999, max_fee_lamports=20_000_000)
     assert not inspect(tx, wallet.pubkey, lower).accepted
 
 
