@@ -132,6 +132,12 @@ def _swap_terms(ix: Instruction, ctx: Context, where: str, expect: Expectation) 
             "guard.max_slippage_bps (the plan sets no slippageBps)"
         )  # fmt: skip
         reasons.append(f"{where} allows {slippage} bps of slippage; at most {allowed} ({source})")
+    positive = _number(ix, "positive_slippage_bps")
+    if positive:
+        reasons.append(
+            f"{where} gives {positive} bps of any positive slippage to a collector: by "
+            "default (and in every plan) all of it is ours"
+        )
     fee = _number(ix, "platform_fee_bps")
     if fee:
         if expect.referral_fee_bps is not None:

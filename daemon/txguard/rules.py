@@ -82,8 +82,33 @@ def signers(summary: TxSummary, ctx: Context) -> list[str]:
             if s.address not in (ctx.wallet, summary.fee_payer)
             and s.address not in allowed
             and not (read_only_ok and not s.writable)
+            and not (ctx.expect is None and _pays_only_us(summary, ctx, s.address, s.writable))
         ]
     return reasons
+
+
+def _pays_only_us(summary: TxSummary, ctx: Context, signer: str, writable: bool) -> bool:
+    """Without a plan (`jupcron tx inspect`): a co-signer whose signature can only send
+    value to us — read-only and named by no instruction, or an authority (or multisig
+    co-signer) only of token moves and closes that pay our accounts (a Trigger V2
+    vault's withdrawal)."""
+    named = [ix for ix in summary.instructions if signer in ix.accounts]
+    if not named:
+        return not writable
+    for ix in named:
+        role = ix.role
+        authorises = role.get("authority") == signer or signer in ix.cosigners
+        if ix.program not in TOKEN_PROGRAMS or not authorises:
+            return False
+        if any(account == signer for name, account in ix.roles if name != "authority"):
+            return False
+        effect = Effect(ix.effect) if ix.effect else None
+        if effect is Effect.MOVES and role.get("destination") in ctx.ours.tokens:
+            continue
+        if effect is Effect.CLOSES and ctx.ours.takes_lamports(role.get("destination", "")):
+            continue
+        return False
+    return True
 
 
 def programs(summary: TxSummary, ctx: Context) -> list[str]:

@@ -41,8 +41,6 @@ def test_a_genuine_transaction_is_accepted_for_its_plan(tx: real.RealTx) -> None
 @pytest.mark.parametrize("tx", ACCEPTED, ids=ids(ACCEPTED))
 def test_a_genuine_transaction_is_accepted_without_a_plan(tx: real.RealTx) -> None:
     """`jupcron tx inspect` without --plan: only the wallet and the order's mints."""
-    if tx.plan["kind"].startswith("trigger-v2"):
-        pytest.skip("the vault and its co-signer are known only from the run's order")
     request = tx.plan["request"]
     mints = [m for m in (request.get("inputMint"), request.get("outputMint")) if m]
     gasless = bool(tx.ordered.get("gasless"))

@@ -92,6 +92,13 @@ def test_a_platform_fee_the_plan_never_asked_for_is_refused() -> None:
     refused(v, "platform fee of 100 bps", "guard.max_platform_fee_bps")
 
 
+def test_a_share_of_positive_slippage_the_plan_never_gave_is_refused() -> None:
+    """route_v2's positive_slippage_bps (after the platform fee): 10,000 sends all of
+    any output above the quote to someone else's collector."""
+    hostile = mutate(METIS.transaction, 4, edit=lambda d: put(d, 28, struct.pack("<H", 10_000)))
+    refused(verdict(METIS, hostile), "10000 bps of any positive slippage")
+
+
 def test_a_fee_above_what_the_order_declared_is_refused() -> None:
     hostile = mutate(METIS.transaction, 4, edit=lambda d: put(d, ROUTE_V2_FEE, b"\x0a\x00"))
     refused(verdict(METIS, hostile), "platform fee of 10 bps", "feeBps the order answer declared")
@@ -259,3 +266,22 @@ def test_a_fill_guarantees_its_exact_output_against_the_plans_limit() -> None:
 @pytest.fixture
 def wallet_key() -> Pubkey:
     return Pubkey.from_string(str(new_key()))
+
+
+# --- co-signers without a plan ----------------------------------------------------------
+
+WITHDRAWAL = CORPUS["trigger-v2-dca-cancel-withdrawal"]
+
+
+def test_without_a_plan_a_cosigner_may_only_pay_us() -> None:
+    """`tx inspect` without a plan: the genuine Trigger V2 withdrawal's vault signs a
+    transfer to our account and a close to our wallet: accepted. The same vault
+    signing its transfer to a stranger's account is refused: the co-signer then
+    does more than pay us."""
+    wallet = Pubkey.from_string(WITHDRAWAL.wallet)
+    assert inspect(WITHDRAWAL.transaction, wallet, POLICY).accepted
+    tx, _ = decode_transaction(WITHDRAWAL.transaction)
+    keys = list(tx.message.account_keys)
+    ours = get_associated_token_address(wallet, USDC)
+    hostile = mutate(WITHDRAWAL.transaction, 3, keys={keys.index(ours): new_key()})
+    refused(inspect(hostile, wallet, POLICY), "another signer is required")
