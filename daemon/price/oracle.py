@@ -133,32 +133,6 @@ def decode_price_update(data: bytes) -> OraclePrice:
                        slot, authority)  # fmt: skip
 
 
-def encode_price_update(
-    feed_id: str,
-    price: int,
-    conf: int,
-    exponent: int,
-    publish_time: int,
-    *,
-    posted_slot: int = 0,
-    write_authority: bytes = bytes(32),
-    ema_price: int | None = None,
-) -> bytes:
-    """A fully verified ``PriceUpdateV2`` account's bytes, allocated at its LEN (the
-    emulator serves these; tests decode them back)."""
-    body = (
-        DISCRIMINATOR
-        + write_authority
-        + b"\x01"
-        + bytes.fromhex(feed_id)
-        + struct.pack(
-            "<qQiqqqQQ", price, conf, exponent, publish_time, publish_time - 1,
-            price if ema_price is None else ema_price, conf, posted_slot,
-        )
-    )  # fmt: skip
-    return body + bytes(ACCOUNT_LEN - len(body))
-
-
 class AccountState(Protocol):
     @property
     def owner(self) -> str: ...

@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from daemon.config import Config
+from daemon.emulator.oracle import price_update_bytes
 from daemon.errors import ApiTransportError
 from daemon.plans.schema import PlanSpec, stored_request, stored_settings
 from daemon.price.limits import PriceLimits, UnknownDecimals, minimum_out
@@ -23,7 +24,6 @@ from daemon.price.oracle import (
     RECEIVER_PROGRAM,
     Feed,
     decode_price_update,
-    encode_price_update,
     feed_account,
     judge,
 )
@@ -39,6 +39,14 @@ USDT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"
 WBTC = "3NZ9JMVBmGAqocybic2c7LQCJScmgsAZ6vQqTDzcqmJh"  # 8 decimals: read from the (fake) chain
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 T = int(NOW.timestamp())
+
+
+def encode_price_update(
+    feed_id: str, price: int, conf: int, exponent: int, publish_time: int, posted_slot: int = 0
+) -> bytes:
+    """The emulator's account bytes (its own packing of Pyth's layout; exponent -8)."""
+    assert exponent == -8
+    return price_update_bytes(feed_id, price, conf, publish_time, posted_slot)
 
 
 def limits(**given: Any) -> PriceLimits:
@@ -140,7 +148,7 @@ def test_encode_decode_round_trip() -> None:
 
 
 def test_a_partially_verified_update_decodes_with_its_signature_count() -> None:
-    full = encode_price_update(DEFAULT_FEEDS[SOL].feed_id or "", 1, 0, 0, T)
+    full = encode_price_update(DEFAULT_FEEDS[SOL].feed_id or "", 1, 0, -8, T)
     partial = full[:40] + b"\x00\x05" + full[41:-1]  # Partial {num_signatures: 5}: one byte more
     price = decode_price_update(partial)
     assert not price.full
