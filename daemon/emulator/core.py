@@ -213,7 +213,7 @@ class Emulator:
             return listings.token_search(query)
         if operation.startswith("execute_"):
             return execute.execute(state, operation, body)
-        kinds = (FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN)
+        kinds: tuple[FaultKind, ...] = (FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN)
         if operation in ("swap_order", "ultra_order"):
             kinds += (FaultKind.LOW_QUOTE,)
         hostile = self.faults.take(operation, kinds=kinds, request=fields)
