@@ -65,7 +65,8 @@ class Reference:
             return None if value is None else str(value)
 
         return {
-            "source": "pyth", "reference_out": text(self.out_amount),
+            "source": "pyth", "in_amount": str(self.in_amount),
+            "reference_out": text(self.out_amount),
             "reference_price": text(self.price), "input_usd": text(self.input_usd),
             "output_usd": text(self.output_usd), "publish_time": self.publish_time,
             "problem": self.problem,

@@ -14,6 +14,7 @@ from typing import Any
 from daemon.emulator import Emulator
 from daemon.price.oracle import DEFAULT_FEEDS, decode_price_update
 from daemon.price.protection import protection_for
+from daemon.report.build import build
 from daemon.rpc import SolanaRpc
 from daemon.store.types import RunStatus
 from tests.fixtures.follow import FollowRigFactory
@@ -106,6 +107,17 @@ def test_a_fair_swap_passes_with_its_reference_on_record(
     assert detail["price"]["min_out"] == "20000000"
     assert detail["price"]["reference_out"] == "33333333"
     assert detail["price"]["reference"]["reference_price"] == "0.00666666666667"
+    with rig.engine.connect() as conn:
+        (report,), known = build(conn, plan="fair")
+    (fill,) = report.fills
+    assert fill.reference_out == 33_333_333
+    vs = report.vs_reference_bps()
+    assert vs is not None
+    assert Decimal(-20) < vs < 0  # the emulator's 10 bps fee, and nothing worse
+    as_json = report.as_dict(known)
+    assert as_json["vs_reference_bps"] == str(vs)
+    assert as_json["reference_price"] is not None
+    assert {"plan_name", "spent", "received", "fills", "runs"} <= set(as_json)
 
 
 def test_a_hostile_quote_far_below_the_market_is_skipped_for_a_limited_plan(
