@@ -47,6 +47,7 @@ DEFAULT_PROGRAMS: dict[str, str] = {
     "VALaaymxQh2mNy2trH9jUqHT1mTow76wpTcGmSWSwJe": "Jupiter Value Average (Recurring, price)",
     "j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X": "Jupiter Limit Order v2 (Trigger)",
     "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4": "Jupiter Aggregator v6",
+    "61DFfeTKM7trxYcPQCM78bJ794ddZprZpAwAnLiwTpYH": "Jupiter Order Engine (JupiterZ RFQ)",
     "ComputeBudget111111111111111111111111111111": "Compute Budget",
     "11111111111111111111111111111111": "System",
     "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA": "SPL Token",
@@ -112,6 +113,10 @@ class ApiPaths(_Section):
         return value.rstrip("/")
 
 
+Router = Literal["metis", "jupiterz", "dflow", "okx"]
+THIRD_PARTY_ROUTERS: tuple[Router, ...] = ("dflow", "okx")
+
+
 class ApiConfig(_Section):
     # plain http:// to a host other than this machine: refused unless true
     allow_insecure_http: bool = False
@@ -125,6 +130,10 @@ class ApiConfig(_Section):
     # which API serves `kind: swap` (a plan's own `swap_api` wins): Swap V2, or Ultra v1
     # (no longer actively maintained upstream; kept for who is not ready to move)
     swap_api: SwapApi = "swap-v2"
+    # routers every swap order excludes (`excludeRouters`, joined with a plan's own): the
+    # third-party routers' transactions call programs whose interfaces txguard cannot
+    # hold to the plan, so it would refuse them (docs/products.md)
+    exclude_routers: list[Router] = Field(default_factory=lambda: list(THIRD_PARTY_ROUTERS))
     # Swap V2's execute has its own rate bucket; None = by key (keyless 20, else 50)
     execute_rate_limit: PositiveFloat | None = None
     max_attempts: Annotated[int, Field(ge=1, le=10)] = 4
@@ -163,6 +172,9 @@ class GuardConfig(_Section):
     allowed_programs: list[str] = Field(default_factory=lambda: list(DEFAULT_PROGRAMS))
     extra_programs: list[str] = Field(default_factory=list)
     max_priority_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
+    # the whole fee (5,000 lamports a signature plus the priority fee), as the runtime
+    # computes it; applies when our wallet pays it
+    max_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
     allow_gasless: bool = False
     # with rpc.url set: simulate every transaction before signing and refuse any loss
     # beyond the order (see docs/txguard.md); off only to save RPC calls, never for safety
@@ -172,6 +184,11 @@ class GuardConfig(_Section):
     # how far a Jupiter instruction's input may exceed the plan's amount (basis points);
     # Jupiter's own fees come out of the plan's amount, so 0 is right for its APIs
     amount_allowance_bps: Annotated[int, Field(ge=0, le=100)] = 0
+    # a swap plan without its own slippageBps: the most slippage a route may allow
+    max_slippage_bps: Annotated[int, Field(ge=0, le=5_000)] = 300
+    # the most platform fee a route may take when the plan names no referral: Jupiter's
+    # own fee is 0-10 bps on listed pairs (50 on tokens younger than a day)
+    max_platform_fee_bps: Annotated[int, Field(ge=0, le=255)] = 20
     # with rpc.url and an oracle feed for both mints: refuse a transaction whose guaranteed
     # minimum out is more than this many bps below what the reference price implies
     # (docs/price-protection.md)

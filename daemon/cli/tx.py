@@ -9,12 +9,23 @@ import dataclasses
 import json
 import re
 import sys
+from pathlib import Path
+from typing import Any
 
 import click
 from solders.pubkey import Pubkey
 
 from daemon.cli.main import Context, pass_ctx
 from daemon.cli.wallet import config_or_defaults, configured_wallet
+from daemon.config import Config
+from daemon.errors import ConfigError, PlanError
+from daemon.plans.load import load_plans
+from daemon.rpc import rpc_from_config
+from daemon.runner.judge import judge, ordered_facts
+from daemon.store import migrate
+from daemon.store.engine import open_reader, session_factory
+from daemon.store.plans import get_plan
+from daemon.store.records import PlanRecord
 from daemon.txguard import GuardPolicy, NotATransactionError, Verdict, flows, inspect
 from daemon.txguard.decode import OversizeError, TxSummary
 from daemon.txguard.instructions import DECODERS
@@ -49,6 +60,20 @@ def tx() -> None:
 @click.option("--gasless", is_flag=True, help="Judge as a swap the API marked gasless/RFQ.")
 @click.option("--mint", "mints", multiple=True, metavar="MINT", help="A mint of the order.")
 @click.option(
+    "--plan",
+    "plan_ref",
+    metavar="FILE|NAME",
+    help="Judge it as a run of this plan is judged: a plan file, or a plan in the store.",
+)
+@click.option("--name", "plan_name", metavar="NAME", help="With --plan FILE: which of its plans.")
+@click.option(
+    "--ordered",
+    "ordered_json",
+    metavar="JSON",
+    help="With --plan: what the order call answered besides the transaction, as a JSON "
+    "object (the run's 'ordered' event, or the API's answer: feeBps, gasless, vault ...).",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
@@ -63,19 +88,41 @@ def inspect_command(
     wallet_key: Pubkey | None,
     gasless: bool,
     mints: tuple[str, ...],
+    plan_ref: str | None,
+    plan_name: str | None,
+    ordered_json: str | None,
     fmt: str,
 ) -> None:
     """Decode a base64 transaction (argument, or stdin with '-') and show txguard's verdict.
 
+    With --plan, the verdict is the one a run of that plan would get: the runner's
+    own check, holding the transaction to the plan's whole terms.
+
     Exit status 0 when the guard accepts, 3 when it refuses, 2 when the input
     is not a transaction.
     """
-    text = sys.stdin.read() if transaction == "-" else transaction
+    if (plan_name or ordered_json) and not plan_ref:
+        raise click.UsageError("--name and --ordered go with --plan")
     config = config_or_defaults(ctx)
+    plan = plan_of(ctx, config, plan_ref, plan_name) if plan_ref else None
+    ordered = _ordered(ordered_json)
+    text = sys.stdin.read() if transaction == "-" else transaction
     owner = wallet_key or configured_wallet(ctx).pubkey
     policy = GuardPolicy.from_config(config.guard)
     try:
-        verdict = inspect(text, owner, policy, gasless=gasless, mints=mints)
+        if plan is not None:
+            gasless = gasless or bool(ordered.get("gasless"))
+            rpc = rpc_from_config(config.rpc)
+            try:
+                verdict = judge(
+                    text, plan, owner, policy, ordered=ordered, gasless=gasless, rpc=rpc,
+                    simulate=rpc is not None and config.guard.simulate,
+                )  # fmt: skip
+            finally:
+                if rpc is not None:
+                    rpc.close()
+        else:
+            verdict = inspect(text, owner, policy, gasless=gasless, mints=mints)
     except OversizeError as exc:
         click.echo(f"REFUSED: {exc.reasons[0]}", err=True)
         sys.exit(EXIT_REFUSED)
@@ -88,6 +135,50 @@ def inspect_command(
         click.echo(render(verdict, str(owner), policy.programs))
     if not verdict.accepted:
         sys.exit(EXIT_REFUSED)
+
+
+def _ordered(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--ordered") from None
+    if not isinstance(given, dict):
+        raise click.BadParameter("must be a JSON object", param_hint="--ordered")
+    return ordered_facts(given)
+
+
+def plan_of(ctx: Context, config: Config, ref: str, name: str | None) -> PlanRecord:
+    """The plan `ref` names: a plan file (one plan, or the one called `name`), else a
+    plan in the store (read only: no database file is created)."""
+    path = Path(ref)
+    if path.is_file():
+        result = load_plans([path])
+        if not result.ok:
+            raise PlanError(result.problems)
+        specs = [p.spec for p in result.plans if name is None or p.spec.name == name]
+        if len(specs) != 1:
+            names = ", ".join(p.spec.name for p in result.plans) or "none"
+            which = f"no plan named {name!r}" if name else f"{len(specs)} plans"
+            raise ConfigError(f"{ref} holds {which} (its plans: {names}); choose one with --name")
+        return PlanRecord.from_spec(specs[0])
+    if name is not None or path.suffix in (".yaml", ".yml") or "/" in ref:
+        raise ConfigError(f"no plan file {ref}")
+    return stored_plan(config, ref)
+
+
+def stored_plan(config: Config, name: str) -> PlanRecord:
+    engine = open_reader(config.database.url)
+    try:
+        migrate.require_head(engine)
+        with session_factory(engine)() as session:
+            plan = get_plan(session, name)
+    finally:
+        engine.dispose()
+    if plan is None:
+        raise ConfigError(f"no plan named {name!r} in the store, and no such file")
+    return plan
 
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can reorder a line

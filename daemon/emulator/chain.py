@@ -29,15 +29,14 @@ from solders.transaction import VersionedTransaction
 
 from daemon.emulator.common import TOKENS, State, token
 from daemon.emulator.ledger import SOL_MINT, IssuedOrder, Ledger
+from daemon.txguard.decode import summarize
 
 SYSTEM = "11111111111111111111111111111111"
 TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id)
-COMPUTE_BUDGET = "ComputeBudget111111111111111111111111111111"
 LOOKUP_TABLE_PROGRAM = "AddressLookupTab1e1111111111111111111111111"
 TOKEN_ACCOUNT_RENT = 2_039_280
 MINT_RENT = 1_461_600
 RECURRING_ESCROW_RENT = 4_200_000  # the DCA account and its two token accounts
-LAMPORTS_PER_SIGNATURE = 5_000
 
 Account = dict[str, Any]  # lamports, owner, data (bytes)
 
@@ -138,20 +137,10 @@ class ChainView:
 
 
 def fee_of(tx: VersionedTransaction) -> int:
-    """5,000 lamports a signature plus the priority fee the message sets."""
-    message = tx.message
-    keys = [str(k) for k in message.account_keys]
-    limit, price = 0, 0
-    for ix in message.instructions:
-        if keys[ix.program_id_index] != COMPUTE_BUDGET or not bytes(ix.data):
-            continue
-        data = bytes(ix.data)
-        if data[0] == 2 and len(data) >= 5:
-            limit = struct.unpack_from("<I", data, 1)[0]
-        elif data[0] == 3 and len(data) >= 9:
-            price = struct.unpack_from("<Q", data, 1)[0]
-    signatures = message.header.num_required_signatures
-    return LAMPORTS_PER_SIGNATURE * signatures + -(-price * limit // 1_000_000)
+    """The fee the runtime charges: 5,000 lamports a signature plus the priority fee,
+    with the runtime's default compute limit when the message sets none (the rule
+    txguard computes too: `daemon.txguard.decode.compute_budget`)."""
+    return summarize(tx, {}).compute_budget.total_fee_lamports
 
 
 def encode(account: Account | None) -> dict[str, Any] | None:

@@ -108,6 +108,23 @@ def _price_bound(params: Mapping[str, Any], key: str) -> tuple[bool, str | None]
     return True, str(value)
 
 
+def _cycle_bounds(
+    in_mint: str, out_mint: str, per_cycle: int, bounds: Mapping[str, str]
+) -> dict[str, int]:
+    """The DCA's per-cycle output bounds for a plan's price bounds, a price being the
+    input paid per unit of the output: at most ``maxPrice`` a unit means at least
+    per_cycle / maxPrice out (``min_out_amount``); at least ``minPrice``, at most
+    per_cycle / minPrice (``max_out_amount``). The API does not document its units;
+    this is the emulator's reading, kept consistent with the bounds it was asked for."""
+    scale = Decimal(10) ** (token(out_mint).decimals - token(in_mint).decimals)
+    out: dict[str, int] = {}
+    if "maxPrice" in bounds:
+        out["min_out_amount"] = int(Decimal(per_cycle) * scale / Decimal(bounds["maxPrice"]))
+    if "minPrice" in bounds:
+        out["max_out_amount"] = int(Decimal(per_cycle) * scale / Decimal(bounds["minPrice"]))
+    return out
+
+
 def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuResponse:
     data = parse_json_object(body, exact=True)  # prices as sent, digit for digit
     if data is None:
@@ -160,6 +177,7 @@ def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuRes
             "interval": interval,
             "application_idx": idx,
             "start_at": start_at,
+            **_cycle_bounds(in_mint, out_mint, amount // orders, bounds),
         }
     else:
         p = params["price"] if isinstance(params["price"], dict) else {}

@@ -112,6 +112,8 @@ def build_unsigned(
     interval: int = 86_400,
     application_idx: int | None = None,
     start_at: int | None = None,
+    min_out_amount: int | None = None,
+    max_out_amount: int | None = None,
     hidden_accounts: Sequence[Pubkey] = (),
     lookup_tables: dict[str, list[str]] | None = None,
 ) -> VersionedTransaction:
@@ -165,6 +167,8 @@ def build_unsigned(
                 in_amount_per_cycle=per_cycle,
                 cycle_frequency=interval,
                 start_at=start_at,
+                min_out_amount=min_out_amount,
+                max_out_amount=max_out_amount,
             )
         )
     elif kind == "trigger_cancel":

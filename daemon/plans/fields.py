@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, PlainValidator
+from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer, PlainValidator
 from solders.pubkey import Pubkey as _SoldersPubkey
 
 from daemon.schedule import parse_duration
@@ -58,7 +58,11 @@ def _short(value: object) -> str:
 
 Pubkey = Annotated[str, PlainValidator(_pubkey)]
 Amount = Annotated[int, PlainValidator(_amount)]
-Price = Annotated[Decimal, PlainValidator(_price)]
+# stored as text (JSON has no decimal), sent to the API as an exact JSON number (jsonbody);
+# the explicit serializer keeps pydantic from warning on its own Decimal-to-text step
+Price = Annotated[
+    Decimal, PlainValidator(_price), PlainSerializer(str, return_type=str, when_used="json")
+]
 
 
 def _at_least(low: int, high: int, unit: str = "") -> AfterValidator:

@@ -21,15 +21,14 @@ import structlog
 
 from daemon import failpoints
 from daemon.errors import GuardRejectedError, RejectedError, RetryableError
-from daemon.runner import preflight, pricecheck, submit
+from daemon.runner import judge, preflight, pricecheck, submit
 from daemon.runner import trigger_v2 as v2
 from daemon.runner.book import api_detail, api_fields, programs_of
 from daemon.runner.ports import Ports, RunOptions, run_mode
-from daemon.runner.steps import expectation, order, output_mint_of, swap_api_of
+from daemon.runner.steps import order, output_mint_of, swap_api_of
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import PlanKind, RunStatus
-from daemon.txguard import Verdict, check
-from daemon.txguard.expect import Expectation
+from daemon.txguard import Verdict
 from daemon.txguard.simulate import BalanceCheck
 from daemon.wallet import sign_transaction
 
@@ -76,7 +75,10 @@ def order_run(
             ordered = v2.order(ports, plan, now, book.observer(run.id))
         else:
             swap_api = swap_api_of(ports.config, plan)
-            ordered = order(ports.api, plan, ports.wallet.address, book.observer(run.id), swap_api)
+            ordered = order(
+                ports.api, plan, ports.wallet.address, book.observer(run.id), swap_api,
+                ports.config.api.exclude_routers,
+            )  # fmt: skip
     except GuardRejectedError as exc:  # Trigger V2's login challenge: nothing was signed
         refused = book.finish(
             run, RunStatus.REJECTED, step="guard_refused", error=str(exc),
@@ -143,18 +145,12 @@ def sign_run(
         )  # fmt: skip
     if gasless is None:  # ordered by an earlier drive (recovery): ask the store
         gasless = plan.kind is PlanKind.SWAP and book.was_gasless(run.id)
-    gasless = bool(gasless and plan.kind is PlanKind.SWAP)
-    spend = preflight.spend_of(plan)
-    if plan.kind.trigger_v2:
-        expect = v2.expectation(plan, spend.mint, spend.amount, book.ordered(run.id))
-    else:
-        expect = expectation(plan, spend.mint, spend.amount)
     simulate = ports.rpc is not None and ports.config.guard.simulate
     try:
-        verdict = check(
-            run.unsigned_tx, ports.wallet.pubkey, ports.policy, gasless=gasless,
-            expect=expect, mint_programs=mint_programs(ports, expect),
-            simulator=ports.rpc if simulate else None,
+        verdict = judge.check(
+            run.unsigned_tx, plan, ports.wallet.pubkey, ports.policy,
+            ordered=book.ordered(run.id), gasless=bool(gasless), rpc=ports.rpc,
+            simulate=simulate,
         )  # fmt: skip
     except GuardRejectedError as exc:
         detail: dict[str, Any] = {"reasons": list(exc.reasons)}
@@ -187,17 +183,3 @@ def sign_run(
 def _simulated(verdict: Verdict) -> dict[str, Any]:
     """The balance diff a simulation showed, for the run's events."""
     return {"simulation": verdict.simulation.diff} if verdict.simulation else {}
-
-
-def mint_programs(ports: Ports, expect: Expectation) -> dict[str, str] | None:
-    """The plan's mints' token programs, from the chain when `rpc.url` is set
-    (cached there); None without one, or when it cannot answer now: the guard
-    is then stricter, never looser."""
-    if ports.rpc is None or not expect.mints:
-        return None
-    try:
-        owners = ports.rpc.owners(expect.mints)
-    except (RetryableError, RejectedError) as exc:
-        log.warning("mint_programs_unknown", error=str(exc))
-        return None
-    return {mint: owner for mint, owner in owners.items() if owner is not None}

@@ -24,7 +24,6 @@ from daemon.plans.schema import (
 )
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
-from daemon.txguard.expect import Expectation
 
 Observer = Callable[[Any], None]
 
@@ -120,11 +119,37 @@ class Ordered:
         return {**found, **self.extra}
 
 
+def swap_body(plan: PlanRecord, exclude_routers: Sequence[str] = ()) -> Mapping[str, Any]:
+    """A swap's order query: the plan's, with `exclude_routers` (the config's
+    `api.exclude_routers`) joined to the plan's own ``excludeRouters``."""
+    body = plan.body
+    if not exclude_routers:
+        return body
+    own = [r for r in str(body.get("excludeRouters") or "").split(",") if r]
+    routers = list(dict.fromkeys([*own, *exclude_routers]))
+    return {**body, "excludeRouters": ",".join(routers)}
+
+
+def _swap_facts(answer: UltraOrder) -> dict[str, Any]:
+    """What a swap's order answer says of its terms, for the guard (`runner.judge`)."""
+    facts = {
+        "fee_bps": answer.fee_bps, "slippage_bps": answer.slippage_bps,
+        "router": answer.router, "swap_type": answer.swap_type,
+        "out_amount": str(answer.out_amount),
+    }  # fmt: skip
+    return {k: v for k, v in facts.items() if v is not None}
+
+
 def order(
-    api: OrderApi, plan: PlanRecord, wallet: str, observe: Observer, swap_api: str = ULTRA_V1
+    api: OrderApi,
+    plan: PlanRecord,
+    wallet: str,
+    observe: Observer,
+    swap_api: str = ULTRA_V1,
+    exclude_routers: Sequence[str] = (),
 ) -> Ordered:
     """Ask the API for the unsigned transaction of this plan's run (a swap: from
-    `swap_api`, `swap_api_of` the plan)."""
+    `swap_api`, `swap_api_of` the plan, never quoted by `exclude_routers`)."""
     request = plan.request
     if isinstance(request, RecurringRequest):
         got = api.create_recurring_order(wallet, plan.body, observe)
@@ -133,7 +158,7 @@ def order(
         got = api.cancel_trigger_order(wallet, plan.body, observe)
         return Ordered(got.request_id, got.transaction, order_account=request.order)
     if swap_api == SWAP_V2:
-        v2 = api.swap_order(wallet, plan.body, observe)
+        v2 = api.swap_order(wallet, swap_body(plan, exclude_routers), observe)
         terms = SwapTerms(SWAP_V2, v2.last_valid_block_height)
         if v2.skipped:
             code = v2.error_code
@@ -144,8 +169,9 @@ def order(
         return Ordered(
             v2.request_id, v2.transaction, in_amount=int(v2.in_amount),
             out_amount=int(v2.out_amount), gasless=bool(v2.gasless), swap=terms,
+            extra=_swap_facts(v2),
         )  # fmt: skip
-    quote = api.ultra_order(wallet, plan.body, observe)
+    quote = api.ultra_order(wallet, swap_body(plan, exclude_routers), observe)
     if not quote.transaction:
         code = quote.error_code
         reason = quote.error_message or "the API returned no transaction"
@@ -157,6 +183,7 @@ def order(
     return Ordered(
         quote.request_id, quote.transaction, in_amount=int(quote.in_amount),
         out_amount=int(quote.out_amount), gasless=bool(quote.gasless), swap=SwapTerms(ULTRA_V1),
+        extra=_swap_facts(quote),
     )  # fmt: skip
 
 
@@ -187,18 +214,3 @@ def output_mint_of(plan: PlanRecord) -> str | None:
     if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
         return request.output_mint
     return None
-
-
-def expectation(plan: PlanRecord, input_mint: str | None, amount: int) -> Expectation:
-    """What the plan asked for, as txguard holds the transaction to it: the kind,
-    the mints, the most it may spend (`amount` of `input_mint`, from the pre-flight
-    spend), the order a cancel closes and a swap's named receiver."""
-    request = plan.request
-    return Expectation(
-        kind=str(plan.kind),
-        input_mint=input_mint,
-        output_mint=output_mint_of(plan),
-        amount=amount or None,
-        order=request.order if isinstance(request, TriggerCancelRequest) else None,
-        receiver=request.receiver if isinstance(request, SwapRequest) else None,
-    )

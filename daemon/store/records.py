@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from daemon.plans.schema import (
     PlanSettings,
+    PlanSpec,
     Request,
     request_body,
     stored_request,
@@ -90,6 +91,14 @@ class PlanRecord:
             created_at=row["created_at"],
             updated_at=row["updated_at"],
         )
+
+    @classmethod
+    def from_spec(cls, spec: PlanSpec) -> PlanRecord:
+        """A plan as a file states it, not (yet) stored: what `jupcron tx inspect
+        --plan FILE` judges a transaction for."""
+        epoch = datetime(1970, 1, 1, tzinfo=UTC)
+        stored = {"id": 0, "name": spec.name, "version": 0, **spec.content()}
+        return cls.from_mapping({**stored, "created_at": epoch, "updated_at": epoch})
 
     @classmethod
     def from_row(cls, row: Plan) -> PlanRecord:

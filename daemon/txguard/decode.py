@@ -21,9 +21,42 @@ from daemon.wallet import decode_transaction
 MAX_TX_BYTES = 1232  # the network's packet limit for a transaction
 # input this long is not decoded at all: base64 of four times the network's limit
 MAX_INPUT_CHARS = 4 * (4 * MAX_TX_BYTES + 2) // 3 + 64
-DEFAULT_UNITS_PER_INSTRUCTION = 200_000
-MAX_COMPUTE_UNITS = 1_400_000
-MICRO_LAMPORTS = 1_000_000
+
+# The fee as Agave computes it. Constants: solana-compute-budget's
+# compute_budget_limits.rs (github.com/anza-xyz/agave, compute-budget/src/) and
+# solana-fee's calculate_signature_fee (fee/src/lib.rs, commit 14c2ee9c).
+DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT = 200_000
+MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT = 3_000  # SIMD-0170
+MAX_COMPUTE_UNITS = 1_400_000  # MAX_COMPUTE_UNIT_LIMIT
+MICRO_LAMPORTS = 1_000_000  # MICRO_LAMPORTS_PER_LAMPORT
+LAMPORTS_PER_SIGNATURE = 5_000
+# Programs whose instructions get MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT when no
+# limit is set: NON_MIGRATING_BUILTINS_COSTS of builtins-default-costs/src/lib.rs
+# (github.com/anza-xyz/agave at 003c671f). Stake, Config and Address Lookup Table
+# left that list when they moved to Core BPF: they get 200,000 like any program.
+# Vote is left out on purpose: SIMD-0387 takes it off the list behind a feature, so
+# it is counted at 200,000, the larger figure, and the cap can never under-count.
+BUILTIN_PROGRAMS = frozenset(
+    {
+        "11111111111111111111111111111111",  # System
+        COMPUTE_BUDGET,
+        "BPFLoaderUpgradeab1e11111111111111111111111",
+        "BPFLoader1111111111111111111111111111111111",  # deprecated loader
+        "BPFLoader2111111111111111111111111111111111",
+        "LoaderV411111111111111111111111111111111111",
+        "KeccakSecp256k11111111111111111111111111111",  # secp256k1 precompile
+        "Ed25519SigVerify111111111111111111111111111",  # ed25519 precompile
+    }
+)
+# Precompiles whose signatures the base fee counts (their data's first byte is how
+# many): secp256k1, ed25519 and secp256r1 (which is not in the builtin list above).
+PRECOMPILES = frozenset(
+    {
+        "KeccakSecp256k11111111111111111111111111111",
+        "Ed25519SigVerify111111111111111111111111111",
+        "Secp256r1SigVerify1111111111111111111111111",
+    }
+)
 
 
 class NotATransactionError(GuardRejectedError, ValueError):
@@ -67,10 +100,23 @@ class Instruction:
 
 @dataclass(frozen=True)
 class ComputeBudget:
+    """The fee the runtime charges the fee payer, and how it comes about."""
+
     unit_limit: int | None  # None: the runtime default applies
     unit_price_micro_lamports: int | None
     effective_limit: int
     priority_fee_lamports: int  # ceil(price x limit / 10^6)
+    signatures: int = 1  # the message's required signatures plus precompile ones
+    builtin_instructions: int = 0  # for the default limit: 3,000 units each ...
+    other_instructions: int = 0  # ... and 200,000 units each
+
+    @property
+    def base_fee_lamports(self) -> int:
+        return LAMPORTS_PER_SIGNATURE * self.signatures
+
+    @property
+    def total_fee_lamports(self) -> int:
+        return self.base_fee_lamports + self.priority_fee_lamports
 
 
 @dataclass(frozen=True)
@@ -194,7 +240,7 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
         signers=signers,
         programs=tuple(programs.items()),
         instructions=tuple(instructions),
-        compute_budget=compute_budget(instructions),
+        compute_budget=compute_budget(instructions, required, _precompile_signatures(message)),
         recent_blockhash=str(message.recent_blockhash),
         lookups=lookups,
         static_keys=tuple(static),
@@ -210,21 +256,51 @@ def _uses_durable_nonce(tx: VersionedTransaction, sanitize_error: str | None) ->
     return bool(tx.uses_durable_nonce())
 
 
-def compute_budget(instructions: list[Instruction]) -> ComputeBudget:
-    """The budget the runtime would apply: the last limit/price set, else defaults."""
+def _precompile_signatures(message: Message | MessageV0) -> int:
+    """Signatures verified by precompile instructions: each one's first data byte."""
+    keys = message.account_keys
+    count = 0
+    for ix in message.instructions:
+        index = ix.program_id_index
+        if index < len(keys) and str(keys[index]) in PRECOMPILES:
+            data = bytes(ix.data)
+            count += data[0] if data else 0
+    return count
+
+
+def compute_budget(
+    instructions: list[Instruction], required_signatures: int = 1, precompile_signatures: int = 0
+) -> ComputeBudget:
+    """The fee the runtime would charge, as Agave computes it
+    (compute-budget-instruction/src/compute_budget_instruction_details.rs):
+
+    - the limit: the SetComputeUnitLimit given, else a default of 3,000 units per
+      instruction of a builtin program (Compute Budget's own included) and 200,000
+      per other instruction; either way at most 1,400,000;
+    - the priority fee: ceil(price x limit / 10^6) lamports, price in micro-lamports;
+    - the base fee: 5,000 lamports per signature the message requires, plus one per
+      signature a precompile instruction verifies.
+
+    The runtime refuses a transaction with two instructions of one compute-budget kind;
+    here the first counts and the `fee` rule refuses the duplicate."""
     limit: int | None = None
     price: int | None = None
-    others = 0
+    builtins = others = 0
     for ix in instructions:
-        if ix.program != COMPUTE_BUDGET:
+        if ix.program in BUILTIN_PROGRAMS:
+            builtins += 1
+        else:
             others += 1
+        if ix.program != COMPUTE_BUDGET or ix.malformed:
             continue
         fields = dict(ix.fields)
-        if ix.name == "set_compute_unit_limit":
+        if ix.name == "set_compute_unit_limit" and limit is None:
             limit = int(fields["units"])
-        elif ix.name == "set_compute_unit_price":
+        elif ix.name == "set_compute_unit_price" and price is None:
             price = int(fields["micro_lamports"])
-    effective = limit if limit is not None else DEFAULT_UNITS_PER_INSTRUCTION * others
-    effective = min(effective, MAX_COMPUTE_UNITS)
+    default = MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT * builtins
+    default += DEFAULT_INSTRUCTION_COMPUTE_UNIT_LIMIT * others
+    effective = min(limit if limit is not None else default, MAX_COMPUTE_UNITS)
     fee = -(-(price or 0) * effective // MICRO_LAMPORTS)
-    return ComputeBudget(limit, price, effective, fee)
+    signatures = required_signatures + precompile_signatures
+    return ComputeBudget(limit, price, effective, fee, signatures, builtins, others)

@@ -6,8 +6,22 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class RecurringTerms:
+    """A recurring (DCA) order as the plan states it: the total deposit, the amount
+    each cycle swaps (inAmount / numberOfOrders, as the API divides it), the cycle
+    in seconds, whether the plan bounds the price (minPrice / maxPrice), and the
+    start (None: now)."""
+
+    in_amount: int
+    per_cycle: int
+    cycle_seconds: int
+    price_bounds: int = 0  # how many of minPrice / maxPrice the plan sets
+    start_at: int | None = None
+
+
+@dataclass(frozen=True)
 class Expectation:
-    """The run's order, as the plan states it.
+    """The run's order, as the plan states it (and what the order call said of it).
 
     ``amount``: the most of ``input_mint`` the order may spend, in base units (a
     swap's ``amount``, a recurring order's total ``inAmount``); ``order``: the
@@ -16,6 +30,15 @@ class Expectation:
     our rent may create. Trigger V2 (`daemon.txguard.vault`): ``vault``, the
     wallet's vault as ``GET /vault`` named it; ``deposit``, what the deposit craft
     said it is: (receiverAddress, mint, amount).
+
+    Terms of a swap: ``slippage_bps``, the plan's ``slippageBps`` (None: the
+    guard's `max_slippage_bps`); ``referral_fee_bps``, the plan's ``referralFee``
+    when it names a referral account (the only platform fee it asks for, besides
+    Jupiter's own); ``fee_bps``, the platform fee the order answer declared
+    (``feeBps``), which the transaction may not exceed. ``recurring``: a recurring
+    order's terms. Price protection: ``min_out``, the least of ``output_mint`` the
+    run may receive (the plan's limit), ``reference_out`` what an independent
+    price says the input is worth, with ``max_deviation_bps``.
     """
 
     kind: str  # "swap" | "recurring" | "trigger-cancel" | "trigger-v2-…"
@@ -26,6 +49,13 @@ class Expectation:
     receiver: str | None = None
     vault: str | None = None
     deposit: tuple[str, str, str] | None = None
+    slippage_bps: int | None = None
+    referral_fee_bps: int | None = None
+    fee_bps: int | None = None
+    recurring: RecurringTerms | None = None
+    min_out: int | None = None
+    reference_out: int | None = None
+    max_deviation_bps: int | None = None
 
     @property
     def mints(self) -> tuple[str, ...]:

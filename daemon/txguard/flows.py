@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from daemon.txguard.decode import Instruction, TxSummary
 from daemon.txguard.instructions import ASSOCIATED_TOKEN, SYSTEM, TOKEN_PROGRAMS
 from daemon.txguard.ours import Ours
-from daemon.txguard.simulate import LAMPORTS_PER_SIGNATURE
 from daemon.txguard.token import Effect
 
 TOKEN_ACCOUNT_RENT = 2_039_280  # a 165-byte token account's rent-exempt minimum
@@ -86,8 +85,7 @@ def of(ix: Instruction) -> Flow | None:
 def net_effect(summary: TxSummary, ours: Ours, opaque: tuple[int, ...] = ()) -> NetEffect:
     """Our wallet's certain costs; `opaque`: instructions that may move our value
     in ways their decoded form does not show (program calls)."""
-    fee = LAMPORTS_PER_SIGNATURE * max(len(summary.signers), 1)
-    fee += summary.compute_budget.priority_fee_lamports
+    fee = summary.compute_budget.total_fee_lamports if summary.fee_payer == ours.wallet else 0
     lamports_out = rent_ours = 0
     tokens_out: dict[str, int] = {}
     unknown: list[str] = [f"instruction #{n}: a program call; its inner transfers are not shown"

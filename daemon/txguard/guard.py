@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import structlog
-from solders.message import MessageV0
+from solders.message import Message, MessageV0
 from solders.pubkey import Pubkey
 
 from daemon.errors import GuardRejectedError, RejectedError, RetryableError
@@ -59,7 +59,7 @@ def inspect(
     )
     reasons = tuple(rules.evaluate(summary, ctx))
     balance = None
-    if simulator is not None and not reasons and isinstance(tx.message, MessageV0):
+    if simulator is not None and not reasons and isinstance(tx.message, (Message, MessageV0)):
         try:
             balance = simulate.check(
                 simulator, tx_b64, tx.message, summary, ctx.ours, expect,

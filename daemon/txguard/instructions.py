@@ -75,14 +75,24 @@ NONCE_INSTRUCTIONS = frozenset(
 
 
 def _system(data: bytes, accounts: Sequence[str]) -> Parsed:
+    """System instructions as `solana_system_interface::instruction::SystemInstruction`
+    defines them (github.com/anza-xyz/solana-sdk, system-interface/src/instruction.rs;
+    the program's IDL: github.com/solana-program/system, idl.json): a u32 tag, then
+    bincode fields (a seed is a u64 length and UTF-8)."""
     r = Reader(data, 0)
     tag = r.u32()
-    name = _SYSTEM_NAMES.get(tag, f"unknown #{tag}")
+    if tag not in _SYSTEM_NAMES:
+        return Parsed(f"unknown #{tag}", malformed=True)
+    name = _SYSTEM_NAMES[tag]
     f: dict[str, str] = {}
     roles: dict[str, str] = {}
-    if tag in (0, 13):
+    if tag == 0:
         f = {"lamports": str(r.u64()), "space": str(r.u64()), "owner": r.pubkey()}
         roles = _roles(accounts, "from", "to")
+    elif tag == 13:
+        # the NEW account comes first; the funder second, and only when lamports > 0
+        f = {"lamports": str(r.u64()), "space": str(r.u64()), "owner": r.pubkey()}
+        roles = _roles(accounts, "to", "from")
     elif tag == 1:
         f = {"owner": r.pubkey()}
         roles = _roles(accounts, "account")
@@ -90,32 +100,35 @@ def _system(data: bytes, accounts: Sequence[str]) -> Parsed:
         f = {"lamports": str(r.u64())}
         roles = _roles(accounts, "from", "to")
     elif tag == 3:
-        base = r.pubkey()
-        f = {
-            "base": base,
-            "seed": r.bincode_string(),
-            "lamports": str(r.u64()),
-            "space": str(r.u64()),
-        }
-        f["owner"] = r.pubkey()
-        roles = _roles(accounts, "from", "to")
-    elif tag in (4, 12):
-        roles = _roles(accounts, "nonce", "", "authority")
+        f = {"base": r.pubkey(), "seed": r.bincode_string()}
+        f |= {"lamports": str(r.u64()), "space": str(r.u64()), "owner": r.pubkey()}
+        roles = _roles(accounts, "from", "to", "base")  # base: optional, may be `from`
+    elif tag == 4:
+        roles = _roles(accounts, "nonce", "recent_blockhashes", "authority")
     elif tag == 5:
         f = {"lamports": str(r.u64())}
-        roles = _roles(accounts, "nonce", "to", "", "", "authority")
-    elif tag in (6, 7):
+        roles = _roles(accounts, "nonce", "to", "recent_blockhashes", "rent", "authority")
+    elif tag == 6:
         f = {"authority": r.pubkey()}
-        roles = _roles(accounts, "nonce", "", "authority" if tag == 7 else "")
+        roles = _roles(accounts, "nonce", "recent_blockhashes", "rent")
+    elif tag == 7:
+        f = {"new_authority": r.pubkey()}
+        roles = _roles(accounts, "nonce", "authority")
     elif tag == 8:
         f = {"space": str(r.u64())}
         roles = _roles(accounts, "account")
-    elif tag in (9, 10):
+    elif tag == 9:
         f = {"base": r.pubkey(), "seed": r.bincode_string()}
+        f |= {"space": str(r.u64()), "owner": r.pubkey()}
+        roles = _roles(accounts, "account", "base")
+    elif tag == 10:
+        f = {"base": r.pubkey(), "seed": r.bincode_string(), "owner": r.pubkey()}
         roles = _roles(accounts, "account", "base")
     elif tag == 11:
-        f = {"lamports": str(r.u64()), "seed": r.bincode_string(), "from_owner": r.pubkey()}
+        f = {"lamports": str(r.u64()), "from_seed": r.bincode_string(), "from_owner": r.pubkey()}
         roles = _roles(accounts, "from", "base", "to")
+    elif tag == 12:
+        roles = _roles(accounts, "nonce")
     return Parsed(name, f, roles)
 
 
@@ -147,19 +160,32 @@ def _compute_budget(data: bytes, accounts: Sequence[str]) -> Parsed:
     return Parsed(f"unknown #{tag}", malformed=True)
 
 
+_ATA_CREATE_ROLES = ("funder", "account", "wallet", "mint", "system", "token_program")
+_ATA_MODES = ("always", "idempotent")
+
+
 def _associated_token(data: bytes, accounts: Sequence[str]) -> Parsed:
-    tag = data[0] if data else 0
-    names = {0: "create", 1: "create_idempotent", 2: "recover_nested"}
-    if tag in (0, 1):
-        roles = _roles(accounts, "funder", "account", "wallet", "mint", "", "token_program")
-        return Parsed(names[tag], {}, roles)
-    if tag == 2:
-        roles = _roles(
-            accounts, "nested", "nested_mint", "destination", "owner_account", "owner_mint",
-            "wallet", "token_program",
-        )  # fmt: skip
-        return Parsed(names[tag], {}, roles)
-    return Parsed(f"unknown #{tag}", malformed=True)
+    """`AssociatedTokenAccountInstruction` (github.com/solana-program/associated-token-account,
+    interface/src/instruction.rs; `create_with_args` from its idl.json). Borsh: the data is
+    exactly the tag and its arguments, and empty data means `create` (program/src/processor.rs)."""
+    if len(data) <= 1:
+        tag = data[0] if data else 0
+        if tag in (0, 1):
+            return Parsed(
+                ("create", "create_idempotent")[tag], {}, _roles(accounts, *_ATA_CREATE_ROLES)
+            )
+        if tag == 2:
+            roles = _roles(
+                accounts, "nested", "nested_mint", "destination", "owner_account", "owner_mint",
+                "wallet", "token_program", "nested_token_program",
+            )  # fmt: skip
+            return Parsed("recover_nested", {}, roles)
+    elif data[0] == 3 and len(data) == 7 and data[1] < len(_ATA_MODES):
+        r = Reader(data, 1)
+        fields = {"mode": _ATA_MODES[r.u8()], "bump": str(r.u8()), "account_len": str(r.u32())}
+        roles = _roles(accounts, *_ATA_CREATE_ROLES, "rent")
+        return Parsed("create_with_args", fields, roles)
+    return Parsed(f"unknown #{data[0]}", {"data_bytes": str(len(data))}, malformed=True)
 
 
 def _memo(data: bytes, accounts: Sequence[str]) -> Parsed:

@@ -18,13 +18,15 @@ from collections.abc import Sequence
 
 from daemon.txguard import jupiter_aggregator as aggregator
 from daemon.txguard import jupiter_orders as orders
+from daemon.txguard import jupiter_rfq as rfq
 from daemon.txguard.anchor import Decoded, InstructionSpec, decode_with, discriminator
 
 AGGREGATOR = aggregator.PROGRAM
 DCA = orders.DCA_PROGRAM
 LIMIT_ORDER = orders.LIMIT_ORDER_PROGRAM
 VALUE_AVERAGE = orders.VALUE_AVERAGE_PROGRAM
-PROGRAMS = (AGGREGATOR, DCA, LIMIT_ORDER, VALUE_AVERAGE)
+ORDER_ENGINE = rfq.PROGRAM
+PROGRAMS = (AGGREGATOR, DCA, LIMIT_ORDER, VALUE_AVERAGE, ORDER_ENGINE)
 
 ACTIONS = (
     "swap",
@@ -41,12 +43,14 @@ _SPECS: dict[str, dict[bytes, InstructionSpec]] = {
     DCA: orders.DCA_SPECS,
     LIMIT_ORDER: orders.LIMIT_ORDER_SPECS,
     VALUE_AVERAGE: {},
+    ORDER_ENGINE: rfq.SPECS,
 }
 _UNKNOWN = {
     AGGREGATOR: "not an instruction of the Aggregator v6 interface (on-chain IDL, 2026-08)",
     DCA: "not an instruction of the DCA interface",
     LIMIT_ORDER: "not an instruction of the Limit Order v2 interface",
     VALUE_AVERAGE: orders.VALUE_AVERAGE_UNKNOWN,
+    ORDER_ENGINE: "not an instruction of the order engine's interface (its IDL has only fill)",
 }
 _ACTIONS: dict[str, dict[str, str]] = {
     AGGREGATOR: {
@@ -61,6 +65,7 @@ _ACTIONS: dict[str, dict[str, str]] = {
         **dict.fromkeys(orders.TRIGGER_OPEN, "trigger_open"),
         **dict.fromkeys(orders.TRIGGER_CANCEL, "trigger_cancel"),
     },
+    ORDER_ENGINE: dict.fromkeys(rfq.FILLS, "swap"),
 }
 
 
@@ -90,6 +95,7 @@ __all__ = [
     "AGGREGATOR",
     "DCA",
     "LIMIT_ORDER",
+    "ORDER_ENGINE",
     "PROGRAMS",
     "VALUE_AVERAGE",
     "Decoded",

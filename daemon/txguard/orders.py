@@ -2,20 +2,31 @@
 
 Every instruction of a Jupiter program must be decoded (what cannot be read
 cannot be checked, so it is refused with the reason) and be of the kind the
-plan asked for: a swap plan signs swaps, a recurring plan opens a recurring
-order, a cancel plan cancels, and nothing else but helpers that keep our own
-token accounts. The accounts that receive funds or authority must be ours: the
-swap's destination (or the plan's named receiver's), the order's owner, where a
-cancel refunds. The mints must be the plan's, and all the instructions together
-may spend at most the plan's amount of its input mint, plus
-`guard.amount_allowance_bps`.
+plan asked for: a swap plan signs swaps (an aggregator route or a JupiterZ
+fill), a recurring plan opens a recurring order, a cancel plan cancels, and
+nothing else but helpers that keep our own token accounts. Held to the plan's
+whole terms:
+
+- accounts: the order acts for our wallet; the input leaves our own token
+  account *of the plan's input mint* (a v1 route names no input mint, so the
+  account is the proof); the output lands in ours or the plan's receiver's, of
+  the plan's output mint; a cancel refunds to us;
+- a swap's slippage is at most the plan's ``slippageBps`` (else the guard's
+  `max_slippage_bps`); its platform fee at most the plan's referral fee, or
+  else Jupiter's own as the order declared it, within `max_platform_fee_bps`;
+- a recurring order has the plan's deposit, per-cycle amount, cycle and start,
+  and bounds its price where (and only where) the plan does;
+- all the instructions together spend at most the plan's amount of its input
+  mint (plus `guard.amount_allowance_bps`), and guarantee at least the plan's
+  minimum out (`limits`) and no worse than the independent reference allows.
 """
 
 from __future__ import annotations
 
 from daemon.txguard.context import Context
 from daemon.txguard.decode import Instruction, TxSummary
-from daemon.txguard.instructions import TOKEN_PROGRAMS
+from daemon.txguard.expect import Expectation
+from daemon.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
 from daemon.txguard.jupiter import PROGRAMS, action_of
 from daemon.txguard.ours import ata
 
@@ -34,18 +45,22 @@ KIND_ACTIONS: dict[str, frozenset[str]] = {
 SPENDING = frozenset({"swap", "recurring_open", "trigger_open"})
 
 
+def _number(ix: Instruction, key: str) -> int | None:
+    value = dict(ix.fields).get(key, "")
+    return int(value) if value.isdigit() else None
+
+
 def _spends(ix: Instruction) -> int | None:
     """The most of the input this instruction can take: exact-in amount, or the
     exact-out bound; None when its data does not say (a token-ledger route)."""
-    fields = dict(ix.fields)
     for key in ("in_amount", "max_in_amount"):
-        if fields.get(key, "").isdigit():
-            return int(fields[key])
+        if (amount := _number(ix, key)) is not None:
+            return amount
     return None
 
 
-def _token_accounts(owners: tuple[str, ...], mint: str) -> set[str]:
-    return {a for o in owners for p in TOKEN_PROGRAMS if (a := ata(o, mint, p)) is not None}
+def _plain(mint: str | None) -> bool:
+    return bool(mint) and not str(mint).startswith(("lookup:", "invalid-index:"))
 
 
 def _accounts(ix: Instruction, ctx: Context, where: str) -> list[str]:
@@ -53,9 +68,14 @@ def _accounts(ix: Instruction, ctx: Context, where: str) -> list[str]:
     owner = role.get("owner")
     if owner is not None and owner != ctx.wallet:
         reasons.append(f"{where} acts for {owner}, not for our wallet")
+    source = role.get("source")
+    swap = action_of(ix.program, ix.name) == "swap"
+    if swap and source is not None and source != ctx.wallet and not ctx.is_ours(source):
+        reasons.append(f"{where} spends from {source}, which is not ours")
     destination = role.get("destination")
     if (
         destination is not None
+        and destination != ctx.wallet
         and destination not in ctx.ours.tokens
         and destination not in ctx.ours.receiver
     ):
@@ -66,36 +86,153 @@ def _accounts(ix: Instruction, ctx: Context, where: str) -> list[str]:
     return reasons
 
 
+def _side(ix: Instruction, ctx: Context, where: str, expect: Expectation, side: str) -> list[str]:
+    """One side of an order held to the plan's mint: the mint the instruction names,
+    else (a lookup table, or a v1 route that names none) the token account's."""
+    wanted = expect.input_mint if side == "input" else expect.output_mint
+    if not wanted:
+        return []
+    got = ix.role.get(f"{side}_mint")
+    said = f"{side} mint"
+    if _plain(got) and got != wanted:
+        return [f"{where} names {got} as its {said}; the plan: {wanted}"]
+    account = ix.role.get("source" if side == "input" else "destination")
+    if account is None:
+        return []
+    owners = {ctx.wallet}
+    if side == "output" and expect.receiver:
+        owners.add(expect.receiver)
+    if account in owners and wanted == WRAPPED_SOL:
+        return []  # native SOL, straight to or from the wallet (a JupiterZ fill)
+    if ctx.ours.holds(account, wanted) or (
+        side == "output" and expect.receiver and _receivers(account, ctx, wanted)
+    ):
+        return []
+    if _plain(got) and side == "input" and account == ctx.wallet:
+        return []
+    return [
+        f"{where} takes its {side} {'from' if side == 'input' else 'to'} {account}, which is "
+        f"not {'our' if side == 'input' else 'a'} token account of the plan's {said} {wanted}"
+    ]
+
+
+def _receivers(account: str, ctx: Context, mint: str) -> bool:
+    receiver = ctx.expect.receiver if ctx.expect else None
+    return bool(receiver) and any(ata(receiver or "", mint, p) == account for p in TOKEN_PROGRAMS)
+
+
+def _swap_terms(ix: Instruction, ctx: Context, where: str, expect: Expectation) -> list[str]:
+    reasons: list[str] = []
+    slippage = _number(ix, "slippage_bps")
+    allowed = expect.slippage_bps
+    if allowed is None:
+        allowed = ctx.policy.max_slippage_bps
+    if slippage is not None and slippage > allowed:
+        source = "the plan's slippageBps" if expect.slippage_bps is not None else (
+            "guard.max_slippage_bps (the plan sets no slippageBps)"
+        )  # fmt: skip
+        reasons.append(f"{where} allows {slippage} bps of slippage; at most {allowed} ({source})")
+    fee = _number(ix, "platform_fee_bps")
+    if fee:
+        if expect.referral_fee_bps is not None:
+            cap, why = expect.referral_fee_bps, "the plan's referralFee"
+        else:
+            cap = ctx.policy.max_platform_fee_bps
+            why = "guard.max_platform_fee_bps (the plan names no referral)"
+            if expect.fee_bps is not None and expect.fee_bps < cap:
+                cap, why = expect.fee_bps, "the feeBps the order answer declared"
+        if fee > cap:
+            reasons.append(f"{where} takes a platform fee of {fee} bps; at most {cap} ({why})")
+    return reasons
+
+
+def _recurring_terms(ix: Instruction, where: str, expect: Expectation) -> list[str]:
+    terms = expect.recurring
+    if terms is None or ix.name not in ("open_dca", "open_dca_v2"):
+        return []
+    reasons = []
+    fields = dict(ix.fields)
+    checks = (
+        ("in_amount", terms.in_amount, "deposit"),
+        ("in_amount_per_cycle", terms.per_cycle, "amount per cycle"),
+        ("cycle_frequency", terms.cycle_seconds, "cycle (seconds)"),
+    )
+    for key, wanted, what in checks:
+        got = fields.get(key, "?")
+        if got != str(wanted):
+            reasons.append(f"{where} has a {what} of {got}; the plan: {wanted}")
+    start = fields.get("start_at", "none")
+    wanted_start = "none" if terms.start_at is None else str(terms.start_at)
+    if start != wanted_start:
+        reasons.append(f"{where} starts at {start}; the plan: {wanted_start}")
+    bounds = sum(fields.get(k, "none") != "none" for k in ("min_out_amount", "max_out_amount"))
+    if bounds != terms.price_bounds:
+        reasons.append(
+            f"{where} bounds the price of each cycle {bounds} way(s); the plan sets "
+            f"{terms.price_bounds} of minPrice / maxPrice"
+        )
+    return reasons
+
+
 def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> list[str]:
     expect = ctx.expect
     if expect is None:
         return []
-    role, reasons = ix.role, []
     allowed = KIND_ACTIONS.get(expect.kind, frozenset())
     if action not in allowed:
         said = action.replace("_", " ")
         return [f"{where} is a {said}, but the plan is a {expect.kind} plan"]
-    sides = (
-        ("input_mint", expect.input_mint, role.get("source"), (ctx.wallet,)),
-        ("output_mint", expect.output_mint, role.get("destination"),
-         (ctx.wallet, *([expect.receiver] if expect.receiver else []))),
-    )  # fmt: skip
-    for name, wanted, account, owners in sides:
-        got = role.get(name)
-        if not wanted or not got:
-            continue
-        said = name.replace("_", " ")
-        if not got.startswith("lookup:"):
-            if got != wanted:
-                reasons.append(f"{where} names {got} as its {said}; the plan: {wanted}")
-        elif account not in _token_accounts(owners, wanted):
-            # the mint comes from a lookup table; the token account shows which it is
+    reasons = _side(ix, ctx, where, expect, "input")
+    if action == "swap":
+        reasons += _side(ix, ctx, where, expect, "output")
+        reasons += _swap_terms(ix, ctx, where, expect)
+    elif (
+        _plain(ix.role.get("output_mint"))
+        and expect.output_mint
+        and ix.role["output_mint"] != expect.output_mint
+    ):
+        reasons.append(
+            f"{where} names {ix.role['output_mint']} as its output mint; "
+            f"the plan: {expect.output_mint}"
+        )
+    reasons += _recurring_terms(ix, where, expect)
+    if expect.order and ix.role.get("order") and ix.role["order"] != expect.order:
+        reasons.append(f"{where} is for order {ix.role['order']}; the plan names {expect.order}")
+    return reasons
+
+
+def _guaranteed(summary: TxSummary, ctx: Context, expect: Expectation) -> list[str]:
+    """What the swaps guarantee at least, held to the plan's minimum and the reference."""
+    swaps = [
+        ix for ix in summary.instructions
+        if ix.program in PROGRAMS and action_of(ix.program, ix.name) == "swap"
+    ]  # fmt: skip
+    if not swaps or (expect.min_out is None and expect.reference_out is None):
+        return []
+    total = 0
+    for ix in swaps:
+        least = _number(ix, "min_out_amount")
+        if least is None:
+            exact_out = dict(ix.fields).get("swap_mode") == "ExactOut"
+            least = _number(ix, "out_amount") if exact_out else None
+        if least is None:
+            return [f"instruction #{ix.index}: its guaranteed output cannot be read"]
+        total += least
+    reasons = []
+    if expect.min_out is not None and total < expect.min_out:
+        reasons.append(
+            f"the swap guarantees only {total} of {expect.output_mint}, below the plan's "
+            f"limit of {expect.min_out} (limits)"
+        )
+    if expect.reference_out is not None:
+        deviation = expect.max_deviation_bps or 0
+        floor = expect.reference_out * (BPS - deviation) // BPS
+        if total < floor:
             reasons.append(
-                f"{where} loads its {said} from a lookup table and its account {account} "
-                f"is not one for {wanted}: cannot tell what it trades"
+                f"the swap guarantees only {total} of {expect.output_mint}, more than "
+                f"{deviation} bps below the {expect.reference_out} an independent price "
+                "implies (guard.max_price_deviation_bps)"
             )
-    if expect.order and role.get("order") and role["order"] != expect.order:
-        reasons.append(f"{where} is for order {role['order']}; the plan names {expect.order}")
     return reasons
 
 
@@ -142,4 +279,5 @@ def jupiter(summary: TxSummary, ctx: Context) -> list[str]:
                 f"the Jupiter instructions spend {spent} of {expect.input_mint} in all, more "
                 f"than the {limit} the plan ordered (allowance {allowance} bps)"
             )
+    reasons += _guaranteed(summary, ctx, expect)
     return reasons

@@ -17,11 +17,16 @@ class GuardPolicy:
 
     programs: frozenset[str] = frozenset(DEFAULT_PROGRAMS)
     max_priority_fee_lamports: int = 10_000_000  # 0.01 SOL
+    # the whole fee: base (5,000 a signature) plus priority, when our wallet pays it
+    max_fee_lamports: int = 10_000_000  # 0.01 SOL
     allow_gasless: bool = False
     # a recurring order's escrow rent (simulation's allowance; returned when it closes)
     order_rent_allowance_lamports: int = 10_000_000
     # how far the Jupiter instructions' input may exceed the plan's amount, in bps
     amount_allowance_bps: int = 0
+    # a swap's terms when the plan says nothing of them
+    max_slippage_bps: int = 300
+    max_platform_fee_bps: int = 20
     # program id -> human name, for messages and `jupcron tx inspect`
     names: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PROGRAMS), compare=False)
 
@@ -30,9 +35,12 @@ class GuardPolicy:
         return cls(
             programs=frozenset(guard.allowed_programs) | frozenset(guard.extra_programs),
             max_priority_fee_lamports=guard.max_priority_fee_lamports,
+            max_fee_lamports=guard.max_fee_lamports,
             allow_gasless=guard.allow_gasless,
             order_rent_allowance_lamports=guard.order_rent_allowance_lamports,
             amount_allowance_bps=guard.amount_allowance_bps,
+            max_slippage_bps=guard.max_slippage_bps,
+            max_platform_fee_bps=guard.max_platform_fee_bps,
         )
 
 

@@ -13,15 +13,18 @@ from collections.abc import Callable
 
 from daemon.txguard import vault
 from daemon.txguard.context import Context
-from daemon.txguard.decode import MAX_TX_BYTES, Instruction, TxSummary
+from daemon.txguard.decode import MAX_TX_BYTES, ComputeBudget, Instruction, TxSummary
 from daemon.txguard.instructions import (
     ASSOCIATED_TOKEN,
     COMPUTE_BUDGET,
     NONCE_INSTRUCTIONS,
     SYSTEM,
     TOKEN_PROGRAMS,
+    WRAPPED_SOL,
 )
+from daemon.txguard.jupiter import AGGREGATOR, ORDER_ENGINE
 from daemon.txguard.orders import jupiter
+from daemon.txguard.ours import TOKEN_ACCOUNT_RENT, ata, rent_exempt
 from daemon.txguard.token import Effect
 
 Rule = Callable[[TxSummary, Context], list[str]]
@@ -33,9 +36,30 @@ def sanitized(summary: TxSummary, ctx: Context) -> list[str]:
     return [f"the message is malformed and fails to sanitize ({summary.sanitize_error})"]
 
 
+def _makers(summary: TxSummary, ctx: Context) -> frozenset[str]:
+    """The market makers of the JupiterZ fills we are the taker of: each pays the
+    fee and signs its side (the order engine's IDL)."""
+    return frozenset(
+        ix.role["maker"]
+        for ix in summary.instructions
+        if ix.program == ORDER_ENGINE and ix.name == "fill" and not ix.malformed
+        and ix.role.get("owner") == ctx.wallet and "maker" in ix.role
+    )  # fmt: skip
+
+
+def _fill_authority(summary: TxSummary) -> bool:
+    """An aggregator route with a JupiterZ RFQ-v2 step: its fill authority co-signs."""
+    return any(
+        ix.program == AGGREGATOR and "JupiterRfqV2" in dict(ix.fields).get("route", "")
+        for ix in summary.instructions
+    )
+
+
 def fee_payer(summary: TxSummary, ctx: Context) -> list[str]:
     if summary.fee_payer == ctx.wallet or ctx.relaxed:
         return []
+    if summary.fee_payer in _makers(summary, ctx):
+        return []  # a JupiterZ market maker pays the fee of its own fill
     hint = ""
     if ctx.gasless:
         hint = " (a gasless/RFQ swap; allow it with guard.allow_gasless: true)"
@@ -48,11 +72,16 @@ def signers(summary: TxSummary, ctx: Context) -> list[str]:
     if ctx.wallet not in addresses:
         reasons.append(f"our wallet {ctx.wallet} is not a required signer: nothing of ours to sign")
     if not ctx.relaxed:
-        cosigners = vault.cosigners(ctx.expect)  # Trigger V2: the vault and its co-signer
+        # Trigger V2: the vault and its co-signer; JupiterZ: the maker of our fill;
+        # an RFQ-v2 route: its read-only fill authority (a read-only signer can pay nothing)
+        allowed = vault.cosigners(ctx.expect) | _makers(summary, ctx)
+        read_only_ok = _fill_authority(summary)
         reasons += [
-            f"another signer is required besides our wallet: {extra}"
-            for extra in addresses
-            if extra not in (ctx.wallet, summary.fee_payer) and extra not in cosigners
+            f"another signer is required besides our wallet: {s.address}"
+            for s in summary.signers
+            if s.address not in (ctx.wallet, summary.fee_payer)
+            and s.address not in allowed
+            and not (read_only_ok and not s.writable)
         ]
     return reasons
 
@@ -77,6 +106,25 @@ _LAMPORT_MOVES = {
 }
 
 
+def _rent(ix: Instruction, ctx: Context, to: str, amount: str) -> str | None:
+    """Our lamports for an account being created: only for an account the
+    transaction makes ours, and only its exact rent, unless it is one of our
+    wrapped-SOL accounts (whose lamports stay ours: `wraps` bounds them)."""
+    where = f"instruction #{ix.index}: System {ix.name}"
+    if to not in ctx.ours.created:
+        return f"{where} pays {amount} lamports of rent from our wallet for {to}, which is not ours"
+    space = dict(ix.fields).get("space", "")
+    if not amount.isdigit() or not space.isdigit():
+        return f"{where} moves an amount of lamports that cannot be read"
+    if ctx.ours.takes_lamports(to) or int(amount) <= rent_exempt(int(space)):
+        return None
+    return (
+        f"{where} puts {amount} lamports into our new account {to}, more than the "
+        f"{rent_exempt(int(space))} of its rent: lamports parked in a token account of a "
+        "mint someone else controls can be frozen there"
+    )
+
+
 def _system(ix: Instruction, ctx: Context) -> str | None:
     role, fields = ix.role, dict(ix.fields)
     where = f"instruction #{ix.index}: System {ix.name}"
@@ -84,18 +132,20 @@ def _system(ix: Instruction, ctx: Context) -> str | None:
     if ix.name in _LAMPORT_MOVES:
         paying, receiving = _LAMPORT_MOVES[ix.name]
         to = role.get(receiving, "?")
+        if ix.name.startswith("create_account") and to == ctx.wallet:
+            return f"{where} would make our wallet a new account owned by {fields.get('owner')}"
         if role.get(paying) != ctx.wallet:
             return None
         amount = fields.get("lamports", "?")
         if ix.name.startswith("create_account"):
-            if to in ctx.ours.created:
-                return None  # rent for a token account this transaction makes ours
-            return (
-                f"{where} pays {amount} lamports of rent from our wallet for {to}, "
-                "which is not ours"
-            )
+            return _rent(ix, ctx, to, amount)
         if not ctx.ours.takes_lamports(to):
-            why = " (a token account of ours that cannot exist)" if ctx.is_ours(to) else ""
+            why = ""
+            if ctx.is_ours(to):
+                why = (
+                    " (a token account of ours that is not a wrapped-SOL account: lamports "
+                    "parked there can be frozen by its mint's authority, or it cannot exist)"
+                )
             return (
                 f"{where} moves {amount} lamports from our wallet to {to}, which is not ours{why}"
             )
@@ -117,6 +167,40 @@ def system(summary: TxSummary, ctx: Context) -> list[str]:
         if ix.program == SYSTEM and (reason := _system(ix, ctx)):
             reasons.append(reason)
     return reasons
+
+
+def wraps(summary: TxSummary, ctx: Context) -> list[str]:
+    """Lamports wrapped into our wrapped-SOL accounts are the swap's (or order's)
+    input in another form: with a plan, they are native SOL only when the plan
+    spends SOL, and all of them together are at most the plan's amount plus the
+    rent of the wrapped-SOL accounts the transaction creates."""
+    expect = ctx.expect
+    if expect is None or expect.kind in vault.KINDS:
+        return []
+    wrapped = 0
+    for ix in summary.instructions:
+        if ix.program != SYSTEM or ix.name not in _LAMPORT_MOVES:
+            continue
+        paying, receiving = _LAMPORT_MOVES[ix.name]
+        to, amount = ix.role.get(receiving, ""), dict(ix.fields).get("lamports", "")
+        if ix.role.get(paying) != ctx.wallet or to == ctx.wallet or not ctx.ours.takes_lamports(to):
+            continue
+        wrapped += int(amount) if amount.isdigit() else 0
+    created = sum(1 for a in ctx.ours.created if ctx.ours.holds(a, WRAPPED_SOL))
+    if wrapped == 0:
+        return []
+    if expect.input_mint != WRAPPED_SOL:
+        return [
+            f"the transaction wraps {wrapped} lamports of ours into wrapped SOL, but the plan "
+            f"spends {expect.input_mint}, not SOL"
+        ]
+    ceiling = (expect.amount or 0) + created * TOKEN_ACCOUNT_RENT
+    if expect.amount is not None and wrapped > ceiling:
+        return [
+            f"the transaction wraps {wrapped} lamports of ours, more than the plan's "
+            f"{expect.amount} plus the rent of the {created} wrapped-SOL account(s) it creates"
+        ]
+    return []
 
 
 def durable_nonce(summary: TxSummary, ctx: Context) -> list[str]:
@@ -186,9 +270,24 @@ def token(summary: TxSummary, ctx: Context) -> list[str]:
     ]
 
 
+def _rent_mint(ix: Instruction, ctx: Context) -> str | None:
+    """The mint of a token account our rent creates, where it can be named."""
+    mint = ix.role.get("mint", "")
+    if not mint.startswith(("lookup:", "invalid-index:")):
+        return mint
+    account = ix.role.get("account", "")
+    if account in ctx.ours.mint_of:
+        return ctx.ours.mint_of[account]
+    owner, program = ix.role.get("wallet", ""), ix.role.get("token_program", "")
+    wanted = ctx.expect.mints if ctx.expect else ()
+    return next((m for m in wanted if ata(owner, m, program) == account), None)
+
+
 def associated_token(summary: TxSummary, ctx: Context) -> list[str]:
-    """Token accounts created at our cost are the wallet's, or the plan's receiver's."""
+    """Token accounts created at our cost are the wallet's, or the plan's receiver's,
+    and with a plan only for the plan's mints (its vault's: only the input mint)."""
     reasons = []
+    expect = ctx.expect
     for ix in summary.instructions:
         if ix.program != ASSOCIATED_TOKEN:
             continue
@@ -205,6 +304,19 @@ def associated_token(summary: TxSummary, ctx: Context) -> list[str]:
                     f"{where} has our wallet pay the rent of a token account for {owner}, "
                     "which is not ours"
                 )
+                continue
+            if expect is None:
+                continue
+            mint = _rent_mint(ix, ctx)
+            wanted = (
+                (expect.input_mint,) if expect.vault and owner == expect.vault else expect.mints
+            )
+            if mint is None or mint not in wanted:
+                said = mint or "a mint a lookup table names"
+                reasons.append(
+                    f"{where} has our wallet pay the rent of a token account of {said} for "
+                    f"{owner}; the plan's mints are {', '.join(m for m in wanted if m) or 'none'}"
+                )
     return reasons
 
 
@@ -214,7 +326,24 @@ def size(summary: TxSummary, ctx: Context) -> list[str]:
     return [f"the transaction is {summary.size} bytes; the network takes at most {MAX_TX_BYTES}"]
 
 
-def priority_fee(summary: TxSummary, ctx: Context) -> list[str]:
+def _fee_text(budget: ComputeBudget) -> str:
+    if budget.unit_limit is not None:
+        units = f"{budget.effective_limit} units"
+    else:
+        units = (
+            f"the runtime's default of {budget.effective_limit} units ("
+            f"{budget.builtin_instructions} builtin instructions x 3,000 + "
+            f"{budget.other_instructions} others x 200,000)"
+        )
+    return (
+        f"{budget.signatures} signatures x 5,000 + "
+        f"{budget.unit_price_micro_lamports or 0} micro-lamports x {units}"
+    )
+
+
+def fee(summary: TxSummary, ctx: Context) -> list[str]:
+    """The fee as the runtime computes it (`decode.compute_budget`), capped when our
+    wallet pays it; compute-budget instructions the runtime would refuse are refused."""
     reasons = []
     seen: set[str] = set()
     for ix in summary.instructions:
@@ -223,15 +352,26 @@ def priority_fee(summary: TxSummary, ctx: Context) -> list[str]:
         if ix.malformed:
             reasons.append(f"instruction #{ix.index}: Compute Budget data is malformed")
         elif ix.name in seen:
-            reasons.append(f"instruction #{ix.index}: Compute Budget {ix.name} appears twice")
+            reasons.append(
+                f"instruction #{ix.index}: Compute Budget {ix.name} appears twice "
+                "(the runtime refuses the transaction)"
+            )
         seen.add(ix.name)
-    budget = summary.compute_budget
-    cap = ctx.policy.max_priority_fee_lamports
-    if budget.priority_fee_lamports > cap:
+    if summary.fee_payer != ctx.wallet:
+        return reasons  # someone else pays the fee (fee_payer says whether we allow that)
+    budget, policy = summary.compute_budget, ctx.policy
+    if budget.priority_fee_lamports > policy.max_priority_fee_lamports:
         reasons.append(
             f"the priority fee of {budget.priority_fee_lamports} lamports "
             f"({budget.unit_price_micro_lamports} micro-lamports x {budget.effective_limit} units) "
-            f"is above the cap of {cap} lamports (guard.max_priority_fee_lamports)"
+            f"is above the cap of {policy.max_priority_fee_lamports} lamports "
+            "(guard.max_priority_fee_lamports)"
+        )
+    if budget.total_fee_lamports > policy.max_fee_lamports:
+        reasons.append(
+            f"our wallet would pay a fee of {budget.total_fee_lamports} lamports "
+            f"({_fee_text(budget)}), above the cap of {policy.max_fee_lamports} lamports "
+            "(guard.max_fee_lamports)"
         )
     return reasons
 
@@ -248,12 +388,13 @@ RULES: tuple[Rule, ...] = (
     signers,
     programs,
     system,
+    wraps,
     durable_nonce,
     token,
     associated_token,
     jupiter,
     trigger_v2,
-    priority_fee,
+    fee,
 )
 
 

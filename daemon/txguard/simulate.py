@@ -11,8 +11,17 @@ tables, resolved through the node) whose current state is the wallet itself or
 a token account (either program) the wallet owns, plus the wallet's associated
 accounts for the plan's mints (which the transaction may create).
 
-The wallet may lose at most: the fees (5,000 lamports a signature plus the
-priority fee), the ordered input (in lamports when the input is wrapped SOL),
+Lamports count as ours only where we can take them back. A token account of
+ours can be closed to the wallet, unless a stranger can stop it: the mint's
+freeze authority (a frozen account cannot be closed), or on Token-2022 the
+mint's close authority or permanent delegate. In such an account only its
+rent-exempt reserve counts as ours (every new token account parks that much,
+USDC's included, whose mint has a freeze authority); lamports beyond it count
+as lost. A wrapped-SOL account is exempt: the native mint has no freeze
+authority. The mints are read through the node.
+
+The wallet may lose at most: the fees (as `decode.compute_budget` computes
+them, when the wallet pays them), the ordered input (in lamports when the input is wrapped SOL),
 rent for accounts that stay ours, and for a recurring order the rent of its
 escrow accounts (`guard.order_rent_allowance_lamports`). Any other fall, in any
 token or in SOL, refuses the run, and the diff is in the run's events.
@@ -30,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from solders.message import MessageV0
+from solders.message import Message, MessageV0
 from solders.pubkey import Pubkey
 
 from daemon.rpc import AccountState, Simulation
@@ -40,6 +49,11 @@ from daemon.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
 from daemon.txguard.ours import Ours, ata
 
 LAMPORTS_PER_SIGNATURE = 5_000
+MINT_SIZE = 82  # bytes of an SPL mint (Token-2022 extensions follow at 165 + 1)
+MINT_FREEZE_AUTHORITY = 46  # COption<Pubkey>: a u32 tag, then the key
+EXTENSION_MINT_CLOSE_AUTHORITY = 3  # Token-2022 ExtensionType values
+EXTENSION_PERMANENT_DELEGATE = 12
+RENT_LAMPORTS_PER_BYTE_YEAR, RENT_EXEMPT_YEARS, ACCOUNT_STORAGE_OVERHEAD = 3_480, 2, 128
 TOKEN_ACCOUNT_MIN = 165  # bytes of an SPL token account (Token-2022 may add extensions)
 LOOKUP_TABLE_HEADER = 56  # bytes before a lookup table's addresses
 SOL = "SOL"
@@ -83,10 +97,22 @@ class BalanceCheck:
         return [str(c) for c in self.changes]
 
 
-def _holdings(address: str, state: AccountState | None, wallet: str) -> list[Holding]:
+def rent_exempt(size: int) -> int:
+    """The rent-exempt minimum of an account of `size` bytes, at the current rent."""
+    return (ACCOUNT_STORAGE_OVERHEAD + size) * RENT_LAMPORTS_PER_BYTE_YEAR * RENT_EXEMPT_YEARS
+
+
+def _holdings(
+    address: str, state: AccountState | None, wallet: str, locked: frozenset[str] = frozenset()
+) -> list[Holding]:
+    """What the account holds for us; `locked`: mints whose accounts a stranger can
+    freeze (or close the mint, or spend as permanent delegate)."""
     if state is None:
         return []
-    held = [Holding(address, SOL, state.lamports)]
+    lamports = state.lamports
+    if _token_mint(state) in locked:
+        lamports = min(lamports, rent_exempt(len(state.data)))
+    held = [Holding(address, SOL, lamports)]
     if state.owner in TOKEN_PROGRAMS and len(state.data) >= TOKEN_ACCOUNT_MIN:
         mint = _key(state.data, 0)
         if _key(state.data, 32) == wallet and mint != WRAPPED_SOL:
@@ -96,6 +122,53 @@ def _holdings(address: str, state: AccountState | None, wallet: str) -> list[Hol
 
 def _key(data: bytes, at: int) -> str:
     return str(Pubkey.from_bytes(data[at : at + 32]))
+
+
+def _token_mint(state: AccountState | None) -> str | None:
+    if state is None or state.owner not in TOKEN_PROGRAMS or len(state.data) < TOKEN_ACCOUNT_MIN:
+        return None
+    return _key(state.data, 0)
+
+
+def _option_key(data: bytes, at: int) -> str | None:
+    """A `COption<Pubkey>` (u32 tag) at `at`: the key, or None."""
+    if len(data) < at + 36 or struct.unpack_from("<I", data, at)[0] != 1:
+        return None
+    return _key(data, at + 4)
+
+
+def _extension_keys(data: bytes) -> dict[int, str]:
+    """Token-2022 mint extensions holding one optional key (zero: none), by type."""
+    found: dict[int, str] = {}
+    at = TOKEN_ACCOUNT_MIN + 1  # after the padding and the account-type byte
+    while at + 4 <= len(data):
+        kind, size = struct.unpack_from("<HH", data, at)
+        value = data[at + 4 : at + 4 + size]
+        keyed = kind in (EXTENSION_MINT_CLOSE_AUTHORITY, EXTENSION_PERMANENT_DELEGATE)
+        if keyed and size == 32 and any(value):
+            found[kind] = str(Pubkey.from_bytes(value))
+        at += 4 + size
+    return found
+
+
+def locked_mints(sim: Simulator, mints: Sequence[str], wallet: str) -> frozenset[str]:
+    """The mints whose token accounts of ours a stranger can lock: a freeze authority
+    (or, on Token-2022, a close authority or permanent delegate) that is not the wallet.
+    A mint the node cannot show counts as locked. Wrapped SOL never is."""
+    wanted = sorted({m for m in mints if m != WRAPPED_SOL})
+    if not wanted:
+        return frozenset()
+    locked = set()
+    for mint, state in zip(wanted, sim.accounts(wanted), strict=True):
+        if state is None or state.owner not in TOKEN_PROGRAMS or len(state.data) < MINT_SIZE:
+            locked.add(mint)
+            continue
+        strangers = {_option_key(state.data, MINT_FREEZE_AUTHORITY)}
+        if len(state.data) > TOKEN_ACCOUNT_MIN:
+            strangers |= set(_extension_keys(state.data).values())
+        if strangers - {None, wallet}:
+            locked.add(mint)
+    return frozenset(locked)
 
 
 def _is_ours(address: str, state: AccountState | None, wallet: str) -> bool:
@@ -109,7 +182,7 @@ def _is_ours(address: str, state: AccountState | None, wallet: str) -> bool:
     )
 
 
-def writable_keys(message: MessageV0, sim: Simulator) -> tuple[list[str], list[str]]:
+def writable_keys(message: Message | MessageV0, sim: Simulator) -> tuple[list[str], list[str]]:
     """The message's writable accounts, lookup tables resolved through the node;
     and the problems met (an unresolvable table: then we cannot know what it touches)."""
     header = message.header
@@ -118,7 +191,7 @@ def writable_keys(message: MessageV0, sim: Simulator) -> tuple[list[str], list[s
     unsigned_end = len(static) - header.num_readonly_unsigned_accounts
     keys = static[:signed_writable] + static[header.num_required_signatures : unsigned_end]
     problems: list[str] = []
-    lookups = list(message.address_table_lookups)
+    lookups = list(message.address_table_lookups) if isinstance(message, MessageV0) else []
     if lookups:
         tables = sim.accounts([str(lu.account_key) for lu in lookups])
         for lookup, table in zip(lookups, tables, strict=True):
@@ -135,10 +208,13 @@ def writable_keys(message: MessageV0, sim: Simulator) -> tuple[list[str], list[s
     return list(dict.fromkeys(keys)), problems
 
 
-def allowed_loss(summary: TxSummary, expect: Expectation | None, order_rent: int) -> dict[str, int]:
-    """What the wallet may lose, per asset ("SOL" in lamports, else a mint)."""
-    fees = LAMPORTS_PER_SIGNATURE * max(len(summary.signers), 1)
-    allowed = {SOL: fees + summary.compute_budget.priority_fee_lamports}
+def allowed_loss(
+    summary: TxSummary, expect: Expectation | None, order_rent: int, wallet: str | None = None
+) -> dict[str, int]:
+    """What the wallet may lose, per asset ("SOL" in lamports, else a mint). The fee
+    counts only when the wallet pays it (`wallet` None: taken to be the fee payer)."""
+    pays = wallet is None or summary.fee_payer == wallet
+    allowed = {SOL: summary.compute_budget.total_fee_lamports if pays else 0}
     if expect is None:
         return allowed
     if expect.kind in ("recurring", "trigger-v2-dca", "trigger-v2-order"):
@@ -152,7 +228,7 @@ def allowed_loss(summary: TxSummary, expect: Expectation | None, order_rent: int
 def check(
     sim: Simulator,
     tx_b64: str,
-    message: MessageV0,
+    message: Message | MessageV0,
     summary: TxSummary,
     ours: Ours,
     expect: Expectation | None,
@@ -178,24 +254,27 @@ def check(
     result = sim.simulate(tx_b64, watched)
     if result.err is not None:
         return BalanceCheck((f"simulation: the transaction would fail ({result.err})",), ())
+    mints = [m for st in (*before_states, *result.accounts) if (m := _token_mint(st)) is not None]
+    locked = locked_mints(sim, mints, wallet)
     changes: list[Change] = []
     net: dict[str, int] = {}
     for address, after_state in zip(watched, result.accounts, strict=True):
-        old = {h.asset: h.amount for h in _holdings(address, before.get(address), wallet)}
-        new = {h.asset: h.amount for h in _holdings(address, after_state, wallet)}
+        old = {h.asset: h.amount for h in _holdings(address, before.get(address), wallet, locked)}
+        new = {h.asset: h.amount for h in _holdings(address, after_state, wallet, locked)}
         for asset in sorted(old.keys() | new.keys()):
             was, will = old.get(asset, 0), new.get(asset, 0)
             if was != will:
                 changes.append(Change(address, asset, was, will))
                 net[asset] = net.get(asset, 0) + will - was
-    allowed = allowed_loss(summary, expect, order_rent)
+    allowed = allowed_loss(summary, expect, order_rent, wallet)
     reasons = []
     for asset, delta in sorted(net.items()):
         loss, limit = -delta, allowed.get(asset, 0)
         if loss > limit:
             what = "lamports" if asset == SOL else f"of mint {asset}"
+            parked = " (counting lamports parked where a stranger can lock them as lost)"
             reasons.append(
                 f"simulation: the wallet would lose {loss} {what}, more than the {limit} "
-                "this order allows"
+                f"this order allows{parked if asset == SOL and locked else ''}"
             )
     return BalanceCheck(tuple(reasons), tuple(changes))

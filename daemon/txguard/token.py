@@ -6,9 +6,13 @@ it in the account list) and an *effect*: what it does to value. The rules judge
 effects, not opcodes, so a new form of an old effect (a checked variant, a
 ``with_fee`` variant, a multisig owner) cannot slip past them.
 
-Layouts are the programs' own: a one-byte tag, little-endian integers, a
-``COption<Pubkey>`` as one byte then 32; Token-2022 extensions carry a second
-byte (their sub-instruction), decoded where it moves value.
+Layouts are the programs' own published interfaces (github.com/solana-program/
+token and token-2022, `interface/src/instruction.rs` and `idl.json`): a one-byte
+tag, little-endian integers, a ``COption`` as a tag byte (0 or 1, nothing else)
+then the value; Token-2022 extensions carry a second byte, their
+sub-instruction, each named in daemon/txguard/token_extensions.py. A tag or
+sub-instruction the interface does not define is refused, never guessed;
+tests/unit/test_txguard_interfaces.py holds these tables to the published facts.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from daemon.txguard.borsh import Reader
+from daemon.txguard.token_extensions import FAMILIES, SUB_INSTRUCTIONS
 
 
 class Effect(StrEnum):
@@ -43,18 +48,49 @@ class _Layout:
     roles: tuple[str, ...]
     authority: int | None  # index of the authorising account; co-signers follow
     effect: Effect
-    args: tuple[str, ...] = ()  # "amount" (u64), "decimals" (u8), "owner" (pubkey) ...
+    args: tuple[str, ...] = ()  # argument names, read by their type in ARG_TYPES
 
+
+# Every argument by the type its interface gives it. "option<T>" is a COption: a
+# tag byte (0 none, 1 some, anything else refused) then T; "string<rest>" the
+# remaining bytes as UTF-8; "array<u16>" the remaining bytes as u16 extension types.
+ARG_TYPES: dict[str, str] = {
+    "amount": "u64",
+    "fee": "u64",
+    "decimals": "u8",
+    "m": "u8",
+    "num_token_accounts": "u8",
+    "owner": "pubkey",
+    "mint_authority": "pubkey",
+    "delegate": "pubkey",
+    "freeze_authority": "option<pubkey>",
+    "close_authority": "option<pubkey>",
+    "new_authority": "option<pubkey>",
+    "authority_type": "authority_type",
+    "lamports": "option<u64>",  # unwrap_lamports' `amount`: none means all of it
+    "ui_amount": "string<rest>",
+    "extension_types": "array<u16>",
+}
 
 _M = ("mint",)
+_MULTISIG_ARGS = ("m",)
+_MINT_ARGS = ("decimals", "mint_authority", "freeze_authority")
+# SPL Token (interface/src/instruction.rs of github.com/solana-program/token) and the
+# same tags in Token-2022, which keeps SPL Token's instruction set as a subset.
 _BASE: dict[int, _Layout] = {
-    0: _Layout("initialize_mint", ("mint", "rent"), None, Effect.CREATES),
+    0: _Layout("initialize_mint", ("mint", "rent"), None, Effect.CREATES, _MINT_ARGS),
     1: _Layout("initialize_account", ("account", "mint", "owner", "rent"), None, Effect.CREATES),
-    2: _Layout("initialize_multisig", ("multisig", "rent"), None, Effect.CREATES),
+    2: _Layout("initialize_multisig", ("multisig", "rent"), None, Effect.CREATES, _MULTISIG_ARGS),
     3: _Layout("transfer", ("source", "destination", "authority"), 2, Effect.MOVES, ("amount",)),
     4: _Layout("approve", ("source", "delegate", "authority"), 2, Effect.DELEGATES, ("amount",)),
     5: _Layout("revoke", ("source", "authority"), 1, Effect.HARMLESS),
-    6: _Layout("set_authority", ("account", "authority"), 1, Effect.REAUTHORISES),
+    6: _Layout(
+        "set_authority",
+        ("account", "authority"),
+        1,
+        Effect.REAUTHORISES,
+        ("authority_type", "new_authority"),
+    ),
     7: _Layout("mint_to", ("mint", "destination", "authority"), 2, Effect.MINTS, ("amount",)),
     8: _Layout("burn", ("account", "mint", "authority"), 2, Effect.BURNS, ("amount",)),
     9: _Layout("close_account", ("account", "destination", "authority"), 2, Effect.CLOSES),
@@ -87,74 +123,52 @@ _BASE: dict[int, _Layout] = {
     16: _Layout(
         "initialize_account2", ("account", "mint", "rent"), None, Effect.CREATES, ("owner",)
     ),
-    17: _Layout("sync_native", ("account",), None, Effect.HARMLESS),
+    17: _Layout("sync_native", ("account", "rent"), None, Effect.HARMLESS),
     18: _Layout("initialize_account3", ("account", "mint"), None, Effect.CREATES, ("owner",)),
-    19: _Layout("initialize_multisig2", ("multisig",), None, Effect.CREATES),
-    20: _Layout("initialize_mint2", _M, None, Effect.CREATES),
+    19: _Layout("initialize_multisig2", ("multisig",), None, Effect.CREATES, _MULTISIG_ARGS),
+    20: _Layout("initialize_mint2", _M, None, Effect.CREATES, _MINT_ARGS),
     21: _Layout("get_account_data_size", _M, None, Effect.HARMLESS),
     22: _Layout("initialize_immutable_owner", ("account",), None, Effect.HARMLESS),
-    23: _Layout("amount_to_ui_amount", _M, None, Effect.HARMLESS),
-    24: _Layout("ui_amount_to_amount", _M, None, Effect.HARMLESS),
-}
-
-# Token-2022 only, from tag 25 on. The extension families (one tag, a sub-instruction
-# byte) are judged as one unit, except the ones that move value, decoded below.
-_EXTENSIONS: dict[int, str] = {
-    25: "initialize_mint_close_authority",
-    26: "transfer_fee_extension",
-    27: "confidential_transfer_extension",
-    28: "default_account_state_extension",
-    29: "reallocate",
-    30: "memo_transfer_extension",
-    31: "create_native_mint",
-    32: "initialize_non_transferable_mint",
-    33: "interest_bearing_mint_extension",
-    34: "cpi_guard_extension",
-    35: "initialize_permanent_delegate",
-    36: "transfer_hook_extension",
-    37: "confidential_transfer_fee_extension",
-    38: "withdraw_excess_lamports",
-    39: "metadata_pointer_extension",
-    40: "group_pointer_extension",
-    41: "group_member_pointer_extension",
-    42: "confidential_mint_burn_extension",
-    43: "scaled_ui_amount_extension",
-    44: "pausable_extension",
-}
-_VALUE_EXTENSIONS: dict[tuple[int, int | None], _Layout] = {
-    (25, None): _Layout("initialize_mint_close_authority", _M, None, Effect.CREATES),
-    (26, 1): _Layout(
-        "transfer_checked_with_fee",
-        ("source", "mint", "destination", "authority"),
-        3,
-        Effect.MOVES,
-        ("amount", "decimals", "fee"),
-    ),
-    (26, 2): _Layout(
-        "withdraw_withheld_tokens_from_mint",
-        ("mint", "destination", "authority"),
-        2,
-        Effect.WITHDRAWS,
-    ),
-    (26, 3): _Layout(
-        "withdraw_withheld_tokens_from_accounts",
-        ("mint", "destination", "authority"),
-        2,
-        Effect.WITHDRAWS,
-    ),
-    (29, None): _Layout(
-        "reallocate", ("account", "payer", "system", "authority"), 3, Effect.PAYS_RENT
-    ),
-    (31, None): _Layout("create_native_mint", ("payer", "mint", "system"), None, Effect.PAYS_RENT),
-    (38, None): _Layout(
+    23: _Layout("amount_to_ui_amount", _M, None, Effect.HARMLESS, ("amount",)),
+    24: _Layout("ui_amount_to_amount", _M, None, Effect.HARMLESS, ("ui_amount",)),
+    # added to SPL Token with its p-token rewrite (idl.json 3.3.0); Token-2022 has them too
+    38: _Layout(
         "withdraw_excess_lamports", ("source", "destination", "authority"), 2, Effect.WITHDRAWS
     ),
+    45: _Layout(
+        "unwrap_lamports",
+        ("source", "destination", "authority"),
+        2,
+        Effect.WITHDRAWS,
+        ("lamports",),
+    ),
+    # a batch of instructions of this program, packed in the data: judged as one opaque
+    # unit (refused when it touches our accounts), never looked into
+    255: _Layout("batch", (), None, Effect.EXTENSION),
+}
+
+# Token-2022 only (interface/src/instruction.rs of github.com/solana-program/token-2022);
+# the tags that carry a sub-instruction byte are in daemon/txguard/token_extensions.py.
+_TOKEN_2022: dict[int, _Layout] = {
+    21: _Layout("get_account_data_size", _M, None, Effect.HARMLESS, ("extension_types",)),
+    25: _Layout("initialize_mint_close_authority", _M, None, Effect.CREATES, ("close_authority",)),
+    29: _Layout(
+        "reallocate",
+        ("account", "payer", "system", "authority"),
+        3,
+        Effect.PAYS_RENT,
+        ("extension_types",),
+    ),
+    31: _Layout("create_native_mint", ("payer", "mint", "system"), None, Effect.PAYS_RENT),
+    32: _Layout("initialize_non_transferable_mint", _M, None, Effect.EXTENSION),
+    35: _Layout("initialize_permanent_delegate", _M, None, Effect.EXTENSION, ("delegate",)),
 }
 _AUTHORITY_TYPES = (
     "mint_tokens",
     "freeze_account",
     "account_owner",
     "close_account",
+    # Token-2022 only from here (SPL Token refuses these)
     "transfer_fee_config",
     "withheld_withdraw",
     "close_mint",
@@ -168,7 +182,9 @@ _AUTHORITY_TYPES = (
     "group_member_pointer",
     "scaled_ui_amount",
     "pause",
+    "permissioned_burn",
 )
+_SPL_AUTHORITY_TYPES = 4
 
 
 @dataclass(frozen=True)
@@ -181,42 +197,63 @@ class TokenInstruction:
 
 
 def _layout(tag: int, data: bytes, token_2022: bool) -> _Layout:
+    if token_2022 and tag in _TOKEN_2022:
+        return _TOKEN_2022[tag]
     if tag in _BASE:
         return _BASE[tag]
-    if not token_2022 or tag not in _EXTENSIONS:
-        raise ValueError(f"unknown token instruction #{tag}")
-    sub = data[1] if len(data) > 1 else None
-    for key in ((tag, sub), (tag, None)):
-        if key in _VALUE_EXTENSIONS:
-            return _VALUE_EXTENSIONS[key]
-    name = _EXTENSIONS[tag] + (f"/{sub}" if sub is not None else "")
-    return _Layout(name, (), None, Effect.EXTENSION)
+    if token_2022 and tag in FAMILIES:
+        if len(data) < 2:
+            raise ValueError(f"token-2022 {FAMILIES[tag]} without its sub-instruction")
+        entry = SUB_INSTRUCTIONS.get((tag, data[1]))
+        if entry is None:
+            raise ValueError(f"unknown token-2022 {FAMILIES[tag]} instruction #{data[1]}")
+        name, roles, authority, effect, args = entry
+        return _Layout(name, tuple(roles.split()), authority, Effect(effect), tuple(args.split()))
+    raise ValueError(f"unknown token instruction #{tag}")
+
+
+def _arg(r: Reader, kind: str, token_2022: bool) -> str:
+    if kind == "u64":
+        return str(r.u64())
+    if kind == "u8":
+        return str(r.u8())
+    if kind == "pubkey":
+        return r.pubkey()
+    if kind in ("option<pubkey>", "option<u64>"):
+        present = r.u8()
+        if present > 1:
+            raise ValueError(f"a COption tag of {present}")
+        if not present:
+            return "none" if kind == "option<pubkey>" else "all"
+        return r.pubkey() if kind == "option<pubkey>" else str(r.u64())
+    if kind == "authority_type":
+        index = r.u8()
+        if index >= (len(_AUTHORITY_TYPES) if token_2022 else _SPL_AUTHORITY_TYPES):
+            raise ValueError(f"unknown authority type #{index}")
+        return _AUTHORITY_TYPES[index]
+    rest = r.take(r.left)
+    if kind == "string<rest>":
+        return rest.decode("utf-8")  # the programs refuse text that is not UTF-8
+    if len(rest) % 2:
+        raise ValueError("extension types are u16 values")
+    return ",".join(str(int.from_bytes(rest[i : i + 2], "little")) for i in range(0, len(rest), 2))
 
 
 def decode(data: bytes, accounts: Sequence[str], *, token_2022: bool) -> TokenInstruction:
     """One instruction of either token program; ValueError when it cannot be read
-    (an unknown tag, short data): the caller treats that as malformed."""
+    (an unknown tag or sub-instruction, short data, a bad option tag): the caller
+    treats that as malformed."""
     r = Reader(data, 0)
     tag = r.u8()
     layout = _layout(tag, data, token_2022)
-    if tag == 26:
+    if token_2022 and tag in FAMILIES:
         r.u8()  # the extension's sub-instruction byte
     fields: dict[str, str] = {}
     if layout.effect is Effect.EXTENSION:
         fields["extension"] = layout.name
     for arg in layout.args:
-        if arg == "owner":
-            fields[arg] = r.pubkey()
-        elif arg == "decimals":
-            fields[arg] = str(r.u8())
-        else:
-            fields[arg] = str(r.u64())
-    if tag == 6:
-        kind = r.u8()
-        fields["authority_type"] = (
-            _AUTHORITY_TYPES[kind] if kind < len(_AUTHORITY_TYPES) else f"#{kind}"
-        )
-        fields["new_authority"] = r.pubkey() if r.u8() else "none"
+        value = _arg(r, ARG_TYPES[arg], token_2022)
+        fields["amount" if arg == "lamports" else arg] = value
     roles = {name: accounts[i] for i, name in enumerate(layout.roles) if i < len(accounts)}
     if tag == 1 and "owner" in roles:
         fields["owner"] = roles["owner"]

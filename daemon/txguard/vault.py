@@ -39,7 +39,7 @@ from daemon.txguard.instructions import (
     TOKEN_PROGRAMS,
     WRAPPED_SOL,
 )
-from daemon.txguard.ours import KNOWN_MINT_PROGRAMS, Ours, ata
+from daemon.txguard.ours import KNOWN_MINT_PROGRAMS, Ours, ata, rent_exempt
 
 DEPOSIT_KINDS = frozenset({"trigger-v2-dca", "trigger-v2-order"})
 WITHDRAW_KINDS = frozenset({"trigger-v2-cancel"})
@@ -121,8 +121,9 @@ def extend(ours: Ours, summary: TxSummary, expect: Expectation | None) -> Ours:
 def _into_vault(
     summary: TxSummary, vault: set[str], wallet: str, mint: str
 ) -> tuple[int, int, list[str]]:
-    """(tokens, lamports) our wallet's instructions put into the vault's accounts,
-    and the reasons to refuse what cannot be counted or is of another mint."""
+    """(tokens, lamports) our wallet's instructions put into the vault's accounts
+    (lamports besides the exact rent of the accounts created for it), and the
+    reasons to refuse what cannot be counted or is of another mint."""
     tokens = lamports = 0
     reasons: list[str] = []
     ours_source = {a for p in TOKEN_PROGRAMS if (a := ata(wallet, mint, p)) is not None}
@@ -132,8 +133,12 @@ def _into_vault(
             amount = fields.get("lamports", "")
             if not amount.isdigit():
                 reasons.append(f"{where} moves an amount of lamports that cannot be read")
-            else:
-                lamports += int(amount)
+                continue
+            space = fields.get("space", "")
+            rent = rent_exempt(int(space)) if ix.name.startswith("create_account") else 0
+            if ix.name.startswith("create_account") and not space.isdigit():
+                reasons.append(f"{where} creates an account of a size that cannot be read")
+            lamports += max(int(amount) - rent, 0)
         elif ix.program in TOKEN_PROGRAMS and role.get("destination") in vault:
             amount = fields.get("amount", "")
             given = role.get("mint")
@@ -164,16 +169,20 @@ def _deposit(summary: TxSummary, expect: Expectation, wallet: str, rent: int) ->
     tokens, lamports, problems = _into_vault(summary, found, wallet, mint)
     reasons += problems
     native = mint == WRAPPED_SOL
-    if tokens + (lamports - min(lamports, rent) if native else 0) <= 0 and not problems:
+    # every form of the asset together: native SOL goes in as lamports and as wrapped
+    # SOL alike, so the two are one total, held to the plan's amount
+    total = tokens + (lamports if native else 0)
+    if total <= 0 and not problems:
         reasons.append("the deposit moves nothing into the vault")
-    if tokens > amount:
-        reasons.append(f"the deposit moves {tokens} of {mint} into the vault; the plan: {amount}")
-    lamport_cap = rent + (amount if native else 0)
-    if lamports > lamport_cap:
+    if total > amount:
+        forms = " (lamports and wrapped SOL together)" if native else ""
         reasons.append(
-            f"the deposit moves {lamports} lamports into the vault's accounts, more than "
-            f"{lamport_cap} (the plan's amount if native SOL, plus "
-            "guard.order_rent_allowance_lamports for their rent)"
+            f"the deposit moves {total} of {mint} into the vault{forms}; the plan: {amount}"
+        )
+    if not native and lamports > 0:
+        reasons.append(
+            f"the deposit moves {lamports} lamports into the vault's accounts beyond their "
+            f"rent, for a plan that deposits {mint}, not SOL"
         )
     return reasons
 

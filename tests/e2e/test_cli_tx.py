@@ -115,7 +115,9 @@ def test_config_extends_the_allow_list_and_the_cap(tmp_path: Path) -> None:
     strict = jupcron("--config", str(_config(tmp_path)), "tx", "inspect", "--wallet", str(me), tx)
     assert strict.returncode == 3
     config = tmp_path / "relaxed.yaml"
-    config.write_text("guard:\n  max_priority_fee_lamports: 200000000\n")
+    config.write_text(
+        "guard:\n  max_priority_fee_lamports: 200000000\n  max_fee_lamports: 200005000\n"
+    )
     relaxed = jupcron("--config", str(config), "tx", "inspect", "--wallet", str(me), tx)
     assert relaxed.returncode == 0, relaxed.stdout
 

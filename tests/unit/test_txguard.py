@@ -37,6 +37,7 @@ from structlog.testing import capture_logs
 from daemon.config import GuardConfig
 from daemon.errors import GuardRejectedError, RejectedError
 from daemon.txguard import GuardPolicy, NotATransactionError, check, check_and_sign, inspect
+from daemon.txguard.instructions import WRAPPED_SOL
 from daemon.wallet import Wallet
 from tests.fixtures.wallet import (
     AGGREGATOR,
@@ -256,7 +257,7 @@ HOSTILE: list[tuple[str, Builder, str]] = [
     (
         "oversized fee with default limit",
         _high_fee_default_limit,
-        "priority fee of 12000000 lamports",
+        "priority fee of 12180000 lamports",  # (3,000 + 200,000 default units) x 60 µL
     ),
     ("duplicate compute price", _duplicate_price, "set_compute_unit_price appears twice"),
     ("unsanitizable message", _unsanitizable, "fails to sanitize"),
@@ -311,7 +312,7 @@ def test_a_refusal_lists_every_reason(wallet: Wallet) -> None:
         [*budget(1_400_000, 10**8), program_call(AGGREGATOR, wallet.pubkey), _drain(wallet.pubkey)],
     )
     reasons = inspect(tx, wallet.pubkey, POLICY).reasons
-    assert len(reasons) == 3
+    assert len(reasons) == 2  # the fee caps do not apply: our wallet does not pay the fee
     with pytest.raises(GuardRejectedError) as err:
         check(tx, wallet.pubkey, POLICY)
     assert str(err.value).startswith("txguard refused: the fee payer is ")
@@ -324,23 +325,30 @@ def test_wrapping_sol_into_our_own_token_account_is_allowed(wallet: Wallet) -> N
     assert inspect(tx, wallet.pubkey, POLICY).accepted
 
 
-def test_lamports_to_our_ata_only_where_the_mint_program_is_known(wallet: Wallet) -> None:
+def test_lamports_go_only_to_our_wrapped_sol_accounts(wallet: Wallet) -> None:
+    """Lamports parked in our token account of any other mint can be frozen there by
+    the mint's authority (or the account cannot exist): refused, whatever the chain
+    says of the mint; our wrapped-SOL account takes them (closing it returns them)."""
     mint = new_key()  # not named in the message (it would be in a lookup table)
     ata = get_associated_token_address(wallet.pubkey, mint)
     wrap = transfer(TransferParams(from_pubkey=wallet.pubkey, to_pubkey=ata, lamports=10))
     tx = build(wallet.pubkey, [*budget(), wrap, program_call(AGGREGATOR, wallet.pubkey)])
     assert not inspect(tx, wallet.pubkey, POLICY).accepted
-    # known from the order, but under which token program? The account may never exist
     (reason,) = inspect(tx, wallet.pubkey, POLICY, mints=[str(mint)]).reasons
-    assert "a token account of ours that cannot exist" in reason
-    # the chain says the mint is SPL Token's: that account can exist, so it is ours
+    assert "not a wrapped-SOL account" in reason
     known = {str(mint): str(TOKEN)}
-    assert inspect(tx, wallet.pubkey, POLICY, mints=[str(mint)], mint_programs=known).accepted
-    # ... and the same mint's Token-2022 account cannot: lamports sent there are lost
+    (reason,) = inspect(tx, wallet.pubkey, POLICY, mints=[str(mint)], mint_programs=known).reasons
+    assert "not a wrapped-SOL account" in reason
+    # the same mint's Token-2022 account cannot even exist: lamports sent there are lost
     ata_2022 = get_associated_token_address(wallet.pubkey, mint, TOKEN_2022)
     lost = transfer(TransferParams(from_pubkey=wallet.pubkey, to_pubkey=ata_2022, lamports=10))
     tx = build(wallet.pubkey, [*budget(), lost, program_call(AGGREGATOR, wallet.pubkey)])
     assert not inspect(tx, wallet.pubkey, POLICY, mint_programs=known).accepted
+    # our wrapped-SOL account takes them
+    wsol = get_associated_token_address(wallet.pubkey, Pubkey.from_string(WRAPPED_SOL))
+    ok = transfer(TransferParams(from_pubkey=wallet.pubkey, to_pubkey=wsol, lamports=10))
+    tx = build(wallet.pubkey, [*budget(), ok, program_call(AGGREGATOR, wallet.pubkey)])
+    assert inspect(tx, wallet.pubkey, POLICY).accepted
 
 
 def test_transfer_into_a_lookup_table_account_is_not_ours(wallet: Wallet) -> None:
@@ -377,10 +385,11 @@ def test_priority_fee_exactly_at_the_cap_is_allowed(wallet: Wallet) -> None:
     tx = build(
         wallet.pubkey, [*budget(1_000_000, 10_000_000), program_call(AGGREGATOR, wallet.pubkey)]
     )
-    verdict = inspect(tx, wallet.pubkey, POLICY)
+    room = GuardPolicy(max_fee_lamports=20_000_000)  # the whole fee has its own cap
+    verdict = inspect(tx, wallet.pubkey, room)
     assert verdict.summary.compute_budget.priority_fee_lamports == 10_000_000
     assert verdict.accepted
-    lower = GuardPolicy(max_priority_fee_lamports=9_999_999)
+    lower = GuardPolicy(max_priority_fee_lamports=9_999_999, max_fee_lamports=20_000_000)
     assert not inspect(tx, wallet.pubkey, lower).accepted
 
 

@@ -246,7 +246,7 @@ CASES: list[Case] = [
     Case(
         "token-2022 cpi guard disable on our account",
         _tx(lambda c: [h.tok_raw(T22, bytes([34, 1]), c.ata(_me(c), T22), signer=_me(c))]),
-        "cpi_guard_extension/1 is a Token-2022 extension instruction on our accounts",
+        "disable_cpi_guard is a Token-2022 extension instruction on our accounts",
     ),
     Case(
         "token-2022 confidential transfer on our account",
@@ -255,7 +255,7 @@ CASES: list[Case] = [
                 h.tok_raw(T22, bytes([27, 7]) + bytes(64), c.ata(_me(c), T22), signer=_me(c))
             ]
         ),
-        "confidential_transfer_extension/7",
+        "Token-2022 confidential_transfer is a Token-2022 extension instruction",
     ),
     Case(
         "an unknown token tag on our account",

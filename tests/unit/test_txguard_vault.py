@@ -17,6 +17,7 @@ from daemon.txguard import GuardPolicy, inspect
 from daemon.txguard.expect import Expectation
 from daemon.txguard.vault import DOCUMENTED_COSIGNER
 from daemon.wallet import Wallet
+from tests.fixtures.hostile import ata_create, tok_transfer
 
 USDC = Pubkey.from_string("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")
 SOL = "So11111111111111111111111111111111111111112"
@@ -92,7 +93,7 @@ def test_a_native_sol_deposit_of_more_lamports_than_amount_and_rent_is_refused(
 ) -> None:
     verdict = inspect(_deposit(wallet, vault, txs.WSOL, amount=AMOUNT + 10**9), wallet.pubkey,
                       POLICY, expect=_deposit_expect(vault, txs.WSOL))  # fmt: skip
-    assert any("lamports into the vault's accounts" in r for r in verdict.reasons), verdict.reasons
+    assert any("lamports and wrapped SOL together" in r for r in verdict.reasons), verdict.reasons
 
 
 def test_a_deposit_with_a_hidden_drain_is_refused(wallet: Wallet, vault: Pubkey) -> None:
@@ -174,3 +175,30 @@ def test_the_vaults_co_signers_are_no_ones_for_other_plans(wallet: Wallet, vault
     assert (
         f"another signer is required besides our wallet: {DOCUMENTED_COSIGNER}" in verdict.reasons
     )
+
+
+@pytest.mark.parametrize("shape", txs.SHAPES)
+def test_a_native_deposit_counted_across_every_form_of_sol(
+    wallet: Wallet, vault: Pubkey, shape: str
+) -> None:
+    """The plan's amount as lamports, and the plan's amount again as a wrapped-SOL
+    transfer from our own wrapped-SOL account: twice the plan, refused."""
+
+    _, account = txs.deposit(wallet.pubkey, vault, txs.WSOL, AMOUNT, 9, seed="order-seed-1",
+                             rng=random.Random(1), shape=shape)  # fmt: skip
+    ours = txs.ata(wallet.pubkey, txs.WSOL)
+    again = tok_transfer(ours, account, wallet.pubkey, AMOUNT)
+    tx = _deposit(wallet, vault, txs.WSOL, shape=shape, extra=[again])
+    verdict = inspect(tx, wallet.pubkey, POLICY, expect=_deposit_expect(vault, txs.WSOL))
+    assert any(f"moves {2 * AMOUNT} of {SOL}" in r for r in verdict.reasons), verdict.reasons
+
+
+def test_rent_for_a_vault_account_of_a_mint_the_plan_never_names_is_refused(
+    wallet: Wallet, vault: Pubkey
+) -> None:
+
+    other = Pubkey.new_unique()
+    extra = [ata_create(wallet.pubkey, vault, other)]
+    verdict = inspect(_deposit(wallet, vault, extra=extra), wallet.pubkey, POLICY,
+                      expect=_deposit_expect(vault))  # fmt: skip
+    assert any("rent" in r and str(other) in r for r in verdict.reasons), verdict.reasons
