@@ -28,6 +28,7 @@ from pydantic import (
     ValidationInfo,
     field_validator,
 )
+from solders.pubkey import Pubkey
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -188,6 +189,36 @@ class GuardConfig(_Section):
     # the most platform fee a route may take when the plan names no referral: Jupiter's
     # own fee is 0-10 bps on listed pairs (50 on tokens younger than a day)
     max_platform_fee_bps: Annotated[int, Field(ge=0, le=255)] = 20
+    # with rpc.url and an oracle feed for both mints: refuse a transaction whose guaranteed
+    # minimum out is more than this many bps below what the reference price implies
+    # (docs/price-protection.md)
+    max_price_deviation_bps: Annotated[int, Field(ge=0, le=10_000)] = 300
+
+
+class PriceConfig(_Section):
+    """The reference price (docs/price-protection.md): Pyth price feed accounts read
+    through ``rpc.url``."""
+
+    # mint -> Pyth price feed account (PriceUpdateV2) of its USD price; added to (or
+    # replacing) the built-in feeds of SOL, USDC, USDT and JUP (daemon/price/oracle.py)
+    feeds: dict[str, str] = Field(default_factory=dict)
+    # a reference older than this (seconds since its publish time) is stale; Pyth's
+    # sponsored feeds on Solana update at least every 60 s
+    max_age: Annotated[float, Field(gt=0, le=86_400)] = 120.0
+    # a feed configured for a mint but stale, missing or unreadable: refuse to sign, or
+    # sign without the reference check and record a warning event
+    on_stale: Literal["refuse", "warn"] = "refuse"
+
+    @field_validator("feeds")
+    @classmethod
+    def _keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for mint, account in value.items():
+            for what, key in (("mint", mint), ("feed account", account)):
+                try:
+                    Pubkey.from_string(key)
+                except ValueError:
+                    raise ValueError(f"{what} '{key}' is not a base58 public key") from None
+        return value
 
 
 class CapConfig(_Section):
@@ -273,6 +304,7 @@ class Config(_Section):
     guard: GuardConfig = GuardConfig()
     safety: SafetyConfig = SafetyConfig()
     rpc: RpcConfig = RpcConfig()
+    price: PriceConfig = PriceConfig()
     runner: RunnerConfig = RunnerConfig()
     follow: FollowConfig = FollowConfig()
     metrics: MetricsConfig = MetricsConfig()

@@ -22,10 +22,11 @@ from daemon.report.build import PlanReport, build
 from daemon.store import tokens
 
 TABLE_COLUMNS = ("plan_name", "kind", "runs", "spent", "received", "average_price", "fills",
-                 "refunded", "fees", "first_fill", "last_fill")  # fmt: skip
+                 "refunded", "fees", "first_fill", "last_fill", "vs_reference_bps")  # fmt: skip
 CSV_COLUMNS = ("plan_name", "kind", "input_mint", "output_mint", "runs", "spent", "spent_ui",
                "received", "received_ui", "refunded", "refunded_ui", "fills", "average_price",
-               "average_cost", "fees", "first_fill", "last_fill")  # fmt: skip
+               "average_cost", "fees", "first_fill", "last_fill", "reference_price",
+               "vs_reference_bps")  # fmt: skip
 
 
 def _amount(report: PlanReport, value: int, side: str, known: dict[str, tokens.Token]) -> str:
@@ -56,7 +57,12 @@ def table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, A
         "fees": fees or "-",
         "first_fill": report.first_fill.strftime("%Y-%m-%d %H:%M") if report.first_fill else "-",
         "last_fill": report.last_fill.strftime("%Y-%m-%d %H:%M") if report.last_fill else "-",
+        "vs_reference_bps": _bps(report.vs_reference_bps()),
     }  # fmt: skip
+
+
+def _bps(value: Any) -> str:
+    return "-" if value is None else f"{value:+f}"
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:

@@ -13,6 +13,8 @@ plus the emulator (served over loopback) primed to make the story happen:
     demo-swap-hostile  swap            the emulator returns a transaction that drains
                                        the wallet: txguard refuses, nothing is signed
     demo-dry-run       swap            dry_run: the order is built and checked, never signed
+    demo-swap-limit    swap            limits: at most 100 USDC per SOL, the market is 150:
+                                       the quote is beyond the limit, skipped, nothing signed
 
 Every file the demo writes is 0600 and every folder 0700, whatever the umask:
 the keypair, the config, the plans, the database (and its -wal and -shm files,
@@ -57,6 +59,7 @@ class DemoPlan:
     request: dict[str, Any]
     description: str
     dry_run: bool = False
+    limits: dict[str, Any] | None = None
 
     def to_yaml_dict(self, start: datetime) -> dict[str, Any]:
         moment = (start + timedelta(seconds=self.offset)).replace(microsecond=0)
@@ -69,6 +72,8 @@ class DemoPlan:
         }
         if self.dry_run:
             plan["dry_run"] = True
+        if self.limits is not None:
+            plan["limits"] = self.limits
         return plan
 
 
@@ -91,6 +96,9 @@ def demo_plans(order_account: str) -> list[DemoPlan]:
                  "the emulator answers with a transaction that drains the wallet"),
         DemoPlan("demo-dry-run", "swap", 10, "dry_run", {**swap, "amount": 500_000},
                  "built and checked, never signed", dry_run=True),
+        DemoPlan("demo-swap-limit", "swap", 12, "skipped", {**swap, "amount": 1_000_000},
+                 "buy SOL at most 100 USDC each: the market's 150 is beyond the limit",
+                 limits={"max_price": 100, "quote": "USDC"}),
     ]  # fmt: skip
 
 

@@ -166,9 +166,10 @@ def _issued_for(ledger: Ledger, tx: VersionedTransaction) -> IssuedOrder | None:
 
 def multiple_accounts(state: State, addresses: Sequence[str]) -> dict[str, Any]:
     view = ChainView(state.ledger)
+    now, slot = state.clock(), state.ledger.slot
     return {
-        "context": {"slot": state.ledger.slot},
-        "value": [encode(view.get(a)) for a in addresses],
+        "context": {"slot": slot},
+        "value": [encode(state.oracle.account(a, now, slot) or view.get(a)) for a in addresses],
     }
 
 

@@ -9,13 +9,16 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solders.pubkey import Pubkey
 
 from daemon.emulator.faults import Faults
 from daemon.emulator.ledger import Ledger
 from daemon.emulator.v2state import V2State
+
+if TYPE_CHECKING:
+    from daemon.emulator.oracle import OracleState
 
 
 @dataclass
@@ -70,6 +73,7 @@ class State:
     genesis: float = 0.0  # the clock's reading at GENESIS_HEIGHT
     block_offset: int = 0  # blocks the chain runs ahead of the clock
     v2: V2State = field(default_factory=V2State)  # Trigger V2: logins, vaults, orders
+    oracle: OracleState = field(default_factory=lambda: _oracle())  # Pyth feeds (emulator/oracle)
 
     def block_height(self) -> int:
         elapsed = max(self.clock() - self.genesis, 0.0)
@@ -80,6 +84,12 @@ class State:
 
     def pubkey(self) -> Pubkey:
         return Pubkey(self.rng.randbytes(32))
+
+
+def _oracle() -> OracleState:
+    from daemon.emulator.oracle import OracleState  # it reads TOKENS, defined below
+
+    return OracleState()
 
 
 def parse_pubkey(value: Any) -> Pubkey | None:
@@ -131,17 +141,23 @@ def token(mint: str) -> Token:
     return TOKENS.get(mint, UNKNOWN_TOKEN)
 
 
-def usd_value(mint: str, amount: int) -> Decimal:
+def usd_value(mint: str, amount: int, prices: Mapping[str, Decimal] | None = None) -> Decimal:
+    """`amount` base units in USD: at `prices` (the oracle's, where moved), else `TOKENS`."""
     t = token(mint)
-    return Decimal(amount) / (Decimal(10) ** t.decimals) * t.usd
+    usd = prices.get(mint, t.usd) if prices else t.usd
+    return Decimal(amount) / (Decimal(10) ** t.decimals) * usd
 
 
 def ui_amount(mint: str, amount: int) -> float:
     return float(Decimal(amount) / (Decimal(10) ** token(mint).decimals))
 
 
-def quote(input_mint: str, output_mint: str, amount: int) -> int:
-    """Output base units for `amount` input base units, after the swap fee."""
-    out = usd_value(input_mint, amount) / token(output_mint).usd
+def quote(
+    input_mint: str, output_mint: str, amount: int, prices: Mapping[str, Decimal] | None = None
+) -> int:
+    """Output base units for `amount` input base units, after the swap fee (at `prices`
+    where given: the oracle's)."""
+    out_usd = prices.get(output_mint, token(output_mint).usd) if prices else token(output_mint).usd
+    out = usd_value(input_mint, amount, prices) / out_usd
     raw = out * (Decimal(10) ** token(output_mint).decimals)
     return int(raw * (10_000 - SWAP_FEE_BPS) / 10_000)

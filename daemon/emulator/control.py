@@ -30,6 +30,8 @@ def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
     if method == "GET" and name == "ledger":
         summary = {**state.ledger.summary(), "blockHeight": state.block_height()}
         return json_response(200, {**summary, "triggerV2": state.v2.summary()})
+    if method == "GET" and name == "oracle":
+        return json_response(200, {"feeds": state.oracle.summary(state.clock())})
     if method == "GET" and name == "faults":
         return json_response(
             200, {"pending": state.faults.pending(), "fired": state.faults.history}
@@ -51,6 +53,7 @@ def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
         state.faults.clear()
         state.ledger.reset()
         state.v2.reset()
+        state.oracle.reset()
         return json_response(200, {"reset": True})
     if name == "balances":
         return _balances(state, data)
@@ -62,6 +65,11 @@ def control(state: State, method: str, path: str, body: bytes) -> EmuResponse:
         return _keeper(state, data)
     if name == "blocks":
         return _blocks(state, data)
+    if name == "oracle":  # move, freeze or back-date a Pyth feed (emulator/oracle.py)
+        error = state.oracle.control(data, state.clock())
+        if error is not None:
+            return _bad(error)
+        return json_response(200, {"feeds": state.oracle.summary(state.clock())})
     return json_response(404, {"error": f"no control endpoint POST {path}"})
 
 

@@ -213,7 +213,9 @@ class Emulator:
             return listings.token_search(query)
         if operation.startswith("execute_"):
             return execute.execute(state, operation, body)
-        kinds = (FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN)
+        kinds: tuple[FaultKind, ...] = (FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN)
+        if operation in ("swap_order", "ultra_order"):
+            kinds += (FaultKind.LOW_QUOTE,)
         hostile = self.faults.take(operation, kinds=kinds, request=fields)
         if operation == "create_recurring_order":
             return orders.create_recurring(state, body, hostile)

@@ -42,10 +42,13 @@ class FaultKind(StrEnum):
     BAD_PAGE = "bad_page"  # a listing answers with another page than the one asked for
     # Trigger V2: the JWT the call carries is taken as expired (401 Unauthorized)
     JWT_EXPIRED = "jwt_expired"
+    # a swap quoted (and built) at `factor` (default 0.01) of the market: outAmount and the
+    # route's minimum out fall with it; nothing else in the transaction is hostile
+    LOW_QUOTE = "low_quote"
 
 
 EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED}
-ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN}
+ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN, FaultKind.LOW_QUOTE}
 EXECUTE_OPERATIONS = {
     "execute_recurring",
     "execute_trigger",

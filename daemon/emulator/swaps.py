@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from solders.pubkey import Pubkey
@@ -23,7 +24,7 @@ from daemon.emulator.common import (
     quote,
     usd_value,
 )
-from daemon.emulator.faults import Fault
+from daemon.emulator.faults import Fault, FaultKind
 from daemon.emulator.ledger import SOL_MINT
 from daemon.emulator.orders import GAS_RESERVE_LAMPORTS, issue
 
@@ -48,7 +49,12 @@ def _swap_order(
     if not amount_text.isdigit() or int(amount_text) == 0:
         return json_response(400, {"error": "Invalid amount"})
     amount = int(amount_text)
-    out_amount = quote(in_mint, out_mint, amount)
+    prices = state.oracle.quote_prices()  # quotes follow the emulated Pyth feeds
+    out_amount = quote(in_mint, out_mint, amount, prices)
+    if hostile is not None and hostile.kind == FaultKind.LOW_QUOTE:  # far below the market
+        factor = Decimal(str(hostile.params.get("factor", "0.01")))
+        out_amount = int(out_amount * factor)
+        hostile = None  # the transaction is otherwise honest
     slippage = int(query.get("slippageBps", "50")) if query.get("slippageBps", "").isdigit() else 50
     request_id = state.request_id()
     answer: dict[str, Any] = {
@@ -94,9 +100,9 @@ def _swap_order(
         "requestId": request_id,
         "totalTime": 7,
         "taker": None,
-        "inUsdValue": float(usd_value(in_mint, amount)),
-        "outUsdValue": float(usd_value(out_mint, out_amount)),
-        "swapUsdValue": float(usd_value(in_mint, amount)),
+        "inUsdValue": float(usd_value(in_mint, amount, prices)),
+        "outUsdValue": float(usd_value(out_mint, out_amount, prices)),
+        "swapUsdValue": float(usd_value(in_mint, amount, prices)),
     }
     taker_text = query.get("taker")
     if not taker_text:

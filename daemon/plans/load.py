@@ -26,6 +26,7 @@ from daemon.plans.schema import (
     PlanSpec,
     TriggerV2DcaRequest,
     checks,
+    price_notes,
 )
 from daemon.plans.trigger_v2 import MAX_ACTIVE_DCA, active_dca_overlap
 from daemon.store.types import PlanKind
@@ -197,7 +198,10 @@ def _load_plan(
         limit = head.max_in_amount if head is not None else None
         caps = head.caps if head is not None else None
         swap_api = head.swap_api if head is not None else None
-        findings = checks(typed, limit, caps, swap_api)
+        limits = head.limits if head is not None else None
+        findings = checks(typed, limit, caps, swap_api, limits=limits)
+        if head is not None:  # (limits that did not parse are reported already)
+            findings += price_notes(typed, limits)
         if head is not None and isinstance(typed, TriggerV2DcaRequest):
             findings += _dca_overlap(typed, head)
         for finding in findings:

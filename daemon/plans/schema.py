@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -51,6 +51,8 @@ from daemon.plans.fields import (
     _at_least,
     _Model,
 )
+from daemon.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
+from daemon.price.oracle import DEFAULT_FEEDS
 from daemon.schedule import (
     Misfire,
     Schedule,
@@ -271,6 +273,7 @@ class PlanSettings(_Model):
     caps: Caps = Caps()
     balance_check: StrictBool | None = None  # None: the daemon config's safety.balance_check
     swap_api: SwapApi | None = None  # None: the daemon config's api.swap_api
+    limits: PriceLimits | None = None  # price limits (daemon/price/limits.py)
 
 
 # ------------------------------------------------------------------ stored plans
@@ -326,6 +329,7 @@ class _PlanFields(_Model):
     max_in_amount: Amount | None = None
     caps: Caps | None = None
     swap_api: SwapApi | None = None
+    limits: PriceLimits | None = None
 
 
 class PlanHead(_PlanFields):
@@ -361,6 +365,8 @@ class PlanSpec(_PlanFields):
         }
         if self.swap_api is not None:  # only when set: the hash of every other plan is kept
             settings["swap_api"] = self.swap_api
+        if self.limits is not None:  # the same: only when set
+            settings["limits"] = self.limits.stored()
         return settings
 
     def content(self) -> dict[str, Any]:
@@ -422,9 +428,11 @@ def checks(
     caps: Caps | None = None,
     swap_api: str | None = None,
     now: datetime | None = None,
+    limits: PriceLimits | None = None,
 ) -> list[Finding]:
     """Rules across fields; locations are relative to the plan (`now`: for dates)."""
     out: list[Finding] = []
+    out.extend(limit_checks(request, limits))
     if swap_api is not None and not isinstance(request, SwapRequest):
         out.append(Finding(("swap_api",), "swap_api applies to swap plans only"))
     elif swap_api == "ultra-v1":
@@ -449,6 +457,70 @@ def checks(
             )
     if caps is not None and caps.per_day and caps.per_week and caps.per_week < caps.per_day:
         out.append(Finding(("caps", "per_week"), "caps.per_week is smaller than caps.per_day"))
+    return out
+
+
+PRICED_KINDS = (SwapRequest, RecurringRequest, TriggerV2DcaRequest, TriggerV2OrderRequest)
+
+
+def limit_checks(request: Request, limits: PriceLimits | None) -> list[Finding]:
+    """``limits`` against the plan's kind and pair (price forms need no chain here)."""
+    if limits is None:
+        return []
+    if not isinstance(request, PRICED_KINDS):
+        return [Finding(("limits",), "limits apply to plans that trade (swap, recurring, "
+                        "trigger-v2-dca, trigger-v2-order)")]  # fmt: skip
+    out = [
+        Finding(("limits", key), f"limits.{key}: {message}")
+        for key, message in pair_problems(limits, request.input_mint, request.output_mint)
+    ]
+    if isinstance(request, RecurringRequest) and request.params.time is not None:
+        time = request.params.time
+        if time.min_price is None and time.max_price is None:
+            out.append(
+                Finding(
+                    ("limits",),
+                    "a recurring order carries a per-cycle minimum out only when params.time "
+                    "sets minPrice or maxPrice; txguard holds that minimum to these limits, so "
+                    "without one its runs are refused (docs/price-protection.md)",
+                    warning=True,
+                )
+            )
+    return out
+
+
+def price_notes(
+    request: Request, limits: PriceLimits | None, feeds: Collection[str] = DEFAULT_FEEDS
+) -> list[Finding]:
+    """Warnings: a trading plan with neither a price limit nor a reference price for its
+    pair (`feeds`: mints with an oracle feed), and a price limit on a mint whose
+    decimals only the chain can tell."""
+    if not isinstance(request, PRICED_KINDS):
+        return []
+    pair = (request.input_mint, request.output_mint)
+    out: list[Finding] = []
+    uncovered = [mint for mint in pair if mint not in feeds]
+    if limits is None and uncovered:
+        out.append(
+            Finding(
+                ("request", "outputMint" if uncovered[0] == pair[1] else "inputMint"),
+                f"neither a price limit (limits:) nor a reference price (no oracle feed for "
+                f"{uncovered[0]}; add one under price.feeds): only slippage bounds what this "
+                "plan receives (docs/price-protection.md)",
+                warning=True,
+            )
+        )
+    if limits is not None and limits.has_price:
+        for mint in pair:
+            if mint not in KNOWN_MINTS:
+                out.append(
+                    Finding(
+                        ("limits", "quote"),
+                        f"the decimals of {mint} are not built in: runs read them through "
+                        "rpc.url, and refuse to sign when they cannot",
+                        warning=True,
+                    )
+                )
     return out
 
 

@@ -8,6 +8,14 @@ the runs, the followed orders and the token facts. Read-only.
     fees      per mint: recurring/trigger trades' fee, and for swaps what the
               execute answer shows (totalInputAmount - inputAmountResult in the
               input mint, outputAmountResult - totalOutputAmount in the output mint)
+    reference_price   output per input (token units) the oracle's reference implied,
+                      over the fills that have one (docs/price-protection.md)
+    vs_reference_bps  what those fills received against that reference, in bps
+                      (negative: worse than the reference)
+A fill has a reference when its run recorded one in its ``ordered`` event (a swap
+with ``rpc.url`` and feeds for both mints): the price at the time of the order,
+seconds before the fill. Recurring and trigger fills happen later, at prices no
+run read: they have none.
 """
 
 from __future__ import annotations
@@ -16,12 +24,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, localcontext
+from fractions import Fraction
 from typing import Any
 
 from sqlalchemy import Connection, select, text
 
+from daemon.price.limits import decimals_of
+from daemon.price.reference import vs_reference_bps
 from daemon.store import tokens
-from daemon.store.models import ExecuteResultRow, FollowedOrder, Plan, Run
+from daemon.store.models import ExecuteResultRow, FollowedOrder, Plan, Run, RunEvent
 
 PRICE_DIGITS = 12
 
@@ -35,6 +46,13 @@ class Fill:
     out_amount: int
     input_mint: str | None
     output_mint: str | None
+    reference_out: int | None = None  # the oracle's output for this fill's input, when known
+
+    @property
+    def vs_reference_bps(self) -> Decimal | None:
+        if not self.reference_out:
+            return None
+        return vs_reference_bps(self.out_amount, self.reference_out)
 
 
 @dataclass
@@ -77,6 +95,36 @@ class PlanReport:
             ctx.prec = PRICE_DIGITS
             return spent / got
 
+    def _referenced(self) -> list[Fill]:
+        return [f for f in self.fills if f.reference_out]
+
+    def reference_price(self) -> Decimal | None:
+        """Output per input (token units) the reference implied, over fills that have one."""
+        fills = self._referenced()
+        in_dec = (
+            self.input_token.decimals if self.input_token else decimals_of(self.input_mint or "")
+        )
+        out_dec = (
+            self.output_token.decimals if self.output_token else decimals_of(self.output_mint or "")
+        )
+        if not fills or in_dec is None or out_dec is None:
+            return None
+        spent = tokens.human(sum(f.in_amount for f in fills), in_dec)
+        got = tokens.human(sum(f.reference_out or 0 for f in fills), out_dec)
+        if not spent:
+            return None
+        with localcontext() as ctx:
+            ctx.prec = PRICE_DIGITS
+            return got / spent
+
+    def vs_reference_bps(self) -> Decimal | None:
+        """What the fills with a reference received against it, in bps."""
+        fills = self._referenced()
+        if not fills:
+            return None
+        reference = sum(f.reference_out or 0 for f in fills)
+        return vs_reference_bps(sum(f.out_amount for f in fills), reference)
+
     @property
     def first_fill(self) -> datetime | None:
         return min((f.filled_at for f in self.fills), default=None)
@@ -115,6 +163,8 @@ class PlanReport:
             "average_price": ui(self.average_price()), "average_cost": ui(self.average_cost()),
             "fees": self.fee_list(known),
             "first_fill": when(self.first_fill), "last_fill": when(self.last_fill),
+            "reference_price": ui(self.reference_price()),
+            "vs_reference_bps": ui(self.vs_reference_bps()),
         }  # fmt: skip
 
 
@@ -141,6 +191,7 @@ def build(
         reports[name] = PlanReport(name, kind, request.get("inputMint"), request.get("outputMint"))
     _runs(conn, reports, since, until)
     _fills(conn, reports, since, until)
+    _references(conn, reports)
     _refunds(conn, reports, since, until)
     _swap_fees(conn, reports, since, until)
     known = tokens.known(conn)
@@ -182,6 +233,38 @@ def _fills(conn: Connection, reports: dict[str, PlanReport], since: Any, until: 
         report.received += fill.out_amount
         if row.fee_mint and row.fee_amount:
             report.fees[row.fee_mint] = report.fees.get(row.fee_mint, 0) + int(row.fee_amount)
+
+
+def _references(conn: Connection, reports: dict[str, PlanReport]) -> None:
+    """Each execute fill's reference output, from its run's latest ``ordered`` event
+    (scaled to the fill's input: the event's is for the order's)."""
+    runs = {f.run_id for r in reports.values() for f in r.fills if f.source == "execute"}
+    if not runs:
+        return
+    stmt = (
+        select(RunEvent.run_id, RunEvent.detail)
+        .where(RunEvent.step == "ordered", RunEvent.run_id.in_(runs))
+        .order_by(RunEvent.id)
+    )
+    found: dict[int, tuple[int, int]] = {}  # run -> (reference in, reference out)
+    for run_id, detail in conn.execute(stmt):
+        reference = ((detail or {}).get("price") or {}).get("reference") or {}
+        try:
+            pair = (int(reference["in_amount"]), int(reference["reference_out"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        if pair[0] > 0 and pair[1] > 0:
+            found[run_id] = pair
+    for report in reports.values():
+        for index, fill in enumerate(report.fills):
+            known = found.get(fill.run_id) if fill.source == "execute" else None
+            if known is None:
+                continue
+            scaled = Fraction(known[1]) * fill.in_amount / known[0]
+            report.fills[index] = Fill(
+                fill.run_id, fill.filled_at, fill.source, fill.in_amount, fill.out_amount,
+                fill.input_mint, fill.output_mint, scaled.numerator // scaled.denominator,
+            )  # fmt: skip
 
 
 def _refunds(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:

@@ -21,7 +21,7 @@ import structlog
 
 from daemon import failpoints
 from daemon.errors import GuardRejectedError, RejectedError, RetryableError
-from daemon.runner import judge, preflight, submit
+from daemon.runner import judge, preflight, pricecheck, submit
 from daemon.runner import trigger_v2 as v2
 from daemon.runner.book import api_detail, api_fields, programs_of
 from daemon.runner.ports import Ports, RunOptions, run_mode
@@ -100,6 +100,15 @@ def order_run(
         return declined, None
     validity = ports.config.runner.blockhash_validity
     in_amount = ordered.in_amount if ordered.in_amount is not None else spend.amount
+    # --- price protection (runner/pricecheck.py): a quote beyond the plan's limits is skipped
+    protection, beyond = pricecheck.at_quote(ports, plan, in_amount, ordered.out_amount, now)
+    if beyond is not None:
+        limited = book.finish(
+            run, RunStatus.SKIPPED, step="price_limit_skip", error=beyond,
+            request_id=ordered.request_id, detail=pricecheck.detail(protection),
+        )  # fmt: skip
+        return limited, None
+    # --- end of price protection
     fields: dict[str, Any] = {
         "request_id": ordered.request_id,
         "unsigned_tx": ordered.transaction,
@@ -111,7 +120,7 @@ def order_run(
     }
     run = book.advance(
         run, RunStatus.REQUESTED, expect=[RunStatus.PENDING], step="ordered",
-        detail=ordered.detail(), **fields,
+        detail={**ordered.detail(), **pricecheck.detail(protection)}, **fields,
     )  # fmt: skip
     failpoints.hit("after_requested")
     return run, bool(ordered.gasless)

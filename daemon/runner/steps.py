@@ -102,6 +102,7 @@ class Ordered:
     transaction: str | None
     order_account: str | None = None
     in_amount: int | None = None
+    out_amount: int | None = None  # a swap's quote (outAmount)
     gasless: bool = False
     skip_reason: str | None = None
     skip_code: str | None = None
@@ -167,7 +168,8 @@ def order(
             )  # fmt: skip
         return Ordered(
             v2.request_id, v2.transaction, in_amount=int(v2.in_amount),
-            gasless=bool(v2.gasless), swap=terms, extra=_swap_facts(v2),
+            out_amount=int(v2.out_amount), gasless=bool(v2.gasless), swap=terms,
+            extra=_swap_facts(v2),
         )  # fmt: skip
     quote = api.ultra_order(wallet, swap_body(plan, exclude_routers), observe)
     if not quote.transaction:
@@ -180,7 +182,8 @@ def order(
         )  # fmt: skip
     return Ordered(
         quote.request_id, quote.transaction, in_amount=int(quote.in_amount),
-        gasless=bool(quote.gasless), swap=SwapTerms(ULTRA_V1), extra=_swap_facts(quote),
+        out_amount=int(quote.out_amount), gasless=bool(quote.gasless), swap=SwapTerms(ULTRA_V1),
+        extra=_swap_facts(quote),
     )  # fmt: skip
 
 

@@ -256,12 +256,13 @@ CONTROL_BODIES: dict[str, Any] = {
     "/_emulator/trigger-fill": {"order": EXAMPLE_TRIGGER_ORDERS[0].order, "makingAmount": 1},
     "/_emulator/keeper": {"advance": 0},
     "/_emulator/blocks": {"advance": 0},
+    "/_emulator/oracle": {"mint": "SOL", "price": 151},
 }
 
 
 def test_every_documented_control_endpoint_answers() -> None:
     rows = re.findall(r"^\| `(GET|POST) (/_emulator/[a-z/-]+)` \|", EMULATOR_DOC, re.MULTILINE)
-    assert len(rows) == 10, rows
+    assert len(rows) == 12, rows
     emu = Emulator()
     for method, path in rows:
         status, body = call(emu, method, path, CONTROL_BODIES.get(path, {}))

@@ -1,0 +1,184 @@
+"""`protection_for`: a run's price protection, computed once, for the runner and txguard.
+
+    min_out        the least output (base units of the output mint, the whole run)
+                   the plan's ``limits`` allow for the run's input; None: no limit
+    reference_out  what the oracle says the run's input is worth in the output
+                   mint (base units); None: no reference (no ``rpc.url``, a mint
+                   without a feed, or a stale feed under ``price.on_stale: warn``)
+    deviation_bps  ``guard.max_price_deviation_bps``: how far the guaranteed
+                   minimum out may sit below ``reference_out``
+    problem        a reason to refuse to sign, or None: a price limit whose mints'
+                   decimals cannot be known ("when unsure, do not sign"), or a
+                   covered pair's reference stale/missing under ``on_stale: refuse``
+
+Recurring and Trigger V2 DCA plans spend their input over several cycles; the
+values here are for the whole run (per cycle: divide by the number of orders,
+`per_cycle`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import structlog
+
+from daemon.config import Config
+from daemon.errors import JupcronError
+from daemon.plans.schema import (
+    RecurringRequest,
+    Request,
+    SwapRequest,
+    TriggerV2DcaRequest,
+    TriggerV2OrderRequest,
+)
+from daemon.price.limits import UnknownDecimals, decimals_of, minimum_out
+from daemon.price.oracle import AccountState
+from daemon.price.reference import Reference, feeds_of, reference_for
+from daemon.store.records import PlanRecord
+
+log = structlog.get_logger(__name__)
+
+
+class PriceRpc(Protocol):
+    """The part of `daemon.rpc.SolanaRpc` price protection reads through."""
+
+    def accounts(self, addresses: Sequence[str]) -> Sequence[AccountState | None]: ...
+    def mint_decimals(self, mint: str) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class Protection:
+    min_out: int | None
+    reference_out: int | None
+    deviation_bps: int
+    problem: str | None
+    warning: str | None = None  # signed anyway (``on_stale: warn``): record it
+    reference: Reference | None = None  # what the oracle said, for the run's record
+
+    def detail(self) -> dict[str, Any]:
+        """For the run's events: what the run was held to."""
+        found: dict[str, Any] = {
+            "min_out": None if self.min_out is None else str(self.min_out),
+            "reference_out": None if self.reference_out is None else str(self.reference_out),
+            "max_price_deviation_bps": self.deviation_bps,
+        }
+        if self.reference is not None:
+            found["reference"] = self.reference.detail()
+        if self.problem is not None:
+            found["problem"] = self.problem
+        if self.warning is not None:
+            found["warning"] = self.warning
+        return found
+
+
+def pair_of(request: Request) -> tuple[str, str] | None:
+    """(input mint, output mint) of a kind that trades; None for cancels."""
+    if isinstance(
+        request, SwapRequest | RecurringRequest | TriggerV2DcaRequest | TriggerV2OrderRequest
+    ):
+        return request.input_mint, request.output_mint
+    return None
+
+
+def orders_of(request: Request) -> int:
+    """How many cycles a run's input is spread over (1 for a swap or a price order)."""
+    if isinstance(request, RecurringRequest) and request.params.time is not None:
+        return request.params.time.number_of_orders
+    if isinstance(request, TriggerV2DcaRequest):
+        return request.order_count
+    return 1
+
+
+def per_cycle(amount: int, orders: int) -> int:
+    """A whole-run least output, per cycle (rounded up: never looser)."""
+    return -(-amount // max(orders, 1))
+
+
+def protection_for(
+    plan: PlanRecord, in_amount: int, rpc: PriceRpc | None, config: Config, now: datetime
+) -> Protection:
+    """The price protection of a run of `plan` that spends `in_amount` (base units of
+    its input mint) at `now` (module docstring). Never raises for RPC trouble: an
+    unanswered read is a missing decimals value or reference."""
+    bps = config.guard.max_price_deviation_bps
+    pair = pair_of(plan.request)
+    if pair is None or in_amount <= 0:
+        return Protection(None, None, bps, None)
+    input_mint, output_mint = pair
+    limits = plan.settings.limits
+    cache: dict[str, int | None] = {}
+
+    def decimals(mint: str) -> int | None:
+        if mint not in cache:
+            cache[mint] = decimals_of(mint, _chain_decimals(rpc))
+        return cache[mint]
+
+    problems: list[str] = []
+    min_out = None
+    if limits is not None:
+        try:
+            in_dec = decimals(input_mint) if limits.has_price else None
+            out_dec = decimals(output_mint) if limits.has_price else None
+            min_out = minimum_out(limits, input_mint, output_mint, in_amount, in_dec, out_dec)
+        except UnknownDecimals as exc:
+            min_out = limits.min_out
+            problems.append(f"the plan's price limit cannot be applied: {exc}; not signing")
+        except ValueError as exc:
+            min_out = limits.min_out
+            problems.append(f"the plan's price limit cannot be applied: {exc}")
+    reference, warning = _reference(
+        rpc, config, input_mint, output_mint, in_amount, decimals, now, problems
+    )
+    ref_out = None if reference is None or reference.problem else reference.out_amount
+    return Protection(min_out, ref_out, bps, "; ".join(problems) or None, warning, reference)
+
+
+def _chain_decimals(rpc: PriceRpc | None) -> Any:
+    if rpc is None:
+        return None
+
+    def read(mint: str) -> int | None:
+        try:
+            return rpc.mint_decimals(mint)
+        except JupcronError as exc:
+            log.warning("mint_decimals_unknown", mint=mint, error=str(exc))
+            return None
+
+    return read
+
+
+def _reference(
+    rpc: PriceRpc | None,
+    config: Config,
+    input_mint: str,
+    output_mint: str,
+    in_amount: int,
+    decimals: Any,
+    now: datetime,
+    problems: list[str],
+) -> tuple[Reference | None, str | None]:
+    """The reference (None: no rpc or the pair is not covered) and a warning to record;
+    a refusal goes to `problems`."""
+    if rpc is None:
+        return None, None
+    feeds = feeds_of(config)
+    if input_mint not in feeds or output_mint not in feeds:
+        return None, None
+    try:
+        reference = reference_for(
+            rpc, feeds, input_mint, output_mint, in_amount,
+            (decimals(input_mint), decimals(output_mint)),
+            now=now.timestamp(), max_age=config.price.max_age,
+        )  # fmt: skip
+    except JupcronError as exc:
+        reference = Reference(input_mint, output_mint, in_amount, problem=f"RPC: {exc}")
+    if reference is None or reference.problem is None:
+        return reference, None
+    text = f"no usable reference price ({reference.problem})"
+    if config.price.on_stale == "refuse":
+        problems.append(f"{text}; price.on_stale is refuse")
+        return reference, None
+    return reference, f"{text}; signed without the reference check (price.on_stale: warn)"
