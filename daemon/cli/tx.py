@@ -9,6 +9,7 @@ import dataclasses
 import json
 import re
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ from daemon.cli.wallet import config_or_defaults, configured_wallet
 from daemon.config import Config
 from daemon.errors import ConfigError, PlanError
 from daemon.plans.load import load_plans
+from daemon.price.protection import pair_of, protection_for
 from daemon.rpc import rpc_from_config
 from daemon.runner.judge import judge, ordered_facts
+from daemon.runner.preflight import spend_of
 from daemon.store import migrate
 from daemon.store.engine import open_reader, session_factory
 from daemon.store.plans import get_plan
@@ -114,6 +117,11 @@ def inspect_command(
             gasless = gasless or bool(ordered.get("gasless"))
             rpc = rpc_from_config(config.rpc)
             try:
+                if "price" not in ordered and pair_of(plan.request) is not None:
+                    # as the run's order step would have recorded it, now
+                    spend = spend_of(plan).amount
+                    protection = protection_for(plan, spend, rpc, config, datetime.now(UTC))
+                    ordered["price"] = protection.detail()
                 verdict = judge(
                     text, plan, owner, policy, ordered=ordered, gasless=gasless, rpc=rpc,
                     simulate=rpc is not None and config.guard.simulate,

@@ -46,6 +46,21 @@ def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
+def _price(ordered: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's price protection as its ``ordered`` event recorded it
+    (`runner.pricecheck`): the least output, the reference, and any problem."""
+    price = ordered.get("price")
+    if not isinstance(price, Mapping):
+        return {}
+    problem = price.get("problem")
+    return {
+        "min_out": _int(price.get("min_out")),
+        "reference_out": _int(price.get("reference_out")),
+        "max_deviation_bps": _int(price.get("max_price_deviation_bps")),
+        "price_problem": problem if isinstance(problem, str) else None,
+    }
+
+
 def _swap(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
     request = plan.request
     assert isinstance(request, SwapRequest)
@@ -54,7 +69,7 @@ def _swap(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expecta
         kind=str(plan.kind), input_mint=spend.mint, output_mint=request.output_mint,
         amount=spend.amount or None, receiver=request.receiver,
         slippage_bps=request.slippage_bps, referral_fee_bps=referral,
-        fee_bps=_int(ordered.get("fee_bps")),
+        fee_bps=_int(ordered.get("fee_bps")), **_price(ordered),
     )  # fmt: skip
 
 
@@ -69,9 +84,11 @@ def _recurring(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Ex
             in_amount=time.in_amount, per_cycle=time.in_amount // time.number_of_orders,
             cycle_seconds=time.interval, price_bounds=bounds, start_at=time.start_at,
         )  # fmt: skip
+    price = _price(ordered)
+    price.pop("reference_out", None)  # a price over days to come: only the plan's limit holds
     return Expectation(
         kind=str(plan.kind), input_mint=spend.mint, output_mint=request.output_mint,
-        amount=spend.amount or None, recurring=terms,
+        amount=spend.amount or None, recurring=terms, **price,
     )  # fmt: skip
 
 

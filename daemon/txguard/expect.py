@@ -36,8 +36,8 @@ class Expectation:
     when it names a referral account (the only platform fee it asks for, besides
     Jupiter's own); ``fee_bps``, the platform fee the order answer declared
     (``feeBps``), which the transaction may not exceed. ``recurring``: a recurring
-    order's terms. Price protection: ``min_out``, the least of ``output_mint`` the
-    run may receive (the plan's limit), ``reference_out`` what an independent
+    order's terms. Price protection (docs/price-protection.md): ``min_out``, the least
+    of ``output_mint`` the run may receive (the plan's limit), ``reference_out`` what an independent
     price says the input is worth, with ``max_deviation_bps``.
     """
 
@@ -56,6 +56,7 @@ class Expectation:
     min_out: int | None = None
     reference_out: int | None = None
     max_deviation_bps: int | None = None
+    price_problem: str | None = None  # why price protection cannot vouch for the run
 
     @property
     def mints(self) -> tuple[str, ...]:

@@ -207,35 +207,56 @@ def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> lis
     return reasons
 
 
+def _least(ix: Instruction, action: str) -> int | None:
+    """The least output one instruction guarantees for the whole run: a swap's
+    minimum out (an exact-out route's exact output), a recurring order's per-cycle
+    minimum times its cycles; None when it guarantees none (or cannot be read)."""
+    if action == "recurring_open":
+        per_cycle, total = _number(ix, "min_out_amount"), _number(ix, "in_amount")
+        each = _number(ix, "in_amount_per_cycle")
+        if per_cycle is None or total is None or not each:
+            return None
+        return per_cycle * (total // each)
+    least = _number(ix, "min_out_amount")
+    if least is None and dict(ix.fields).get("swap_mode") == "ExactOut":
+        least = _number(ix, "out_amount")
+    return least
+
+
 def _guaranteed(summary: TxSummary, ctx: Context, expect: Expectation) -> list[str]:
-    """What the swaps guarantee at least, held to the plan's minimum and the reference."""
-    swaps = [
-        ix for ix in summary.instructions
-        if ix.program in PROGRAMS and action_of(ix.program, ix.name) == "swap"
-    ]  # fmt: skip
-    if not swaps or (expect.min_out is None and expect.reference_out is None):
+    """What the order guarantees at least, held to the plan's limit and to the
+    independent reference (docs/price-protection.md)."""
+    if expect.price_problem:
+        return [f"price protection cannot vouch for this run: {expect.price_problem}"]
+    if expect.min_out is None and expect.reference_out is None:
         return []
-    total = 0
-    for ix in swaps:
-        least = _number(ix, "min_out_amount")
+    total, seen = 0, False
+    for ix in summary.instructions:
+        action = action_of(ix.program, ix.name) if ix.program in PROGRAMS else ""
+        if action not in ("swap", "recurring_open"):
+            continue
+        seen = True
+        least = _least(ix, action)
         if least is None:
-            exact_out = dict(ix.fields).get("swap_mode") == "ExactOut"
-            least = _number(ix, "out_amount") if exact_out else None
-        if least is None:
-            return [f"instruction #{ix.index}: its guaranteed output cannot be read"]
+            return [
+                f"instruction #{ix.index}: {ix.title} guarantees no least output that can be "
+                "read, and the plan's price protection needs one"
+            ]
         total += least
+    if not seen:
+        return []
     reasons = []
     if expect.min_out is not None and total < expect.min_out:
         reasons.append(
-            f"the swap guarantees only {total} of {expect.output_mint}, below the plan's "
+            f"the order guarantees only {total} of {expect.output_mint}, below the plan's "
             f"limit of {expect.min_out} (limits)"
         )
     if expect.reference_out is not None:
         deviation = expect.max_deviation_bps or 0
-        floor = expect.reference_out * (BPS - deviation) // BPS
+        floor = -(-expect.reference_out * (BPS - deviation) // BPS)
         if total < floor:
             reasons.append(
-                f"the swap guarantees only {total} of {expect.output_mint}, more than "
+                f"the order guarantees only {total} of {expect.output_mint}, more than "
                 f"{deviation} bps below the {expect.reference_out} an independent price "
                 "implies (guard.max_price_deviation_bps)"
             )

@@ -2,7 +2,9 @@
 accounts over loopback HTTP (and stale once frozen), its quotes following the
 feeds, and runs on SQLite and PostgreSQL: a quote beyond the plan's limit is
 skipped with nothing signed, a fair swap passes with the reference on record, a
-hostile quote far below the market is skipped for a plan with a limit."""
+hostile quote far below the market is skipped for a plan with a limit and
+refused by the guard for a plan that relies on the reference; a route whose
+minimum out breaks the limit is refused; a stale reference refuses by default."""
 
 from __future__ import annotations
 
@@ -134,10 +136,11 @@ def test_a_hostile_quote_far_below_the_market_is_skipped_for_a_limited_plan(
     assert rig.landed() == []
 
 
-def test_a_run_one_day_later_reads_a_stale_reference_when_the_feed_is_frozen(
+def test_a_stale_reference_refuses_to_sign_by_default(
     make_follow_rig: FollowRigFactory, db_url: str
 ) -> None:
-    """The reference is on record even when it is unusable (the guard decides)."""
+    """The feed frozen for a day: the reference is stale, and under the default policy
+    (`price.on_stale: refuse`) the guard refuses the run; the reference is on record."""
     rig = _swap_rig(make_follow_rig, db_url)
     control(rig, "oracle", {"mint": SOL, "freeze": True})
     assert rig.clock is not None
@@ -148,6 +151,68 @@ def test_a_run_one_day_later_reads_a_stale_reference_when_the_feed_is_frozen(
     assert events
     assert "stale" in events[0]["price"]["problem"]
     assert events[0]["price"]["reference_out"] is None
+    run = rig.run(outcome.run_id)
+    assert run.status is RunStatus.REJECTED
+    assert run.error is not None
+    assert "price protection cannot vouch" in run.error
+    assert (run.signed_tx, run.signature) == (None, None)
+    assert rig.landed() == []
+
+
+def test_a_stale_reference_signs_with_a_warning_when_the_policy_says_so(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    rig = _swap_rig(make_follow_rig, db_url)
+    rig.config = rig.config.model_copy(
+        update={"price": rig.config.price.model_copy(update={"on_stale": "warn"})}
+    )
+    control(rig, "oracle", {"mint": SOL, "freeze": True})
+    assert rig.clock is not None
+    rig.clock.advance(timedelta(days=1).total_seconds())
+    plan = rig.plan("swap", settings=BUY_AT_MOST_250, name="stale-warn")
+    outcome = outcome_of(rig.runner(rpc=rig.rpc()).fire(plan, rig.clock.now))
+    assert outcome.status is RunStatus.SUCCEEDED, outcome.error
+    (detail,) = [d for _, step, d in rig.events(outcome.run_id) if step == "ordered"]
+    assert "stale" in detail["price"]["warning"]
+
+
+def test_a_route_whose_minimum_out_breaks_the_limit_is_refused(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    """A fair quote (not skipped), but the route allows 90% slippage (the plan allows
+    it): its guaranteed minimum out is below the plan's limit and far below the
+    reference, so the guard refuses it; nothing is signed."""
+    rig = _swap_rig(make_follow_rig, db_url)
+    request = {"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000, "slippageBps": 9000}
+    plan = rig.plan("swap", request=request, settings=BUY_AT_MOST_250, name="loose")
+    assert rig.clock is not None
+    outcome = outcome_of(rig.runner(rpc=rig.rpc()).fire(plan, rig.clock.now))
+    run = rig.run(outcome.run_id)
+    assert run.status is RunStatus.REJECTED, run.error
+    assert run.error is not None
+    assert "below the plan's limit of 20000000" in run.error
+    assert "below the 33333333 an independent price implies" in run.error
+    assert (run.signed_tx, run.signature) == (None, None)
+    assert rig.landed() == []
+
+
+def test_a_hostile_quote_is_refused_for_a_plan_that_relies_on_the_reference(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    """No limit in the plan: the quote is not skipped, but the transaction's minimum
+    out is far below what the independent price implies: refused, nothing signed."""
+    rig = _swap_rig(make_follow_rig, db_url)
+    control(rig, "faults", {"kind": "low_quote", "operation": "swap_order", "factor": "0.01"})
+    plan = rig.plan("swap", name="reference-only")
+    assert rig.clock is not None
+    outcome = outcome_of(rig.runner(rpc=rig.rpc()).fire(plan, rig.clock.now))
+    run = rig.run(outcome.run_id)
+    assert run.status is RunStatus.REJECTED, run.error
+    assert run.error is not None
+    assert "an independent price implies" in run.error
+    assert (run.signed_tx, run.signature) == (None, None)
+    assert rig.landed() == []
+    assert rig.emulator.ledger.requests.get("execute_swap", 0) == 0
 
 
 def test_emulator_reset_unfreezes_the_feeds() -> None:
