@@ -460,16 +460,22 @@ def checks(
     return out
 
 
-PRICED_KINDS = (SwapRequest, RecurringRequest, TriggerV2DcaRequest, TriggerV2OrderRequest)
+# the kinds whose signed transaction guarantees an output txguard can hold to `limits`
+PRICED_KINDS = (SwapRequest, RecurringRequest)
 
 
 def limit_checks(request: Request, limits: PriceLimits | None) -> list[Finding]:
     """``limits`` against the plan's kind and pair (price forms need no chain here)."""
     if limits is None:
         return []
+    if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
+        return [Finding(("limits",), "a Trigger V2 order is priced by its own request fields "
+                        "(minPriceUsd/maxPriceUsd; triggerPriceUsd with slippageBps): Jupiter "
+                        "fills it later, so the deposit jupcron signs guarantees no output to "
+                        "hold to limits (docs/price-protection.md)")]  # fmt: skip
     if not isinstance(request, PRICED_KINDS):
-        return [Finding(("limits",), "limits apply to plans that trade (swap, recurring, "
-                        "trigger-v2-dca, trigger-v2-order)")]  # fmt: skip
+        return [Finding(("limits",), "limits apply to plans that trade now or on a "
+                        "schedule the order carries (swap, recurring)")]  # fmt: skip
     out = [
         Finding(("limits", key), f"limits.{key}: {message}")
         for key, message in pair_problems(limits, request.input_mint, request.output_mint)

@@ -15,7 +15,13 @@ from pydantic import ValidationError
 from daemon.config import Config
 from daemon.emulator.oracle import price_update_bytes
 from daemon.errors import ApiTransportError
-from daemon.plans.schema import PlanSpec, stored_request, stored_settings
+from daemon.plans.schema import (
+    REQUEST_MODELS,
+    PlanSpec,
+    limit_checks,
+    stored_request,
+    stored_settings,
+)
 from daemon.price.limits import PriceLimits, UnknownDecimals, minimum_out
 from daemon.price.oracle import (
     ACCOUNT_LEN,
@@ -370,3 +376,27 @@ def test_limits_are_stored_as_written_and_read_back() -> None:
     assert stored == {"max_price": "250.5", "quote": "USDC"}
     assert stored_settings(spec.settings_dict()).limits == limits(max_price="250.5", quote="USDC")
     assert spec.content_hash() != _spec().content_hash()
+
+
+@pytest.mark.parametrize(
+    ("request_", "words"),
+    [
+        (
+            {"inputMint": USDC, "outputMint": SOL, "inputAmount": 200_000_000,
+             "orderCount": 2, "intervalSeconds": 86_400},
+            "minPriceUsd/maxPriceUsd",
+        ),
+        ({"order": "9yXwWmT3rAEdGBVLbD4pgxQTcDx4mQ3BFx2XoeqF1tmZ"}, "swap, recurring"),
+    ],
+)  # fmt: skip
+def test_limits_only_where_a_signed_transaction_guarantees_an_output(
+    request_: dict[str, Any], words: str
+) -> None:
+    """A Trigger V2 order is priced by its own fields (its deposit guarantees nothing),
+    a cancel trades nothing: `limits` there is an error that says so."""
+    kind = PlanKind.TRIGGER_V2_DCA if "inputMint" in request_ else PlanKind.TRIGGER_CANCEL
+    typed = REQUEST_MODELS[kind].model_validate(request_)
+    limits = PriceLimits.model_validate({"min_out": 1})
+    (finding,) = limit_checks(typed, limits)
+    assert words in finding.message
+    assert not finding.warning
