@@ -76,9 +76,9 @@ def recurring_orders(state: State, query: Mapping[str, str]) -> EmuResponse:
     if kind == "all":
         items = [{**item, "recurringType": "time"} for item in items]
     page_items, page, total = _paged(items, query)
-    answer: dict[str, Any] = {"user": user, "orderStatus": status, "time": [], "price": [],
-                              "all": [], "totalPages": total, "page": page}  # fmt: skip
-    answer[kind] = page_items
+    # one of `time`, `price`, `all`: the one asked for (the spec's oneOf)
+    answer: dict[str, Any] = {"user": user, "orderStatus": status, kind: page_items,
+                              "totalPages": total, "page": page}  # fmt: skip
     return json_response(200, answer)
 
 
