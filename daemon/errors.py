@@ -14,6 +14,7 @@
     │   ├── ApiServerError    HTTP 5xx
     │   ├── RateLimitedError  HTTP 429 (``retry_after`` seconds, when known)
     │   ├── ApiGarbageError   a response we cannot parse (retryable only before signing)
+    │   ├── ApiRetryLaterError a 4xx the API documents as "retry shortly"
     │   ├── StoreBusyError    the database is locked or unreachable for a moment
     │   └── NoSpareCapacityError  background work found no spare request slot (runs first)
     └── RejectedError         record the run as rejected/failed/skipped and move on
@@ -177,6 +178,10 @@ class RateLimitedError(ApiError, RetryableError):
 
 class ApiGarbageError(ApiError, RetryableError):
     """The API answered with a body we cannot understand."""
+
+
+class ApiRetryLaterError(ApiError, RetryableError):
+    """The API asked to retry shortly (a 4xx it documents as temporary)."""
 
 
 class ApiRejectedError(ApiError, RejectedError):

@@ -15,6 +15,7 @@ from daemon.errors import (
     ApiErrorInfo,
     ApiGarbageError,
     ApiRejectedError,
+    ApiRetryLaterError,
     ApiServerError,
     ApiTransportError,
     JupcronError,
@@ -23,6 +24,19 @@ from daemon.errors import (
 
 BODY_LIMIT = 2000
 EXECUTES = frozenset({"execute_recurring", "execute_trigger", *SWAP_EXECUTES})
+# 4xx answers the API documents as temporary, by operation: the words of its error text
+# (trigger/errors.mdx: a price order's cancel "is not yet marked ready to cancel. Retry
+# shortly"); retried like a 5xx (bounded, each attempt recorded), nothing being signed yet
+RETRY_LATER: dict[str, tuple[str, ...]] = {
+    "trigger_v2_cancel": ("not yet marked ready to cancel", "retry shortly"),
+}
+
+
+def retry_later(operation: str, status: int, text: str | None) -> bool:
+    """Whether this 4xx is one the API says to retry shortly."""
+    words = RETRY_LATER.get(operation)
+    lowered = (text or "").lower()
+    return status == 400 and words is not None and any(w in lowered for w in words)
 
 
 def info_for(operation: str, response: httpx.Response | None, data: Any = None) -> ApiErrorInfo:
@@ -111,6 +125,8 @@ def classify(
         return data, RateLimitedError(f"{operation}: rate limited (429)", info, seconds)
     if status >= 500:
         return data, ApiServerError(f"{operation}: server error HTTP {status}: {what}", info)
+    if retry_later(operation, status, info.error):
+        return data, ApiRetryLaterError(f"{operation}: HTTP {status}: {what} (retrying)", info)
     message = f"{operation}: HTTP {status}: {what}"
     if info.cause:
         message += f" ({info.cause})"

@@ -37,7 +37,12 @@ from daemon.api.parse import (
     query_value,
     tokens_parser,
 )
-from daemon.api.requests import RecurringCreateRequest, TriggerCancelRequest, UltraOrderRequest
+from daemon.api.requests import (
+    RecurringCreateRequest,
+    SwapV2OrderRequest,
+    TriggerCancelRequest,
+    UltraOrderRequest,
+)
 from daemon.config import LEGACY_HOSTS, ApiPaths, Config
 from daemon.errors import (
     ApiGarbageError,
@@ -184,7 +189,9 @@ class JupiterClient:
     def ultra_order(
         self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> UltraOrder:
-        return self._order("ultra_order", self.paths.ultra, UltraOrder, taker, request, observe)
+        return self._order(
+            "ultra_order", self.paths.ultra, UltraOrder, UltraOrderRequest, taker, request, observe
+        )
 
     def quote(
         self, input_mint: str, output_mint: str, amount: int, observe: Observer | None = None
@@ -207,8 +214,11 @@ class JupiterClient:
         self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> SwapOrder:
         """Swap V2 ``GET /order`` (Ultra's query): a transaction comes with its
-        ``lastValidBlockHeight`` (an RFQ route may send none), ``""`` with an ``errorCode``."""
-        return self._order("swap_order", self.paths.swap, SwapOrder, taker, request, observe)
+        ``lastValidBlockHeight`` (an RFQ route may send none), ``""`` with an ``errorCode``
+        or an ``error`` (its spec: every answer field is optional)."""
+        return self._order(
+            "swap_order", self.paths.swap, SwapOrder, SwapV2OrderRequest, taker, request, observe
+        )
 
     def execute_swap(
         self,
@@ -244,11 +254,18 @@ class JupiterClient:
 
     # --- background reads (the order follower): spare capacity only --------
     def recurring_orders(
-        self, user: str, status: str, page: int, observe: Observer | None = None
+        self,
+        user: str,
+        status: str,
+        page: int,
+        observe: Observer | None = None,
+        mint: str | None = None,
     ) -> OrderPage:
-        """One page of ``getRecurringOrders`` (time-based orders, no failed txs)."""
+        """One page of ``getRecurringOrders`` (time-based orders, no failed txs). The
+        spec marks ``mint`` required and nullable: it is always sent, empty (null: every
+        mint) unless `mint` filters the page."""
         params = {"user": user, "orderStatus": status, "recurringType": "time",
-                  "page": str(page), "includeFailedTx": "false"}  # fmt: skip
+                  "page": str(page), "mint": mint or "", "includeFailedTx": "false"}  # fmt: skip
         path = f"{self.paths.recurring}/getRecurringOrders"
         return self._call("recurring_orders", "GET", path, params=params, observe=observe,
                           parse=listing_parser("time"), spare=SPARE_WAIT)  # fmt: skip
@@ -277,21 +294,28 @@ class JupiterClient:
         op: str,
         prefix: str,
         model: type[Q],
+        query: type[UltraOrderRequest | SwapV2OrderRequest],
         taker: str,
         request: Mapping[str, Any],
         observe: Observer | None,
     ) -> Q:
-        """A swap API's ``GET /order``. Ultra: a missing transaction needs its
-        ``errorCode``; Swap V2: a missing or empty one does ("" is its "not built",
-        null its "no taker", and we always send one)."""
-        check_request(op, UltraOrderRequest, request)
+        """A swap API's ``GET /order``; `query` is that API's own request model, so a
+        parameter its spec does not list is refused before anything is sent. Ultra: a
+        missing transaction needs its ``errorCode``; Swap V2: a missing or empty one
+        needs an ``errorCode`` or an ``error`` ("" is its "not built", null its "no
+        taker", and we always send one), and a transaction needs its ``requestId``."""
+        check_request(op, query, request)
         params = {k: query_value(v) for k, v in request.items() if v is not None}
         params["taker"] = taker
 
         def parse(status: int, data: Any, response: httpx.Response) -> Q:
             order = model_parser(model)(status, data, response)
-            missing = not order.transaction if model is SwapOrder else order.transaction is None
-            if missing and order.error_code is None:
+            if isinstance(order, SwapOrder):
+                if not order.transaction and not order.skipped:
+                    raise classify.garbage(op, response, "no transaction and no errorCode")
+                if order.transaction and not order.request_id:
+                    raise classify.garbage(op, response, "a transaction without a requestId")
+            elif order.transaction is None and order.error_code is None:
                 raise classify.garbage(op, response, "no transaction and no errorCode")
             return order
 

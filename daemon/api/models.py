@@ -175,13 +175,24 @@ class SwapOrder(UltraOrder):
     """Swap V2 /order: Ultra's shape plus ``lastValidBlockHeight``, the hard expiry
     of an aggregator route's transaction (absent on RFQ routes, which send
     ``expireAt``). ``transaction`` is ``""`` with an ``errorCode`` when the route
-    was quoted but cannot be built: the run is skipped, nothing is signed."""
+    was quoted but cannot be built: the run is skipped, nothing is signed.
 
+    Its spec (openapi-spec/swap/v2/swap.yaml) makes every field optional and lets
+    a 200 carry ``error`` ("a duplicate of errorMessage"): an answer with no
+    transaction but an ``error`` is skipped with that reason, like an ``errorCode``;
+    amounts may be absent (the runner falls back to the plan's)."""
+
+    request_id: StrictStr | None = None  # type: ignore[assignment]
+    in_amount: Amount | None = None  # type: ignore[assignment]
+    out_amount: Amount | None = None  # type: ignore[assignment]
+    error: str | None = None
     last_valid_block_height: BlockHeight = None
 
     @property
     def skipped(self) -> bool:
-        return not self.transaction and self.error_code is not None
+        return not self.transaction and (
+            self.error_code is not None or bool(self.error_message or self.error)
+        )
 
     @property
     def skip_reason(self) -> str | None:
@@ -190,7 +201,8 @@ class SwapOrder(UltraOrder):
             return None
         table = RFQ_ORDER_ERROR_CODES if self.router == "jupiterz" else ORDER_ERROR_CODES
         known = table.get(self.error_code) if isinstance(self.error_code, int) else None
-        return known or self.error_message or f"errorCode {self.error_code}"
+        text = self.error_message or self.error
+        return known or text or f"errorCode {self.error_code}"
 
 
 def _amm_key(data: Any) -> Any:
@@ -279,8 +291,12 @@ class FetcherReport(ApiModel):
 
 
 class PortfolioElement(ApiModel):
-    type: str
-    platform_id: str
+    """One element of the positions answer. Its spec requires ``type`` and
+    ``platformId``; jupcron needs neither to read a balance, so an element without
+    them is kept (grouped under ``unknown``) rather than losing the whole answer."""
+
+    type: str | None = None
+    platform_id: str | None = None
     label: str | None = None
     name: str | None = None
     network_id: str | None = None
@@ -290,9 +306,10 @@ class PortfolioElement(ApiModel):
 
 
 class Portfolio(ApiModel):
-    """``positions/{address}``; `raw` keeps the API's fields for JSON output."""
+    """``positions/{address}``; `raw` keeps the API's fields for JSON output. The spec
+    marks every top-level field optional (``owner`` too)."""
 
-    owner: str
+    owner: str | None = None
     date: int | None = None
     fetcher_reports: list[FetcherReport] = Field(default_factory=list)
     elements: list[PortfolioElement] = Field(default_factory=list)
@@ -303,7 +320,7 @@ class Portfolio(ApiModel):
     def by_platform(self) -> dict[str, list[PortfolioElement]]:
         grouped: dict[str, list[PortfolioElement]] = defaultdict(list)
         for element in self.elements:
-            grouped[element.platform_id].append(element)
+            grouped[element.platform_id or "unknown"].append(element)
         return dict(grouped)
 
     @property

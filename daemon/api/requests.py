@@ -6,7 +6,7 @@ these models only refuse what the API would refuse for sure."""
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -119,10 +119,46 @@ class TriggerCancelRequest(_Request):
         return price if price == "auto" else str(int(price))
 
 
-class UltraOrderRequest(_Request):
-    """GET /ultra/v1/order query, minus ``taker``."""
+class _OrderQuery(_Request):
+    """A swap API's ``GET /order`` query, minus ``taker``: only the parameters that
+    API's spec lists (anything else is refused here, so it is never sent)."""
 
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, alias_generator=to_camel
+    )
     wallet_field: ClassVar[str] = "taker"
+    params: ClassVar[frozenset[str]] = frozenset()
     input_mint: StrictStr
     output_mint: StrictStr
     amount: Amount
+    receiver: StrictStr | None = None
+    payer: StrictStr | None = None
+    referral_account: StrictStr | None = None
+    referral_fee: Annotated[StrictInt, Field(ge=50, le=255)] | None = None
+    exclude_routers: StrictStr | None = None
+    exclude_dexes: StrictStr | None = None
+
+
+class UltraOrderRequest(_OrderQuery):
+    """GET /ultra/v1/order (openapi-spec/ultra/ultra.yaml): Swap V2's slippage, fee
+    and ``swapMode`` parameters are not Ultra's; ``closeAuthority`` is Ultra's only."""
+
+    close_authority: StrictStr | None = None
+
+
+class SwapV2OrderRequest(_OrderQuery):
+    """GET /swap/v2/order (openapi-spec/swap/v2/swap.yaml)."""
+
+    swap_mode: Literal["ExactIn"] | None = None
+    slippage_bps: Annotated[StrictInt, Field(ge=0, le=10_000)] | None = None
+    priority_fee_lamports: Positive | None = None
+    jito_tip_lamports: Positive | None = None
+    broadcast_fee_type: Literal["maxCap", "exactFee"] | None = None
+
+
+def _wire_names(model: type[_OrderQuery]) -> frozenset[str]:
+    return frozenset(f.alias or name for name, f in model.model_fields.items())
+
+
+UltraOrderRequest.params = _wire_names(UltraOrderRequest)
+SwapV2OrderRequest.params = _wire_names(SwapV2OrderRequest)

@@ -41,7 +41,7 @@ def _detail(portfolio: Portfolio, element: PortfolioElement) -> str:
 
 
 def render_table(portfolio: Portfolio) -> str:
-    lines = [f"owner {portfolio.owner}"]
+    lines = [f"owner {portfolio.owner or '(not in the answer)'}"]
     groups = portfolio.by_platform()
     if not groups:
         lines.append("no positions")
@@ -49,7 +49,7 @@ def render_table(portfolio: Portfolio) -> str:
         subtotal = sum((e.value or Decimal(0) for e in elements), Decimal(0))
         lines.append(f"{platform}  {_usd(subtotal)}")
         for e in elements:
-            label = e.label or e.type
+            label = e.label or e.type or "?"
             lines.append(f"  {label:<12} {_usd(e.value):>16}  {_detail(portfolio, e)}".rstrip())
     failed = [r.id for r in portfolio.fetcher_reports if r.status == "failed"]
     if failed:

@@ -19,6 +19,7 @@ import hmac
 import json
 import random
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -59,6 +60,8 @@ TRANSPORT_FAULTS = (
     FaultKind.DROP,
     FaultKind.MALFORMED,
     FaultKind.FORBIDDEN,
+    FaultKind.ORDER_ERROR,
+    FaultKind.NOT_READY,
 )
 # Swap V2 execute's own bucket when none is given (the docs' keyless and Free figures)
 KEYLESS_EXECUTE_RATE = 20.0
@@ -252,6 +255,12 @@ class Emulator:
         if fault.kind == FaultKind.FORBIDDEN:
             message = "API key does not have access to this endpoint"
             return json_response(403, {"code": 403, "message": message})
+        if fault.kind == FaultKind.ORDER_ERROR:
+            error = str(fault.params.get("error", "Failed to get quotes"))
+            return json_response(200, {"requestId": str(uuid.uuid4()), "error": error})
+        if fault.kind == FaultKind.NOT_READY:
+            message = "Order is not yet marked ready to cancel. Retry shortly"
+            return json_response(400, {"error": message})
         if fault.kind == FaultKind.MALFORMED:
             return EmuResponse(
                 200, b'{"requestId": "abc", "transac', {"content-type": "application/json"}

@@ -76,8 +76,9 @@ def _answer(operation: str, e: Execution, order: IssuedOrder) -> tuple[int, dict
         "signature": e.signature,
         "slot": str(e.slot if e.landed else 0),
         "code": e.code if e.code is not None else 0,
-        "error": e.error,
     }
+    if e.error is not None:  # a string when present: the swap specs do not allow null
+        data["error"] = e.error
     if e.landed:
         # the platform fee is taken from the input: total = what left the wallet,
         # result = what the route swapped; the output reaches the wallet whole

@@ -48,10 +48,17 @@ class FaultKind(StrEnum):
     # a swap quoted (and built) at `factor` (default 0.01) of the market: outAmount and the
     # route's minimum out fall with it; nothing else in the transaction is hostile
     LOW_QUOTE = "low_quote"
+    # Swap V2 /order answers 200 with no transaction and only `error` (param `error`),
+    # as its spec allows (every field optional; `error` duplicates errorMessage)
+    ORDER_ERROR = "order_error"
+    # Trigger V2 price-order cancel answers 400 "not yet marked ready to cancel. Retry
+    # shortly" (trigger/errors.mdx)
+    NOT_READY = "not_ready"
 
 
 EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED, FaultKind.TIMED_OUT}
-ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN, FaultKind.LOW_QUOTE}
+ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN, FaultKind.LOW_QUOTE, FaultKind.ORDER_ERROR,
+              FaultKind.NOT_READY}  # fmt: skip
 EXECUTE_OPERATIONS = {
     "execute_recurring",
     "execute_trigger",

@@ -250,3 +250,20 @@ def initialize_order(
     args = struct.pack("<QQQ", unique_id, making_amount, taking_amount)
     args += _option_i64(expired_at) + b"\x00"  # fee_bps: None
     return Instruction(LIMIT_ORDER_PROGRAM, discriminator("initialize_order") + args, metas)
+
+
+# --- Value Average (Recurring, price) ------------------------------------------------------
+
+
+def va_deposit(user: Pubkey, order: Pubkey, input_mint: Pubkey, amount: int) -> Instruction:
+    """Value Average ``deposit``: `amount` of the input mint from the user's token account
+    into the order's. Anchor's discriminator and the account order of the docs' example
+    transaction (recurring/deposit-price-order.mdx; tests/fixtures/real/
+    recurring-price-deposit.json): user, order, input mint, the order's token account, the
+    user's, token program, event authority, program; one u64 argument."""
+    metas = [
+        _signer(user, writable=True), _w(order), _r(input_mint), _w(ata(order, input_mint)),
+        _w(ata(user, input_mint)), _r(TOKEN_PROGRAM), _r(event_authority(VA_PROGRAM)),
+        _r(VA_PROGRAM),
+    ]  # fmt: skip
+    return Instruction(VA_PROGRAM, discriminator("deposit") + struct.pack("<Q", amount), metas)

@@ -63,16 +63,22 @@ def recurring_orders(state: State, query: Mapping[str, str]) -> EmuResponse:
     kind = query.get("recurringType", "time")
     if kind not in ("time", "price", "all"):
         return _bad_request("invalid recurringType")
-    mine = [o for o in state.ledger.recurring_orders.values() if o.user == user]
+    mint = query.get("mint")  # required by the spec, nullable: empty means every mint
+    if mint is None:
+        return _bad_request("mint is required (empty for every mint)")
+    if mint and parse_pubkey(mint) is None:
+        return _bad_request("invalid mint")
+    mine = [o for o in state.ledger.recurring_orders.values() if o.user == user
+            and (not mint or mint in (o.input_mint, o.output_mint))]  # fmt: skip
     wanted = [o for o in mine if (o.status == "active") == (status == "active")]
     wanted.sort(key=lambda o: (o.created_at, o.order), reverse=True)
     items = [_recurring_item(o) for o in wanted] if kind != "price" else []
     if kind == "all":
         items = [{**item, "recurringType": "time"} for item in items]
     page_items, page, total = _paged(items, query)
-    answer: dict[str, Any] = {"user": user, "orderStatus": status, "time": [], "price": [],
-                              "all": [], "totalPages": total, "page": page}  # fmt: skip
-    answer[kind] = page_items
+    # one of `time`, `price`, `all`: the one asked for (the spec's oneOf)
+    answer: dict[str, Any] = {"user": user, "orderStatus": status, kind: page_items,
+                              "totalPages": total, "page": page}  # fmt: skip
     return json_response(200, answer)
 
 

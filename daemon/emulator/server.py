@@ -41,7 +41,9 @@ def asgi_app(emulator: Emulator) -> Callable[[Scope, Receive, Send], Awaitable[N
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        query = dict(
+            parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        )
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         answer = emulator.handle(scope["method"], scope["path"], query, headers, b"".join(chunks))
         if answer.delay > 0:

@@ -15,8 +15,9 @@ after Compute Budget and with the helpers the real answers carry:
   from the user, the mints and the application index), wSOL input wrapped first.
 - trigger_cancel: Limit Order v2 `cancel_order`, refunding the maker's account.
 - trigger: Limit Order v2 `initialize_order`.
-- recurring_price: a call of the Value Average program. Its interface is not
-  public, so this one is a placeholder: a made-up discriminator and accounts.
+- recurring_price: the Value Average program's ``deposit`` into the order, with
+  Anchor's discriminator and the account order of the docs' example transactions
+  (its interface is not public: txguard cannot read it and refuses it).
 
 `build_unsigned` is also what txguard's tests use to get realistic input.
 """
@@ -42,8 +43,6 @@ from daemon.emulator.jupiter_ix import (
     AGGREGATOR_PROGRAM,
     DCA_PROGRAM,
     LIMIT_ORDER_PROGRAM,
-    SYSTEM_PROGRAM,
-    TOKEN_PROGRAM,
     VA_PROGRAM,
     WHIRLPOOL_PROGRAM,
 )
@@ -58,7 +57,6 @@ PROGRAMS: dict[str, Pubkey] = {
     "trigger": LIMIT_ORDER_PROGRAM,
     "swap": AGGREGATOR_PROGRAM,
 }
-VA_PLACEHOLDER = b"vaopen\x00\x00"  # NOT the real discriminator: the interface is not public
 
 DEFAULT_CU_LIMIT = 300_000
 DEFAULT_CU_PRICE = 50_000  # micro-lamports per CU: 0.015 SOL cap is far above this
@@ -266,17 +264,11 @@ def _swap(
 def _value_average(
     owner: Pubkey, order: Pubkey, in_mint: Pubkey, out_mint: Pubkey, amount: int
 ) -> Instruction:
-    """A placeholder call of the Value Average program (its interface is not public)."""
-    metas = [
-        AccountMeta(owner, is_signer=True, is_writable=True),
-        AccountMeta(order, is_signer=False, is_writable=True),
-        AccountMeta(in_mint, is_signer=False, is_writable=False),
-        AccountMeta(out_mint, is_signer=False, is_writable=False),
-        AccountMeta(jup.ata(owner, in_mint), is_signer=False, is_writable=True),
-        AccountMeta(TOKEN_PROGRAM, is_signer=False, is_writable=False),
-        AccountMeta(SYSTEM_PROGRAM, is_signer=False, is_writable=False),
-    ]
-    return Instruction(VA_PROGRAM, VA_PLACEHOLDER + amount.to_bytes(8, "little"), metas)
+    """The Value Average program's ``deposit`` of `amount` into the order (its real
+    discriminator and account order, as the docs' example transactions show; the
+    program's own interface is not public, so txguard still cannot read it)."""
+    del out_mint  # a deposit names only the input side
+    return jup.va_deposit(owner, order, in_mint, amount)
 
 
 def to_b64(tx: VersionedTransaction) -> str:

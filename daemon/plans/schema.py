@@ -36,6 +36,7 @@ from pydantic import (
     model_validator,
 )
 
+from daemon.api.requests import SwapV2OrderRequest, UltraOrderRequest
 from daemon.config import SwapApi
 from daemon.cron import parse_cron
 from daemon.plans import trigger_v2
@@ -163,12 +164,17 @@ def _routers(value: str) -> str:
 
 
 class SwapRequest(_Model):
-    """GET /ultra/v1/order query, minus ``taker``."""
+    """GET /swap/v2/order or /ultra/v1/order query, minus ``taker``: the parameters
+    either spec lists. Each API is sent only its own (`daemon.runner.steps.swap_query`;
+    `checks` says which of a plan's parameters its API would not be sent)."""
 
     input_mint: Pubkey = Field(alias="inputMint")
     output_mint: Pubkey = Field(alias="outputMint")
     amount: Amount
     receiver: Pubkey | None = None
+    payer: Pubkey | None = None  # both APIs: pays the fees (restricts routing to Metis)
+    close_authority: Pubkey | None = Field(default=None, alias="closeAuthority")  # Ultra only
+    swap_mode: Literal["ExactIn"] | None = Field(default=None, alias="swapMode")  # Swap V2 only
     referral_account: Pubkey | None = Field(default=None, alias="referralAccount")
     referral_fee: Annotated[StrictInt, _at_least(50, 255, " bps")] | None = Field(
         default=None, alias="referralFee"
@@ -437,6 +443,8 @@ def checks(
         out.append(Finding(("swap_api",), "swap_api applies to swap plans only"))
     elif swap_api == "ultra-v1":
         out.append(Finding(("swap_api",), ULTRA_V1_NOTICE, warning=True))
+    if isinstance(request, SwapRequest):
+        out.extend(swap_param_checks(request, swap_api))
     if isinstance(request, RecurringRequest | SwapRequest) and (
         request.input_mint == request.output_mint
     ):
@@ -457,6 +465,27 @@ def checks(
             )
     if caps is not None and caps.per_day and caps.per_week and caps.per_week < caps.per_day:
         out.append(Finding(("caps", "per_week"), "caps.per_week is smaller than caps.per_day"))
+    return out
+
+
+def swap_param_checks(request: SwapRequest, swap_api: str | None) -> list[Finding]:
+    """Parameters the plan's swap API does not list are never sent to it: an error
+    when the plan names its API (when the daemon config decides, a run records what
+    it left out, ``not_sent`` in its ``ordered`` event)."""
+    given = request_body(request)
+    out: list[Finding] = []
+    if "closeAuthority" in given and "payer" not in given:
+        message = "closeAuthority requires payer (Ultra ignores it without one)"
+        out.append(Finding(("request", "closeAuthority"), message))
+    for api, listed in (
+        ("swap-v2", SwapV2OrderRequest.params),
+        ("ultra-v1", UltraOrderRequest.params),
+    ):
+        other = "ultra-v1" if api == "swap-v2" else "swap-v2"
+        for key in sorted(k for k in given if k not in listed):
+            if swap_api == api:
+                message = f"{key} is not a parameter of {api}'s /order (only {other}'s)"
+                out.append(Finding(("request", key), message))
     return out
 
 

@@ -13,7 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import structlog
+
 from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
+from daemon.api.requests import SwapV2OrderRequest, UltraOrderRequest
 from daemon.config import Config
 from daemon.plans.schema import (
     RecurringRequest,
@@ -26,6 +29,7 @@ from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
 
 Observer = Callable[[Any], None]
+log = structlog.get_logger(__name__)
 
 
 class OrderApi(Protocol):
@@ -130,6 +134,22 @@ def swap_body(plan: PlanRecord, exclude_routers: Sequence[str] = ()) -> Mapping[
     return {**body, "excludeRouters": ",".join(routers)}
 
 
+def swap_query(
+    plan: PlanRecord, api: str, exclude_routers: Sequence[str] = ()
+) -> tuple[Mapping[str, Any], dict[str, Any]]:
+    """The order query for `api` (`swap_body`), holding only the parameters that API's
+    spec lists, and what was left out (``{"not_sent": [...]}`` for the ``ordered``
+    event; empty when nothing was): a Swap-V2-only parameter never goes to Ultra, nor
+    an Ultra-only one to Swap V2."""
+    listed = SwapV2OrderRequest.params if api == SWAP_V2 else UltraOrderRequest.params
+    body = swap_body(plan, exclude_routers)
+    unsent = sorted(k for k in body if k not in listed)
+    if not unsent:
+        return body, {}
+    log.warning("swap_params_not_sent", plan=plan.name, api=api, params=unsent)
+    return {k: v for k, v in body.items() if k in listed}, {"not_sent": unsent}
+
+
 def _swap_facts(answer: UltraOrder) -> dict[str, Any]:
     """What a swap's order answer says of its terms, for the guard (`runner.judge`)."""
     facts = {
@@ -158,33 +178,42 @@ def order(
         got = api.cancel_trigger_order(wallet, plan.body, observe)
         return Ordered(got.request_id, got.transaction, order_account=request.order)
     if swap_api == SWAP_V2:
-        v2 = api.swap_order(wallet, swap_body(plan, exclude_routers), observe)
+        body, unsent = swap_query(plan, SWAP_V2, exclude_routers)
+        v2 = api.swap_order(wallet, body, observe)
         terms = SwapTerms(SWAP_V2, v2.last_valid_block_height)
         if v2.skipped:
             code = v2.error_code
             return Ordered(
-                v2.request_id or None, None, swap=terms, skip_code=str(code),
-                skip_reason=f"order not possible: {v2.skip_reason} (errorCode {code})",
+                v2.request_id or None, None, swap=terms,
+                skip_code=None if code is None else str(code),
+                skip_reason=f"order not possible: {v2.skip_reason}"
+                + ("" if code is None else f" (errorCode {code})"),
+                extra=unsent,
             )  # fmt: skip
         return Ordered(
-            v2.request_id, v2.transaction, in_amount=int(v2.in_amount),
-            out_amount=int(v2.out_amount), gasless=bool(v2.gasless), swap=terms,
-            extra=_swap_facts(v2),
+            v2.request_id, v2.transaction, in_amount=_int(v2.in_amount),
+            out_amount=_int(v2.out_amount), gasless=bool(v2.gasless), swap=terms,
+            extra={**_swap_facts(v2), **unsent},
         )  # fmt: skip
-    quote = api.ultra_order(wallet, swap_body(plan, exclude_routers), observe)
+    body, unsent = swap_query(plan, ULTRA_V1, exclude_routers)
+    quote = api.ultra_order(wallet, body, observe)
     if not quote.transaction:
         code = quote.error_code
         reason = quote.error_message or "the API returned no transaction"
         return Ordered(
             quote.request_id or None, None,
             skip_reason=f"order not possible: {reason}" + (f" (errorCode {code})" if code else ""),
-            skip_code=None if code is None else str(code),
+            skip_code=None if code is None else str(code), extra=unsent,
         )  # fmt: skip
     return Ordered(
         quote.request_id, quote.transaction, in_amount=int(quote.in_amount),
         out_amount=int(quote.out_amount), gasless=bool(quote.gasless), swap=SwapTerms(ULTRA_V1),
-        extra=_swap_facts(quote),
+        extra={**_swap_facts(quote), **unsent},
     )  # fmt: skip
+
+
+def _int(amount: str | None) -> int | None:
+    return None if amount is None else int(amount)
 
 
 def execute(

@@ -127,7 +127,8 @@ def test_key_and_rate_limit_headers() -> None:
     emu.handle("GET", path, {}, {"x-api-key": "k"}, b"")
     third = emu.handle("GET", path, {}, {"x-api-key": "k"}, b"")
     assert third.status == 429
-    assert third.headers["x-ratelimit-remaining"] == "0"
+    assert third.headers["x-ratelimit-remaining"] == "-1"  # signed: over the limit (the docs)
+    assert third.headers["x-ratelimit-current"] == "3"
 
 
 def test_unknown_route_and_rpc_methods() -> None:

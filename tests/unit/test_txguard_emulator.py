@@ -7,12 +7,14 @@ from __future__ import annotations
 import base64
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 from solders.keypair import Keypair
 from solders.transaction import VersionedTransaction
 
+from daemon.emulator import jupiter_ix as jup
 from daemon.emulator.core import Emulator
 from daemon.emulator.txbuild import build_unsigned, fee_payer_signature_ok, to_b64
 from daemon.errors import GuardRejectedError
@@ -108,3 +110,27 @@ def test_an_emulator_transaction_for_someone_else_is_refused() -> None:
     reasons = inspect(order["transaction"], ours.pubkey, POLICY).reasons
     assert any("the fee payer is" in r for r in reasons)
     assert any("is not a required signer" in r for r in reasons)
+
+
+def test_the_emulators_value_average_deposit_is_laid_out_as_the_docs_example() -> None:
+    """Anchor's ``deposit`` discriminator, one u64, and the account order of the docs'
+    genuine priceDeposit transaction (tests/fixtures/real/recurring-price-deposit.json),
+    rebuilt here for the same wallet, order and mint: identical bytes and accounts."""
+    real = json.loads(
+        (Path(__file__).parents[1] / "fixtures/real/recurring-price-deposit.json").read_text()
+    )
+    message = VersionedTransaction.from_bytes(base64.b64decode(real["transaction"])).message
+    keys = message.account_keys
+    (documented,) = [
+        ix for ix in message.instructions if keys[ix.program_id_index] == jup.VA_PROGRAM
+    ]
+    user, order, mint = (keys[documented.accounts[i]] for i in (0, 1, 2))
+    amount = int.from_bytes(bytes(documented.data)[8:16], "little")
+    ours = jup.va_deposit(user, order, mint, amount)
+    assert bytes(ours.data) == bytes(documented.data)
+    assert bytes(ours.data)[:8] == jup.discriminator("deposit")
+    assert [m.pubkey for m in ours.accounts] == [keys[i] for i in documented.accounts]
+    built = build_unsigned("recurring_price", user, rng=random.Random(1), amount=amount)
+    (va,) = [ix for ix in built.message.instructions
+             if built.message.account_keys[ix.program_id_index] == jup.VA_PROGRAM]  # fmt: skip
+    assert bytes(va.data)[:8] == jup.discriminator("deposit")
