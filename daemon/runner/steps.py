@@ -169,7 +169,7 @@ def order(
     exclude_routers: Sequence[str] = (),
 ) -> Ordered:
     """Ask the API for the unsigned transaction of this plan's run (a swap: from
-    `swap_api`, `swap_api_of` the plan, never quoted by `exclude_routers`)."""
+    `swap_api`, `swap_api_of` the plan; Swap V2 never quoted by `exclude_routers`)."""
     request = plan.request
     if isinstance(request, RecurringRequest):
         got = api.create_recurring_order(wallet, plan.body, observe)
@@ -195,7 +195,10 @@ def order(
             out_amount=_int(v2.out_amount), gasless=bool(v2.gasless), swap=terms,
             extra={**_swap_facts(v2), **unsent},
         )  # fmt: skip
-    body, unsent = swap_query(plan, ULTRA_V1, exclude_routers)
+    # Ultra's spec takes one excludeRouters value, and Ultra reads it as a manual-mode
+    # parameter (ultra/gasless.mdx): the config's exclusions are Swap V2's; on Ultra a
+    # third-party router's answer is refused by txguard (docs/products.md)
+    body, unsent = swap_query(plan, ULTRA_V1)
     quote = api.ultra_order(wallet, body, observe)
     if not quote.transaction:
         code = quote.error_code
