@@ -19,7 +19,7 @@ import click
 from daemon import __version__
 from daemon.config import Config, load_config
 from daemon.errors import JupcronError, PlanError
-from daemon.logs import configure_logging
+from daemon.logs import configure_logging, mask_secrets
 
 EXIT_USER = 1
 EXIT_USAGE = 2
@@ -72,6 +72,12 @@ class JupcronGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except Exception as exc:  # the last line of defence: one line, never a traceback
+            obj = ctx.find_object(Context)
+            if obj is not None and obj.debug:
+                raise
+            click.echo(f"error: {foreign_error(exc)}", err=True)
+            sys.exit(EXIT_USER)
 
 
 def login_name() -> str:
@@ -83,6 +89,25 @@ def login_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
+
+
+def foreign_error(exc: Exception) -> str:
+    """One line for an exception no adapter translated: the database's own words (a
+    file that is not a database, say), a file system refusal, else the type and text
+    with a pointer to ``--debug``. Secrets are masked as in the logs."""
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    if isinstance(exc, DBAPIError):
+        said = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc) else ""
+        text = f"the database refused: {said or type(exc.orig).__name__} (check database.url)"
+    elif isinstance(exc, SQLAlchemyError):
+        text = f"database: {str(exc).splitlines()[0]} (check database.url)"
+    elif isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        text = f"{where}{exc.strerror or exc}"
+    else:
+        text = f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)"
+    return str(mask_secrets(None, "", {"e": text})["e"])
 
 
 def _fail(exc: JupcronError) -> None:
