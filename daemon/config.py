@@ -401,6 +401,38 @@ def load_config(
         raise ConfigError("\n".join(str(p) for p in problems)) from None
 
 
+def load_database_config(
+    explicit: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[Config, ConfigError | None]:
+    """The config, or, when it does not load, one holding only its ``database`` section
+    (the rest at defaults) and the error that kept the whole from loading: what the
+    emergency stop (`jupcron pause`) needs, so a typo elsewhere never blocks it. The
+    error is raised when even the database section cannot be read."""
+    try:
+        return load_config(explicit, env), None
+    except ConfigError as whole:
+        env = os.environ if env is None else env
+        path = config_path(explicit, env)
+        try:
+            raw = read_checked(path)
+            data, _ = load(path, decode(path, raw))
+        except YamlLoadError:
+            raise whole from None
+        section = data.get("database", {}) if isinstance(data, dict) else None
+        if not isinstance(section, dict):
+            raise whole from None
+        section = dict(section)
+        if "url" in section:
+            section["url"] = _resolve_sqlite(path.resolve().parent, section["url"])
+        try:
+            database = DatabaseConfig.model_validate(section)
+        except ValidationError:
+            raise whole from None
+        digest = config_digest(raw)
+        return Config(database=database, source=str(path), digest=digest), whole
+
+
 def config_digest(raw: bytes) -> str:
     """A short fingerprint of a config file's bytes (what runs record they ran under)."""
     return hashlib.sha256(raw).hexdigest()[:12]

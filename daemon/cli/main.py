@@ -17,7 +17,7 @@ from typing import Any, TextIO, cast
 import click
 
 from daemon import __version__
-from daemon.config import Config, load_config
+from daemon.config import Config, load_config, load_database_config, mask_url
 from daemon.errors import JupcronError, PlanError
 from daemon.logs import configure_logging, mask_secrets
 
@@ -38,6 +38,23 @@ class Context:
         if self._config is None:
             self._config = load_config(self.config_path)
         return self._config
+
+    def database_config(self) -> Config:
+        """The config for a command that needs only the database (pause, resume): a
+        config with problems elsewhere is said on stderr, and its database used."""
+        if self._config is not None:
+            return self._config
+        config, problem = load_database_config(self.config_path)
+        if problem is None:
+            self._config = config
+            return config
+        first = str(problem).splitlines()[0]
+        click.echo(
+            f"warning: the config does not load ({first}); using only its database "
+            f"section ({mask_url(config.database.url)}): fix it before the daemon restarts",
+            err=True,
+        )
+        return config
 
 
 pass_ctx = click.make_pass_decorator(Context)
