@@ -279,9 +279,41 @@ class WebConfig(_Section):
     refresh: Annotated[float, Field(ge=1, le=3600)] = 5.0  # seconds between page updates
 
 
+# what `notify.events` may name (daemon/service/alerts.py: AlertEvent)
+NOTIFY_EVENTS = (
+    "failed", "rejected", "in_doubt", "skipped", "misfire", "manual_fire", "daemon_start",
+    "daemon_stop", "daemon_fatal", "leader_change", "low_balance",
+)  # fmt: skip
+
+
 class NotifyConfig(_Section):
+    """Alerts (docs/notify.md): Apprise URLs, and the older JSON webhook."""
+
     allow_insecure_http: bool = False
     webhook_url: OptionalMaskedUrl = None
+    # Apprise URLs (tgram://, mailto://, slack://, ntfy://, json://…): secrets, shown masked
+    urls: list[SecretStr] = Field(default_factory=list)
+    # which events are said (empty: all of NOTIFY_EVENTS)
+    events: list[str] = Field(default_factory=list)
+    batch: Annotated[float, Field(ge=0, le=3600)] = 10.0  # seconds a burst is gathered
+    min_interval: Annotated[float, Field(ge=0, le=86_400)] = 60.0  # between two messages
+    skip_summary: Annotated[float, Field(ge=0)] = 3600.0  # seconds between skip summaries
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, value: list[str]) -> list[str]:
+        unknown = [e for e in value if e not in NOTIFY_EVENTS]
+        if unknown:
+            raise ValueError(f"unknown event(s) {unknown}; known: {', '.join(NOTIFY_EVENTS)}")
+        return value
+
+    @field_validator("urls")
+    @classmethod
+    def _schemes(cls, value: list[SecretStr]) -> list[SecretStr]:
+        for index, url in enumerate(value):
+            if "://" not in url.get_secret_value():
+                raise ValueError(f"urls[{index}] is not a URL (scheme://…)")
+        return value
 
     @field_validator("webhook_url")
     @classmethod

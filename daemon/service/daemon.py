@@ -42,6 +42,7 @@ from daemon.runner.core import node_name
 from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.recovery import recover
 from daemon.scheduler import Scheduler
+from daemon.service.alerts import AlertEvent, Alerts, alerts_from_config
 from daemon.service.heartbeat import Heartbeat
 from daemon.service.leader import Leadership, leadership_for
 from daemon.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
@@ -94,6 +95,8 @@ class Daemon:
         self._started_at = datetime.now(UTC)
         self._role_since = self._started_at
         self.webhook: WebhookNotifier | None = None
+        self.alerts: Alerts | None = None
+        self._fatal_reason = ""
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
         self.heartbeat: Heartbeat | None = None
@@ -114,18 +117,26 @@ class Daemon:
         try:
             self._start()
             self._loop()
+        except JupcronError as exc:  # a start that cannot go on (a bad key, say): said, then up
+            self._fatal_reason = self._fatal_reason or str(exc)
+            raise
         finally:
             self._shutdown()
         return self._exit_code
 
     def _start(self) -> None:
         config = self.config
+        self.alerts = alerts_from_config(config.notify)  # first: a failed start is said too
+        if self.alerts is not None:
+            self.alerts.start()
         check_web(config)  # a bad web.* (the token file, say) stops the start here
         store = self._open_store()  # refuses an unmigrated database
         if store is None:
             return  # stopped while waiting for the database
         self.leadership = leadership_for(config.database.url, store.engine)
         listeners: list[RunListener] = [MetricsListener(self.metrics), self, self.activity]
+        if self.alerts is not None:
+            listeners.append(self.alerts)
         if config.notify.webhook_url:
             self.webhook = WebhookNotifier(
                 config.notify.webhook_url, allow_insecure_http=config.notify.allow_insecure_http
@@ -152,6 +163,8 @@ class Daemon:
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,
                  dry_run=config.safety.dry_run, config=config.digest)  # fmt: skip
+        self._alert(AlertEvent.DAEMON_START, f"daemon started on {node_name()}: "
+                    f"{self._plan_count} plans, wallet {self.runtime.wallet.address}")  # fmt: skip
         if config.api.swap_api == "ultra-v1":  # it works, but upstream no longer maintains it
             log.warning("swap_api_unmaintained", use="swap-v2", see="docs/products.md")
         self._lead_or_wait(lead)
@@ -211,6 +224,13 @@ class Daemon:
             self.web_server.stop()
         if self.webhook is not None:
             self.webhook.stop(timeout=max(0.0, deadline - time.monotonic()))
+        if self.alerts is not None:
+            if self._fatal_reason:
+                self._alert(AlertEvent.DAEMON_FATAL,
+                            f"daemon on {node_name()} stopped: {self._fatal_reason}")  # fmt: skip
+            elif started:
+                self._alert(AlertEvent.DAEMON_STOP, f"daemon on {node_name()} stopped")
+            self.alerts.stop(timeout=max(5.0, deadline - time.monotonic()))
         if self.runtime is not None:
             self.runtime.close()
         self.inbox.close()
@@ -339,6 +359,7 @@ class Daemon:
         self._role_since = datetime.now(UTC)
         self.metrics.set_leader(True)
         log.info("became_leader")
+        self._alert(AlertEvent.LEADER_CHANGE, f"{node_name()} became the leader")
         self._start_recovery(startup=True)
         self.scheduler = Scheduler(
             self.runtime.store.factory, self._fire,
@@ -366,6 +387,7 @@ class Daemon:
 
     def _step_down(self) -> None:
         log.warning("stepping_down")
+        self._alert(AlertEvent.LEADER_CHANGE, f"{node_name()} stepped down (no longer leader)")
         self.leader = False
         self._role_since = datetime.now(UTC)
         self.metrics.set_leader(False)
@@ -391,8 +413,13 @@ class Daemon:
         """A run met a problem only a human can fix (a refused API key): stop, exit 1.
         The run stays where its row says; recovery carries it on after the fix."""
         log.error("daemon_fatal", error=str(exc), error_type=type(exc).__name__)
+        self._fatal_reason = self._fatal_reason or str(exc)
         self._exit_code = 1
         self.inbox.request_stop()
+
+    def _alert(self, event: AlertEvent, text: str) -> None:
+        if self.alerts is not None:
+            self.alerts.note(event, text)
 
     def _misfired(self, plan: PlanRecord, slots: list[datetime]) -> None:
         """Missed slots were recorded as skipped: count them and tell the webhook."""
@@ -401,6 +428,8 @@ class Daemon:
             self.metrics.record_misfire(str(plan.kind))
             if self.webhook is not None:
                 self.webhook.send(Notification.misfire(plan.name, slot, now, kind=str(plan.kind)))
+            when = slot.strftime("%Y-%m-%d %H:%M:%SZ")
+            self._alert(AlertEvent.MISFIRE, f"plan {plan.name} missed its {when} slot")
 
     # ---- recovery -----------------------------------------------------------------
 
