@@ -173,7 +173,7 @@ COMMANDS = {
     "db": "db", "plans": "plans", "run": "run", "fire": "fire", "audit": "audit", "tx": "tx",
     "wallet": "wallet", "portfolio": "portfolio", "emulator": "emulator", "demo": "demo",
     "settle": "settle", "report": "report", "pause": "control", "resume": "control",
-    "status": "status",
+    "status": "status", "config": "configcheck",
 }  # fmt: skip
 
 

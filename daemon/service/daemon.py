@@ -38,6 +38,7 @@ from daemon.errors import FatalError, JupcronError, StoreBusyError
 from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
 from daemon.plans.apply import apply_paths
+from daemon.probe import check_api, check_rpc
 from daemon.runner.core import node_name
 from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.recovery import recover
@@ -97,6 +98,7 @@ class Daemon:
         self.webhook: WebhookNotifier | None = None
         self.alerts: Alerts | None = None
         self._fatal_reason = ""
+        self._degraded: list[str] = []  # dependencies that did not answer at start
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
         self.heartbeat: Heartbeat | None = None
@@ -149,6 +151,7 @@ class Daemon:
             store=store,
             on_attempt=self._attempt_observer(),
         )
+        self._probe_at_start()
         # the lock before the listener: a second daemon on one SQLite file is told who
         # holds the file, not that the metrics port is taken
         lead = self._acquire()
@@ -163,8 +166,10 @@ class Daemon:
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,
                  dry_run=config.safety.dry_run, config=config.digest)  # fmt: skip
+        degraded = f"; degraded: {'; '.join(self._degraded)}" if self._degraded else ""
+        wallet = self.runtime.wallet.address
         self._alert(AlertEvent.DAEMON_START, f"daemon started on {node_name()}: "
-                    f"{self._plan_count} plans, wallet {self.runtime.wallet.address}")  # fmt: skip
+                    f"{self._plan_count} plans, wallet {wallet}{degraded}")  # fmt: skip
         if config.api.swap_api == "ultra-v1":  # it works, but upstream no longer maintains it
             log.warning("swap_api_unmaintained", use="swap-v2", see="docs/products.md")
         self._lead_or_wait(lead)
@@ -174,6 +179,28 @@ class Daemon:
         )  # fmt: skip
         self._beat()
         self.notifier.ready(self._status_text())
+
+    def _probe_at_start(self) -> None:
+        """The API key and the RPC node, asked once before anything is scheduled: a key
+        the API refuses is fatal now (not at the first run, a week later for a weekly
+        plan); an API or RPC node that does not answer leaves the daemon running,
+        degraded (said in the log, the STATUS= line and the start alert), as runs retry."""
+        assert self.runtime is not None
+        address = str(self.runtime.wallet.address)
+        api = check_api(self.config, address, self.transport)
+        if api.fatal:
+            raise FatalError(f"{api.detail} (fix: {api.fix})")
+        checks = [api]
+        if self.config.rpc.url:
+            checks.append(check_rpc(self.config, address))
+        for check in checks:
+            if check.verdict == "ok":
+                log.info("dependency_ok", dependency=check.name, detail=check.detail)
+            else:
+                log.warning("dependency_degraded", dependency=check.name, detail=check.detail,
+                            fix=check.fix)  # fmt: skip
+                if check.verdict == "fail":
+                    self._degraded.append(f"{check.name}: {check.detail}")
 
     def _open_store(self) -> Store | None:
         """The store, waiting while it cannot be reached (at boot PostgreSQL may come up
@@ -309,6 +336,8 @@ class Daemon:
     def _status_text(self) -> str:
         role = "leader" if self.leader else "standby"
         text = f"{role}, {self._plan_count} plans"
+        if self._degraded:
+            text += f", degraded ({'; '.join(self._degraded)})"
         return f"{text}, last run: {self._last_run}" if self._last_run else text
 
     def run_finished(self, outcome: RunOutcome) -> None:

@@ -8,9 +8,7 @@ from tests.fixtures.daemon import DaemonEnvFactory, at, swap_plan
 from tests.fixtures.receivers import HttpReceiver, SmtpReceiver, wait_for
 
 
-def test_a_fatal_stop_is_said_after_the_start(
-    daemon_env: DaemonEnvFactory, http_receiver: HttpReceiver
-) -> None:
+def test_a_fatal_stop_is_said(daemon_env: DaemonEnvFactory, http_receiver: HttpReceiver) -> None:
     env = daemon_env(emulator=Emulator(seed=11, api_key="the-right-key"))
     env.write_config(notify={"urls": [http_receiver.url], "batch": 0, "min_interval": 0})
     env.write_plans(swap_plan("once", {"at": at(4)}))
@@ -18,10 +16,25 @@ def test_a_fatal_stop_is_said_after_the_start(
     proc = env.start({"JUPITER_API_KEY": "a-wrong-key"})
     assert proc.wait(60) == 1, env.log_of(proc)
     messages = [b["message"] for b in http_receiver.bodies]
-    assert any("[daemon_start] daemon started on" in m for m in messages), messages
     fatal = [m for m in messages if "[daemon_fatal]" in m]
     assert fatal, messages
     assert "stopped:" in fatal[0]
+    assert "refused it" in fatal[0]  # the key is checked at start: no start message first
+    assert not any("[daemon_start]" in m for m in messages)
+
+
+def test_start_and_stop_are_said(daemon_env: DaemonEnvFactory, http_receiver: HttpReceiver) -> None:
+    env = daemon_env()
+    env.write_config(notify={"urls": [http_receiver.url], "batch": 0, "min_interval": 0})
+    env.write_plans(swap_plan("later", {"every": "1d"}))
+    env.apply()
+    proc = env.start()
+    assert wait_for(lambda: http_receiver.bodies, timeout=30), env.log_of(proc)
+    assert env.stop(proc) == 0
+    messages = "\n".join(b["message"] for b in http_receiver.bodies)
+    assert "[daemon_start] daemon started on" in messages
+    assert "[leader_change]" in messages
+    assert "[daemon_stop] daemon on" in messages
     assert "a-wrong-key" not in str(http_receiver.bodies)
     assert http_receiver.url.split("//")[1] not in env.log_of(proc)  # the URL is a secret
 
