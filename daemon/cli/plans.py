@@ -177,7 +177,7 @@ def apply(
         )
     finally:
         engine.dispose()
-    for line in diff.lines():
+    for line in diff.lines(fields=True):
         click.echo(line)
     for warning in _never_firing(loaded, {*diff.added, *diff.changed}, now):
         click.echo(warning, err=True)
