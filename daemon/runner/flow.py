@@ -108,7 +108,7 @@ def order_run(
         if gone is not None:  # a cancel with nothing left to cancel: a no-op, not a failure
             skipped = book.finish(
                 run, RunStatus.SKIPPED, step=ORDER_GONE, error=gone, error_code=ORDER_GONE,
-                detail=api_detail(exc),
+                detail=api_detail(exc), order_account=plan.body.get("order"),
             )  # fmt: skip
             return skipped, None
         failed = book.finish(

@@ -37,7 +37,7 @@ from daemon.config import Config, mask_url
 from daemon.errors import FatalError, JupcronError, StoreBusyError
 from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
-from daemon.plans.apply import apply_paths
+from daemon.plans.apply import apply_paths, files_vs_store
 from daemon.probe import check_api, check_rpc
 from daemon.runner.core import node_name
 from daemon.runner.outcome import RunListener, RunOutcome
@@ -65,6 +65,7 @@ log = structlog.get_logger(__name__)
 
 TICK = 1.0  # seconds between loop turns when nothing else is due
 STORE_WAIT_MAX = 10.0  # seconds between tries to reach the database at start
+FILES_EVERY = 5.0  # seconds between two reads of plans.dir for the page
 
 
 class Daemon:
@@ -99,6 +100,7 @@ class Daemon:
         self.alerts: Alerts | None = None
         self._fatal_reason = ""
         self._degraded: list[str] = []  # dependencies that did not answer at start
+        self._files: tuple[float, dict[str, Any]] | None = None  # (when read, plan files state)
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
         self.heartbeat: Heartbeat | None = None
@@ -308,8 +310,25 @@ class Daemon:
         if self.runtime is None:
             return LiveState(node=node_name(), rate_limit=0.0, wallet="")
         runtime = self.runtime
-        return LiveState(node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
-                         wallet=str(runtime.wallet.address))  # fmt: skip
+        return LiveState(
+            node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
+            wallet=str(runtime.wallet.address), plan_files=self._plan_files(),
+        )  # fmt: skip
+
+    def _plan_files(self) -> dict[str, Any] | None:
+        """plans.dir against the store, read at most every `FILES_EVERY` seconds (a page
+        refreshes every few seconds; reading every plan file that often is waste)."""
+        assert self.runtime is not None
+        now = time.monotonic()
+        if self._files is None or now - self._files[0] >= FILES_EVERY:
+            try:
+                with self.runtime.store.factory() as session:
+                    state = files_vs_store(session, self.config.plans.dir).as_json()
+            except (JupcronError, SQLAlchemyError, OSError) as exc:
+                state = {"folder": str(self.config.plans.dir), "in_sync": False, "diff": [],
+                         "problem": str(exc)}  # fmt: skip
+            self._files = (now, state)
+        return self._files[1]
 
     def _beat(self) -> None:
         """The heartbeat row `jupcron status` reads, with the config in effect now."""
