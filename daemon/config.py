@@ -279,9 +279,41 @@ class WebConfig(_Section):
     refresh: Annotated[float, Field(ge=1, le=3600)] = 5.0  # seconds between page updates
 
 
+# what `notify.events` may name (daemon/service/alerts.py: AlertEvent)
+NOTIFY_EVENTS = (
+    "failed", "rejected", "in_doubt", "skipped", "misfire", "manual_fire", "daemon_start",
+    "daemon_stop", "daemon_fatal", "leader_change", "low_balance",
+)  # fmt: skip
+
+
 class NotifyConfig(_Section):
+    """Alerts (docs/notify.md): Apprise URLs, and the older JSON webhook."""
+
     allow_insecure_http: bool = False
     webhook_url: OptionalMaskedUrl = None
+    # Apprise URLs (tgram://, mailto://, slack://, ntfy://, json://…): secrets, shown masked
+    urls: list[SecretStr] = Field(default_factory=list)
+    # which events are said (empty: all of NOTIFY_EVENTS)
+    events: list[str] = Field(default_factory=list)
+    batch: Annotated[float, Field(ge=0, le=3600)] = 10.0  # seconds a burst is gathered
+    min_interval: Annotated[float, Field(ge=0, le=86_400)] = 60.0  # between two messages
+    skip_summary: Annotated[float, Field(ge=0)] = 3600.0  # seconds between skip summaries
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, value: list[str]) -> list[str]:
+        unknown = [e for e in value if e not in NOTIFY_EVENTS]
+        if unknown:
+            raise ValueError(f"unknown event(s) {unknown}; known: {', '.join(NOTIFY_EVENTS)}")
+        return value
+
+    @field_validator("urls")
+    @classmethod
+    def _schemes(cls, value: list[SecretStr]) -> list[SecretStr]:
+        for index, url in enumerate(value):
+            if "://" not in url.get_secret_value():
+                raise ValueError(f"urls[{index}] is not a URL (scheme://…)")
+        return value
 
     @field_validator("webhook_url")
     @classmethod
@@ -399,6 +431,38 @@ def load_config(
     except ValidationError as exc:
         problems = problems_from(exc, locator, Config)
         raise ConfigError("\n".join(str(p) for p in problems)) from None
+
+
+def load_database_config(
+    explicit: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[Config, ConfigError | None]:
+    """The config, or, when it does not load, one holding only its ``database`` section
+    (the rest at defaults) and the error that kept the whole from loading: what the
+    emergency stop (`jupcron pause`) needs, so a typo elsewhere never blocks it. The
+    error is raised when even the database section cannot be read."""
+    try:
+        return load_config(explicit, env), None
+    except ConfigError as whole:
+        env = os.environ if env is None else env
+        path = config_path(explicit, env)
+        try:
+            raw = read_checked(path)
+            data, _ = load(path, decode(path, raw))
+        except YamlLoadError:
+            raise whole from None
+        section = data.get("database", {}) if isinstance(data, dict) else None
+        if not isinstance(section, dict):
+            raise whole from None
+        section = dict(section)
+        if "url" in section:
+            section["url"] = _resolve_sqlite(path.resolve().parent, section["url"])
+        try:
+            database = DatabaseConfig.model_validate(section)
+        except ValidationError:
+            raise whole from None
+        digest = config_digest(raw)
+        return Config(database=database, source=str(path), digest=digest), whole
 
 
 def config_digest(raw: bytes) -> str:

@@ -12,4 +12,5 @@ pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.follow",
     "tests.fixtures.browser",
+    "tests.fixtures.receivers",
 ]

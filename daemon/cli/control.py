@@ -55,10 +55,12 @@ def pause(
     Stored in the database, until 'jupcron resume': every daemon on it records
     their slots as `skipped` (with the reason) from within a second; runs
     already past ordering finish. A manual 'jupcron fire' of a paused plan is
-    refused. An unknown NAME changes nothing (exit 1).
+    refused. An unknown NAME changes nothing (exit 1). Pausing again keeps the
+    reason unless --reason gives a new one. Needs only the config's database
+    section: a config with problems elsewhere is warned about, never a block.
     """
     scopes = _scopes(names, all_plans)
-    store = open_store(ctx.config)
+    store = open_store(ctx.database_config())
     try:
         with begin(store.engine) as conn:
             _check_known(control.unknown_plans(conn, names))
@@ -68,8 +70,14 @@ def pause(
     finally:
         store.close()
     for scope, was in before.items():
-        note = f" (paused already since {when(was.at)}: reason replaced)" if was else ""
-        click.echo(f"paused {_label(scope)}: {reason or 'no reason given'}{note}")
+        shown = reason
+        note = ""
+        if was is not None:
+            kept = reason is None
+            shown = was.reason if kept else reason
+            what = "kept" if kept else "replaced"
+            note = f" (paused already since {when(was.at)}: reason {what})"
+        click.echo(f"paused {_label(scope)}: {shown or 'no reason given'}{note}")
     undo = "jupcron resume --all" if all_plans else f"jupcron resume {' '.join(scopes)}"
     click.echo(f"running daemons skip these slots from within a second; undo with: {undo}")
 
@@ -86,7 +94,7 @@ def resume(ctx: Context, names: tuple[str, ...], all_plans: bool) -> None:
     and changes nothing.
     """
     scopes = _scopes(names, all_plans)
-    store = open_store(ctx.config)
+    store = open_store(ctx.database_config())
     try:
         with begin(store.engine) as conn:
             _check_known(control.unknown_plans(conn, names))

@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 import click
 
 from daemon.app import build_runtime
-from daemon.cli.main import Context, pass_ctx
+from daemon.cli.main import Context, login_name, pass_ctx
 from daemon.errors import ConfigError
 from daemon.runner.core import RunOptions
+from daemon.runner.outcome import RunOutcome
 from daemon.runner.recovery import recover
+from daemon.service.alerts import AlertEvent, alerts_from_config
 from daemon.store import control
 from daemon.store.engine import begin
 from daemon.store.plans import get_plan
@@ -52,5 +54,23 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
     if outcome.error:
         parts.append(f"error={outcome.error}")
     click.echo("  ".join(parts))
+    _notify(ctx, outcome, dry_run)
     if not outcome.ok:
         raise SystemExit(1)
+
+
+def _notify(ctx: Context, outcome: RunOutcome, dry_run: bool) -> None:
+    """A manual fire is said (``manual_fire``), with its outcome as the daemon says a
+    run's; one message, sent before the command ends."""
+    alerts = alerts_from_config(ctx.config.notify, immediate=True)
+    if alerts is None:
+        return
+    what = "dry run" if dry_run else "fire"
+    error = f": {outcome.error}" if outcome.error else ""
+    alerts.note(
+        AlertEvent.MANUAL_FIRE,
+        f"manual {what} of plan {outcome.plan_name} by {login_name()}: run {outcome.run_id} "
+        f"{outcome.status}{error}",
+    )
+    alerts.note_run(outcome)
+    alerts.start().stop()

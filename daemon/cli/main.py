@@ -17,9 +17,9 @@ from typing import Any, TextIO, cast
 import click
 
 from daemon import __version__
-from daemon.config import Config, load_config
+from daemon.config import Config, load_config, load_database_config, mask_url
 from daemon.errors import JupcronError, PlanError
-from daemon.logs import configure_logging
+from daemon.logs import configure_logging, mask_secrets
 
 EXIT_USER = 1
 EXIT_USAGE = 2
@@ -38,6 +38,23 @@ class Context:
         if self._config is None:
             self._config = load_config(self.config_path)
         return self._config
+
+    def database_config(self) -> Config:
+        """The config for a command that needs only the database (pause, resume): a
+        config with problems elsewhere is said on stderr, and its database used."""
+        if self._config is not None:
+            return self._config
+        config, problem = load_database_config(self.config_path)
+        if problem is None:
+            self._config = config
+            return config
+        first = str(problem).splitlines()[0]
+        click.echo(
+            f"warning: the config does not load ({first}); using only its database "
+            f"section ({mask_url(config.database.url)}): fix it before the daemon restarts",
+            err=True,
+        )
+        return config
 
 
 pass_ctx = click.make_pass_decorator(Context)
@@ -72,6 +89,12 @@ class JupcronGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except Exception as exc:  # the last line of defence: one line, never a traceback
+            obj = ctx.find_object(Context)
+            if obj is not None and obj.debug:
+                raise
+            click.echo(f"error: {foreign_error(exc)}", err=True)
+            sys.exit(EXIT_USER)
 
 
 def login_name() -> str:
@@ -83,6 +106,25 @@ def login_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
+
+
+def foreign_error(exc: Exception) -> str:
+    """One line for an exception no adapter translated: the database's own words (a
+    file that is not a database, say), a file system refusal, else the type and text
+    with a pointer to ``--debug``. Secrets are masked as in the logs."""
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    if isinstance(exc, DBAPIError):
+        said = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc) else ""
+        text = f"the database refused: {said or type(exc.orig).__name__} (check database.url)"
+    elif isinstance(exc, SQLAlchemyError):
+        text = f"database: {str(exc).splitlines()[0]} (check database.url)"
+    elif isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        text = f"{where}{exc.strerror or exc}"
+    else:
+        text = f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)"
+    return str(mask_secrets(None, "", {"e": text})["e"])
 
 
 def _fail(exc: JupcronError) -> None:
@@ -131,7 +173,7 @@ COMMANDS = {
     "db": "db", "plans": "plans", "run": "run", "fire": "fire", "audit": "audit", "tx": "tx",
     "wallet": "wallet", "portfolio": "portfolio", "emulator": "emulator", "demo": "demo",
     "settle": "settle", "report": "report", "pause": "control", "resume": "control",
-    "status": "status",
+    "status": "status", "config": "configcheck",
 }  # fmt: skip
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -32,6 +33,30 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+# what a spreadsheet reads as a formula at the start of a cell (OWASP "CSV injection")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
+# bidi controls (U+202E reverses what follows), other invisible format characters and C0/C1
+# controls (a terminal's escape sequences): shown as \uXXXX in a table, never obeyed
+UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+def csv_cell(text: str) -> str:
+    """A cell a spreadsheet shows as text: one that would start a formula gets a
+    leading apostrophe (what spreadsheets expect); plain numbers stay numbers."""
+    if text.startswith(FORMULA_START) and not NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def table_cell(text: str) -> str:
+    """A cell a terminal shows as written: bidi overrides and control characters as
+    visible escapes (a table's columns and a reader's eyes stay where they are)."""
+    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).replace("\n", " ")
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
@@ -49,9 +74,9 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> 
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
-            writer.writerow([_text(row.get(c)) for c in columns])
+            writer.writerow([csv_cell(_text(row.get(c))) for c in columns])
         return buf.getvalue().rstrip("\n")
-    cells = [[_text(row.get(c)) for c in columns] for row in rows]
+    cells = [[table_cell(_text(row.get(c))) for c in columns] for row in rows]
     widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]

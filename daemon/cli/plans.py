@@ -15,6 +15,7 @@ from daemon.errors import ConfigError, PlanError
 from daemon.plans.apply import apply_paths
 from daemon.plans.load import LoadedPlan, LoadResult, load_plans
 from daemon.plans.minimums import Lookups, check_recurring, lookups_from, needs_network
+from daemon.plans.mints import check_mints, mints_of
 from daemon.schedule import next_fire_times, parse_instant, parse_schedule
 from daemon.store import migrate, runs
 from daemon.store import plans as store_plans
@@ -83,21 +84,29 @@ def _lookups(ctx: Context, offline: bool, *, need_config: bool) -> Lookups:
 
 
 def _check_minimums(
-    ctx: Context, plans: list[LoadedPlan], offline: bool, *, need_config: bool = True
+    ctx: Context,
+    plans: list[LoadedPlan],
+    offline: bool,
+    *,
+    need_config: bool = True,
+    mints: list[LoadedPlan] | None = None,
 ) -> None:
-    """Recurring minimums the schema cannot check offline: notes on stderr, refusals
-    as a `PlanError` (nothing is applied)."""
-    if not plans:
+    """Recurring minimums the schema cannot check offline, and mints that do not exist
+    (`mints`: the plans whose mints to look up): notes on stderr, refusals as a
+    `PlanError` (nothing is applied)."""
+    mints = [p for p in mints or [] if mints_of(p)]
+    if not plans and not mints:
         return
     lookups = _lookups(ctx, offline, need_config=need_config)
     try:
         findings = check_recurring(plans, lookups)
+        missing = check_mints(mints, lookups)
     finally:
         lookups.close()
-    for note in findings.notes:
+    for note in [*missing.notes, *findings.notes]:
         click.echo(str(note), err=True)
-    if findings.problems:
-        raise PlanError(findings.problems)
+    if findings.problems or missing.problems:
+        raise PlanError([*missing.problems, *findings.problems])
 
 
 @plans.command()
@@ -123,7 +132,7 @@ def validate(ctx: Context, paths: tuple[Path, ...], offline: bool, now_text: str
     for warning in _never_firing(result, {p.spec.name for p in result.plans}, now):
         click.echo(warning, err=True)
     networked = [p for p in result.plans if needs_network(p)]
-    _check_minimums(ctx, networked, offline, need_config=False)
+    _check_minimums(ctx, networked, offline, need_config=False, mints=result.plans)
     click.echo(f"ok: {_count(len(result.plans), 'plan')} in {_count(len(result.files), 'file')}")
 
 
@@ -152,18 +161,23 @@ def apply(
         migrate.require_head(engine)
         factory = session_factory(engine)
         networked = [p for p in loaded.plans if p.spec.enabled and needs_network(p)]
-        if networked:  # checked when added or changed, not on every apply
+        asked = [p for p in loaded.plans if p.spec.enabled and mints_of(p)]
+        if (networked or asked) and (ctx.config.rpc.url or networked):
+            # checked when added or changed, not on every apply
             preview, _ = apply_paths(
                 factory, targets, now=now, dry_run=True, complete=not paths, loaded=loaded
             )
             fresh = {*preview.added, *preview.changed}
-            _check_minimums(ctx, [p for p in networked if p.spec.name in fresh], offline)
+            _check_minimums(
+                ctx, [p for p in networked if p.spec.name in fresh], offline,
+                mints=[p for p in asked if p.spec.name in fresh],
+            )  # fmt: skip
         diff, _ = apply_paths(
             factory, targets, now=now, dry_run=dry_run, complete=not paths, loaded=loaded
         )
     finally:
         engine.dispose()
-    for line in diff.lines():
+    for line in diff.lines(fields=True):
         click.echo(line)
     for warning in _never_firing(loaded, {*diff.added, *diff.changed}, now):
         click.echo(warning, err=True)

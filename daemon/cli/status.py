@@ -17,6 +17,7 @@ import click
 from daemon.cli.main import Context, pass_ctx
 from daemon.cli.output import render
 from daemon.config import Config
+from daemon.plans.apply import FilesState, files_vs_store
 from daemon.runner.preflight import kill_switch
 from daemon.store import migrate
 from daemon.store import status as store_status
@@ -45,13 +46,15 @@ def status(ctx: Context, fmt: str) -> None:
         migrate.require_head(engine)
         with session_factory(engine)() as session:
             found = store_status.read(session, datetime.now(UTC))
+            files = files_vs_store(session, config.plans.dir)
     finally:
         engine.dispose()
     here = {"dry_run": config.safety.dry_run, "kill_switch": kill_switch(config)}
     if fmt == "json":
-        click.echo(json.dumps({**as_json(found), "config": here}, indent=2))
+        data = {**as_json(found), "config": here, "plan_files": files.as_json()}
+        click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(table(found, config))
+        click.echo(table(found, config, files))
 
 
 def _node_line(node: NodeBeat, found: Status) -> str:
@@ -87,7 +90,7 @@ def _safety(found: Status, config: Config) -> list[tuple[str, str]]:
     return rows + [("", more) for more in paused[1:]]
 
 
-def table(found: Status, config: Config) -> str:
+def table(found: Status, config: Config, files: FilesState | None = None) -> str:
     """The status for people: a head of `label  value` lines, then the tables."""
     daemons = [_node_line(n, found) for n in found.daemons]
     if not found.running:
@@ -95,6 +98,8 @@ def table(found: Status, config: Config) -> str:
         daemons.insert(0, f"none running (no heartbeat in the last {stale} s)")
     head = [("daemon", daemons[0]), *(("", more) for more in daemons[1:])]
     head += _safety(found, config)
+    if files is not None:
+        head.append(("plan files", files.text()))
     width = max(len(label) for label, _ in head)
     lines = [f"{label.ljust(width)}  {value}" for label, value in head]
     plans = [

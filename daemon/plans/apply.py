@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -55,3 +57,38 @@ def apply_paths(
         else:
             result = store_plans.apply(session, inputs, now, scanned)
     return result, loaded
+
+
+@dataclass(frozen=True)
+class FilesState:
+    """Do the plan files (``plans.dir``) say what the store holds? (`jupcron status`)"""
+
+    folder: str
+    in_sync: bool
+    diff: list[str] = field(default_factory=list)  # `plans apply`'s lines, were it run now
+    problem: str | None = None  # the files could not be read whole (the first problem)
+
+    def text(self) -> str:
+        if self.problem is not None:
+            return f"{self.folder}: cannot compare: {self.problem}"
+        if self.in_sync:
+            return f"{self.folder}: in sync with the store"
+        return (
+            f"{self.folder}: DIFFER from the store ({'; '.join(self.diff)}): the daemon runs "
+            "the store's plans until 'jupcron plans apply'"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {"folder": self.folder, "in_sync": self.in_sync, "diff": self.diff,
+                "problem": self.problem}  # fmt: skip
+
+
+def files_vs_store(session: Session, folder: Path) -> FilesState:
+    """Compare ``plans.dir`` with the store without writing (a read-only diff)."""
+    if not folder.is_dir():
+        return FilesState(str(folder), False, problem="no such folder")
+    loaded = load_plans([folder])
+    if loaded.problems:
+        return FilesState(str(folder), False, problem=str(loaded.problems[0]))
+    result = store_plans.diff(session, [to_input(p) for p in loaded.plans], None)
+    return FilesState(str(folder), result.empty, diff=result.lines())

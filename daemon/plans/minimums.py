@@ -130,11 +130,7 @@ def _check(plan: LoadedPlan, lookups: Lookups, findings: Findings) -> None:
                 f"request.{key} {mint} is a Token-2022 mint (rpc.url says its owner is the "
                 "Token-2022 program): Jupiter Recurring does not support Token-2022 mints"
             ))  # fmt: skip
-        elif owner is None:
-            findings.notes.append(at(
-                f"warning: request.{key} {mint}: rpc.url knows no such account "
-                "(a mint of another cluster, or a typo?)"
-            ))  # fmt: skip
+        # a mint with no account is refused for every kind (daemon/plans/mints.py)
     if request.input_mint not in STABLECOINS:
         _check_value(request, lookups, findings, at)
 

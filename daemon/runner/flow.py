@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from daemon import failpoints
-from daemon.errors import GuardRejectedError, RejectedError, RetryableError
+from daemon.errors import ApiRejectedError, GuardRejectedError, RejectedError, RetryableError
 from daemon.runner import judge, preflight, pricecheck, submit
 from daemon.runner import trigger_v2 as v2
 from daemon.runner.book import api_detail, api_fields, programs_of
@@ -35,6 +35,24 @@ from daemon.wallet import sign_transaction
 log = structlog.get_logger(__name__)
 
 MAX_STEPS = 12
+ORDER_GONE = "order_gone"
+# what Trigger v1's cancelOrder answers (HTTP 400) for an order that is no longer open
+GONE_TEXTS = ("no matching orders found",)
+
+
+def order_gone(plan: PlanRecord, exc: Exception) -> str | None:
+    """The run's error when a cancel found its order already closed (filled, cancelled
+    or expired): the plan's aim holds, so the run is `skipped`, never `failed`."""
+    if plan.kind is not PlanKind.TRIGGER_CANCEL or not isinstance(exc, ApiRejectedError):
+        return None
+    said = (exc.info.error or "").strip().lower()
+    if exc.info.http_status != 400 or not any(text in said for text in GONE_TEXTS):
+        return None
+    order = plan.body.get("order") or "?"
+    return (
+        f"nothing to cancel: the API has no open order {order} of this wallet (filled, "
+        f"cancelled or expired, or never this wallet's; it said: {exc.info.error})"
+    )
 
 
 def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -> RunRecord:
@@ -86,6 +104,13 @@ def order_run(
         )  # fmt: skip
         return refused, None
     except (RetryableError, RejectedError) as exc:
+        gone = order_gone(plan, exc)
+        if gone is not None:  # a cancel with nothing left to cancel: a no-op, not a failure
+            skipped = book.finish(
+                run, RunStatus.SKIPPED, step=ORDER_GONE, error=gone, error_code=ORDER_GONE,
+                detail=api_detail(exc), order_account=plan.body.get("order"),
+            )  # fmt: skip
+            return skipped, None
         failed = book.finish(
             run, RunStatus.FAILED, step="order_failed", detail=api_detail(exc),
             **api_fields(exc),

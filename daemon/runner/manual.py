@@ -55,6 +55,14 @@ def settle_in_doubt(
             f"the RPC node says signature {run.signature} {said}; nothing changed "
             "(check again, or --force to record your verdict anyway)"
         )
+    if not force and verdict.landed and on_chain is None:
+        not_found = _not_found(store, run, chain)
+        if not_found is not None:
+            raise ConfigError(
+                f"{not_found}, so it cannot have landed unless that node missed it; "
+                "nothing changed (if an explorer shows it landed, --force records your "
+                "verdict anyway)"
+            )
     detail: dict[str, Any] = {"by": verdict.by, "reason": verdict.reason, "landed": verdict.landed}
     detail.update(chain)
     if force:
@@ -69,6 +77,23 @@ def settle_in_doubt(
     if settled is None:
         raise ConfigError(f"run {run_id} changed while it was being settled; nothing recorded")
     return settled
+
+
+def _not_found(store: RunStore, run: RunRecord, chain: dict[str, Any]) -> str | None:
+    """Why the RPC node's word is that `run`'s signature never landed, or None: its
+    answer now (an in_doubt run's blockhash has expired), or the run's own
+    ``rpc_status`` events recorded after the expiry."""
+    if chain.get("rpc") == "not found":
+        return f"the RPC node does not know signature {run.signature} (searched its history)"
+    recorded = [d for step, d in store.steps(run.id) if step == "rpc_status"]
+    if any(d.get("found") for d in recorded):
+        return None
+    if any(d.get("expired") for d in recorded):  # a not-found before expiry proves nothing
+        return (
+            f"the run's events record that the RPC node did not find signature "
+            f"{run.signature} after its blockhash had expired"
+        )
+    return None
 
 
 def _ask_chain(rpc: SolanaRpc | None, run: RunRecord) -> dict[str, Any]:

@@ -36,14 +36,16 @@ def settle_unanswered(ports: Ports, run: RunRecord, now: datetime) -> RunRecord:
         except RetryableError as exc:
             book.event(run.id, "rpc_unanswered", api_detail(exc))
         else:
-            book.event(run.id, "rpc_status", {"found": status.found, "err": str(status.err)})
+            expired = surely_expired(run, ports.clock(), validity)
+            found = {"found": status.found, "err": str(status.err), "expired": expired}
+            book.event(run.id, "rpc_status", found)
             if status.landed_ok:
                 return book.finish(run, RunStatus.SUCCEEDED, step="settled_by_rpc",
                                    slot=status.slot)  # fmt: skip
             if status.found:
                 return book.finish(run, RunStatus.FAILED, step="settled_by_rpc",
                                    error=f"landed with error: {status.err}")  # fmt: skip
-            if surely_expired(run, ports.clock(), validity):
+            if expired:
                 return book.finish(
                     run, RunStatus.FAILED, step="settled_by_rpc",
                     error="blockhash expired and the signature never landed",

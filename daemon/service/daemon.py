@@ -37,11 +37,13 @@ from daemon.config import Config, mask_url
 from daemon.errors import FatalError, JupcronError, StoreBusyError
 from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
-from daemon.plans.apply import apply_paths
+from daemon.plans.apply import apply_paths, files_vs_store
+from daemon.probe import check_api, check_rpc
 from daemon.runner.core import node_name
 from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.recovery import recover
 from daemon.scheduler import Scheduler
+from daemon.service.alerts import AlertEvent, Alerts, alerts_from_config
 from daemon.service.heartbeat import Heartbeat
 from daemon.service.leader import Leadership, leadership_for
 from daemon.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
@@ -63,6 +65,7 @@ log = structlog.get_logger(__name__)
 
 TICK = 1.0  # seconds between loop turns when nothing else is due
 STORE_WAIT_MAX = 10.0  # seconds between tries to reach the database at start
+FILES_EVERY = 5.0  # seconds between two reads of plans.dir for the page
 
 
 class Daemon:
@@ -94,6 +97,10 @@ class Daemon:
         self._started_at = datetime.now(UTC)
         self._role_since = self._started_at
         self.webhook: WebhookNotifier | None = None
+        self.alerts: Alerts | None = None
+        self._fatal_reason = ""
+        self._degraded: list[str] = []  # dependencies that did not answer at start
+        self._files: tuple[float, dict[str, Any]] | None = None  # (when read, plan files state)
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
         self.heartbeat: Heartbeat | None = None
@@ -114,18 +121,26 @@ class Daemon:
         try:
             self._start()
             self._loop()
+        except JupcronError as exc:  # a start that cannot go on (a bad key, say): said, then up
+            self._fatal_reason = self._fatal_reason or str(exc)
+            raise
         finally:
             self._shutdown()
         return self._exit_code
 
     def _start(self) -> None:
         config = self.config
+        self.alerts = alerts_from_config(config.notify)  # first: a failed start is said too
+        if self.alerts is not None:
+            self.alerts.start()
         check_web(config)  # a bad web.* (the token file, say) stops the start here
         store = self._open_store()  # refuses an unmigrated database
         if store is None:
             return  # stopped while waiting for the database
         self.leadership = leadership_for(config.database.url, store.engine)
         listeners: list[RunListener] = [MetricsListener(self.metrics), self, self.activity]
+        if self.alerts is not None:
+            listeners.append(self.alerts)
         if config.notify.webhook_url:
             self.webhook = WebhookNotifier(
                 config.notify.webhook_url, allow_insecure_http=config.notify.allow_insecure_http
@@ -138,6 +153,7 @@ class Daemon:
             store=store,
             on_attempt=self._attempt_observer(),
         )
+        self._probe_at_start()
         # the lock before the listener: a second daemon on one SQLite file is told who
         # holds the file, not that the metrics port is taken
         lead = self._acquire()
@@ -152,6 +168,10 @@ class Daemon:
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,
                  dry_run=config.safety.dry_run, config=config.digest)  # fmt: skip
+        degraded = f"; degraded: {'; '.join(self._degraded)}" if self._degraded else ""
+        wallet = self.runtime.wallet.address
+        self._alert(AlertEvent.DAEMON_START, f"daemon started on {node_name()}: "
+                    f"{self._plan_count} plans, wallet {wallet}{degraded}")  # fmt: skip
         if config.api.swap_api == "ultra-v1":  # it works, but upstream no longer maintains it
             log.warning("swap_api_unmaintained", use="swap-v2", see="docs/products.md")
         self._lead_or_wait(lead)
@@ -161,6 +181,28 @@ class Daemon:
         )  # fmt: skip
         self._beat()
         self.notifier.ready(self._status_text())
+
+    def _probe_at_start(self) -> None:
+        """The API key and the RPC node, asked once before anything is scheduled: a key
+        the API refuses is fatal now (not at the first run, a week later for a weekly
+        plan); an API or RPC node that does not answer leaves the daemon running,
+        degraded (said in the log, the STATUS= line and the start alert), as runs retry."""
+        assert self.runtime is not None
+        address = str(self.runtime.wallet.address)
+        api = check_api(self.config, address, self.transport)
+        if api.fatal:
+            raise FatalError(f"{api.detail} (fix: {api.fix})")
+        checks = [api]
+        if self.config.rpc.url:
+            checks.append(check_rpc(self.config, address))
+        for check in checks:
+            if check.verdict == "ok":
+                log.info("dependency_ok", dependency=check.name, detail=check.detail)
+            else:
+                log.warning("dependency_degraded", dependency=check.name, detail=check.detail,
+                            fix=check.fix)  # fmt: skip
+                if check.verdict == "fail":
+                    self._degraded.append(f"{check.name}: {check.detail}")
 
     def _open_store(self) -> Store | None:
         """The store, waiting while it cannot be reached (at boot PostgreSQL may come up
@@ -211,6 +253,13 @@ class Daemon:
             self.web_server.stop()
         if self.webhook is not None:
             self.webhook.stop(timeout=max(0.0, deadline - time.monotonic()))
+        if self.alerts is not None:
+            if self._fatal_reason:
+                self._alert(AlertEvent.DAEMON_FATAL,
+                            f"daemon on {node_name()} stopped: {self._fatal_reason}")  # fmt: skip
+            elif started:
+                self._alert(AlertEvent.DAEMON_STOP, f"daemon on {node_name()} stopped")
+            self.alerts.stop(timeout=max(5.0, deadline - time.monotonic()))
         if self.runtime is not None:
             self.runtime.close()
         self.inbox.close()
@@ -261,8 +310,25 @@ class Daemon:
         if self.runtime is None:
             return LiveState(node=node_name(), rate_limit=0.0, wallet="")
         runtime = self.runtime
-        return LiveState(node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
-                         wallet=str(runtime.wallet.address))  # fmt: skip
+        return LiveState(
+            node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
+            wallet=str(runtime.wallet.address), plan_files=self._plan_files(),
+        )  # fmt: skip
+
+    def _plan_files(self) -> dict[str, Any] | None:
+        """plans.dir against the store, read at most every `FILES_EVERY` seconds (a page
+        refreshes every few seconds; reading every plan file that often is waste)."""
+        assert self.runtime is not None
+        now = time.monotonic()
+        if self._files is None or now - self._files[0] >= FILES_EVERY:
+            try:
+                with self.runtime.store.factory() as session:
+                    state = files_vs_store(session, self.config.plans.dir).as_json()
+            except (JupcronError, SQLAlchemyError, OSError) as exc:
+                state = {"folder": str(self.config.plans.dir), "in_sync": False, "diff": [],
+                         "problem": str(exc)}  # fmt: skip
+            self._files = (now, state)
+        return self._files[1]
 
     def _beat(self) -> None:
         """The heartbeat row `jupcron status` reads, with the config in effect now."""
@@ -289,6 +355,8 @@ class Daemon:
     def _status_text(self) -> str:
         role = "leader" if self.leader else "standby"
         text = f"{role}, {self._plan_count} plans"
+        if self._degraded:
+            text += f", degraded ({'; '.join(self._degraded)})"
         return f"{text}, last run: {self._last_run}" if self._last_run else text
 
     def run_finished(self, outcome: RunOutcome) -> None:
@@ -339,6 +407,7 @@ class Daemon:
         self._role_since = datetime.now(UTC)
         self.metrics.set_leader(True)
         log.info("became_leader")
+        self._alert(AlertEvent.LEADER_CHANGE, f"{node_name()} became the leader")
         self._start_recovery(startup=True)
         self.scheduler = Scheduler(
             self.runtime.store.factory, self._fire,
@@ -366,6 +435,7 @@ class Daemon:
 
     def _step_down(self) -> None:
         log.warning("stepping_down")
+        self._alert(AlertEvent.LEADER_CHANGE, f"{node_name()} stepped down (no longer leader)")
         self.leader = False
         self._role_since = datetime.now(UTC)
         self.metrics.set_leader(False)
@@ -391,8 +461,13 @@ class Daemon:
         """A run met a problem only a human can fix (a refused API key): stop, exit 1.
         The run stays where its row says; recovery carries it on after the fix."""
         log.error("daemon_fatal", error=str(exc), error_type=type(exc).__name__)
+        self._fatal_reason = self._fatal_reason or str(exc)
         self._exit_code = 1
         self.inbox.request_stop()
+
+    def _alert(self, event: AlertEvent, text: str) -> None:
+        if self.alerts is not None:
+            self.alerts.note(event, text)
 
     def _misfired(self, plan: PlanRecord, slots: list[datetime]) -> None:
         """Missed slots were recorded as skipped: count them and tell the webhook."""
@@ -401,6 +476,8 @@ class Daemon:
             self.metrics.record_misfire(str(plan.kind))
             if self.webhook is not None:
                 self.webhook.send(Notification.misfire(plan.name, slot, now, kind=str(plan.kind)))
+            when = slot.strftime("%Y-%m-%d %H:%M:%SZ")
+            self._alert(AlertEvent.MISFIRE, f"plan {plan.name} missed its {when} slot")
 
     # ---- recovery -----------------------------------------------------------------
 

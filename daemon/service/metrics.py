@@ -29,9 +29,11 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from daemon.errors import ConfigError
-from daemon.web.http import MAX_BODY, WebRequest, WebResponse
+from daemon.web.http import MAX_BODY, WebRequest, WebResponse, host_is_local
 
 log = structlog.get_logger(__name__)
+
+IDLE_TIMEOUT = 30.0  # seconds a connection may sit idle (or trickle a request) before it closes
 
 DEFAULT_LISTEN = "127.0.0.1:9464"
 NAMESPACE = "jupcron"
@@ -186,12 +188,17 @@ class _Server(ThreadingHTTPServer):
         metrics: Metrics,
         health: Callable[[], bool],
         app: App | None = None,
+        idle_timeout: float = IDLE_TIMEOUT,
     ):
+        self.idle_timeout = idle_timeout
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.metrics = metrics
         self.health = health
         self.app = app
+        # bound to loopback: only a Host naming this machine by IP or localhost (a name that
+        # only resolves here is DNS rebinding); another address is scraped by its name
+        self.local_only = _loopback(address[0])
         super().__init__(address, _Handler)
 
 
@@ -199,8 +206,18 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        # an idle (or trickling) connection is closed, not a thread held forever
+        super().setup()
+        self.connection.settimeout(self.server.idle_timeout)
+
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
+        own = path in ("/healthz", "/metrics") and (path == "/healthz" or self.server.app is None)
+        if own and self.server.local_only and not host_is_local(self.headers.get("Host")):
+            self._reply(403, b"this listener answers only to localhost or an IP address\n",
+                        "text/plain; charset=utf-8")  # fmt: skip
+            return
         if path == "/healthz":
             ok = _healthy(self.server.health)
             self.server.metrics.up.set(1 if ok else 0)
@@ -263,6 +280,15 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: scrapes are not worth a log line each."""
 
 
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _healthy(health: Callable[[], bool]) -> bool:
     try:
         return bool(health())
@@ -297,12 +323,13 @@ def serve_metrics(
     health: Callable[[], bool] = lambda: True,
     app: App | None = None,
     key: str = "metrics.listen",
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> MetricsServer:
     """Start the listener in a background thread (port 0 picks a free port); with
     `app`, the status page too (`key` names the config key in errors and the log)."""
     host, port = parse_listen(listen, key)
     try:
-        server = _Server((host, port), metrics, health, app)
+        server = _Server((host, port), metrics, health, app, idle_timeout)
     except OSError as exc:
         raise ConfigError(f"{key} {listen!r}: cannot listen: {exc.strerror}") from None
     bound_port = int(server.server_address[1])

@@ -65,7 +65,8 @@ def pause(
     conn: Connection, scopes: Sequence[str], *, reason: str | None, by: str, now: datetime
 ) -> dict[str, Pause | None]:
     """Pause each scope (a plan name, or `ALL_PLANS`); a pause already there is replaced
-    (the newest reason counts). What each scope had before (``None``: not paused)."""
+    (the newest reason counts; with no new reason it keeps its own). What each scope
+    had before (``None``: not paused)."""
     before = {p.scope: p for p in pauses(conn) if p.scope in scopes}
     stmt = _insert(conn)(PAUSES)
     stmt = stmt.on_conflict_do_update(
@@ -73,10 +74,18 @@ def pause(
         set_={"reason": stmt.excluded.reason, "paused_by": stmt.excluded.paused_by,
               "paused_at": stmt.excluded.paused_at},
     )  # fmt: skip
-    rows = [{"scope": s, "reason": reason, "paused_by": by, "paused_at": now} for s in scopes]
+    rows = [
+        {"scope": s, "reason": reason if reason is not None else _kept(before.get(s)),
+         "paused_by": by, "paused_at": now}
+        for s in scopes
+    ]  # fmt: skip
     if rows:
         conn.execute(stmt, rows)
     return {scope: before.get(scope) for scope in scopes}
+
+
+def _kept(was: Pause | None) -> str | None:
+    return was.reason if was is not None else None
 
 
 def resume(conn: Connection, scopes: Iterable[str]) -> list[Pause]:

@@ -31,7 +31,14 @@ CLOSED_STATES = frozenset({"completed", "cancelled", "expired"})
 # trigger cancel manages its order from the moment it may have been sent
 _STATUSES = {
     "recurring": (RunStatus.SUCCEEDED, RunStatus.IN_DOUBT),
-    "trigger": (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.IN_DOUBT, RunStatus.SUBMITTED),
+    # a cancel that found its order already gone (skipped, order_gone, with its account)
+    "trigger": (
+        RunStatus.SUCCEEDED,
+        RunStatus.FAILED,
+        RunStatus.IN_DOUBT,
+        RunStatus.SUBMITTED,
+        RunStatus.SKIPPED,
+    ),
 }
 _KINDS = {"recurring": PlanKind.RECURRING, "trigger": PlanKind.TRIGGER_CANCEL}
 
@@ -101,7 +108,9 @@ def targets(conn: Conn, source: str) -> Targets:
     by_tx: dict[str, int] = {}
     for row in rows:
         account = row.order_account
-        if account is None and source == "trigger" and isinstance(row.request, dict):
+        skipped = row.status == str(RunStatus.SKIPPED)  # followed only with its account
+        fallback = source == "trigger" and not skipped and isinstance(row.request, dict)
+        if account is None and fallback:
             account = row.request.get("order")  # a cancel that failed before ordering
         if account:
             by_order.setdefault(account, row.id)

@@ -14,7 +14,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 import migrations
 from daemon.config import mask_url
-from daemon.errors import StoreBusyError, StoreError
+from daemon.errors import ConfigError, StoreBusyError, StoreError
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
@@ -35,11 +35,27 @@ def alembic_config(url: str) -> AlembicConfig:
 
 def upgrade(url: str, revision: str = "head") -> None:
     from alembic import command
+    from alembic.util import CommandError
 
+    if not revision.strip():
+        raise ConfigError("give a revision (e.g. head): an empty one names nothing")
     try:
         command.upgrade(alembic_config(url), revision)
     except OperationalError as exc:
         raise StoreError(f"cannot migrate {mask_url(url)}: {exc.orig or exc}") from exc
+    except CommandError as exc:  # an unknown revision, or a downgrade asked of upgrade
+        raise ConfigError(
+            f"cannot migrate to revision {revision!r}: {exc} (known: 'head', or one of "
+            f"{', '.join(revisions())})"
+        ) from None
+
+
+def revisions() -> list[str]:
+    """Every revision id, oldest first."""
+    from alembic.script import ScriptDirectory
+
+    walked = ScriptDirectory(SCRIPT_LOCATION).walk_revisions()
+    return [script.revision for script in reversed(list(walked))]
 
 
 def downgrade(url: str, revision: str = "base") -> None:

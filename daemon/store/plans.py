@@ -65,15 +65,21 @@ class PlanDiff:
     unchanged: tuple[str, ...] = ()
     revision: int | None = None  # the store's plans revision after the apply
     versions: dict[str, int] = field(default_factory=dict, compare=False)
+    # per changed plan: its fields that changed, as ``path: old → new`` lines
+    changes: dict[str, list[str]] = field(default_factory=dict, compare=False)
 
     @property
     def empty(self) -> bool:
         return not (self.added or self.changed or self.disabled)
 
-    def lines(self) -> list[str]:
-        """``+ added``, ``~ changed (version N)``, ``- disabled``, in that order."""
+    def lines(self, fields: bool = False) -> list[str]:
+        """``+ added``, ``~ changed (version N)``, ``- disabled``, in that order; with
+        `fields`, each changed plan's fields below it (``    path: old → new``)."""
         out = [f"+ {name}" for name in self.added]
-        out += [f"~ {name} (version {self.versions.get(name, '?')})" for name in self.changed]
+        for name in self.changed:
+            out.append(f"~ {name} (version {self.versions.get(name, '?')})")
+            if fields:
+                out += [f"    {change}" for change in self.changes.get(name, [])]
         out += [f"- {name} (disabled)" for name in self.disabled]
         return out
 
@@ -182,6 +188,7 @@ def apply(
         unchanged=result.unchanged,
         revision=int(rev.value),
         versions=result.versions,
+        changes=result.changes,
     )
 
 
@@ -214,6 +221,7 @@ def _sync(
     unchanged: list[str] = []
     disabled: list[str] = []
     versions_after: dict[str, int] = {}
+    changes: dict[str, list[str]] = {}
     for plan in plans:
         digest = plan.content_hash()
         row = stored.get(plan.name)
@@ -228,6 +236,7 @@ def _sync(
                 _add_version(session, row, plan.content(), now)
         elif row.content_hash != digest:
             changed.append(plan.name)
+            changes[plan.name] = field_changes(_content_of(row), plan.content())
             versions_after[plan.name] = row.version + 1
             if now is not None:
                 row.version += 1
@@ -258,7 +267,30 @@ def _sync(
         disabled=tuple(disabled),
         unchanged=tuple(sorted(unchanged)),
         versions=versions_after,
+        changes=changes,
     )
+
+
+def field_changes(old: Any, new: Any, path: str = "") -> list[str]:
+    """What differs between two plan contents, one ``path: old → new`` line per field
+    (nested mappings by dotted path; a list compared whole)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted({*old, *new}, key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in new:
+                out.append(f"{where}: {_shown(old[key])} → (removed)")
+            elif key not in old:
+                out.append(f"{where}: (none) → {_shown(new[key])}")
+            else:
+                out += field_changes(old[key], new[key], where)
+        return out
+    return [] if old == new else [f"{path}: {_shown(old)} → {_shown(new)}"]
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 120 else text[:119] + "…"
 
 
 def _fill(row: Plan, plan: PlanInput, digest: str, now: datetime) -> None:

@@ -62,6 +62,8 @@ class LiveState:
     node: str  # host:pid, as its heartbeat names it
     rate_limit: float  # requests/s we allow ourselves
     wallet: str  # the public key
+    # plans.dir against the store, as `jupcron status` has it (daemon/plans/apply.py)
+    plan_files: dict[str, Any] | None = None
 
 
 class ReportCache:
@@ -141,6 +143,7 @@ def status_view(
             "runs": counts.run_errors_last_hour,
         },
         "in_doubt_help": IN_DOUBT_HELP if view["in_doubt"] else None,
+        "plan_files": live.plan_files,
     })  # fmt: skip
     view["text"] = status_text(view)
     return view

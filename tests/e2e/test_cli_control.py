@@ -258,3 +258,39 @@ def test_a_pause_reaches_every_daemon_of_a_postgresql_pair(
     assert env.wait_until(lambda: any(r["status"] == "succeeded" and r["id"] > mark
                                       for r in by(second)), timeout=30)  # fmt: skip
     assert env.stop(second) == 0
+
+
+def test_the_emergency_stop_needs_only_the_database(
+    daemon_env: DaemonEnvFactory, empty_db_url: str
+) -> None:
+    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env.write_plans(swap_plan("tick", {"every": "1h"}))
+    env.apply()
+    # a typo elsewhere in the config, a keypair gone: pause and resume still work
+    env.write_config(guard={"max_slippage_bp": 10}, wallet={"keypair": "/nonexistent.json"})
+    assert env.jupcron("status").returncode == 1  # the whole config does not load
+
+    done = env.jupcron("pause", "--all", "--reason", "incident 12", "--by", "ann")
+    assert done.returncode == 0, done.stderr
+    assert "warning: the config does not load" in done.stderr
+    assert "max_slippage_bp" in done.stderr
+    assert "paused all plans: incident 12" in done.stdout
+
+    again = env.jupcron("pause", "--all", "--by", "bob")  # no new reason: the old one stays
+    assert again.returncode == 0, again.stderr
+    assert "paused all plans: incident 12 (paused already since" in again.stdout
+    assert "reason kept" in again.stdout
+    new = env.jupcron("pause", "--all", "--reason", "incident 13")
+    assert "reason replaced" in new.stdout
+
+    resumed = env.jupcron("resume", "--all")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed all plans" in resumed.stdout
+    assert "incident 13" in resumed.stdout
+
+    # a database section that does not load is still an error, in one line
+    env.config.write_text("database: {url: mysql://x}\nguard: {nope: 1}\n")
+    broken = env.jupcron("pause", "--all")
+    assert broken.returncode == 1
+    assert broken.stderr.startswith("error:")
+    assert "Traceback" not in broken.stderr

@@ -129,3 +129,26 @@ def test_where_jupcron_cannot_ask_it_says_so(tmp_path: Path, server: EmulatorSer
     no_config = jupcron("plans", "validate", str(folder))  # no --config, no JUPCRON_CONFIG
     assert no_config.returncode == 0
     assert "no daemon config: give --config PATH to use its rpc.url" in no_config.stderr
+
+
+def test_a_mint_that_does_not_exist_is_refused_when_the_rpc_can_tell(
+    tmp_path: Path, server: EmulatorServer
+) -> None:
+    typo = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1w"  # USDC's last letter changed
+    swap = {"name": "typo", "kind": "swap", "schedule": {"every": "1d"},
+            "request": {"inputMint": typo, "outputMint": SOL, "amount": 1_000_000}}  # fmt: skip
+    fine = {"name": "fine", "kind": "swap", "schedule": {"every": "1d"},
+            "request": {"inputMint": USDC, "outputMint": PYUSD, "amount": 1_000_000}}  # fmt: skip
+    config, folder = setup(tmp_path, [swap, fine], api={"base_url": server.url},
+                           rpc={"url": f"{server.url}/rpc"})  # fmt: skip
+    for args in (["plans", "validate", str(folder)], ["plans", "apply"]):
+        done = jupcron("--config", str(config), *args)
+        assert done.returncode == 1, (args, done.stdout)
+        assert f"plan 'typo': request.inputMint {typo} does not exist" in done.stderr, done.stderr
+        assert "plan 'fine'" not in done.stderr  # a Token-2022 mint exists: fine for a swap
+        assert "Traceback" not in done.stderr
+    assert stored(config) == []  # nothing applied
+    # without rpc.url it cannot know: the schema's word stands
+    config.write_text(json.dumps({**json.loads(config.read_text()), "rpc": {}}))
+    offline = jupcron("--config", str(config), "plans", "validate", str(folder))
+    assert offline.returncode == 0, offline.stderr

@@ -12,6 +12,8 @@ from daemon.store import runs
 from daemon.store.engine import make_engine, session_factory, transaction
 from daemon.store.types import RunStatus
 from tests.e2e.cli import jupcron
+from tests.fixtures.daemon import DaemonEnvFactory
+from tests.fixtures.daemon import swap_plan as env_swap_plan
 from tests.fixtures.plans import CONFIG_DIR, PlanFiles, swap_plan, write_plans
 from tests.unit.test_plans_corpus import CORPUS, EXPECTED
 
@@ -186,3 +188,29 @@ def test_validate_prints_problems_in_file_order(tmp_path: Path) -> None:
     assert places == [
         f"{first}:5:3", f"{first}:10:3", f"{second}:1:1", f"{second}:1:1", f"{second}:2:1",
     ], done.stderr  # fmt: skip
+
+
+def test_apply_shows_the_fields_and_status_says_when_files_differ(
+    daemon_env: DaemonEnvFactory, empty_db_url: str
+) -> None:
+    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env.write_plans(env_swap_plan("a", {"every": "1h"}))
+    env.apply()
+    status = json.loads(env.jupcron("status", "--format", "json").stdout)
+    assert status["plan_files"]["in_sync"] is True
+    env.write_plans(env_swap_plan("a", {"every": "2h"}, amount=2_000_000))
+    shown = env.jupcron("status")
+    assert "plan files" in shown.stdout
+    assert "DIFFER from the store (~ a (version 2))" in shown.stdout
+    assert "jupcron plans apply" in shown.stdout
+    status = json.loads(env.jupcron("status", "--format", "json").stdout)
+    assert (status["plan_files"]["in_sync"], status["plan_files"]["diff"]) == (
+        False, ["~ a (version 2)"],
+    )  # fmt: skip
+    done = env.jupcron("plans", "apply")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    at = lines.index("~ a (version 2)")
+    assert "    request.amount: 1000000 → 2000000" in lines[at + 1 :]
+    assert "    schedule.every: 3600 → 7200" in lines[at + 1 :]
+    assert "in sync with the store" in env.jupcron("status").stdout

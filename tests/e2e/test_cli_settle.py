@@ -130,3 +130,74 @@ def test_the_rpc_node_can_veto_a_verdict_it_contradicts(daemon_env: DaemonEnvFac
     step, detail = events(env, forced_id)[-1]
     assert step == "settled_by_operator"
     assert "forced" in str(detail)
+
+
+def record_not_found(env: DaemonEnv, run_id: int, *, expired: bool) -> None:
+    """The event settle_unanswered writes when the RPC node has not seen the signature."""
+    engine = make_engine(env.db_url)
+    detail = '{"found": false, "err": "None", "expired": %s}' % ("true" if expired else "false")
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text("INSERT INTO run_events (run_id, at, step, detail) "
+                     "VALUES (:id, :at, 'rpc_status', :detail)"),
+                {"id": run_id, "at": "2026-01-01 00:00:00", "detail": detail},
+            )  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def test_landed_against_a_recorded_not_found_needs_force(
+    daemon_env: DaemonEnvFactory, empty_db_url: str
+) -> None:
+    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    early = in_doubt_run(env, "a")
+    record_not_found(env, early, expired=False)  # before expiry: proves nothing
+    done = env.jupcron("settle", str(early), "--landed", "--reason", "seen in explorer")
+    assert done.returncode == 0, done.stderr
+
+    run_id = in_doubt_run(env, "a")
+    record_not_found(env, run_id, expired=True)
+    refused = env.jupcron("settle", str(run_id), "--landed", "--reason", "seen in explorer")
+    assert refused.returncode == 1
+    assert "did not find signature" in refused.stderr
+    assert "after its blockhash had expired" in refused.stderr
+    assert "--force" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert env.rows(f"run_id = {run_id}")[0]["status"] == "in_doubt"
+
+    not_landed = env.jupcron("settle", str(run_id), "--not-landed", "--reason", "agrees")
+    assert not_landed.returncode == 0, not_landed.stderr  # the verdict it supports: no --force
+
+    forced_id = in_doubt_run(env, "a")
+    record_not_found(env, forced_id, expired=True)
+    forced = env.jupcron(
+        "settle", str(forced_id), "--landed", "--reason", "explorer shows it", "--force"
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert env.rows(f"run_id = {forced_id}")[0]["status"] == "succeeded"
+    step, detail = events(env, forced_id)[-1]
+    assert step == "settled_by_operator"
+    assert "forced" in str(detail)
+
+
+def test_landed_against_the_rpc_nodes_not_found_needs_force(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.write_config(rpc={"url": env.server.url + "/rpc"})
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    run_id = in_doubt_run(env, "a")
+    engine = make_engine(env.db_url)
+    unknown = "5" * 87  # a well-formed signature the emulator's chain never saw
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE runs SET signature = :s WHERE id = :id"),
+                         {"s": unknown, "id": run_id})  # fmt: skip
+    finally:
+        engine.dispose()
+    refused = env.jupcron("settle", str(run_id), "--landed", "--reason", "seen it")
+    assert refused.returncode == 1, refused.stdout
+    assert f"the RPC node does not know signature {unknown}" in refused.stderr
+    assert env.rows()[0]["status"] == "in_doubt"

@@ -75,6 +75,19 @@ def test_pause_replace_and_resume(engine: Engine) -> None:
     assert control.pause_in_effect(left, "other") is None
 
 
+def test_pausing_again_without_a_reason_keeps_the_reason(engine: Engine) -> None:
+    add_plan(engine, "weekly")  # on SQLite and on PostgreSQL
+    with begin(engine) as conn:
+        control.pause(conn, ["weekly"], reason="wrong amount", by="ann", now=NOW)
+        again = control.pause(conn, ["weekly"], reason=None, by="bob", now=NOW + timedelta(1))
+        (kept,) = control.pauses(conn)
+        control.pause(conn, ["weekly"], reason="new", by="cy", now=NOW + timedelta(2))
+        (replaced,) = control.pauses(conn)
+    assert again["weekly"] is not None
+    assert (kept.reason, kept.by, kept.at) == ("wrong amount", "bob", NOW + timedelta(1))
+    assert (replaced.reason, replaced.by) == ("new", "cy")
+
+
 def test_unknown_plans_are_named_in_order(engine: Engine) -> None:
     add_plan(engine, "a")
     add_plan(engine, "b", enabled=False)

@@ -116,10 +116,11 @@ def test_an_expired_trigger_order_is_recorded_with_what_it_gave_back(
     order = seed_trigger(f, making=1_000_000, taking=8_000_000,
                          expiredAt=int(f.clock.wall()) + 3600)  # fmt: skip
     plan = f.rig.plan("trigger-cancel", {"order": order}, name="expiring")
-    # the cancel fires after the order expired: the API has nothing to cancel
+    # the cancel fires after the order expired: the API has nothing to cancel, which is
+    # recorded as such (skipped, order_gone), not as a failure (issue 28)
     f.clock.advance(7200)
     outcome = outcome_of(f.rig.runner().fire(plan, f.clock.now.replace(microsecond=0)))
-    assert outcome.status is RunStatus.FAILED
+    assert (outcome.status, outcome.error_code) == (RunStatus.SKIPPED, "order_gone")
     f.follower().poll()
     with begin(f.engine) as conn:
         (event,) = follow.events(conn, "order_expired")

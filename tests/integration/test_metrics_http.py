@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import Iterator
 
@@ -10,6 +11,14 @@ import pytest
 
 from daemon.errors import ConfigError
 from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
+
+
+@contextlib.contextmanager
+def server_stopped(server: MetricsServer) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        server.stop()
 
 
 class Health:
@@ -91,3 +100,25 @@ def test_stop_closes_the_port(served: tuple[Metrics, MetricsServer]) -> None:
     server.stop()
     with pytest.raises(httpx.ConnectError):
         httpx.get(server.url + "/metrics", timeout=2)
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/metrics"])
+def test_on_loopback_a_host_that_is_only_a_name_is_refused(
+    served: tuple[Metrics, MetricsServer], path: str
+) -> None:
+    _, server = served
+    for host, status in (("attacker.example", 403), ("rebind.example:9464", 403),
+                         ("localhost", 200), ("127.0.0.1:9464", 200), ("[::1]", 200)):  # fmt: skip
+        answer = httpx.get(server.url + path, headers={"host": host}, timeout=5)
+        assert answer.status_code == status, (host, answer.text)
+
+
+def test_an_idle_connection_is_closed() -> None:
+    server = serve_metrics(Metrics(), "127.0.0.1:0", idle_timeout=0.5)
+    with (
+        server_stopped(server),
+        socket.create_connection((server.host, server.port), timeout=5) as sock,
+    ):
+        sock.sendall(b"GET /metr")  # a request that never finishes
+        sock.settimeout(5)
+        assert sock.recv(1024) == b""  # the server hung up instead of holding a thread

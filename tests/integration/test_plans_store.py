@@ -73,6 +73,9 @@ def test_apply_add_change_disable_keeps_history(
     assert diff.revision == 2
     assert "~ weekly-dca (version 2)" in diff.lines()
     assert "- hourly-swap (disabled)" in diff.lines()
+    shown = diff.lines(fields=True)  # what changed, field by field, under its plan
+    at = shown.index("~ weekly-dca (version 2)")
+    assert shown[at + 1] == "    settings.dry_run: false → true", shown
 
     with transaction(plans_factory) as s:
         names = [p.name for p in store_plans.enabled_plans(s)]

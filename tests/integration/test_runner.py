@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from daemon.runner.core import RunOptions
 from daemon.store.models import Run
 from daemon.store.types import RunStatus
-from tests.fixtures.runner import USDC, RigFactory, outcome_of
+from tests.fixtures.runner import SOL, USDC, RigFactory, outcome_of
 
 # a slot ahead of the wall clock (the runner's own clock is the real one here), so
 # its grace period cannot pass while the suite runs, whatever the day or hour
@@ -247,17 +247,32 @@ def test_transient_order_errors_are_retried_and_recorded(make_rig: RigFactory) -
 
 def test_order_refused_by_the_api_is_failed_and_nothing_signed(make_rig: RigFactory) -> None:
     rig = make_rig()
-    plan = rig.plan(
-        "trigger-cancel", request={"order": "3yZe7d6m4bW1vJ5m8dGzU3n9cY1cKJc1dJZyqfG5QFvA"}
-    )
+    small = {"time": {"inAmount": 20_000_000, "numberOfOrders": 2, "interval": 86400}}
+    plan = rig.plan("recurring", request={"inputMint": USDC, "outputMint": SOL, "params": small})
     outcome = outcome_of(rig.runner().fire(plan, SLOT))
     assert outcome.status is RunStatus.FAILED
     run = rig.run(outcome.run_id)
-    assert run.signed_tx is None
-    assert run.error_code == "400"
+    assert (run.signed_tx, run.error_code) == (None, "400")
     failed = [d for _, step, d in rig.events(run.id) if step == "order_failed"]
     assert failed[0]["http_status"] == 400  # the API's answer is kept: status and raw body
     assert "error" in failed[0]["body"]
+
+
+def test_a_cancel_of_an_order_already_gone_is_skipped_not_failed(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    rig = make_rig(db_url=db_url)  # on SQLite and on PostgreSQL
+    plan = rig.plan("trigger-cancel")
+    first = outcome_of(rig.runner().fire(plan, SLOT))
+    assert first.status is RunStatus.SUCCEEDED, first.error
+    again = outcome_of(rig.runner().fire(plan, SLOT + timedelta(hours=1)))  # nothing left
+    assert again.status is RunStatus.SKIPPED
+    run = rig.run(again.run_id)
+    assert (run.error_code, run.signed_tx) == ("order_gone", None)
+    assert run.error is not None
+    assert run.error.startswith("nothing to cancel")
+    gone = [d for _, step, d in rig.events(run.id) if step == "order_gone"]
+    assert gone[0]["http_status"] == 400  # the API's answer is kept
 
 
 def test_a_lost_execute_answer_is_settled_by_reposting_the_same_bytes(make_rig: RigFactory) -> None:

@@ -1,0 +1,39 @@
+"""`jupcron config check`: validate the config and the plans, probe every dependency."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from daemon.cli.main import Context, pass_ctx
+
+
+@click.group()
+def config() -> None:
+    """The daemon config: check it and what it points to."""
+
+
+@config.command()
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Output format.")  # fmt: skip
+@pass_ctx
+def check(ctx: Context, fmt: str) -> None:
+    """Validate the config and plans.dir, and probe the wallet, the database, the API
+    key (one authenticated read), the RPC node (and the wallet's SOL) and the
+    notification URLs. Exit 0 when nothing failed, 1 otherwise (warnings do not fail).
+    """
+    from daemon.probe import check_all
+
+    checks = check_all(ctx.config)  # a config that does not load: one error line, exit 1
+    failed = [c for c in checks if c.verdict == "fail"]
+    if fmt == "json":
+        rows = [{"check": c.name, "verdict": c.verdict, "detail": c.detail, "fix": c.fix}
+                for c in checks]  # fmt: skip
+        click.echo(json.dumps({"ok": not failed, "checks": rows}, indent=2))
+    else:
+        for c in checks:
+            click.echo(c.line())
+        click.echo("all good" if not failed else f"{len(failed)} check(s) failed")
+    if failed:
+        raise SystemExit(1)

@@ -1,0 +1,149 @@
+"""Is everything the daemon depends on there and answering? (`jupcron config check`,
+and the daemon's own check at start.)
+
+Each check is one `Check`: ``ok`` (fine), ``warn`` (works, but look: a wallet
+without SOL, no RPC node configured) or ``fail`` (a run would fail: exit 1),
+with what was found and, on a failure, the fix. The API key is proved by one
+cheap authenticated read (the wallet's portfolio); the RPC node by its block
+height and the wallet's SOL balance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx
+
+from daemon.api.client import JupiterClient
+from daemon.config import Config, api_key
+from daemon.errors import ApiAuthError, JupcronError, RetryableError
+from daemon.urls import mask_url
+
+Verdict = Literal["ok", "warn", "fail"]
+KEY_FIX = (
+    "put a valid key in api.key_file (or $JUPITER_API_KEY, or the systemd credential "
+    "'api-key'); keys come from https://portal.jup.ag; no key at all is keyless (0.5 requests/s)"
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: Verdict
+    detail: str
+    fix: str = ""
+    fatal: bool = False  # the daemon must not start (a key the API refuses)
+
+    def line(self) -> str:
+        fix = f" (fix: {self.fix})" if self.fix and self.verdict != "ok" else ""
+        return f"{self.verdict:<4}  {self.name:<9} {self.detail}{fix}"
+
+
+def _guard(name: str, work: Callable[[], Check], fix: str = "") -> Check:
+    try:
+        return work()
+    except JupcronError as exc:
+        return Check(name, "fail", str(exc), fix)
+    except OSError as exc:
+        return Check(name, "fail", f"{exc.filename or ''} {exc.strerror or exc}".strip(), fix)
+
+
+def check_api(
+    config: Config, address: str | None, transport: httpx.BaseTransport | None = None
+) -> Check:
+    """The key read, then proved by one authenticated read (no retries)."""
+    try:
+        key = api_key(config)
+    except JupcronError as exc:
+        return Check("api key", "fail", str(exc), KEY_FIX, fatal=True)
+    keyed = "keyless" if key is None else "key read"
+    one_try = config.model_copy(update={"api": config.api.model_copy(update={"max_attempts": 1})})
+    client = JupiterClient.from_config(one_try, key, transport=transport)
+    where = mask_url(config.api.base_url)
+    try:
+        client.positions(address or "11111111111111111111111111111111")
+    except ApiAuthError as exc:
+        return Check("api key", "fail", f"{where} refused it: {exc}", KEY_FIX, fatal=True)
+    except RetryableError as exc:
+        return Check("api key", "fail", f"{where} did not answer: {exc}",
+                     "check api.base_url and the network (the daemon starts degraded)")  # fmt: skip
+    except JupcronError:
+        pass  # any other answer (a 4xx for this address, say) proves the key was accepted
+    finally:
+        client.close()
+    return Check("api key", "ok", f"{keyed}, accepted by {where}")
+
+
+def check_rpc(config: Config, address: str | None) -> Check:
+    from daemon.rpc import rpc_from_config
+
+    rpc = rpc_from_config(config.rpc)
+    if rpc is None:
+        return Check("rpc", "warn", "rpc.url not set: no on-chain settling, simulation, mint "
+                     "or balance checks", "set rpc.url")  # fmt: skip
+    where = mask_url(config.rpc.url or "")
+    try:
+        height = rpc.block_height()
+        if address is None:
+            return Check("rpc", "ok", f"{where} at block height {height}")
+        (account,) = rpc.accounts([address])
+    except JupcronError as exc:
+        return Check("rpc", "fail", f"{where} did not answer: {exc}", "check rpc.url")
+    finally:
+        rpc.close()
+    lamports = account.lamports if account is not None else 0
+    if lamports == 0:
+        return Check("rpc", "warn", f"{where} answers; wallet {address} holds no SOL: "
+                     "nothing can pay fees", "fund the wallet")  # fmt: skip
+    return Check("rpc", "ok", f"{where} answers; wallet holds {lamports / 1e9:.4f} SOL")
+
+
+def check_all(config: Config, transport: httpx.BaseTransport | None = None) -> list[Check]:
+    """Every check, in the order an operator fixes things."""
+    from daemon.app import open_store
+    from daemon.plans.load import load_plans
+    from daemon.wallet import load_wallet
+
+    checks: list[Check] = [Check("config", "ok", config.source or "(built-in defaults)")]
+    address: str | None = None
+
+    def wallet() -> Check:
+        nonlocal address
+        address = str(load_wallet(config.wallet.keypair).address)
+        return Check("wallet", "ok", address)
+
+    def plans() -> Check:
+        folder = config.plans.dir
+        if not folder.is_dir():
+            return Check("plans", "fail", f"{folder}: no such folder", "set plans.dir")
+        loaded = load_plans([folder])
+        if loaded.problems:
+            first = "; ".join(str(p) for p in loaded.problems[:3])
+            return Check("plans", "fail", f"{len(loaded.problems)} problem(s): {first}",
+                         "jupcron plans validate")  # fmt: skip
+        return Check("plans", "ok", f"{len(loaded.plans)} plan(s) in {folder}")
+
+    def database() -> Check:
+        open_store(config).close()
+        return Check("database", "ok", mask_url(config.database.url))
+
+    def notify() -> Check:
+        urls = [u.get_secret_value() for u in config.notify.urls]
+        if not urls and not config.notify.webhook_url:
+            return Check("notify", "warn", "no notify.urls: nobody is told of failures",
+                         "add notify.urls (docs/notify.md)")  # fmt: skip
+        from daemon.service.alerts import channel_of, check_urls
+
+        check_urls(urls)
+        shown = [channel_of(u) for u in urls] + (["webhook"] if config.notify.webhook_url else [])
+        return Check("notify", "ok", ", ".join(shown))
+
+    checks.append(_guard("wallet", wallet, "check wallet.keypair"))
+    checks.append(_guard("plans", plans, "jupcron plans validate"))
+    checks.append(_guard("database", database, "check database.url; jupcron db upgrade"))
+    checks.append(check_api(config, address, transport))
+    checks.append(check_rpc(config, address))
+    checks.append(_guard("notify", notify, "fix notify.urls"))
+    return checks

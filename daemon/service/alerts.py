@@ -1,0 +1,336 @@
+"""Notifications where operators read them: Apprise URLs (``notify.urls``).
+
+Apprise speaks Telegram, email, Slack, Discord, ntfy, Matrix, plain JSON
+webhooks and a hundred more, each configured by one URL; the URLs carry the
+channel's token or password, so they are secrets: `SecretStr` in the config
+(masked in every repr, dump and log), and only their scheme is ever shown
+(`channel_of`).
+
+What is said (``notify.events``, all by default): a run that ends ``failed``,
+``rejected`` or ``in_doubt``; ``skipped`` slots of a plan, debounced (the
+first skip says why, later ones of the same streak are counted and summed up
+every ``notify.skip_summary`` seconds or when the streak ends), a slot misfired,
+a manual fire (``jupcron fire``), the daemon's start, stop and fatal stop, and
+a change of leader.
+
+Rate limit: alerts are gathered for ``notify.batch`` seconds after the first
+one, and messages go out at most once per ``notify.min_interval`` seconds, so a
+burst of failures is one message listing them. Delivery is on one background
+thread with a bounded queue; `stop` delivers what is pending before it returns
+(a fatal stop is said before the process ends).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+import structlog
+
+from daemon.errors import ConfigError
+from daemon.logs import mask_secrets
+from daemon.runner.outcome import RunOutcome
+from daemon.store.types import RunStatus
+
+if TYPE_CHECKING:
+    from daemon.config import NotifyConfig
+
+log = structlog.get_logger(__name__)
+
+TEXT_LIMIT = 300  # characters of one alert's reason
+MESSAGE_LIMIT = 30  # alerts listed in one message; the rest counted
+
+
+class AlertEvent(StrEnum):
+    """What `notify.events` may name (a contract once landed)."""
+
+    FAILED = "failed"
+    REJECTED = "rejected"
+    IN_DOUBT = "in_doubt"
+    SKIPPED = "skipped"
+    MISFIRE = "misfire"
+    MANUAL_FIRE = "manual_fire"
+    DAEMON_START = "daemon_start"
+    DAEMON_STOP = "daemon_stop"
+    DAEMON_FATAL = "daemon_fatal"
+    LEADER_CHANGE = "leader_change"
+    LOW_BALANCE = "low_balance"
+
+
+RUN_EVENTS: dict[RunStatus, AlertEvent] = {
+    RunStatus.FAILED: AlertEvent.FAILED,
+    RunStatus.REJECTED: AlertEvent.REJECTED,
+    RunStatus.IN_DOUBT: AlertEvent.IN_DOUBT,
+}
+# Apprise's notify types: how the channel colours or flags the message
+SEVERE = frozenset({AlertEvent.FAILED, AlertEvent.IN_DOUBT, AlertEvent.DAEMON_FATAL,
+                    AlertEvent.REJECTED, AlertEvent.LOW_BALANCE})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Alert:
+    event: AlertEvent
+    text: str  # one line, public facts only (plan, run id, status, reason)
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+def one_line(text: str | None) -> str:
+    """A reason as one masked line of at most `TEXT_LIMIT` characters."""
+    if not text:
+        return ""
+    flat = " ".join(str(mask_secrets(None, "", {"t": text})["t"]).split())
+    return flat if len(flat) <= TEXT_LIMIT else flat[: TEXT_LIMIT - 1] + "…"
+
+
+def channel_of(url: str) -> str:
+    """What may be shown of a notification URL: its scheme (the rest holds secrets)."""
+    scheme, sep, _ = url.partition("://")
+    return f"{scheme}://…" if sep and scheme.isascii() and scheme.isalnum() else "?"
+
+
+class Sender(Protocol):
+    def __call__(self, title: str, body: str, severe: bool) -> bool: ...
+
+
+def apprise_sender(urls: Sequence[str]) -> Sender:
+    """A `Sender` over Apprise; a URL it does not understand is a `ConfigError` that
+    names its position and scheme only."""
+    with warnings.catch_warnings():  # Apprise's plugins import imghdr (deprecated in 3.11)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import apprise
+
+        # Apprise logs through stdlib logging, its debug lines with URL parts: errors only
+        logging.getLogger("apprise").setLevel(logging.ERROR)
+        client = apprise.Apprise()
+        for index, url in enumerate(urls):
+            if not client.add(url):
+                raise ConfigError(
+                    f"notify.urls[{index}] ({channel_of(url)}): not a notification URL "
+                    "Apprise understands (see https://github.com/caronc/apprise/wiki)"
+                )
+
+    def send(title: str, body: str, severe: bool) -> bool:
+        kind = apprise.NotifyType.FAILURE if severe else apprise.NotifyType.INFO
+        return bool(client.notify(title=title, body=body, notify_type=kind))
+
+    return send
+
+
+def check_urls(urls: Sequence[str]) -> None:
+    """Raise `ConfigError` if Apprise would refuse one of `urls` (config check, start)."""
+    apprise_sender(urls)
+
+
+class Alerts:
+    """Gathers alerts, debounces skips and sends messages from one thread.
+
+    ``sender`` is the seam (Apprise in production, a list in unit tests);
+    ``clock`` is monotonic seconds. Call `start`, then the ``note_*`` methods
+    from any thread, `stop` on shutdown.
+    """
+
+    def __init__(
+        self,
+        sender: Sender,
+        *,
+        events: Sequence[str] = (),
+        batch: float = 10.0,
+        min_interval: float = 60.0,
+        skip_summary: float = 3600.0,
+        source: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        queue_size: int = 1000,
+    ) -> None:
+        self.sender = sender
+        self.events = {AlertEvent(e) for e in events} if events else set(AlertEvent)
+        self.batch = batch
+        self.min_interval = min_interval
+        self.skip_summary = skip_summary
+        self.source = source or f"jupcron@{socket.gethostname()}"
+        self.clock = clock
+        self._queue: queue.Queue[Alert | None] = queue.Queue(maxsize=queue_size)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._streaks: dict[str, _Streak] = {}
+        self._last_sent = float("-inf")
+        self.messages = 0
+        self.dropped = 0
+
+    def __repr__(self) -> str:
+        return f"Alerts(events={sorted(self.events)!r})"
+
+    # -- what happened ------------------------------------------------------------
+    def note(self, event: AlertEvent, text: str) -> None:
+        if event not in self.events:
+            return
+        try:
+            self._queue.put_nowait(Alert(event, one_line(text)))
+        except queue.Full:
+            self.dropped += 1
+            log.warning("alert_dropped", alert=str(event), reason="queue full")
+
+    def note_run(self, outcome: RunOutcome) -> None:
+        """A run listener's view: failures at once, skips debounced per plan."""
+        when = outcome.scheduled_for.strftime("%Y-%m-%d %H:%M:%SZ")
+        plan = outcome.plan_name
+        if outcome.status is RunStatus.SKIPPED and not _operator_pause(outcome):
+            self._skipped(plan, when, outcome.error)
+            return
+        self._streak_over(plan)
+        event = RUN_EVENTS.get(outcome.status)
+        if event is not None:
+            reason = f": {outcome.error}" if outcome.error else ""
+            self.note(event, f"plan {plan} run {outcome.run_id} ({when}) {outcome.status}{reason}")
+
+    def run_finished(self, outcome: RunOutcome) -> None:  # the RunListener protocol
+        self.note_run(outcome)
+
+    def _skipped(self, plan: str, when: str, reason: str | None) -> None:
+        now = self.clock()
+        with self._lock:
+            streak = self._streaks.get(plan)
+            if streak is None:
+                self._streaks[plan] = _Streak(first=when, summed_at=now)
+                first = True
+            else:
+                streak.count += 1
+                streak.last, streak.reason = when, reason
+                first = False
+                due = now - streak.summed_at >= self.skip_summary
+                if due:
+                    text = streak.summary(plan)
+                    streak.count, streak.summed_at = 0, now
+        if first:
+            self.note(AlertEvent.SKIPPED, f"plan {plan} slot {when} skipped: {reason or '?'}")
+        elif due:
+            self.note(AlertEvent.SKIPPED, text)
+
+    def _streak_over(self, plan: str) -> None:
+        with self._lock:
+            streak = self._streaks.pop(plan, None)
+        if streak is not None and streak.count:
+            self.note(AlertEvent.SKIPPED, streak.summary(plan) + " (the streak has ended)")
+
+    # -- the thread -----------------------------------------------------------------
+    def start(self) -> Alerts:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="alerts", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Send what is pending now (no more waiting), then end the thread."""
+        if self._thread is None:
+            return
+        with contextlib.suppress(queue.Full):
+            self._queue.put(None, timeout=timeout)
+        self._thread.join(timeout)
+        self._thread = None
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            pending, stopping = [item], False
+            # gather the burst: `batch` seconds, and at least `min_interval` since the last
+            until = max(self.clock() + self.batch, self._last_sent + self.min_interval)
+            while not stopping:
+                left = until - self.clock()
+                if left <= 0:
+                    break
+                try:
+                    more = self._queue.get(timeout=left)
+                except queue.Empty:
+                    break
+                if more is None:
+                    stopping = True
+                else:
+                    pending.append(more)
+            while not stopping:  # what arrived meanwhile joins this message
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stopping = True
+                else:
+                    pending.append(more)
+            self._send(pending)
+            if stopping:
+                return
+
+    def _send(self, alerts: list[Alert]) -> None:
+        title, body = render(alerts, self.source)
+        severe = any(a.event in SEVERE for a in alerts)
+        self._last_sent = self.clock()
+        try:
+            ok = self.sender(title, body, severe)
+        except Exception as exc:  # noqa: BLE001 - a channel library error must never stop the daemon
+            log.warning("alert_failed", alerts=len(alerts), error=type(exc).__name__)
+            return
+        if ok:
+            self.messages += 1
+            log.info("alert_sent", alerts=len(alerts), events=sorted({a.event for a in alerts}))
+        else:
+            log.warning("alert_failed", alerts=len(alerts), error="not delivered")
+
+
+@dataclass
+class _Streak:
+    first: str
+    summed_at: float
+    count: int = 0  # skips since the first (or the last summary) not yet said
+    last: str = ""
+    reason: str | None = None
+
+    def summary(self, plan: str) -> str:
+        return (
+            f"plan {plan}: {self.count} more slot(s) skipped since {self.first}, the last "
+            f"{self.last}: {self.reason or '?'}"
+        )
+
+
+def _operator_pause(outcome: RunOutcome) -> bool:
+    """A slot skipped by `jupcron pause`: the operator knows; no alert."""
+    error = outcome.error or ""
+    return error.startswith(("paused: ", "all plans paused: "))
+
+
+def render(alerts: Sequence[Alert], source: str) -> tuple[str, str]:
+    """One message for a burst: a title counting the events, one line per alert."""
+    counts: dict[str, int] = {}
+    for alert in alerts:
+        counts[alert.event] = counts.get(alert.event, 0) + 1
+    what = ", ".join(f"{n} {event}" for event, n in counts.items())
+    title = f"jupcron ({source}): {alerts[0].text}" if len(alerts) == 1 else (
+        f"jupcron ({source}): {len(alerts)} alerts ({what})"
+    )  # fmt: skip
+    lines = [f"{a.at.strftime('%H:%M:%SZ')} [{a.event}] {a.text}" for a in alerts[:MESSAGE_LIMIT]]
+    if len(alerts) > MESSAGE_LIMIT:
+        lines.append(f"… and {len(alerts) - MESSAGE_LIMIT} more (jupcron audit)")
+    return title[:250], "\n".join(lines)
+
+
+def alerts_from_config(notify: NotifyConfig, *, immediate: bool = False) -> Alerts | None:
+    """The configured `Alerts` (not started), or None without ``notify.urls``;
+    ``immediate``: no gathering (a command that sends before it ends)."""
+    urls = [u.get_secret_value() for u in notify.urls]
+    if not urls:
+        return None
+    return Alerts(
+        apprise_sender(urls), events=notify.events,
+        batch=0.0 if immediate else notify.batch,
+        min_interval=0.0 if immediate else notify.min_interval,
+        skip_summary=notify.skip_summary,
+    )  # fmt: skip

@@ -1,0 +1,58 @@
+"""`jupcron config check` (DESIGN §3, third round): validates config and plans and
+probes the API key, the RPC node and the wallet; exit 0 all good, 1 otherwise."""
+
+from __future__ import annotations
+
+import json
+
+from daemon.emulator import Emulator
+from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
+from tests.fixtures.receivers import HttpReceiver
+
+
+def test_all_good_against_the_emulator(
+    daemon_env: DaemonEnvFactory, http_receiver: HttpReceiver, empty_db_url: str
+) -> None:
+    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env.write_config(rpc={"url": env.server.url + "/rpc"}, notify={"urls": [http_receiver.url]})
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    done = env.jupcron("config", "check", "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    verdicts = {c["check"]: c["verdict"] for c in report["checks"]}
+    assert report["ok"] is True
+    assert verdicts["api key"] == "ok"
+    assert verdicts["wallet"] == "ok"
+    assert verdicts["database"] == "ok"
+    assert verdicts["plans"] == "ok"
+    assert verdicts["notify"] == "ok"
+    assert verdicts["rpc"] in ("ok", "warn")  # warn: the emulator's wallet may hold no SOL
+    assert http_receiver.url.split("//")[1] not in done.stdout  # the URL is a secret
+    assert "json://…" in [c["detail"] for c in report["checks"]]
+
+
+def test_each_failure_is_named_with_its_fix(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env(emulator=Emulator(seed=2, api_key="the-right-key"))
+    env.write_config(notify={"urls": ["bogus://token@host"]})
+    env.write_plans({"name": "broken", "kind": "swap"})
+    (env.root / "keypair.json").write_text("[1, 2]")
+    done = env.jupcron("config", "check")
+    assert done.returncode == 1, done.stdout
+    lines = {line.split()[1]: line for line in done.stdout.splitlines() if line[:4].strip()}
+    assert lines["wallet"].startswith("fail")
+    assert lines["plans"].startswith("fail")
+    assert lines["notify"].startswith("fail")
+    assert "token" not in lines["notify"]
+    assert "check(s) failed" in done.stdout
+    assert "Traceback" not in done.stderr
+    keyed = env.jupcron("config", "check")  # no key for an emulator that wants one
+    assert "fail  api key" in keyed.stdout
+    assert "portal.jup.ag" in keyed.stdout
+
+
+def test_a_config_that_does_not_load_is_exit_one(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    env.write_config(guard={"nope": 1})
+    done = env.jupcron("config", "check")
+    assert done.returncode == 1
+    assert done.stderr.startswith("error:") or "nope" in done.stderr
