@@ -138,8 +138,10 @@ def test_token_facts_come_from_the_token_api_and_the_mint_account(
         known = tokens.stored(conn)
     assert (known[USDC].decimals, known[USDC].symbol, known[USDC].source) == (6, "USDC", "api")
     assert known[USDC].program == "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
-    assert known[SOL].decimals == 9 and known[SOL].symbol == "SOL"
-    assert known[SOL].usd_price is not None and known[SOL].priced_at == f.clock()
+    assert known[SOL].decimals == 9
+    assert known[SOL].symbol == "SOL"
+    assert known[SOL].usd_price is not None
+    assert known[SOL].priced_at == f.clock()
     assert refresh_tokens(f.engine, f.client(), None, f.clock) == []  # cached: no call
     with begin(f.engine) as conn:
         conn.execute(tokens.TOKENS.delete())
@@ -156,6 +158,7 @@ def test_token_facts_come_from_the_token_api_and_the_mint_account(
         "USDC",
         "api+chain",
     )
-    assert known[SOL].decimals == 9 and known[SOL].symbol == "SOL"
+    assert known[SOL].decimals == 9
+    assert known[SOL].symbol == "SOL"
     assert tokens.human(1_500_000, 6) == tokens.Token(USDC, 6, None, "chain").human(1_500_000)
     assert str(tokens.human(1_500_000, 6)) == "1.500000"
