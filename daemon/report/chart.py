@@ -33,8 +33,10 @@ FORMATS = {".png": "png", ".svg": "svg"}
 COST, VALUE, PRICE, AVERAGE, MARKET = "#0969da", "#1a7f37", "#24292f", "#8250df", "#bc4c00"
 ROW_HEIGHT = 3.3  # inches per plan in the report's picture
 WIDTH = 11.0
-CARD = (6.4, 2.6)  # inches of a page card's picture (at 100 dpi: 640 x 260 px)
+CARD = (640 / 96, 260 / 96)  # inches of a card's picture: 640 x 260 CSS pixels (SVG is in pt)
 PAD_ALONE = timedelta(hours=1)  # either side of a lone fill
+# the date under a time axis says the zone (an x label beside it would collide)
+OFFSETS = ["UTC", "%Y UTC", "%Y-%b UTC", "%Y-%m-%d UTC", "%Y-%m-%d UTC", "%Y-%m-%d %H:%M UTC"]
 STYLE: Any = {"svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 8.5,
          "axes.titlesize": 9.5, "legend.fontsize": 7.5, "svg.hashsalt": "jupcron"}  # fmt: skip
 
@@ -102,15 +104,14 @@ def _time_axis(axes: Any) -> None:
 
     locator = AutoDateLocator(minticks=2, maxticks=5)  # type: ignore[no-untyped-call]
     axes.xaxis.set_major_locator(locator)
-    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator, show_offset=True))  # type: ignore[no-untyped-call]
-    axes.set_xlabel("time (UTC)")
+    formatter = ConciseDateFormatter(locator, offset_formats=OFFSETS)  # type: ignore[no-untyped-call]
+    axes.xaxis.set_major_formatter(formatter)
 
 
 def _amounts(axes: Any, report: PlanReport, s: Series, now_price: float | None) -> None:
     left, right = _span(s.times)
     cost_label = f"{s.quote} spent" if s.buying else f"{s.quote} received"
-    value_label = (f"{s.base} received, valued in {s.quote}" if s.buying
-                   else f"{s.base} sold, valued in {s.quote}")  # fmt: skip
+    value_label = f"{s.base} bought, in {s.quote}" if s.buying else f"{s.base} sold, in {s.quote}"
     # from zero before the first fill, a step up at each fill, flat to the edge
     xs = [left, *s.times, right]
     axes.step(xs, [0.0, *s.cost, s.cost[-1]], where="post", color=COST, linewidth=2,
@@ -119,7 +120,7 @@ def _amounts(axes: Any, report: PlanReport, s: Series, now_price: float | None) 
     if now_price is not None:
         base_total = s.value[-1] / s.prices[-1] if s.prices[-1] else 0.0
         end_value = base_total * now_price
-        value_label += " (now at the market)"
+        value_label += " at market"
     axes.step([left, *s.times], [0.0, *s.value], where="post", color=VALUE, linewidth=2,
               linestyle="--", label=value_label)  # fmt: skip
     axes.plot([s.times[-1], right], [s.value[-1], end_value], color=VALUE, linewidth=2,
@@ -141,23 +142,23 @@ def _prices(axes: Any, report: PlanReport, s: Series, now_price: float | None) -
     shown = list(s.prices)
     if average is not None:
         axes.axhline(float(average), color=AVERAGE, linestyle="--", linewidth=1,
-                     label=f"average {float(average):,.6g}")  # fmt: skip
+                     label=f"average {float(average):.6g}")  # fmt: skip
         shown.append(float(average))
     if s.references:
         axes.plot([t for t, _ in s.references], [p for _, p in s.references], "x",
-                  color=MARKET, markersize=6, label="market at the fill (Pyth)")  # fmt: skip
+                  color=MARKET, markersize=6, label="Pyth at the fill")  # fmt: skip
         shown += [p for _, p in s.references]
     if now_price is not None:
         axes.axhline(now_price, color=MARKET, linestyle=":", linewidth=1.5,
-                     label=f"market now {now_price:,.6g}")  # fmt: skip
+                     label=f"now {now_price:.6g}")  # fmt: skip
         shown.append(now_price)
     low, high = min(shown), max(shown)
     pad = (high - low) * 0.35 or abs(high) * 0.02 or 1.0
-    axes.set_ylim(low - pad, high + pad * 1.6)  # room above for the legend
+    axes.set_ylim(low - pad, high + pad * 3)  # room above for the legend
     axes.set_xlim(left, right)
     axes.set_ylabel(f"{s.quote} per {s.base}")
     axes.set_title(f"price, {s.quote} per {s.base}")
-    axes.legend(loc="upper left", frameon=False, ncols=2)
+    axes.legend(loc="upper left", frameon=False, ncols=1)
     _time_axis(axes)
     axes.grid(alpha=0.3)
 

@@ -93,7 +93,7 @@ def test_chart_is_the_report_renderer_with_units_and_escapes_the_name() -> None:
     assert "<script" not in svg
     assert "a&lt;b&gt;&amp;: cumulative spend and value" in svg
     assert "a<b>" not in svg
-    for words in ("USDC spent", "SOL received, valued in USDC", "USDC per SOL", "time (UTC)",
+    for words in ("USDC spent", "SOL bought, in USDC", "USDC per SOL", "2026-11-23 UTC",
                   "fill price"):  # fmt: skip
         assert words in svg, words
 
