@@ -16,6 +16,33 @@ from pydantic.alias_generators import to_camel
 
 # Ultra execute codes after which a fresh order may be tried (API.md)
 RETRY_WITH_FRESH_ORDER = frozenset({-1, -1000, -1001, -1004, -2000, -2001, -2003, -2004})
+# Ultra / Swap V2 execute codes and what they mean (ultra/response.mdx, swap/order-and-
+# execute.mdx, openapi-spec/swap/v2/swap.yaml); a positive code is the program's error
+EXECUTE_CODES: dict[int, str] = {
+    0: "success",
+    -1: "missing cached order: the requestId was not found, likely expired",
+    -2: "invalid signed transaction",
+    -3: "invalid message bytes: the transaction was modified",
+    -4: "missing request id",
+    -5: "missing signed transaction",
+    -1000: "failed to land",
+    -1001: "unknown error",
+    -1002: "invalid transaction",
+    -1003: "transaction not fully signed",
+    -1004: "invalid block height",
+    -1005: "expired: attempted, and expired",
+    -1006: "timed out: attempted, and timed out (it may still land)",
+    -1007: "gasless is not supported for this wallet",
+    -2000: "RFQ: failed to land",
+    -2001: "RFQ: unknown error",
+    -2002: "RFQ: invalid payload",
+    -2003: "RFQ: quote expired",
+    -2004: "RFQ: swap rejected",
+    -2005: "RFQ: internal error (it may still land)",
+}
+# codes after which the transaction was sent and its fate is not known: settled like a
+# lost answer (the same signed bytes, the chain, in_doubt), never straight to failed
+MAY_HAVE_LANDED = frozenset({-1006, -2005})
 # the execute operations of the swap APIs (Ultra v1, Swap V2): the same answer shape
 SWAP_EXECUTES = frozenset({"execute_ultra", "execute_swap"})
 # Ultra /order errorCode meanings (record the run as skipped, do not sign)
@@ -218,6 +245,25 @@ class ExecuteResult(ApiModel):
             and isinstance(self.code, int)
             and self.code in RETRY_WITH_FRESH_ORDER
         )
+
+    @property
+    def may_have_landed(self) -> bool:
+        """Ultra and Swap V2: the API sent the transaction and cannot say whether it
+        landed (-1006 timed out, -2005 RFQ internal error)."""
+        return (
+            self.operation in SWAP_EXECUTES
+            and isinstance(self.code, int)
+            and self.code in MAY_HAVE_LANDED
+        )
+
+    @property
+    def meaning(self) -> str | None:
+        """What the documented code means (swap APIs), for the run's error text."""
+        if self.operation not in SWAP_EXECUTES or not isinstance(self.code, int):
+            return None
+        if self.code > 0:
+            return f"program error {self.code}"
+        return EXECUTE_CODES.get(self.code, f"undocumented code {self.code}")
 
     @property
     def landed_unknown(self) -> bool:

@@ -12,6 +12,7 @@ holds a client to passing back exactly what it was given)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from solders.pubkey import Pubkey
@@ -24,7 +25,7 @@ from daemon.emulator.common import (
     json_response,
     parse_json_object,
 )
-from daemon.emulator.faults import FaultKind, request_fields
+from daemon.emulator.faults import Fault, FaultKind, request_fields
 from daemon.emulator.ledger import Execution, IssuedOrder, RecurringOrder
 
 # which issued kinds each execute endpoint accepts
@@ -49,6 +50,11 @@ def _reject(operation: str, ultra_code: int, message: str, cause: str | None = N
     if cause:
         data["cause"] = cause
     return json_response(400, data)
+
+
+def _blocks(fault: Fault | None) -> bool:
+    """An expiry fault (the transaction is treated as expired); a timed-out one lands."""
+    return fault is not None and fault.kind == FaultKind.EXPIRED
 
 
 def _answer(operation: str, e: Execution, order: IssuedOrder) -> tuple[int, dict[str, Any]]:
@@ -187,7 +193,7 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
         in_amount=order.in_amount,
         out_amount=order.out_amount,
     )
-    kinds = (FaultKind.FAILED, FaultKind.EXPIRED)
+    kinds = (FaultKind.FAILED, FaultKind.EXPIRED, FaultKind.TIMED_OUT)
     fault = state.faults.take(operation, kinds=kinds, request=request_fields({}, body))
     if operation == "execute_swap":
         expired = isinstance(height_limit, int) and state.block_height() > height_limit
@@ -199,9 +205,9 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
         e.error = str(fault.params.get("error", "Failed to land"))
         if e.code > 0 and swap:  # program error: landed with err
             e.landed, e.slot = True, state.ledger.next_slot()
-    elif operation == "execute_swap" and (fault is not None or expired):
+    elif operation == "execute_swap" and (_blocks(fault) or expired):
         e.code, e.error = INVALID_HEIGHT, "Invalid block height: the transaction expired"
-    elif fault is not None or expired:
+    elif _blocks(fault) or expired:
         e.code = -1005 if operation == "execute_ultra" else 500
         e.error = "Transaction expired"
     elif not _land(state, order, signature):
@@ -212,4 +218,9 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
         e.code = 0 if operation != "execute_recurring" else None
     e.answer_status, e.answer = _answer(operation, e, order)
     state.ledger.record(e)
+    if fault is not None and fault.kind == FaultKind.TIMED_OUT and swap:
+        # landed (or not) as above, but this answer says only that it timed out
+        timed_out = replace(e, status="Failed", code=-1006, error="Transaction timed out")
+        status, answer = _answer(operation, timed_out, order)
+        return json_response(status, answer)
     return json_response(e.answer_status, e.answer)

@@ -28,6 +28,9 @@ class FaultKind(StrEnum):
     WRONG_TYPES = "wrong_types"  # the real answer with fields of the wrong type
     FAILED = "failed"  # execute answers Failed (params code, error)
     LOST_ANSWER = "lost_answer"  # execute lands, then the answer is dropped
+    # swap execute lands the transaction but answers -1006 (attempted, timed out); a re-post
+    # of the same bytes then answers what happened (Ultra: re-posting polls the status)
+    TIMED_OUT = "timed_out"
     # the issued tx drains the fee payer to a foreign key (param `to`); with param
     # `receiver` (a key, or anything else for a random one), a swap pays its output
     # to that stranger instead
@@ -47,7 +50,7 @@ class FaultKind(StrEnum):
     LOW_QUOTE = "low_quote"
 
 
-EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED}
+EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED, FaultKind.TIMED_OUT}
 ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN, FaultKind.LOW_QUOTE}
 EXECUTE_OPERATIONS = {
     "execute_recurring",

@@ -18,14 +18,14 @@ from typing import Any, Protocol
 import structlog
 from solders.pubkey import Pubkey
 
-from daemon.errors import GuardRejectedError, RejectedError, RetryableError
+from daemon.errors import RejectedError, RetryableError
 from daemon.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
 from daemon.runner import trigger_v2 as v2
 from daemon.runner.preflight import Spend, spend_of
 from daemon.runner.steps import output_mint_of
 from daemon.store.records import PlanRecord
 from daemon.store.types import PlanKind
-from daemon.txguard import GuardPolicy, Verdict, inspect
+from daemon.txguard import GuardPolicy, Verdict, guard, inspect
 from daemon.txguard.expect import Expectation, RecurringTerms
 from daemon.txguard.simulate import Simulator
 
@@ -150,6 +150,19 @@ def mint_programs(rpc: Chain | None, expect: Expectation) -> dict[str, str] | No
     return {mint: owner for mint, owner in owners.items() if owner is not None}
 
 
+def _guard_inputs(
+    plan: PlanRecord, ordered: Mapping[str, Any], gasless: bool, rpc: Chain | None, simulate: bool
+) -> dict[str, Any]:
+    """What txguard is told of a run of `plan`: the plan's terms, and the chain's facts."""
+    expect = expectation(plan, ordered)
+    return {
+        "gasless": bool(gasless and plan.kind is PlanKind.SWAP),
+        "expect": expect,
+        "mint_programs": mint_programs(rpc, expect),
+        "simulator": rpc if simulate else None,
+    }
+
+
 def judge(
     tx_b64: str,
     plan: PlanRecord,
@@ -164,12 +177,7 @@ def judge(
     """txguard's verdict on `tx_b64` as a run of `plan` (for `wallet`, under
     `policy`): held to the plan's whole terms; with `rpc`, the mints' programs
     come from the chain and, when `simulate`, the transaction is simulated."""
-    expect = expectation(plan, ordered)
-    gasless = bool(gasless and plan.kind is PlanKind.SWAP)
-    return inspect(
-        tx_b64, wallet, policy, gasless=gasless, expect=expect,
-        mint_programs=mint_programs(rpc, expect), simulator=rpc if simulate else None,
-    )  # fmt: skip
+    return inspect(tx_b64, wallet, policy, **_guard_inputs(plan, ordered, gasless, rpc, simulate))
 
 
 def check(
@@ -183,16 +191,10 @@ def check(
     rpc: Chain | None = None,
     simulate: bool = False,
 ) -> Verdict:
-    """`judge`, raising `GuardRejectedError` (with the reasons) on a refusal."""
-    verdict = judge(
-        tx_b64, plan, wallet, policy, ordered=ordered, gasless=gasless, rpc=rpc,
-        simulate=simulate,
-    )  # fmt: skip
-    if not verdict.accepted:
-        log.warning("tx_rejected", reasons=list(verdict.reasons))
-        raise GuardRejectedError(list(verdict.reasons), verdict.simulation)
-    log.debug("tx_accepted", instructions=len(verdict.summary.instructions))
-    return verdict
+    """`judge`'s verdict, raising `GuardRejectedError` (with the reasons) on a refusal:
+    the runner's sign step calls this, so it judges exactly as `judge` does."""
+    inputs = _guard_inputs(plan, ordered, gasless, rpc, simulate)
+    return guard.check(tx_b64, wallet, policy, **inputs)
 
 
 __all__ = [

@@ -110,6 +110,11 @@ def _answered(
         # e.g. trigger's "unable to confirm transaction": it may still land
         book.event(run.id, "execute_unconfirmed", fields)
         return settle_unanswered(ports, run, ports.clock()), False
+    if result.may_have_landed:
+        # sent, fate unknown (-1006 timed out): the chain or a re-post of the same bytes
+        # settles it; never failed (it may have spent the money), never a fresh order
+        book.event(run.id, "execute_may_have_landed", {**fields, "meaning": result.meaning})
+        return settle_unanswered(ports, run, ports.clock()), False
     if not first_post and (result.status is None or result.http_status != 200):
         # an error answer to a re-post says nothing about the first post's fate
         book.event(run.id, "execute_refused_repost", fields)
@@ -141,9 +146,10 @@ def record_result(
             detail={"slot": result.slot, "code": result.code},
         )  # fmt: skip
     code = result.code
+    error = result.error or result.meaning  # the documented meaning when it says none
     return ports.book.finish(
         run, status, step=step, signature=signature, slot=result.slot,
-        error_code=None if code is None else str(code), error=result.error,
+        error_code=None if code is None else str(code), error=error,
     )  # fmt: skip
 
 

@@ -108,8 +108,6 @@ def _side(ix: Instruction, ctx: Context, where: str, expect: Expectation, side: 
         side == "output" and expect.receiver and _receivers(account, ctx, wanted)
     ):
         return []
-    if _plain(got) and side == "input" and account == ctx.wallet:
-        return []
     return [
         f"{where} takes its {side} {'from' if side == 'input' else 'to'} {account}, which is "
         f"not {'our' if side == 'input' else 'a'} token account of the plan's {said} {wanted}"

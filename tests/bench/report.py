@@ -38,9 +38,16 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("web_page_s", "10,000 plans: status page (median of 5)", "s", "< 1"),
     ("web_api_plans_s", "10,000 plans: /api/plans (median of 5)", "s", "< 1"),
     ("web_api_status_s", "10,000 plans: /api/status (median of 5)", "s", ""),
+    ("guard_cases", "txguard: genuine transactions judged", "", ""),
+    ("guard_plan_median_us", "txguard: judge one for its plan (median)", "µs", ""),
+    ("guard_plan_p99_us", "txguard: judge one for its plan (p99)", "µs", ""),
+    ("guard_planless_median_us", "txguard: judge one without a plan (median)", "µs", ""),
     ("status_json_s", "10,000 plans, 100,000 runs: jupcron status --format json", "s", ""),
     ("status_table_s", "10,000 plans, 100,000 runs: jupcron status (table)", "s", ""),
 ]
+
+
+NO_STORE = "no store"
 
 
 def _cell(value: Any) -> str:
@@ -55,7 +62,8 @@ def _cell(value: Any) -> str:
 
 def render_table(data: dict[str, Any]) -> str:
     results: dict[str, dict[str, Any]] = data["results"]
-    backends = [b for b in ("sqlite", "postgresql") if b in results]
+    # "no store": figures that do not depend on the backend (txguard)
+    backends = [b for b in ("sqlite", "postgresql", NO_STORE) if b in results]
     header = ["figure", "unit", *backends, "target"]
     body = [
         [label, unit, *(_cell(results[b].get(key)) for b in backends), target]

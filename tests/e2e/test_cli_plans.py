@@ -31,7 +31,7 @@ def config_for(tmp_path: Path, db_url: str, plans_dir: Path) -> dict[str, str]:
 def test_validate_the_example_plans() -> None:
     result = jupcron("plans", "validate", str(CONFIG_DIR))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok: 4 plans in 3 files"
+    assert result.stdout.strip() == "ok: 5 plans in 3 files"
 
 
 def test_validate_reports_every_problem_of_the_corpus_at_once() -> None:

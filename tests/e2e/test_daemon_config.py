@@ -168,12 +168,16 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
     for run in runs:
         if run["status"] not in FINAL:
             continue
-        if run["dry_run"]:
+        if "dry_run" not in run:
+            # a slot the scheduler itself recorded as skipped (missed, on a loaded
+            # machine): it never reached the runner, so it has no dry-run state
+            assert (run["status"], run["signature"]) == ("skipped", None), run
+        elif run["dry_run"]:
             assert (run["status"], run["signature"]) == ("dry_run", None), run
         else:
             assert (run["config"], run["status"]) == (live["config"], "succeeded"), run
     assert {e.signature for e in ledger.landed()} == {
-        r["signature"] for r in runs if not r["dry_run"] and r["signature"]
+        r["signature"] for r in runs if not r.get("dry_run") and r["signature"]
     }
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from daemon.demo.workspace import demo_plans
 from tests.e2e.cli import JUPCRON, jupcron
 
 KINDS = ("swap", "recurring", "trigger-cancel")
@@ -69,7 +70,7 @@ def _ask_page(url: str, seen: dict[str, Any]) -> None:
     while time.monotonic() < deadline and "plans" not in seen:
         try:
             answer = httpx.get(url + "api/plans", timeout=5)
-            if answer.status_code == 200 and answer.json()["total"] == 6:
+            if answer.status_code == 200 and answer.json()["total"] == len(demo_plans("-")):
                 seen["plans"] = answer.json()
                 seen["page"] = httpx.get(url, timeout=5).status_code
         except httpx.HTTPError:

@@ -69,7 +69,13 @@ def test_the_same_drain_passes_the_static_rules_alone(make_rig: RigFactory) -> N
 
 
 def test_an_unreachable_rpc_means_nothing_is_signed(make_rig: RigFactory) -> None:
+    """The RPC serves both price protection and simulation: with the reference's
+    policy at `warn` (so price protection does not refuse first), simulation cannot
+    run, and nothing is signed; under the default `refuse`, price protection refuses."""
     rig = make_rig()
+    rig.config = rig.config.model_copy(
+        update={"price": rig.config.price.model_copy(update={"on_stale": "warn"})}
+    )
     plan = rig.plan("swap")
 
     def refuse(request: httpx.Request) -> httpx.Response:
@@ -80,6 +86,13 @@ def test_an_unreachable_rpc_means_nothing_is_signed(make_rig: RigFactory) -> Non
     assert outcome.status is RunStatus.REJECTED
     assert "simulation unavailable, so nothing is signed" in (outcome.error or "")
     assert rig.run(outcome.run_id).signature is None
+    assert rig.landed() == []
+    rig.config = rig.config.model_copy(
+        update={"price": rig.config.price.model_copy(update={"on_stale": "refuse"})}
+    )
+    refused = outcome_of(rig.runner(rpc=rpc).fire(rig.plan("swap"), _slot()))
+    assert refused.status is RunStatus.REJECTED
+    assert "no usable reference price" in (refused.error or "")
     assert rig.landed() == []
 
 

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from daemon.api.models import ErrorEnvelope, ExecuteResult, OrderResponse, Portfolio, UltraOrder
+from daemon.api.models import (
+    EXECUTE_CODES,
+    ErrorEnvelope,
+    ExecuteResult,
+    OrderResponse,
+    Portfolio,
+    UltraOrder,
+)
 
 
 def execute(payload: dict[str, Any], operation: str, http_status: int = 200) -> ExecuteResult:
@@ -239,3 +246,19 @@ def test_wrong_types_on_fields_we_use_are_refused(model: Any, payload: dict[str,
 def test_unknown_fields_are_ignored() -> None:
     got = OrderResponse.model_validate({"requestId": "r", "transaction": "t", "brandNew": {"x": 1}})
     assert got.request_id == "r"
+
+
+@pytest.mark.parametrize("code", sorted(EXECUTE_CODES))
+def test_every_documented_execute_code_has_its_meaning_and_its_settlement(code: int) -> None:
+    """Each code the docs list (ultra/response.mdx, swap/order-and-execute.mdx): its
+    meaning; a code after which the transaction was sent but its fate is unknown is
+    settled like a lost answer, one after which a fresh order is safe says so."""
+    for operation in ("execute_ultra", "execute_swap"):
+        status = "Success" if code == 0 else "Failed"
+        result = execute({"status": status, "code": code}, operation)
+        assert result.meaning == EXECUTE_CODES[code]
+        assert result.may_have_landed is (code in (-1006, -2005))
+        assert result.succeeded is (code == 0)
+        assert not (result.may_have_landed and result.retry_with_fresh_order)
+    recurring = execute({"status": "Failed", "code": code}, "execute_recurring")
+    assert recurring.meaning is None  # the order APIs' codes are HTTP-like: not these
