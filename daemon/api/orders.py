@@ -10,6 +10,7 @@ kept. The follower decides what a problem means; nothing here guesses a value.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, ValidationError
@@ -120,13 +121,28 @@ class OrderPage(_Model):
     problems: list[str] = Field(default_factory=list)
 
 
+def _usd(value: Any) -> Any:
+    """``usdPrice``: a JSON number (or numeric text) as an exact `Decimal`; anything
+    unusable (missing, negative, not a number) is no price."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        price = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return price if price.is_finite() and price > 0 else None
+
+
 class TokenFacts(_Model):
-    """A Tokens V2 ``/search`` entry: ``id`` is the mint."""
+    """A Tokens V2 ``/search`` entry (openapi-spec/tokens/v2/tokens.yaml,
+    ``MintInformation``): ``id`` is the mint."""
 
     id: Key
     decimals: Annotated[int, Field(ge=0, le=255)]
     symbol: str | None = None
     name: str | None = None
+    token_program: str | None = None
+    usd_price: Annotated[Decimal | None, BeforeValidator(_usd)] = None
 
 
 def _where(exc: ValidationError) -> str:

@@ -50,8 +50,8 @@ QUERIES = (
     "SELECT plan_name, source, in_amount, out_amount, filled_at FROM fills ORDER BY filled_at;",
 )
 FOLLOWED = 2  # orders the follower must see closed: the DCA (completed), the limit (cancelled)
-REPORT_COLUMNS = ("plan_name", "kind", "runs", "spent", "received", "average_price", "fills",
-                  "refunded", "fees")  # fmt: skip
+REPORT_COLUMNS = ("plan_name", "runs", "spent", "received", "average_price", "fills",
+                  "refunded", "network_fees", "value_now", "unrealised_pnl")  # fmt: skip
 
 
 @dataclass
@@ -221,7 +221,7 @@ def print_summary(ws: Workspace, result: DemoResult, out: TextIO) -> None:
 
 def print_report(ws: Workspace, out: TextIO) -> None:
     """`jupcron report` on the demo's store, and its chart."""
-    from daemon.cli.report import table_row
+    from daemon.cli.report import table_row, total_lines, totals
 
     engine = make_engine(ws.db_url)
     try:
@@ -231,7 +231,10 @@ def print_report(ws: Workspace, out: TextIO) -> None:
         engine.dispose()
     print("", file=out)
     print("report (what the money did, per plan):", file=out)
-    print(render([table_row(r, known) for r in reports], REPORT_COLUMNS, "table"), file=out)
+    shown = [r for r in reports if r.fills or r.refunded]  # plans that moved money
+    print(render([table_row(r, known) for r in shown], REPORT_COLUMNS, "table"), file=out)
+    print("", file=out)
+    print(total_lines(totals(reports, known)), file=out)
     chart = write_chart(reports, ws.chart)
     chart.chmod(PRIVATE_FILE)  # like every file of the demo (its folder is 0700 meanwhile)
     print(f"chart of the fills: {chart}", file=out)

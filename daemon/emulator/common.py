@@ -120,17 +120,24 @@ class Token:
     decimals: int
     usd: Decimal
     program: str = TOKEN_PROGRAM  # the mint account's owner (getAccountInfo)
+    name: str = ""  # Tokens V2 ``name``
 
 
 # the mints the emulator knows: their price, and the program that owns the mint
 # (Recurring refuses Token-2022 mints, as the API does)
 TOKENS: dict[str, Token] = {
-    "So11111111111111111111111111111111111111112": Token("SOL", 9, Decimal("150")),
-    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": Token("USDC", 6, Decimal("1")),
-    "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": Token("USDT", 6, Decimal("1")),
-    "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN": Token("JUP", 6, Decimal("0.5")),
+    "So11111111111111111111111111111111111111112": Token(
+        "SOL", 9, Decimal("150"), name="Wrapped SOL"
+    ),
+    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": Token("USDC", 6, Decimal("1"), name="USD Coin"),
+    "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": Token("USDT", 6, Decimal("1"), name="USDT"),
+    "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN": Token("JUP", 6, Decimal("0.5"), name="Jupiter"),
     "2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo": Token(
-        "PYUSD", 6, Decimal("1"), TOKEN_2022_PROGRAM
+        "PYUSD", 6, Decimal("1"), TOKEN_2022_PROGRAM, name="PayPal USD"
+    ),
+    # Wormhole's wrapped BTC: an 8-decimal mint
+    "3NZ9JMVBmGAqocybic2c7LQCJScmgsAZ6vQqTDzcqmJh": Token(
+        "WBTC", 8, Decimal("60000"), name="Wrapped BTC (Portal)"
     ),
 }
 UNKNOWN_TOKEN = Token("UNKNOWN", 6, Decimal("1"))

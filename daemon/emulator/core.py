@@ -213,7 +213,7 @@ class Emulator:
         if operation == "trigger_orders":
             return listings.trigger_orders(state, query)
         if operation == "token_facts":
-            return listings.token_search(query)
+            return listings.token_search(state, query)
         if operation.startswith("execute_"):
             return execute.execute(state, operation, body)
         kinds: tuple[FaultKind, ...] = (FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN)

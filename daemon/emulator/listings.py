@@ -13,7 +13,6 @@ from daemon.emulator.ledger import RecurringOrder, TriggerOrder
 
 PAGE_SIZE = 10
 MISSING = "user and orderStatus (active|history) are required"
-TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id)
 
 
 def _bad_request(message: str) -> EmuResponse:
@@ -113,15 +112,22 @@ def trigger_orders(state: State, query: Mapping[str, str]) -> EmuResponse:
                                "totalPages": total, "page": page})  # fmt: skip
 
 
-def token_search(query: Mapping[str, str]) -> EmuResponse:
+def token_search(state: State, query: Mapping[str, str]) -> EmuResponse:
+    """Tokens V2 ``GET /tokens/v2/search?query=MINT[,MINT...]``: an array of
+    ``MintInformation`` (openapi-spec/tokens/v2/tokens.yaml), the fields we read and a
+    few more; ``usdPrice`` follows the emulator's oracle where it was moved. A mint it
+    does not know is left out, as the API leaves out what it cannot find."""
     text = query.get("query", "")
     if not text:
         return json_response(400, {"error": "query is required"})
     found = []
     for mint in [m.strip() for m in text.split(",") if m.strip()][:100]:
         t = TOKENS.get(mint)
-        if t is not None:
-            found.append({"id": mint, "name": t.symbol, "symbol": t.symbol,
-                          "decimals": t.decimals, "usdPrice": float(t.usd),
-                          "tokenProgram": TOKEN_PROGRAM})  # fmt: skip
+        if t is None:
+            continue
+        usd = state.oracle.usd(mint) or t.usd
+        found.append({"id": mint, "name": t.name or t.symbol, "symbol": t.symbol,
+                      "icon": None, "decimals": t.decimals, "tokenProgram": t.program,
+                      "isVerified": True, "tags": ["verified"], "usdPrice": float(usd),
+                      "updatedAt": "2026-11-25T00:00:00Z"})  # fmt: skip
     return json_response(200, found)

@@ -210,6 +210,7 @@ class OrderFollower:
             received=order.raw_out_received, refunded=_refund(source, state, order),
             open_tx=order.open_tx, close_tx=order.close_tx, opened_at=order.created_at,
             closed_at=(order.updated_at or now) if state != "open" else None,
+            input_mint=order.input_mint, output_mint=order.output_mint,
         )  # fmt: skip
         rows = [
             follow.TradeValues(

@@ -176,6 +176,7 @@ class TriggerV2Follower:
             close_tx=withdrawals[-1].tx_signature if withdrawals else None,
             opened_at=order.created_at,
             closed_at=(order.updated_at or now) if state != "open" else None,
+            input_mint=order.input_mint, output_mint=order.output_mint,
         )  # fmt: skip
         with begin(self.engine) as conn:
             result.new_trades += follow.store_trades(conn, trades, now=now)

@@ -280,6 +280,7 @@ class PlanSettings(_Model):
     balance_check: StrictBool | None = None  # None: the daemon config's safety.balance_check
     swap_api: SwapApi | None = None  # None: the daemon config's api.swap_api
     limits: PriceLimits | None = None  # price limits (daemon/price/limits.py)
+    price_quote: str | None = None  # the report's quote token (symbol or mint)
 
 
 # ------------------------------------------------------------------ stored plans
@@ -336,6 +337,9 @@ class _PlanFields(_Model):
     caps: Caps | None = None
     swap_api: SwapApi | None = None
     limits: PriceLimits | None = None
+    # how `jupcron report` and the page quote this plan's prices: a symbol (SOL, USDC,
+    # USDT, JUP) or a mint of its pair; default: a stablecoin, else SOL, else the input
+    price_quote: Annotated[str, Field(min_length=1, max_length=64)] | None = None
 
 
 class PlanHead(_PlanFields):
@@ -373,6 +377,8 @@ class PlanSpec(_PlanFields):
             settings["swap_api"] = self.swap_api
         if self.limits is not None:  # the same: only when set
             settings["limits"] = self.limits.stored()
+        if self.price_quote is not None:  # the same: only when set
+            settings["price_quote"] = self.price_quote
         return settings
 
     def content(self) -> dict[str, Any]:

@@ -12,6 +12,15 @@ the runs, the followed orders and the token facts. Read-only.
                       over the fills that have one (docs/price-protection.md)
     vs_reference_bps  what those fills received against that reference, in bps
                       (negative: worse than the reference)
+    price_quote   the token prices are quoted in (`quote_side`): the plan's
+                  ``price_quote``, else a stablecoin, else SOL, else the input;
+                  ``average_price`` is quote per one base token (150.15 USDC per SOL)
+    network/priority fees  lamports our wallet paid for the landed (succeeded)
+                  transactions it signed as fee payer, decoded from the stored
+                  signed transaction as the runtime charges them
+    current_price, current_value, unrealised_pnl   from the last USD prices stored
+                  with the token facts: the value now of what was received, less
+                  the value now of what was spent, in the quote token (and USD)
 A fill has a reference when its run recorded one in its ``ordered`` event (a swap
 with ``rpc.url`` and feeds for both mints): the price at the time of the order,
 seconds before the fill. Recurring and trigger fills happen later, at prices no
@@ -21,7 +30,7 @@ run read: they have none.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -29,12 +38,43 @@ from typing import Any
 
 from sqlalchemy import Connection, select, text
 
-from daemon.price.limits import decimals_of
+from daemon.price.limits import SOL_MINT, USDC_MINT, USDT_MINT, decimals_of, quote_mint
 from daemon.price.reference import vs_reference_bps
 from daemon.store import tokens
 from daemon.store.models import ExecuteResultRow, FollowedOrder, Plan, Run, RunEvent
+from daemon.store.types import RunStatus
 
 PRICE_DIGITS = 12
+SHOWN_DIGITS = 8  # significant digits of a price for people (the JSON keeps PRICE_DIGITS)
+LAMPORTS = 9  # SOL's decimals
+# quoted first (`quote_side`): the dollar stablecoins, then SOL
+STABLECOINS = frozenset({USDC_MINT, USDT_MINT, "2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo"})
+
+
+def quote_side(input_mint: str | None, output_mint: str | None, override: str | None) -> str:
+    """Which side prices are quoted in: ``in`` or ``out``. The plan's ``price_quote``
+    (a symbol or a mint of its pair) wins; then a stablecoin; then SOL; then the
+    input (what the plan pays with)."""
+    if override:
+        wanted = quote_mint(override)
+        if wanted == output_mint:
+            return "out"
+        if wanted == input_mint:
+            return "in"
+    for quotes in (STABLECOINS, {SOL_MINT}):
+        if input_mint in quotes:
+            return "in"
+        if output_mint in quotes:
+            return "out"
+    return "in"
+
+
+def _ratio(top: Decimal, bottom: Decimal) -> Decimal | None:
+    if not bottom:
+        return None
+    with localcontext() as ctx:
+        ctx.prec = PRICE_DIGITS
+        return top / bottom
 
 
 @dataclass(frozen=True)
@@ -47,6 +87,8 @@ class Fill:
     input_mint: str | None
     output_mint: str | None
     reference_out: int | None = None  # the oracle's output for this fill's input, when known
+    signature: str | None = None
+    order_account: str | None = None
 
     @property
     def vs_reference_bps(self) -> Decimal | None:
@@ -69,6 +111,76 @@ class PlanReport:
     fees: dict[str, int] = field(default_factory=dict)
     input_token: tokens.Token | None = None
     output_token: tokens.Token | None = None
+    price_quote_override: str | None = None
+    network_fee_lamports: int = 0
+    priority_fee_lamports: int = 0
+    paid_runs: int = 0  # landed transactions whose fee we paid
+    order_mints: tuple[str | None, str | None] | None = None  # a followed order's pair
+
+    # ---- quotes ---------------------------------------------------------------------
+    @property
+    def quote(self) -> str:
+        """``in`` or ``out``: the side prices are quoted in."""
+        return quote_side(self.input_mint, self.output_mint, self.price_quote_override)
+
+    @property
+    def quote_token(self) -> tokens.Token | None:
+        return self.input_token if self.quote == "in" else self.output_token
+
+    @property
+    def base_token(self) -> tokens.Token | None:
+        return self.output_token if self.quote == "in" else self.input_token
+
+    def quoted(self, in_amount: int, out_amount: int) -> Decimal | None:
+        """The price of a trade of these base units: quote per one base token."""
+        spent, got = self.human_in(in_amount), self.human_out(out_amount)
+        if spent is None or got is None:
+            return None
+        return _ratio(spent, got) if self.quote == "in" else _ratio(got, spent)
+
+    def price_unit(self) -> str | None:
+        """``USDC per SOL``."""
+        quote, base = self.quote_token, self.base_token
+        return None if quote is None or base is None else f"{quote.label} per {base.label}"
+
+    def current_price(self) -> Decimal | None:
+        """Quote per base now, from the stored USD prices."""
+        quote, base = self.quote_token, self.base_token
+        if quote is None or base is None or not quote.usd_price or base.usd_price is None:
+            return None
+        return _ratio(base.usd_price, quote.usd_price)
+
+    def value_now(self) -> tuple[Decimal, Decimal] | None:
+        """(value now of what was received, of what was spent), both in the quote token."""
+        price = self.current_price()
+        spent, got = self.human_in(self.spent), self.human_out(self.received)
+        if price is None or spent is None or got is None:
+            return None
+        if self.quote == "in":
+            return got * price, spent
+        return got, spent * price
+
+    def unrealised_pnl(self) -> Decimal | None:
+        """What was received is worth this much more (less) now than what was spent."""
+        values = self.value_now()
+        return None if values is None else values[0] - values[1]
+
+    def usd(self, amount: Decimal | None) -> Decimal | None:
+        quote = self.quote_token
+        if amount is None or quote is None or quote.usd_price is None:
+            return None
+        return amount * quote.usd_price
+
+    def vs_current_bps(self) -> Decimal | None:
+        """The average price against the price now, in bps (positive: better than
+        now, i.e. bought for less or sold for more)."""
+        average, now = self.average_price(), self.current_price()
+        if average is None or not now:
+            return None
+        sign = 1 if self.quote == "in" else -1
+        with localcontext() as ctx:
+            ctx.prec = PRICE_DIGITS
+            return (sign * (now - average) / now * 10_000).quantize(Decimal("0.01"))
 
     # ---- derived, exact -----------------------------------------------------------
     def human_in(self, amount: int) -> Decimal | None:
@@ -78,13 +190,8 @@ class PlanReport:
         return None if self.output_token is None else self.output_token.human(amount)
 
     def average_price(self) -> Decimal | None:
-        """Output per input, in token units."""
-        spent, got = self.human_in(self.spent), self.human_out(self.received)
-        if spent is None or got is None or not spent:
-            return None
-        with localcontext() as ctx:
-            ctx.prec = PRICE_DIGITS
-            return got / spent
+        """Quote per one base token over every fill (`quote_side`)."""
+        return self.quoted(self.spent, self.received)
 
     def average_cost(self) -> Decimal | None:
         """Input per output, in token units."""
@@ -150,6 +257,9 @@ class PlanReport:
         def when(value: datetime | None) -> str | None:
             return None if value is None else value.isoformat()
 
+        values = self.value_now()
+        pnl = self.unrealised_pnl()
+        quote = self.quote_token
         return {
             "plan_name": self.plan_name, "kind": self.kind,
             "input_mint": self.input_mint, "output_mint": self.output_mint,
@@ -165,6 +275,23 @@ class PlanReport:
             "first_fill": when(self.first_fill), "last_fill": when(self.last_fill),
             "reference_price": ui(self.reference_price()),
             "vs_reference_bps": ui(self.vs_reference_bps()),
+            "price_quote": quote.label if quote else None,
+            "price_base": self.base_token.label if self.base_token else None,
+            "input_decimals": self.input_token.decimals if self.input_token else None,
+            "output_decimals": self.output_token.decimals if self.output_token else None,
+            "refund_mint": self.input_mint if self.refunded else None,
+            "refund_symbol": (self.input_token.label if self.input_token else None)
+            if self.refunded else None,
+            "network_fee_lamports": str(self.network_fee_lamports),
+            "priority_fee_lamports": str(self.priority_fee_lamports),
+            "network_fee_sol": ui(tokens.human(self.network_fee_lamports, LAMPORTS)),
+            "priority_fee_sol": ui(tokens.human(self.priority_fee_lamports, LAMPORTS)),
+            "current_price": ui(self.current_price()),
+            "current_value": ui(values[0]) if values else None,
+            "unrealised_pnl": ui(pnl),
+            "current_value_usd": ui(self.usd(values[0] if values else None)),
+            "unrealised_pnl_usd": ui(self.usd(pnl)),
+            "vs_current_bps": ui(self.vs_current_bps()),
         }  # fmt: skip
 
 
@@ -182,23 +309,29 @@ def build(
     until: datetime | None = None,
 ) -> tuple[list[PlanReport], dict[str, tokens.Token]]:
     """Every plan's report (or one plan's), fills in [since, until)."""
-    stmt = select(Plan.id, Plan.name, Plan.kind, Plan.request).order_by(Plan.name)
+    stmt = select(Plan.id, Plan.name, Plan.kind, Plan.request, Plan.settings).order_by(Plan.name)
     if plan is not None:
         stmt = stmt.where(Plan.name == plan)
     reports: dict[str, PlanReport] = {}
-    for _, name, kind, request in conn.execute(stmt):
+    for _, name, kind, request, settings in conn.execute(stmt):
         request = request if isinstance(request, dict) else {}
-        reports[name] = PlanReport(name, kind, request.get("inputMint"), request.get("outputMint"))
+        report = PlanReport(name, kind, request.get("inputMint"), request.get("outputMint"))
+        if isinstance(settings, dict) and isinstance(settings.get("price_quote"), str):
+            report.price_quote_override = settings["price_quote"]
+        reports[name] = report
     _runs(conn, reports, since, until)
     _fills(conn, reports, since, until)
     _references(conn, reports)
     _refunds(conn, reports, since, until)
     _swap_fees(conn, reports, since, until)
+    _network_fees(conn, reports, since, until)
     known = tokens.known(conn)
     for report in reports.values():
         if report.input_mint is None and report.fills:
             report.input_mint = report.fills[0].input_mint
             report.output_mint = report.fills[0].output_mint
+        if report.input_mint is None and report.order_mints is not None:
+            report.input_mint, report.output_mint = report.order_mints
         report.input_token = known.get(report.input_mint or "")
         report.output_token = known.get(report.output_mint or "")
     return list(reports.values()), known
@@ -218,7 +351,8 @@ def _runs(conn: Connection, reports: dict[str, PlanReport], since: Any, until: A
 
 def _fills(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
     sql = ("SELECT plan_name, run_id, filled_at, source, in_amount, out_amount, input_mint,"
-           " output_mint, fee_mint, fee_amount FROM fills ORDER BY filled_at, run_id")  # fmt: skip
+           " output_mint, fee_mint, fee_amount, signature, order_account FROM fills"
+           " ORDER BY filled_at, run_id")  # fmt: skip
     for row in conn.execute(text(sql)):
         report = reports.get(row.plan_name)
         if report is None:
@@ -227,7 +361,8 @@ def _fills(conn: Connection, reports: dict[str, PlanReport], since: Any, until: 
         if (since is not None and at < since) or (until is not None and at >= until):
             continue
         fill = Fill(row.run_id, at, row.source, int(row.in_amount), int(row.out_amount),
-                    row.input_mint, row.output_mint)  # fmt: skip
+                    row.input_mint, row.output_mint, signature=row.signature,
+                    order_account=row.order_account)  # fmt: skip
         report.fills.append(fill)
         report.spent += fill.in_amount
         report.received += fill.out_amount
@@ -261,25 +396,27 @@ def _references(conn: Connection, reports: dict[str, PlanReport]) -> None:
             if known is None:
                 continue
             scaled = Fraction(known[1]) * fill.in_amount / known[0]
-            report.fills[index] = Fill(
-                fill.run_id, fill.filled_at, fill.source, fill.in_amount, fill.out_amount,
-                fill.input_mint, fill.output_mint, scaled.numerator // scaled.denominator,
-            )  # fmt: skip
+            report.fills[index] = replace(
+                fill, reference_out=scaled.numerator // scaled.denominator
+            )
 
 
 def _refunds(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
+    o = FollowedOrder
     stmt = (
-        select(Plan.name, FollowedOrder.refunded, FollowedOrder.closed_at)
-        .join(Run, Run.id == FollowedOrder.run_id)
+        select(Plan.name, o.refunded, o.closed_at, o.input_mint, o.output_mint)
+        .join(Run, Run.id == o.run_id)
         .join(Plan, Plan.id == Run.plan_id)
-        .where(FollowedOrder.refunded.is_not(None))
+        .where(o.refunded.is_not(None))
     )
-    for name, refunded, closed_at in conn.execute(stmt):
+    for name, refunded, closed_at, input_mint, output_mint in conn.execute(stmt):
         if name not in reports or closed_at is None or refunded is None:
             continue
         if (since is not None and closed_at < since) or (until is not None and closed_at >= until):
             continue
         reports[name].refunded += int(refunded)
+        if input_mint:
+            reports[name].order_mints = (input_mint, output_mint)
 
 
 def _swap_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
@@ -313,3 +450,49 @@ def _swap_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, unt
     for name, by_mint in fees.items():
         for mint, amount in by_mint.items():
             reports[name].fees[mint] = reports[name].fees.get(mint, 0) + amount
+
+
+_FEES: dict[int, tuple[int, int] | None] = {}  # run id -> (base, priority) lamports we paid
+
+
+def fees_paid(signed_tx: str, run_id: int | None = None) -> tuple[int, int] | None:
+    """(base fee, priority fee) in lamports that the fee payer of this signed
+    transaction pays, when its signature is already in it (ours, not Jupiter's: a
+    gasless swap's payer signs at execute); None otherwise. Cached per run."""
+    if run_id is not None and run_id in _FEES:
+        return _FEES[run_id]
+    from daemon.txguard.decode import load, summarize
+
+    paid: tuple[int, int] | None = None
+    try:
+        tx, size = load(signed_tx)
+        summary = summarize(tx, {}, size)
+    except ValueError:
+        summary = None
+    if summary is not None and summary.signers and summary.signers[0].signed:
+        budget = summary.compute_budget
+        paid = (budget.base_fee_lamports, budget.priority_fee_lamports)
+    if run_id is not None:
+        _FEES[run_id] = paid
+    return paid
+
+
+def _network_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
+    """The fees of every landed (succeeded) run's transaction, by its slot time."""
+    stmt = (
+        select(Plan.name, Run.id, Run.signed_tx)
+        .join(Plan, Plan.id == Run.plan_id)
+        .where(Run.status == str(RunStatus.SUCCEEDED), Run.signed_tx.is_not(None))
+    )
+    if since is not None:
+        stmt = stmt.where(Run.scheduled_for >= since)
+    if until is not None:
+        stmt = stmt.where(Run.scheduled_for < until)
+    for name, run_id, signed_tx in conn.execute(stmt):
+        report = reports.get(name)
+        paid = None if report is None or not signed_tx else fees_paid(signed_tx, run_id)
+        if report is None or paid is None:
+            continue
+        report.network_fee_lamports += paid[0]
+        report.priority_fee_lamports += paid[1]
+        report.paid_runs += 1

@@ -89,6 +89,8 @@ class OrderValues:
     close_tx: str | None = None
     opened_at: datetime | None = None
     closed_at: datetime | None = None
+    input_mint: str | None = None  # the deposit's (and so a refund's) mint
+    output_mint: str | None = None
 
 
 def targets(conn: Conn, source: str) -> Targets:
@@ -204,5 +206,9 @@ def plan_mints(conn: Conn) -> set[str]:
                 m for k in ("inputMint", "outputMint") if isinstance(m := request.get(k), str)
             )
     for a, b in conn.execute(select(Run.input_mint, Run.output_mint).distinct()):
+        mints.update(m for m in (a, b) if m)
+    for a, b in conn.execute(select(ORDERS.c.input_mint, ORDERS.c.output_mint).distinct()):
+        mints.update(m for m in (a, b) if m)
+    for a, b in conn.execute(select(TRADES.c.input_mint, TRADES.c.output_mint).distinct()):
         mints.update(m for m in (a, b) if m)
     return mints

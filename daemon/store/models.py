@@ -221,6 +221,8 @@ class FollowedOrder(Base):
     used: Mapped[str | None] = mapped_column(AMOUNT)
     received: Mapped[str | None] = mapped_column(AMOUNT)
     refunded: Mapped[str | None] = mapped_column(AMOUNT)
+    input_mint: Mapped[str | None] = mapped_column(PUBKEY)  # the refund's mint
+    output_mint: Mapped[str | None] = mapped_column(PUBKEY)
     open_tx: Mapped[str | None] = mapped_column(String(100))
     close_tx: Mapped[str | None] = mapped_column(String(100))
     opened_at: Mapped[datetime | None]
@@ -244,15 +246,21 @@ class FollowEvent(Base):
 
 
 class TokenInfo(Base):
-    """Decimals (and a symbol where known) of a mint, from the chain or the token API."""
+    """A mint's facts: decimals, symbol, name and token program (Jupiter's Tokens V2
+    answer; decimals and program checked against the mint account with ``rpc.url``),
+    and its last known USD price (decimal text) with when it was read."""
 
     __tablename__ = "tokens"
 
     mint: Mapped[str] = mapped_column(PUBKEY, primary_key=True)
     decimals: Mapped[int] = mapped_column(Integer)
     symbol: Mapped[str | None] = mapped_column(String(32))
-    source: Mapped[str] = mapped_column(String(16))  # chain | api
+    source: Mapped[str] = mapped_column(String(16))  # api | chain | api+chain
     fetched_at: Mapped[datetime]
+    name: Mapped[str | None] = mapped_column(String(64))
+    token_program: Mapped[str | None] = mapped_column(PUBKEY)
+    usd_price: Mapped[str | None] = mapped_column(String(40))
+    priced_at: Mapped[datetime | None]
 
 
 class PauseRow(Base):

@@ -10,6 +10,7 @@ to ``localhost`` or an IP literal, so a web site that points its own name at
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
@@ -22,12 +23,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from daemon.errors import JupcronError
+from daemon.report.build import PlanReport
 from daemon.service.metrics import Metrics
 from daemon.store.engine import session_factory
 from daemon.web import views
 from daemon.web.activity import Activity
 from daemon.web.auth import COOKIE, Token
-from daemon.web.chart import chart_svg
+from daemon.web.chart import HEIGHT, WIDTH, chart_svg
 from daemon.web.http import (
     HTML,
     MAX_BODY,
@@ -49,6 +51,10 @@ STATIC = {
     "icon.svg": "image/svg+xml",
 }
 READ_METHODS = ("GET", "HEAD")
+CHARTS_KEPT = 512  # pictures kept drawn (the oldest goes first)
+# a chart is matplotlib's SVG: presentation by its own inline styles, never a script
+CSP_HEADER = "Content-Security-Policy"
+CHART_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
 # an empty row for the page's <template> elements: the same markup, no values
 BLANK: dict[str, Any] = {"text": {}, "chart": None, "next_fires": [], "last_status": None,
                          "status": "", "paused": None, "role": None, "running": False,
@@ -88,6 +94,8 @@ class WebApp:
         self.token = token
         self.clock = clock
         self.reports = views.ReportCache()
+        self._charts: dict[tuple[Any, ...], bytes] = {}
+        self._charts_lock = threading.Lock()
         folder = resources.files("daemon.web") / "static"
         self.static = {name: (folder / name).read_bytes() for name in STATIC}
 
@@ -139,10 +147,23 @@ class WebApp:
             if found and NAME.fullmatch(found[1]):
                 report = self.reports.get(session.connection())[0].get(found[1])
                 if report is not None:
-                    return WebResponse(200, chart_svg(report).encode(), SVG)
+                    return WebResponse(200, self.chart(report), SVG, ((CSP_HEADER, CHART_CSP),))
         return json_response({"error": "not found"}, 404)
 
     # ---- views -----------------------------------------------------------------------
+
+    def chart(self, report: PlanReport) -> bytes:
+        """A plan's picture, drawn again only when its fills or the price now change."""
+        key = (report.plan_name, len(report.fills), report.last_fill, report.current_price())
+        with self._charts_lock:
+            drawn = self._charts.get(key)
+        if drawn is None:
+            drawn = chart_svg(report).encode()
+            with self._charts_lock:
+                if len(self._charts) >= CHARTS_KEPT:
+                    self._charts.pop(next(iter(self._charts)))
+                self._charts[key] = drawn
+        return drawn
 
     def status(self, session: Session) -> dict[str, Any]:
         return views.status_view(
@@ -154,7 +175,7 @@ class WebApp:
         plans = views.plans_view(session, self.reports, self.clock(), offset, views.PAGE_SIZE)
         runs = views.runs_view(session, views.RUNS_SHOWN)
         return render("page.html", status=self.status(session), plans=plans, runs=runs,
-                      blank=BLANK)  # fmt: skip
+                      blank=BLANK, chart_width=WIDTH, chart_height=HEIGHT)  # fmt: skip
 
     # ---- assets and the token -----------------------------------------------------------
 

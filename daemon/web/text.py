@@ -5,6 +5,7 @@ put the same strings in the same places (the script only assigns textContent).
 
 from __future__ import annotations
 
+from decimal import Decimal, localcontext
 from typing import Any
 
 NONE = "-"
@@ -17,21 +18,54 @@ def moment(value: str | None) -> str:
     return value.replace("T", " ").replace("Z", " UTC")
 
 
+def _plain(text: str) -> str:
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def _amount(ui: str | None, base: str, symbol: str | None) -> str:
     if base == "0":
         return NONE
     if ui is not None:
-        return f"{ui} {symbol}" if symbol else ui
+        return f"{_plain(ui)} {symbol}" if symbol else _plain(ui)
     return f"{base} (base units)"
+
+
+def _price(value: str | None, quote: str | None, base: str | None) -> str:
+    """``150.15 USDC per SOL`` (eight significant digits at most)."""
+    if not value:
+        return NONE
+    with localcontext() as ctx:
+        ctx.prec = 8
+        shown = _plain(format(+Decimal(value), "f"))
+    return f"{shown} {quote} per {base}" if quote and base else shown
+
+
+def _money_text(money: dict[str, Any]) -> dict[str, str]:
+    quote, base = money.get("price_quote"), money.get("price_base")
+    fees = Decimal(money.get("network_fee_sol") or 0) + Decimal(money.get("priority_fee_sol") or 0)
+    value, pnl = money.get("current_value"), money.get("unrealised_pnl")
+    now = NONE
+    if value is not None and pnl is not None and money.get("fills"):
+        with localcontext() as ctx:
+            ctx.prec = 8
+            sign = "+" if Decimal(pnl) >= 0 else "-"
+            now = (f"{_plain(format(+Decimal(value), 'f'))} {quote} "
+                   f"(P&L {sign}{_plain(format(+abs(Decimal(pnl)), 'f'))} {quote})")  # fmt: skip
+    refunded = _amount(money.get("refunded_ui"), money.get("refunded", "0"),
+                       money.get("refund_symbol"))  # fmt: skip
+    return {
+        "refunded": refunded,
+        "network_fees": f"{_plain(format(fees, 'f'))} SOL" if fees else NONE,
+        "value_now": now,
+        "market": _price(money.get("current_price"), quote, base),
+        "nofill": f"no fills yet; refunded {refunded}" if refunded != NONE else "no fills yet",
+    }
 
 
 def plan_text(plan: dict[str, Any]) -> dict[str, str]:
     fires = plan["next_fires"]
     money = plan["money"] or {}
     price = money.get("average_price")
-    unit = ""
-    if money.get("input_symbol") and money.get("output_symbol"):
-        unit = f" {money['output_symbol']}/{money['input_symbol']}"
     return {
         "name": plan["name"],
         "description": plan["description"] or "",
@@ -47,8 +81,9 @@ def plan_text(plan: dict[str, Any]) -> dict[str, str]:
         "received": _amount(
             money.get("received_ui"), money.get("received", "0"), money.get("output_symbol")
         ),
-        "price": f"{price}{unit}" if price else NONE,
+        "price": _price(price, money.get("price_quote"), money.get("price_base")),
         "fills": str(money.get("fills", 0)),
+        **_money_text(money),
     }
 
 

@@ -162,8 +162,10 @@ def _money(report: PlanReport | None, known: dict[str, tokens.Token]) -> dict[st
         return None
     data = report.as_dict(known)
     keep = ("input_mint", "output_mint", "input_symbol", "output_symbol", "spent", "spent_ui",
-            "received", "received_ui", "refunded", "fills", "average_price", "average_cost",
-            "last_fill")  # fmt: skip
+            "received", "received_ui", "refunded", "refunded_ui", "refund_symbol", "fills",
+            "average_price", "average_cost", "price_quote", "price_base", "last_fill",
+            "network_fee_sol", "priority_fee_sol", "current_price", "current_value",
+            "unrealised_pnl")  # fmt: skip
     return {key: data[key] for key in keep}
 
 

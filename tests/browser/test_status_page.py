@@ -10,6 +10,7 @@ whose description is HTML. The page refreshes every second (web.refresh: 1).
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -203,21 +204,57 @@ def test_renders_the_chart_of_a_plan_with_fills(
         "() => { const i = document.querySelector('article.plan[data-plan=\"chart-swap\"] img.chart');"
         " return i && i.complete && i.naturalWidth > 0; }", timeout=TIMEOUT,
     )  # fmt: skip
-    assert chart.evaluate("i => i.naturalWidth") == 360
+    assert chart.evaluate("i => i.naturalWidth") == 640  # the report's renderer, card size
     fills = site.api("/api/plans/chart-swap/fills")["fills"]
     assert len(fills) == 1
     svg = httpx.get(site.url + chart.get_attribute("src"), timeout=10)
     assert svg.headers["content-type"] == "image/svg+xml"
-    assert "<polyline" in svg.text
-    assert "<circle" in svg.text
-    assert card(page, "chart-swap").locator("[data-k=fills]").inner_text() == "1"
+    swap = card(page, "chart-swap")
+    assert swap.locator("[data-k=fills]").inner_text() == "1"
+    assert re.fullmatch(r"[0-9.]+ USDC", swap.locator("[data-k=spent]").inner_text())
+    assert re.fullmatch(r"[0-9.]+ SOL", swap.locator("[data-k=received]").inner_text())
+    assert re.fullmatch(r"[0-9.]+ USDC per SOL", swap.locator("[data-k=price]").inner_text())
+    assert swap.locator("[data-k=network_fees]").inner_text().endswith(" SOL")
     assert card(page, "alpha-hourly").locator("img.chart").is_hidden()
-    shot = tmp_path / "status-page.png"
+    shots = Path(os.environ.get("JUPCRON_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    shot = shots / "status-page.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
+    swap.screenshot(path=str(shots / "status-card.png"))
     assert card(page, "alpha-hourly").locator("[data-k=spent]").inner_text() == "-"
-    print(f"screenshot: {shot}")
     assert watched_page.console_errors == []
+    # the picture itself, as the browser lays its text out: axes labelled, no two
+    # labels' boxes overlap
+    page.goto(site.url + chart.get_attribute("src"))
+    boxes = page.evaluate(
+        "() => [...document.querySelectorAll('text')].filter(t => t.textContent.trim())"
+        ".map(t => { const r = t.getBoundingClientRect();"
+        " return {text: t.textContent, x: r.x, y: r.y, w: r.width, h: r.height}; })"
+    )
+    words = [b["text"] for b in boxes]
+    for label in (
+        "USDC",
+        "USDC per SOL",
+        "USDC spent",
+        "fill price",
+        "SOL bought, in USDC at market",
+    ):
+        assert label in words, words
+    assert any(w.endswith(" UTC") for w in words), words  # the time axes' date and zone
+    assert all(b["w"] > 0 and b["h"] > 0 for b in boxes)
+    width = page.evaluate("() => document.documentElement.getBoundingClientRect().width")
+    outside = [b["text"] for b in boxes if b["x"] < 0 or b["x"] + b["w"] > width + 1]
+    assert outside == [], outside  # nothing cut off at the picture's edges
+    overlaps = [
+        (a["text"], b["text"])
+        for i, a in enumerate(boxes) for b in boxes[i + 1:]
+        if a["x"] < b["x"] + b["w"] - 1 and b["x"] < a["x"] + a["w"] - 1
+        and a["y"] < b["y"] + b["h"] - 1 and b["y"] < a["y"] + a["h"] - 1
+    ]  # fmt: skip
+    assert overlaps == [], overlaps
+    page.screenshot(path=str(shots / "status-chart.png"))
+    print(f"screenshots: {shots}")
 
 
 def test_renders_a_hostile_plan_description_as_text(site: Site, watched_page: Watched) -> None:

@@ -128,7 +128,7 @@ def test_an_expired_trigger_order_is_recorded_with_what_it_gave_back(
     assert f.report("expiring").refunded == 1_000_000
 
 
-def test_token_facts_come_from_the_token_api_or_the_mint_account(
+def test_token_facts_come_from_the_token_api_and_the_mint_account(
     make_follow_rig: FollowRigFactory, db_url: str
 ) -> None:
     f = make_follow_rig(db_url)
@@ -136,9 +136,13 @@ def test_token_facts_come_from_the_token_api_or_the_mint_account(
     stored = refresh_tokens(f.engine, f.client(), None, f.clock)
     assert sorted(stored) == sorted([USDC, SOL])
     with begin(f.engine) as conn:
-        known = tokens.known(conn)
+        known = tokens.stored(conn)
     assert (known[USDC].decimals, known[USDC].symbol, known[USDC].source) == (6, "USDC", "api")
-    assert (known[SOL].decimals, known[SOL].symbol) == (9, "SOL")
+    assert known[USDC].program == "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
+    assert known[SOL].decimals == 9
+    assert known[SOL].symbol == "SOL"
+    assert known[SOL].usd_price is not None
+    assert known[SOL].priced_at == f.clock()
     assert refresh_tokens(f.engine, f.client(), None, f.clock) == []  # cached: no call
     with begin(f.engine) as conn:
         conn.execute(tokens.TOKENS.delete())
@@ -148,8 +152,14 @@ def test_token_facts_come_from_the_token_api_or_the_mint_account(
     finally:
         rpc.close()
     with begin(f.engine) as conn:
-        known = tokens.known(conn)
-    assert (known[USDC].decimals, known[USDC].symbol, known[USDC].source) == (6, None, "chain")
+        known = tokens.stored(conn)
+    # with rpc.url the mint account speaks for decimals and program, the API for the symbol
+    assert (known[USDC].decimals, known[USDC].symbol, known[USDC].source) == (
+        6,
+        "USDC",
+        "api+chain",
+    )
     assert known[SOL].decimals == 9
+    assert known[SOL].symbol == "SOL"
     assert tokens.human(1_500_000, 6) == tokens.Token(USDC, 6, None, "chain").human(1_500_000)
     assert str(tokens.human(1_500_000, 6)) == "1.500000"

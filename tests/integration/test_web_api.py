@@ -103,7 +103,9 @@ def test_json_twins_show_plans_runs_and_what_the_money_did(web: Web) -> None:
     assert fills[0]["received_total"] == bought["money"]["received"]
     chart = web.get("/charts/buy-sol.svg")
     assert chart.headers["content-type"] == "image/svg+xml"
-    assert "<polyline" in chart.text
+    assert "USDC per SOL" in chart.text  # the report's renderer, units on its axes
+    assert "unsafe-inline" in chart.headers["content-security-policy"]
+    assert "script" not in chart.headers["content-security-policy"]
 
     page = web.get("/")
     assert HOSTILE not in page.text  # escaped: the markup never reaches the page as markup

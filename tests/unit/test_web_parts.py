@@ -83,20 +83,22 @@ def test_series_is_cumulative_with_exact_prices() -> None:
     assert [p.at.minute for p in points] == [0, 10]
     assert [p.received_total for p in points] == [6_660_000, 19_660_000]
     assert points[1].received_total_ui == Decimal("0.019660000")
-    assert points[0].price == Decimal("0.00666")
-    assert points[1].as_dict()["price"] == "0.0065"
+    assert points[0].price == Decimal("150.15015")  # USDC per SOL, as traders quote it
+    assert points[1].as_dict()["price"] == "153.84615"
 
 
-def test_chart_draws_each_fill_and_escapes_the_name() -> None:
+def test_chart_is_the_report_renderer_with_units_and_escapes_the_name() -> None:
     svg = chart_svg(report("a<b>&", [(0, 1_000_000, 6_660_000), (60, 1_000_000, 6_500_000)]))
-    assert svg.count("<circle") == 2
-    assert "received 0.013160000 SOL" in svg
-    assert "a&lt;b&gt;&amp;" in svg
+    assert "<svg" in svg
+    assert "<script" not in svg
+    assert "a&lt;b&gt;&amp;: cumulative spend and value" in svg
     assert "a<b>" not in svg
-    assert "style" not in svg  # presentation attributes only: nothing a CSP would block
+    for words in ("USDC spent", "SOL bought, in USDC", "USDC per SOL", "2026-11-23 UTC",
+                  "fill price"):  # fmt: skip
+        assert words in svg, words
 
 
 def test_chart_of_one_fill_and_of_none() -> None:
     one = chart_svg(report("one", [(0, 1_000_000, 6_660_000)]))
-    assert one.count("<circle") == 1
+    assert "USDC per SOL" in one
     assert "no fills yet" in chart_svg(report("none", []))
