@@ -37,7 +37,7 @@ def _text(value: Any) -> str:
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
 # bidi controls (U+202E reverses what follows), other invisible format characters and C0/C1
-# controls (a terminal's escape sequences): shown as a \u escape (four hex digits) in a table, never obeyed
+# controls (a terminal's escape sequences): shown as a \u escape in a table, never obeyed
 UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
 )

@@ -34,7 +34,8 @@ CSV_COLUMNS = ("plan_name", "kind", "input_mint", "output_mint", "input_symbol",
                "last_fill", "reference_price", "vs_reference_bps")  # fmt: skip
 FILL_COLUMNS = ("filled_at", "plan_name", "source", "spent", "input_symbol", "received",
                 "output_symbol", "price", "price_unit", "in_amount", "out_amount", "input_mint",
-                "output_mint", "signature", "order_account", "run_id")  # fmt: skip
+                "output_mint", "vs_reference_bps", "signature", "order_account",
+                "run_id")  # fmt: skip
 TOTAL_COLUMNS = ("token", "spent", "received", "refunded", "fees")
 TOTAL_CSV = ("mint", "symbol", "spent", "spent_ui", "received", "received_ui", "refunded",
              "refunded_ui", "fees", "fees_ui")  # fmt: skip
@@ -179,6 +180,7 @@ def fill_rows(reports: list[PlanReport]) -> list[dict[str, Any]]:
                 "price_unit": r.price_unit(),
                 "in_amount": str(f.in_amount), "out_amount": str(f.out_amount),
                 "input_mint": f.input_mint, "output_mint": f.output_mint,
+                "vs_reference_bps": None if (vs := f.vs_reference_bps) is None else str(vs),
                 "signature": f.signature, "order_account": f.order_account,
                 "run_id": f.run_id,
             })  # fmt: skip

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from daemon.cli.report import fill_rows
 from daemon.emulator import Emulator
 from daemon.price.oracle import DEFAULT_FEEDS, decode_price_update
 from daemon.price.protection import protection_for
@@ -116,6 +117,9 @@ def test_a_fair_swap_passes_with_its_reference_on_record(
     vs = report.vs_reference_bps()
     assert vs is not None
     assert Decimal(-20) < vs < 0  # the emulator's 10 bps fee, and nothing worse
+    (row,) = fill_rows([report])  # `jupcron report --fills`: each fill against its reference
+    assert row["vs_reference_bps"] == str(fill.vs_reference_bps)
+    assert Decimal(-20) < Decimal(row["vs_reference_bps"]) < 0
     as_json = report.as_dict(known)
     assert as_json["vs_reference_bps"] == str(vs)
     assert as_json["reference_price"] is not None
