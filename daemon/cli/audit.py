@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 import click
 
@@ -10,14 +12,41 @@ from daemon.app import open_store
 from daemon.cli.main import Context, pass_ctx
 from daemon.cli.output import format_option, render
 from daemon.errors import ConfigError
+from daemon.store import tokens
 from daemon.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows
 from daemon.store.plans import get_plan
 from daemon.store.types import PlanKind, RunStatus
 
 TABLE_COLUMNS = (
     "run_id", "plan_name", "kind", "scheduled_for", "status", "request_id", "signature",
-    "in_amount", "out_amount", "error",
+    "in", "out", "error",
 )  # fmt: skip
+# json and csv: every column of the audit view (base units), then the same in token units
+UNIT_COLUMNS = ("input_symbol", "in_amount_ui", "output_symbol", "out_amount_ui")
+
+
+def with_units(row: dict[str, Any], known: Mapping[str, tokens.Token]) -> dict[str, Any]:
+    """The run's amounts in token units beside its base units: ``in``/``out`` as a
+    person reads them (``5 USDC``), and symbol and decimal-string columns for machines.
+    A mint whose decimals are not known keeps its base units, said so."""
+    sides = (("in", "input", "input_mint", "in_amount"),
+             ("out", "output", "output_mint", "out_amount"))  # fmt: skip
+    for side, prefix, mint_key, amount_key in sides:
+        mint, amount = row.get(mint_key), row.get(amount_key)
+        token = known.get(mint) if isinstance(mint, str) else None
+        text = str(amount) if amount is not None else ""
+        value = int(text) if text.isdigit() else None
+        row[f"{prefix}_symbol"] = token.label if token else None
+        row[f"{amount_key}_ui"] = (
+            tokens.plain(token.human(value)) if token and value is not None else None
+        )
+        if value is None:
+            row[side] = None
+        elif token is None:
+            row[side] = f"{value} (base units)"
+        else:
+            row[side] = token.show(value)
+    return row
 
 
 class When(click.ParamType):  # type: ignore[type-arg]
@@ -56,9 +85,11 @@ def audit(
             if plan is not None and get_plan(session, plan) is None:
                 raise ConfigError(f"no plan named {plan!r} in the store (see 'jupcron plans list')")
             rows = audit_rows(session, AuditFilter(plan, status, kind, since, until, limit))
+            known = tokens.known(session)
     finally:
         store.close()
-    columns = TABLE_COLUMNS if fmt == "table" else AUDIT_COLUMNS
+    rows = [with_units(row, known) for row in rows]
+    columns = TABLE_COLUMNS if fmt == "table" else (*AUDIT_COLUMNS, *UNIT_COLUMNS)
     if fmt == "table":
         for row in rows:
             for key in ("request_id", "signature"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from decimal import Decimal
 
 from sqlalchemy import text
 
@@ -114,12 +115,22 @@ def test_audit_json_and_csv_carry_every_column_of_the_audit_view(
     assert env.jupcron("fire", "a").returncode == 0
     view = env.rows()[0]  # SELECT * FROM audit
     rows = json.loads(env.jupcron("audit", "--format", "json").stdout)
-    assert list(rows[0]) == list(view)  # the same columns, in the view's order
+    # the view's columns, in its order, then the amounts in token units beside them
+    units = ["input_symbol", "in_amount_ui", "output_symbol", "out_amount_ui"]
+    assert list(rows[0]) == [*view, *units]
     assert rows[0]["plan_version"] == 1
     for column in ("created_at", "updated_at", "finished_at", "scheduled_for"):
         assert rows[0][column], column
+    assert (rows[0]["in_amount"], rows[0]["input_symbol"], rows[0]["in_amount_ui"]) == (
+        "1000000", "USDC", "1"
+    )  # fmt: skip
+    assert rows[0]["output_symbol"] == "SOL"
+    assert Decimal(rows[0]["out_amount_ui"]) * 10**9 == int(rows[0]["out_amount"])
     header = env.jupcron("audit", "--format", "csv").stdout.splitlines()[0]
-    assert header.split(",") == list(view)
+    assert header.split(",") == [*view, *units]
+    table = env.jupcron("audit").stdout
+    assert "1 USDC" in table  # a person reads tokens, not base units
+    assert "1000000" not in table
 
 
 def test_run_events_detail_is_json_objects(daemon_env: DaemonEnvFactory) -> None:
