@@ -189,6 +189,18 @@ def _brief(r: Any) -> RunBrief:
     )  # fmt: skip
 
 
+BAD_RUNS = (RunStatus.FAILED, RunStatus.REJECTED, RunStatus.IN_DOUBT)
+
+
+def run_errors_since(session: Session, since: datetime) -> int:
+    """Runs that ended failed, rejected or in doubt since `since`, whoever ran them
+    (this daemon, another, or `jupcron fire` in a shell): one count in the store."""
+    query = select(func.count()).where(
+        Run.status.in_([str(s) for s in BAD_RUNS]), Run.updated_at >= since
+    )
+    return int(session.execute(query).scalar_one())
+
+
 def overview(session: Session, now: datetime) -> Status:
     """The status without the plans (``plans`` empty): the daemons, the pauses and
     the runs that need a look, in five queries."""

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection
@@ -138,9 +138,9 @@ def status_view(
             "rate": round(counts.rate(), 3),
             "use": round(counts.rate() / live.rate_limit, 3) if live.rate_limit else None,
         },
-        "errors_last_hour": {
+        "errors_last_hour": {  # API attempts: this daemon's; runs: all, from the store
             "api": counts.api_errors_last_hour,
-            "runs": counts.run_errors_last_hour,
+            "runs": store_status.run_errors_since(session, now - timedelta(hours=1)),
         },
         "in_doubt_help": IN_DOUBT_HELP if view["in_doubt"] else None,
         "plan_files": live.plan_files,

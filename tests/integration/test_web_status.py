@@ -11,9 +11,10 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from daemon.config import Config
+from daemon.emulator.faults import FaultKind
 from daemon.service.heartbeat import Heartbeat
 from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
 from daemon.store import control
@@ -24,7 +25,7 @@ from daemon.store.port import ALL_PLANS
 from daemon.web.activity import Activity
 from daemon.web.app import WebApp
 from daemon.web.views import LiveState
-from tests.fixtures.runner import Rig, RigFactory
+from tests.fixtures.runner import Rig, RigFactory, outcome_of
 from tests.support.agree import agreeing
 
 HOSTILE_REASON = '<img src=x onerror="alert(3)"><b>oops</b> & "more"'
@@ -161,3 +162,22 @@ def test_a_heartbeat_is_written_at_once_when_dry_run_or_the_kill_switch_changes(
     switch.write_text("")
     heart.tick(leader=True, role_since=since, config=dry)
     assert site.json("/api/status")["kill_switch"] == f"kill switch file {switch} exists"
+
+
+def test_run_errors_of_the_last_hour_count_every_run_in_the_store(site: Site) -> None:
+    """Three rejected runs fired by another process (not this daemon's listener) and
+    one from two hours ago: the page counts the three."""
+    rig = site.rig
+    rig.emulator.faults.add(FaultKind.HOSTILE, operation="ultra_order", count=0)
+    now = datetime.now(UTC).replace(microsecond=0)
+    for n in range(3):
+        plan = rig.plan("swap", name=f"hostile-{n}")
+        assert outcome_of(rig.runner().fire(plan, now)).status.value == "rejected"
+    old = rig.plan("swap", name="old")
+    run = outcome_of(rig.runner().fire(old, now - timedelta(hours=2)))
+    with begin(rig.engine) as conn:
+        conn.execute(text("UPDATE runs SET updated_at = :at WHERE id = :id"),
+                     {"at": now - timedelta(hours=2), "id": run.run_id})  # fmt: skip
+    status = site.json("/api/status")
+    assert status["errors_last_hour"]["runs"] == 3
+    assert "3 runs" in site.get("/").text
