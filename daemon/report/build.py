@@ -116,6 +116,8 @@ class PlanReport:
     priority_fee_lamports: int = 0
     paid_runs: int = 0  # landed transactions whose fee we paid
     order_mints: tuple[str | None, str | None] | None = None  # a followed order's pair
+    # the mean USD price of each side over the plan's fills (first to last): the market
+    market_usd: tuple[Decimal | None, Decimal | None] | None = None
 
     # ---- quotes ---------------------------------------------------------------------
     @property
@@ -171,16 +173,26 @@ class PlanReport:
             return None
         return amount * quote.usd_price
 
+    def market_price(self) -> Decimal | None:
+        """Quote per base on average over the period of the fills (the stored USD
+        prices read then): what the market gave while the plan bought."""
+        if self.market_usd is None:
+            return None
+        usd_in, usd_out = self.market_usd
+        base, quote = (usd_out, usd_in) if self.quote == "in" else (usd_in, usd_out)
+        if base is None or not quote:
+            return None
+        return _ratio(base, quote)
+
+    def vs_market_bps(self) -> Decimal | None:
+        """The average price against the market over the same period, in bps (positive:
+        better than the market: bought for less, or sold for more)."""
+        return _vs(self.average_price(), self.market_price(), self.quote)
+
     def vs_current_bps(self) -> Decimal | None:
         """The average price against the price now, in bps (positive: better than
         now, i.e. bought for less or sold for more)."""
-        average, now = self.average_price(), self.current_price()
-        if average is None or not now:
-            return None
-        sign = 1 if self.quote == "in" else -1
-        with localcontext() as ctx:
-            ctx.prec = PRICE_DIGITS
-            return (sign * (now - average) / now * 10_000).quantize(Decimal("0.01"))
+        return _vs(self.average_price(), self.current_price(), self.quote)
 
     # ---- derived, exact -----------------------------------------------------------
     def human_in(self, amount: int) -> Decimal | None:
@@ -292,7 +304,20 @@ class PlanReport:
             "current_value_usd": ui(self.usd(values[0] if values else None)),
             "unrealised_pnl_usd": ui(self.usd(pnl)),
             "vs_current_bps": ui(self.vs_current_bps()),
+            "market_price": ui(self.market_price()),
+            "vs_market_bps": ui(self.vs_market_bps()),
         }  # fmt: skip
+
+
+def _vs(average: Decimal | None, market: Decimal | None, quote: str) -> Decimal | None:
+    """`average` against `market` in bps, positive when it is the better price for us
+    (buying: lower; selling: higher)."""
+    if average is None or not market:
+        return None
+    sign = 1 if quote == "in" else -1
+    with localcontext() as ctx:
+        ctx.prec = PRICE_DIGITS
+        return (sign * (market - average) / market * 10_000).quantize(Decimal("0.01"))
 
 
 def _moment(value: Any) -> datetime:
@@ -334,7 +359,20 @@ def build(
             report.input_mint, report.output_mint = report.order_mints
         report.input_token = known.get(report.input_mint or "")
         report.output_token = known.get(report.output_mint or "")
+        report.market_usd = _market(conn, report)
     return list(reports.values()), known
+
+
+def _market(conn: Connection, report: PlanReport) -> tuple[Decimal | None, Decimal | None] | None:
+    """Each side's mean USD price over the plan's fills, first to last."""
+    if not report.fills or report.input_mint is None or report.output_mint is None:
+        return None
+    times = [f.filled_at for f in report.fills]
+    since, until = min(times), max(times)
+    return (
+        tokens.average_usd(conn, report.input_mint, since, until),
+        tokens.average_usd(conn, report.output_mint, since, until),
+    )
 
 
 def _runs(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:

@@ -263,6 +263,17 @@ class TokenInfo(Base):
     priced_at: Mapped[datetime | None]
 
 
+class TokenPrice(Base):
+    """One USD price read for a mint, at the time it was read (the market over time:
+    what a plan's average cost is set against)."""
+
+    __tablename__ = "token_prices"
+
+    mint: Mapped[str] = mapped_column(PUBKEY, primary_key=True)
+    at: Mapped[datetime] = mapped_column(primary_key=True)
+    usd_price: Mapped[str] = mapped_column(String(40))
+
+
 class PauseRow(Base):
     """An operator's pause (`jupcron pause`): one plan's slots, or every plan's
     (scope ``*``), are recorded as skipped until `jupcron resume` deletes the row."""

@@ -21,10 +21,11 @@ from typing import cast
 from sqlalchemy import Table, select
 
 from daemon.price.limits import KNOWN_MINTS
-from daemon.store.models import TokenInfo
+from daemon.store.models import TokenInfo, TokenPrice
 from daemon.store.runs import Conn
 
 TOKENS = cast(Table, TokenInfo.__table__)
+PRICES = cast(Table, TokenPrice.__table__)
 SPL_TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id)
 
 
@@ -117,6 +118,8 @@ def save(conn: Conn, token: Token, *, now: datetime) -> None:
             "priced_at": token.priced_at,
         },
     )
+    if token.usd_price is not None:
+        _sample(conn, token.mint, token.usd_price, token.priced_at or now)
 
 
 def save_price(conn: Conn, mint: str, usd: Decimal, *, at: datetime) -> None:
@@ -124,3 +127,19 @@ def save_price(conn: Conn, mint: str, usd: Decimal, *, at: datetime) -> None:
     conn.execute(
         TOKENS.update().where(TOKENS.c.mint == mint).values(usd_price=str(usd), priced_at=at)
     )
+    _sample(conn, mint, usd, at)
+
+
+def _sample(conn: Conn, mint: str, usd: Decimal, at: datetime) -> None:
+    """The price into the history (one row a mint and instant; the last read wins)."""
+    conn.execute(PRICES.delete().where(PRICES.c.mint == mint, PRICES.c.at == at))
+    conn.execute(PRICES.insert(), {"mint": mint, "at": at, "usd_price": str(usd)})
+
+
+def average_usd(conn: Conn, mint: str, since: datetime, until: datetime) -> Decimal | None:
+    """The mean of the USD prices read for `mint` in [since, until]; None without any."""
+    query = select(PRICES.c.usd_price).where(
+        PRICES.c.mint == mint, PRICES.c.at >= since, PRICES.c.at <= until
+    )
+    prices = [p for (text,) in conn.execute(query) if (p := _price(text)) is not None]
+    return sum(prices, Decimal(0)) / len(prices) if prices else None

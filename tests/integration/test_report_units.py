@@ -14,6 +14,7 @@ import pytest
 
 from daemon.follower import refresh_tokens
 from daemon.report.build import build
+from daemon.store import tokens
 from daemon.web.text import plan_text
 from daemon.web.views import _money
 from tests.fixtures.follow import SOL, FollowRig, FollowRigFactory
@@ -131,3 +132,34 @@ def test_a_cancel_refund_has_units_in_the_report_and_on_the_page(
                       "last_error": None})  # fmt: skip
     assert text["refunded"] == "50 USDC"
     assert text["nofill"] == "no fills yet; refunded 50 USDC"
+
+
+def test_the_average_price_against_the_market_over_the_same_period(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    """Three buys of SOL an hour apart; the market read meanwhile (the USD prices the
+    daemon stores each time it refreshes them) averages 160 USDC per SOL, while a
+    price read before the first buy (outside the period) would pull it to 1,000: the
+    report sets the plan's average price against the 160, not the 1,000."""
+    f = make_follow_rig(db_url)
+    plan = f.rig.plan("swap", {"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000},
+                      name="dca-ish")  # fmt: skip
+    start = f.clock.now
+    with f.engine.begin() as conn:
+        tokens.save_price(conn, SOL, Decimal(100_000), at=start - timedelta(hours=1))
+    for _ in range(3):
+        f.fire(plan)
+        f.clock.advance(3600)
+    fills = f.fills("dca-ish")
+    assert len(fills) == 3
+    with f.engine.begin() as conn:
+        for n, usd in enumerate((150, 160, 170)):
+            at = start + timedelta(minutes=30 * (n + 1))  # inside the fills' period
+            tokens.save_price(conn, SOL, Decimal(usd), at=at)
+            tokens.save_price(conn, USDC, Decimal(1), at=at)
+    row = reports(f)["dca-ish"]
+    assert Decimal(str(row["market_price"])) == Decimal(160)
+    average = Decimal(str(row["average_price"]))  # the emulator's 150, less its fee
+    vs = Decimal(str(row["vs_market_bps"]))
+    assert vs == ((Decimal(160) - average) / 160 * 10_000).quantize(Decimal("0.01"))
+    assert vs > 0  # bought below the market of the period
