@@ -29,6 +29,7 @@ from daemon.plans.schema import (
     price_notes,
 )
 from daemon.plans.trigger_v2 import MAX_ACTIVE_DCA, active_dca_overlap
+from daemon.price.limits import quote_mint
 from daemon.store.types import PlanKind
 from daemon.yamlfile import Locator, load, problems_from
 
@@ -202,6 +203,7 @@ def _load_plan(
         findings = checks(typed, limit, caps, swap_api, limits=limits)
         if head is not None:  # (limits that did not parse are reported already)
             findings += price_notes(typed, limits)
+            findings += quote_check(typed, head.price_quote)
         if head is not None and isinstance(typed, TriggerV2DcaRequest):
             findings += _dca_overlap(typed, head)
         for finding in findings:
@@ -230,6 +232,21 @@ def _dca_overlap(request: TriggerV2DcaRequest, head: PlanHead) -> list[Finding]:
         f"allows {MAX_ACTIVE_DCA} active DCA orders a wallet and refuses the next"
     )
     return [Finding(("schedule",), message, warning=True)]
+
+
+def quote_check(request: Any, price_quote: str | None) -> list[Finding]:
+    """``price_quote`` names one of the plan's two mints (its address, or SOL, USDC,
+    USDT, JUP): anything else would be ignored by the report, silently."""
+    if price_quote is None:
+        return []
+    pair = (getattr(request, "input_mint", None), getattr(request, "output_mint", None))
+    if None in pair:
+        return [Finding(("price_quote",), "price_quote applies to plans that trade a pair")]
+    if quote_mint(price_quote) in pair:
+        return []
+    return [Finding(("price_quote",), f"price_quote {price_quote!r} is neither the plan's "
+                    "inputMint nor its outputMint (give a mint address of the pair, or SOL, "
+                    "USDC, USDT, JUP)")]  # fmt: skip
 
 
 def _kind(value: Any) -> PlanKind | None:

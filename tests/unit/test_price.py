@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from daemon.config import Config
 from daemon.emulator.oracle import price_update_bytes
 from daemon.errors import ApiTransportError
+from daemon.plans.load import quote_check
 from daemon.plans.schema import (
     REQUEST_MODELS,
     PlanSpec,
@@ -400,3 +401,19 @@ def test_limits_only_where_a_signed_transaction_guarantees_an_output(
     (finding,) = limit_checks(typed, limits)
     assert words in finding.message
     assert not finding.warning
+
+
+@pytest.mark.parametrize(
+    ("quote", "ok"),
+    [("USDC", True), ("sol", True), (SOL, True), ("USDT", False), ("BONK", False)],
+)
+def test_price_quote_names_one_of_the_plans_mints(quote: str, ok: bool) -> None:
+    """The report's `price_quote`: a mint of the pair (address or known symbol), else
+    a plans validate error (the report would otherwise ignore it, silently)."""
+    typed = REQUEST_MODELS[PlanKind.SWAP].model_validate(
+        {"inputMint": USDC, "outputMint": SOL, "amount": 1_000_000}
+    )
+    found = quote_check(typed, quote)
+    assert (found == []) is ok
+    if not ok:
+        assert "neither the plan's inputMint nor its outputMint" in found[0].message
