@@ -36,7 +36,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, and_, or_, select, text
 
 from daemon.price.limits import SOL_MINT, USDC_MINT, USDT_MINT, decimals_of, quote_mint
 from daemon.price.reference import vs_reference_bps
@@ -516,11 +516,16 @@ def fees_paid(signed_tx: str, run_id: int | None = None) -> tuple[int, int] | No
 
 
 def _network_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
-    """The fees of every landed (succeeded) run's transaction, by its slot time."""
+    """The fees of every landed run's transaction: succeeded, or failed on chain (a
+    program error: it has a slot, and the network took its fee all the same)."""
+    landed = or_(
+        Run.status == str(RunStatus.SUCCEEDED),
+        and_(Run.status == str(RunStatus.FAILED), Run.slot.is_not(None)),
+    )
     stmt = (
         select(Plan.name, Run.id, Run.signed_tx)
         .join(Plan, Plan.id == Run.plan_id)
-        .where(Run.status == str(RunStatus.SUCCEEDED), Run.signed_tx.is_not(None))
+        .where(landed, Run.signed_tx.is_not(None))
     )
     if since is not None:
         stmt = stmt.where(Run.scheduled_for >= since)

@@ -18,7 +18,7 @@ from daemon.store import tokens
 from daemon.web.text import plan_text
 from daemon.web.views import _money
 from tests.fixtures.follow import SOL, FollowRig, FollowRigFactory
-from tests.fixtures.runner import USDC
+from tests.fixtures.runner import USDC, outcome_of
 
 WBTC = "3NZ9JMVBmGAqocybic2c7LQCJScmgsAZ6vQqTDzcqmJh"
 
@@ -163,3 +163,20 @@ def test_the_average_price_against_the_market_over_the_same_period(
     vs = Decimal(str(row["vs_market_bps"]))
     assert vs == ((Decimal(160) - average) / 160 * 10_000).quantize(Decimal("0.01"))
     assert vs > 0  # bought below the market of the period
+
+
+def test_a_transaction_that_landed_and_failed_still_paid_its_fee(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    """A swap that landed with a program error (6001, slippage) spent nothing but the
+    network's fee: the report counts that fee, and no fill."""
+    f = make_follow_rig(db_url)
+    f.rig.emulator.faults.add("failed", operation="execute_ultra", code=6001, error="slippage")
+    plan = f.rig.plan("swap", {"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000},
+                      name="landed-failed")  # fmt: skip
+    slot = f.clock.now.replace(microsecond=0)
+    run = f.rig.run(outcome_of(f.rig.runner().fire(plan, slot)).run_id)
+    assert (str(run.status), run.slot is not None) == ("failed", True)
+    row = reports(f)["landed-failed"]
+    assert row["fills"] == 0
+    assert int(str(row["network_fee_lamports"])) >= 5_000
