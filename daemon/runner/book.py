@@ -142,14 +142,6 @@ class RunBook:
                 found = dict(detail)
         return found
 
-    def was_gasless(self, run_id: int) -> bool:
-        """Whether the API marked this run's (latest) order gasless."""
-        gasless = False
-        for step, detail in self.store.steps(run_id):
-            if step == "ordered":
-                gasless = bool(detail.get("gasless"))
-        return gasless
-
 
 def api_fields(exc: JupcronError) -> dict[str, Any]:
     fields: dict[str, Any] = {"error": without_secrets(str(exc))}

@@ -14,6 +14,7 @@ row's status and carries on from there.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -58,13 +59,13 @@ def order_gone(plan: PlanRecord, exc: Exception) -> str | None:
 def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -> RunRecord:
     """Carry `run` on from its stored state to a final one (or as far as it can go now)."""
     reordered = False
-    gasless: bool | None = None  # known once this drive has ordered
+    ordered: dict[str, Any] | None = None  # what the order said, once this drive ordered
     for _ in range(MAX_STEPS):
         before = run.status
         if before is RunStatus.PENDING:
-            run, gasless = order_run(ports, run, plan, ports.clock())
+            run, ordered = order_run(ports, run, plan, ports.clock())
         elif before is RunStatus.REQUESTED:
-            run = sign_run(ports, run, plan, ports.clock(), options=options, gasless=gasless)
+            run = sign_run(ports, run, plan, ports.clock(), options=options, ordered=ordered)
         elif before in (RunStatus.SIGNED, RunStatus.SUBMITTED):
             run, fresh_order = submit.execute(ports, run, plan, reordered)
             reordered = reordered or fresh_order
@@ -80,8 +81,9 @@ def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -
 
 def order_run(
     ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime
-) -> tuple[RunRecord, bool | None]:
-    """Pre-flight, then the order call; the run, and whether the order is gasless."""
+) -> tuple[RunRecord, dict[str, Any] | None]:
+    """Pre-flight, then the order call; the run, and what the order said (its
+    ``ordered`` event's detail: the sign step judges by it)."""
     book = ports.book
     reason = preflight.check(ports, run, plan, now)
     if reason is not None:
@@ -143,12 +145,13 @@ def order_run(
         "in_amount": str(in_amount) if spend.mint else None,
         "order_account": ordered.order_account,
     }
+    facts = {**ordered.detail(), **pricecheck.detail(protection)}
     run = book.advance(
         run, RunStatus.REQUESTED, expect=[RunStatus.PENDING], step="ordered",
-        detail={**ordered.detail(), **pricecheck.detail(protection)}, **fields,
+        detail=facts, **fields,
     )  # fmt: skip
     failpoints.hit("after_requested")
-    return run, bool(ordered.gasless)
+    return run, facts
 
 
 def sign_run(
@@ -158,7 +161,7 @@ def sign_run(
     now: datetime,
     *,
     options: RunOptions,
-    gasless: bool | None,
+    ordered: Mapping[str, Any] | None,
 ) -> RunRecord:
     """txguard, then sign: the signed bytes are stored before anything is posted."""
     book = ports.book
@@ -168,13 +171,14 @@ def sign_run(
             run, RunStatus.PENDING, expect=[RunStatus.REQUESTED], step="reorder",
             detail={"reason": "order expired before signing"},
         )  # fmt: skip
-    if gasless is None:  # ordered by an earlier drive (recovery): ask the store
-        gasless = plan.kind is PlanKind.SWAP and book.was_gasless(run.id)
+    if ordered is None:  # ordered by an earlier drive (recovery): ask the store
+        ordered = book.ordered(run.id)
+    gasless = plan.kind is PlanKind.SWAP and bool(ordered.get("gasless"))
     simulate = ports.rpc is not None and ports.config.guard.simulate
     try:
         verdict = judge.check(
             run.unsigned_tx, plan, ports.wallet.pubkey, ports.policy,
-            ordered=book.ordered(run.id), gasless=bool(gasless), rpc=ports.rpc,
+            ordered=ordered, gasless=gasless, rpc=ports.rpc,
             simulate=simulate,
         )  # fmt: skip
     except GuardRejectedError as exc:

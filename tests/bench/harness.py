@@ -145,7 +145,14 @@ class Bench:
         self.wallet = write_keypair_file(self.keypair)
         self.config = self.root / "jupcron.yaml"
         data: dict[str, Any] = {
-            "api": {"base_url": self.api_url, "rate_limit": 10_000, "read_timeout": 30},
+            # both buckets out of the way (Swap V2's execute has its own, keyless 20/s):
+            # the figures are jupcron's, not a pacer's
+            "api": {
+                "base_url": self.api_url,
+                "rate_limit": 10_000,
+                "execute_rate_limit": 10_000,
+                "read_timeout": 30,
+            },
             "wallet": {"keypair": str(self.keypair)},
             "database": {"url": self.db_url},
             "plans": {"dir": str(self.plans)},
