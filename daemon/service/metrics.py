@@ -29,6 +29,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from daemon.errors import ConfigError
+from daemon.urls import is_loopback_host
 from daemon.web.http import MAX_BODY, WebRequest, WebResponse, host_is_local
 
 log = structlog.get_logger(__name__)
@@ -198,7 +199,7 @@ class _Server(ThreadingHTTPServer):
         self.app = app
         # bound to loopback: only a Host naming this machine by IP or localhost (a name that
         # only resolves here is DNS rebinding); another address is scraped by its name
-        self.local_only = _loopback(address[0])
+        self.local_only = is_loopback_host(address[0])
         super().__init__(address, _Handler)
 
 
@@ -278,15 +279,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: scrapes are not worth a log line each."""
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _healthy(health: Callable[[], bool]) -> bool:
