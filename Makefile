@@ -42,8 +42,8 @@ systemd-test: $(STAMP)
 	JUPCRON_SYSTEMD_TEST=required $(BIN)/python -m pytest -v -p no:cacheprovider tests/system
 
 lint: $(STAMP)
-	$(BIN)/ruff check daemon tests migrations
-	$(BIN)/ruff format --check daemon tests migrations
+	$(BIN)/ruff check daemon tests migrations setup.py
+	$(BIN)/ruff format --check daemon tests migrations setup.py
 	$(BIN)/mypy
 
 bench: $(STAMP) postgres-tools

@@ -32,11 +32,11 @@ from solders.pubkey import Pubkey
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from daemon.errors import ConfigError, YamlLoadError
-from daemon.private import read_private
-from daemon.urls import check_http_url
-from daemon.urls import mask_url as mask_url  # where it lived before daemon.urls
-from daemon.yamlfile import decode, load, problems_from, read_checked
+from jupcron.errors import ConfigError, YamlLoadError
+from jupcron.private import read_private
+from jupcron.urls import check_http_url
+from jupcron.urls import mask_url as mask_url  # where it lived before jupcron.urls
+from jupcron.yamlfile import decode, load, problems_from, read_checked
 
 DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
 LEGACY_HOSTS = ("lite-api.jup.ag",)
@@ -144,10 +144,6 @@ class ApiConfig(_Section):
         carries = "the API key and the signed transactions"
         return _http_url(value, info, "api", carries).rstrip("/")
 
-    @property
-    def is_legacy_host(self) -> bool:
-        return any(host in self.base_url for host in LEGACY_HOSTS)
-
 
 class WalletConfig(_Section):
     keypair: Path | None = None
@@ -250,7 +246,9 @@ class RpcConfig(_Section):
 class RunnerConfig(_Section):
     # how long a blockhash is taken to stay valid after the order call (seconds)
     blockhash_validity: PositiveFloat = 90.0
-    default_grace: PositiveFloat = 300.0
+    # ignored: a plan's `schedule.grace` (default 300 s) is what counts; the key is
+    # still read so a config that sets it loads, and the daemon says it is ignored
+    default_grace: PositiveFloat | None = None
     shutdown_timeout: PositiveFloat = 20.0
     recovery_interval: PositiveFloat = 30.0
     workers: Annotated[int, Field(ge=1, le=256)] = 8
@@ -474,7 +472,7 @@ def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr |
     """The API key: ``$JUPITER_API_KEY``, else ``api.key_file``, else the systemd
     credential ``api-key``; ``None`` means keyless (paced at 0.5 requests/s).
 
-    The file is checked like the keypair (`daemon.private.read_private`: owner,
+    The file is checked like the keypair (`jupcron.private.read_private`: owner,
     mode, a regular file); surrounding whitespace (the trailing newline) is
     dropped, and a key an HTTP header cannot carry is refused here, not on the
     first request."""

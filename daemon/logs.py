@@ -23,7 +23,7 @@ import logging
 import re
 import sys
 import threading
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal, TextIO
 
@@ -218,7 +218,7 @@ def configure_logging(
             root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(min(numeric, foreign))
-    logging.getLogger("daemon").setLevel(numeric)
+    logging.getLogger("jupcron").setLevel(numeric)
     for name in FOREIGN_LOGGERS:
         logging.getLogger(name).setLevel(foreign)
 
@@ -241,8 +241,3 @@ def run_context(**fields: Any) -> Iterator[None]:
     """Bind ``fields`` for the ``with`` block, then restore what was there before."""
     with structlog.contextvars.bound_contextvars(**fields):
         yield
-
-
-def bound_context() -> MutableMapping[str, Any]:
-    """The context currently bound (a copy), e.g. to carry into a worker thread."""
-    return dict(structlog.contextvars.get_contextvars())

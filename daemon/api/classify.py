@@ -3,14 +3,13 @@ the HTTP status, the API's code, error/cause text and the trimmed raw body."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
-from daemon.api.models import SWAP_EXECUTES, ErrorEnvelope
-from daemon.errors import (
+from jupcron.api.models import SWAP_EXECUTES, ErrorEnvelope
+from jupcron.errors import (
     ApiAuthError,
     ApiErrorInfo,
     ApiGarbageError,
@@ -131,7 +130,3 @@ def classify(
     if info.cause:
         message += f" ({info.cause})"
     return data, ApiRejectedError(message, info)
-
-
-def dumps_short(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"))[:BODY_LIMIT]

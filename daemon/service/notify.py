@@ -109,10 +109,6 @@ class Notifier:
     def watchdog(self) -> bool:
         return self.send(WATCHDOG=1)
 
-    def watchdog_trigger(self) -> bool:
-        """Ask systemd to act as if the watchdog expired (restart per the unit)."""
-        return self.send(WATCHDOG="trigger")
-
     def stopping(self, status: str | None = None) -> bool:
         if status is None:
             return self.send(STOPPING=1)

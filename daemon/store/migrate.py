@@ -6,20 +6,20 @@ one query; Alembic itself (11 MB resident) is imported only to migrate.
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
-import migrations
-from daemon.config import mask_url
-from daemon.errors import ConfigError, StoreBusyError, StoreError
+from jupcron.config import mask_url
+from jupcron.errors import ConfigError, StoreBusyError, StoreError
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
 
-SCRIPT_LOCATION = str(Path(migrations.__file__).parent)
+# the Alembic environment ships as the package `jupcron.migrations` (folder migrations/)
+SCRIPT_LOCATION = str(resources.files("jupcron.migrations"))
 # the newest revision in migrations/versions; a test keeps it equal to Alembic's head
 HEAD = "0006_token_prices"
 

@@ -1,5 +1,5 @@
 """Contract tests: the documented example payloads of
-/work/shared/reference/jupiter-api.md parse into our models."""
+docs/jupiter-api-notes.md parse into our models."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from daemon.api.models import (
+from jupcron.api.models import (
     EXECUTE_CODES,
     ErrorEnvelope,
     ExecuteResult,

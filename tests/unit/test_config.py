@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import api_key, config_path, load_config, mask_url
-from daemon.errors import ConfigError
+from jupcron.config import api_key, config_path, load_config, mask_url
+from jupcron.errors import ConfigError
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -123,9 +123,11 @@ def test_database_passwords_are_masked(tmp_path: Path) -> None:
     assert "s3cret" not in str(config)
 
 
-def test_legacy_host_is_recognised(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, "api:\n  base_url: https://lite-api.jup.ag\n"), env={})
-    assert config.api.is_legacy_host
+def test_an_ignored_key_still_loads(tmp_path: Path) -> None:
+    """`runner.default_grace` does nothing (a plan's grace counts); old configs keep loading."""
+    config = load_config(write(tmp_path, "runner:\n  default_grace: 120\n"), env={})
+    assert config.runner.default_grace == 120
+    assert load_config(write(tmp_path, "runner: {}\n"), env={}).runner.default_grace is None
 
 
 @pytest.mark.parametrize(
