@@ -19,7 +19,8 @@ from jupcron.cli.audit import When
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option, render
 from jupcron.errors import StoreError
-from jupcron.report.build import SHOWN_DIGITS, PlanReport, build
+from jupcron.report.build import build
+from jupcron.report.plan import SHOWN_DIGITS, PlanReport
 from jupcron.store import tokens
 
 TABLE_COLUMNS = ("plan_name", "kind", "runs", "spent", "received", "average_price", "fills",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from jupcron.errors import ConfigError
-from jupcron.report.build import PlanReport
+from jupcron.report.plan import PlanReport
 
 FORMATS = {".png": "png", ".svg": "svg"}
 COST, VALUE, PRICE, AVERAGE, MARKET = "#0969da", "#1a7f37", "#24292f", "#8250df", "#bc4c00"

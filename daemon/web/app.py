@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from jupcron.errors import JupcronError
-from jupcron.report.build import PlanReport
+from jupcron.report.plan import PlanReport
 from jupcron.service.metrics import Metrics
 from jupcron.store.engine import session_factory
 from jupcron.web import views

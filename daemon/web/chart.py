@@ -17,8 +17,8 @@ from datetime import datetime
 from decimal import Decimal, localcontext
 from typing import Any
 
-from jupcron.report.build import PlanReport
 from jupcron.report.chart import card_svg
+from jupcron.report.plan import PlanReport
 from jupcron.web.render import render
 
 WIDTH, HEIGHT = 640, 260  # the card's picture, pixels (`jupcron.report.chart.CARD`)

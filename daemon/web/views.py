@@ -24,7 +24,8 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from jupcron.report.build import PlanReport, build
+from jupcron.report.build import build
+from jupcron.report.plan import PlanReport
 from jupcron.schedule import next_fire_times
 from jupcron.store import plans as store_plans
 from jupcron.store import status as store_status

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from jupcron.api.client import Attempt
-from jupcron.report.build import Fill, PlanReport
+from jupcron.report.plan import Fill, PlanReport
 from jupcron.runner.outcome import RunOutcome
 from jupcron.store.tokens import Token
 from jupcron.store.types import RunStatus

@@ -1,0 +1,125 @@
+"""SPL Token, Token-2022 and ATA instructions judged by their effect: nothing of ours
+leaves for an account that is not ours, and our rent creates only accounts of the
+plan's mints."""
+
+from __future__ import annotations
+
+from jupcron.txguard.context import Context
+from jupcron.txguard.decode import Instruction, TxSummary
+from jupcron.txguard.instructions import (
+    ASSOCIATED_TOKEN,
+    TOKEN_PROGRAMS,
+)
+from jupcron.txguard.ours import ata
+from jupcron.txguard.token import Effect
+
+
+def _moves(ix: Instruction, ctx: Context, ours: bool) -> str | None:
+    role, where = ix.role, f"instruction #{ix.index}: {ix.title}"
+    amount = dict(ix.fields).get("amount", "?")
+    source, to = role.get("source", "?"), role.get("destination", "?")
+    if (ours or ctx.is_ours(source)) and to not in ctx.ours.tokens:
+        return f"{where} moves {amount} of our tokens from {source} to {to}, which is not ours"
+    return None
+
+
+def _lamports_out(ix: Instruction, ctx: Context, ours: bool) -> str | None:
+    role, where = ix.role, f"instruction #{ix.index}: {ix.title}"
+    source = role.get("account") or role.get("source") or ""
+    to = role.get("destination", "?")
+    if (ours or ctx.is_ours(source)) and not ctx.ours.takes_lamports(to):
+        what = "the closed account's lamports" if ix.effect == Effect.CLOSES else "lamports"
+        return f"{where} sends {what} to {to}, which is not ours"
+    return None
+
+
+def _token(ix: Instruction, ctx: Context) -> str | None:
+    """The value principle for one token instruction: nothing of ours leaves to an
+    account that is not ours, whatever form the instruction takes."""
+    role, fields = ix.role, dict(ix.fields)
+    where = f"instruction #{ix.index}: {ix.title}"
+    if ix.malformed or not ix.effect:
+        return f"{where}: the instruction data is malformed or of an unknown kind"
+    ours = ctx.acts_for_us(ix)
+    effect = Effect(ix.effect)
+    amount = fields.get("amount", "?")
+    if effect is Effect.MOVES:
+        return _moves(ix, ctx, ours)
+    if effect in (Effect.CLOSES, Effect.WITHDRAWS):
+        return _lamports_out(ix, ctx, ours)
+    if effect is Effect.BURNS and (ours or ctx.is_ours(role.get("account", ""))):
+        return f"{where} burns {amount} of our tokens in {role.get('account', '?')}"
+    if effect is Effect.DELEGATES:
+        delegate = role.get("delegate", "?")
+        if (ours or ctx.is_ours(role.get("source", ""))) and not ctx.is_ours(delegate):
+            return f"{where} delegates {amount} of our tokens to {delegate}, which is not ours"
+    if effect is Effect.REAUTHORISES:
+        account, new = role.get("account", "?"), fields.get("new_authority", "?")
+        kind = fields.get("authority_type", "?")
+        return f"{where} hands the {kind} authority over {account} to {new}"
+    account = role.get("account", "")
+    if effect is Effect.PAYS_RENT and role.get("payer") == ctx.wallet and not ctx.is_ours(account):
+        return f"{where} has our wallet pay rent for {role.get('account', 'an account')}"
+    if effect in (Effect.FREEZES, Effect.MINTS) and ours:
+        return f"{where} uses our wallet as a mint's authority: no order does that"
+    if effect is Effect.EXTENSION and (ours or any(ctx.is_ours(a) for a in ix.accounts)):
+        return f"{where} is a Token-2022 extension instruction on our accounts; jupcron signs none"
+    return None
+
+
+def token(summary: TxSummary, ctx: Context) -> list[str]:
+    return [
+        reason
+        for ix in summary.instructions
+        if ix.program in TOKEN_PROGRAMS and (reason := _token(ix, ctx))
+    ]
+
+
+def _rent_mint(ix: Instruction, ctx: Context) -> str | None:
+    """The mint of a token account our rent creates, where it can be named."""
+    mint = ix.role.get("mint", "")
+    if not mint.startswith(("lookup:", "invalid-index:")):
+        return mint
+    account = ix.role.get("account", "")
+    if account in ctx.ours.mint_of:
+        return ctx.ours.mint_of[account]
+    owner, program = ix.role.get("wallet", ""), ix.role.get("token_program", "")
+    wanted = ctx.expect.mints if ctx.expect else ()
+    return next((m for m in wanted if ata(owner, m, program) == account), None)
+
+
+def associated_token(summary: TxSummary, ctx: Context) -> list[str]:
+    """Token accounts created at our cost are the wallet's, or the plan's receiver's,
+    and with a plan only for the plan's mints (its vault's: only the input mint)."""
+    reasons = []
+    expect = ctx.expect
+    for ix in summary.instructions:
+        if ix.program != ASSOCIATED_TOKEN:
+            continue
+        role, where = ix.role, f"instruction #{ix.index}: {ix.title}"
+        if ix.malformed:
+            reasons.append(f"{where}: the instruction is of an unknown kind")
+        elif ix.name == "recover_nested":
+            if role.get("wallet") != ctx.wallet and any(ctx.is_ours(a) for a in ix.accounts):
+                reasons.append(f"{where} moves tokens of ours for another wallet")
+        elif role.get("funder") == ctx.wallet:
+            owner = role.get("wallet", "?")
+            if owner != ctx.wallet and owner not in ctx.ours.receiver:
+                reasons.append(
+                    f"{where} has our wallet pay the rent of a token account for {owner}, "
+                    "which is not ours"
+                )
+                continue
+            if expect is None:
+                continue
+            mint = _rent_mint(ix, ctx)
+            wanted = (
+                (expect.input_mint,) if expect.vault and owner == expect.vault else expect.mints
+            )
+            if mint is None or mint not in wanted:
+                said = mint or "a mint a lookup table names"
+                reasons.append(
+                    f"{where} has our wallet pay the rent of a token account of {said} for "
+                    f"{owner}; the plan's mints are {', '.join(m for m in wanted if m) or 'none'}"
+                )
+    return reasons
