@@ -45,6 +45,7 @@ def last_id(env: DaemonEnv) -> int:
     return max((r["run_id"] for r in env.rows()), default=0)
 
 
+@pytest.mark.timeout(240)  # a dozen CLI processes and a daemon's ticks: slow on a loaded machine
 def test_pause_and_resume_reach_a_running_daemon(daemon_env: DaemonEnvFactory) -> None:
     env = daemon_env()
     switch = env.root / "STOP"
