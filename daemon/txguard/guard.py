@@ -4,6 +4,7 @@ check-then-sign, the only way the runner should sign a transaction."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TypedDict, Unpack
 
 import structlog
 from solders.message import Message, MessageV0
@@ -20,20 +21,8 @@ from jupcron.wallet import SignedTransaction, Wallet, sign_transaction
 log = structlog.get_logger(__name__)
 
 
-def inspect(
-    tx_b64: str,
-    wallet: Pubkey,
-    policy: GuardPolicy,
-    *,
-    gasless: bool = False,
-    mints: Iterable[str] = (),
-    expect: Expectation | None = None,
-    mint_programs: Mapping[str, str] | None = None,
-    simulator: simulate.Simulator | None = None,
-) -> Verdict:
-    """Decode and judge a transaction. A hostile one gets reasons, never an
-    exception; input that is not a transaction raises `NotATransactionError`
-    (far too large: `OversizeError`).
+class Facts(TypedDict, total=False):
+    """What the caller knows besides the transaction, all optional.
 
     ``gasless``: the API marked this Ultra order gasless/RFQ (someone else pays
     the fee and co-signs); honoured only when ``policy.allow_gasless``.
@@ -43,18 +32,32 @@ def inspect(
     ``simulator``: the RPC node; when given, a transaction the rules accept is also
     simulated and refused if it would cost the wallet more than the order.
     """
+
+    gasless: bool
+    mints: Iterable[str]
+    expect: Expectation | None
+    mint_programs: Mapping[str, str] | None
+    simulator: simulate.Simulator | None
+
+
+def inspect(tx_b64: str, wallet: Pubkey, policy: GuardPolicy, **facts: Unpack[Facts]) -> Verdict:
+    """Decode and judge a transaction (with the caller's `Facts`). A hostile one gets
+    reasons, never an exception; input that is not a transaction raises
+    `NotATransactionError` (far too large: `OversizeError`)."""
+    expect, simulator = facts.get("expect"), facts.get("simulator")
     tx, size = load(tx_b64)
     summary = summarize(tx, policy.names, size)
-    known = {*mints, *(expect.mints if expect else ())}
+    known = {*facts.get("mints", ()), *(expect.mints if expect else ())}
+    receiver = expect.receiver if expect else None
     ctx = Context(
         wallet=str(wallet),
         ours=vault.extend(
-            ours.find(wallet, summary, known, mint_programs, expect.receiver if expect else None),
+            ours.find(wallet, summary, known, facts.get("mint_programs"), receiver),
             summary,
             expect,
         ),
         policy=policy,
-        gasless=gasless,
+        gasless=facts.get("gasless", False),
         expect=expect,
     )
     reasons = tuple(rules.evaluate(summary, ctx))
@@ -71,22 +74,9 @@ def inspect(
     return Verdict(not reasons, reasons, summary, simulation=balance, ours=ctx.ours)
 
 
-def check(
-    tx_b64: str,
-    wallet: Pubkey,
-    policy: GuardPolicy,
-    *,
-    gasless: bool = False,
-    mints: Iterable[str] = (),
-    expect: Expectation | None = None,
-    mint_programs: Mapping[str, str] | None = None,
-    simulator: simulate.Simulator | None = None,
-) -> Verdict:
+def check(tx_b64: str, wallet: Pubkey, policy: GuardPolicy, **facts: Unpack[Facts]) -> Verdict:
     """The verdict on an accepted transaction; `GuardRejectedError` when refused."""
-    verdict = inspect(
-        tx_b64, wallet, policy, gasless=gasless, mints=mints, expect=expect,
-        mint_programs=mint_programs, simulator=simulator,
-    )  # fmt: skip
+    verdict = inspect(tx_b64, wallet, policy, **facts)
     if not verdict.accepted:
         log.warning("tx_rejected", reasons=list(verdict.reasons))
         raise GuardRejectedError(list(verdict.reasons), verdict.simulation)
@@ -98,16 +88,8 @@ def check_and_sign(
     wallet: Wallet,
     tx_b64: str,
     policy: GuardPolicy,
-    *,
-    gasless: bool = False,
-    mints: Iterable[str] = (),
-    expect: Expectation | None = None,
-    mint_programs: Mapping[str, str] | None = None,
-    simulator: simulate.Simulator | None = None,
+    **facts: Unpack[Facts],
 ) -> SignedTransaction:
     """Sign only what txguard accepts; `GuardRejectedError` (nothing signed) otherwise."""
-    check(
-        tx_b64, wallet.pubkey, policy, gasless=gasless, mints=mints, expect=expect,
-        mint_programs=mint_programs, simulator=simulator,
-    )  # fmt: skip
+    check(tx_b64, wallet.pubkey, policy, **facts)
     return sign_transaction(wallet, tx_b64)
