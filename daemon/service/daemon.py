@@ -412,6 +412,7 @@ class Daemon:
         self.scheduler = Scheduler(
             self.runtime.store.factory, self._fire,
             workers=self.config.runner.workers, on_misfire=self._misfired,
+            runs=self.runtime.runs,
         )  # fmt: skip
         self.scheduler.start()
         self._start_follower()

@@ -118,6 +118,13 @@ class RunStore(Protocol):
         event; ``None`` if the slot is taken."""
         ...
 
+    def skip(
+        self, plan: PlanRecord, slots: Sequence[datetime], *, now: datetime, error: str
+    ) -> list[datetime]:
+        """Record the plan's `slots` as ``skipped`` with `error`, in one transaction;
+        the slots this call recorded (a slot already taken keeps its run)."""
+        ...
+
     def load(self, run_id: int) -> RunRecord:
         """The run as stored (LookupError if there is none)."""
         ...
