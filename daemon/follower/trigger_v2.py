@@ -21,12 +21,12 @@ import structlog
 from sqlalchemy import Engine, select
 
 from daemon.api.trigger_v2_models import Family, HistoryOrder, HistoryPage
+from daemon.domain import PlanKind, RunStatus
 from daemon.errors import JupcronError
 from daemon.follower.orders import PollResult
 from daemon.store import follow
 from daemon.store.engine import begin
 from daemon.store.models import Plan, Run
-from daemon.store.types import PlanKind, RunStatus
 
 log = structlog.get_logger(__name__)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from daemon.domain import PlanKind
 from daemon.errors import PlanError, Problem, YamlLoadError
 from daemon.plans.schema import (
     RECURRING_V1_UNMAINTAINED,
@@ -30,7 +31,6 @@ from daemon.plans.schema import (
 )
 from daemon.plans.trigger_v2 import MAX_ACTIVE_DCA, active_dca_overlap
 from daemon.price.limits import quote_mint
-from daemon.store.types import PlanKind
 from daemon.yamlfile import Locator, load, problems_from
 
 SUFFIXES = (".yaml", ".yml")

@@ -39,6 +39,7 @@ from pydantic import (
 from daemon.api.requests import SwapV2OrderRequest, UltraOrderRequest
 from daemon.config import SwapApi
 from daemon.cron import parse_cron
+from daemon.domain import PlanKind
 from daemon.plans import trigger_v2
 from daemon.plans.fields import (
     STABLECOINS as STABLECOINS,  # where it lived before daemon.plans.fields
@@ -61,7 +62,6 @@ from daemon.schedule import (
     parse_schedule,
     parse_timezone,
 )
-from daemon.store.types import PlanKind
 
 RECURRING_MIN_TOTAL_USD = 100
 RECURRING_MIN_PER_ORDER_USD = 50

@@ -38,11 +38,11 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, or_, select, text
 
+from daemon.domain import RunStatus
 from daemon.price.limits import SOL_MINT, USDC_MINT, USDT_MINT, decimals_of, quote_mint
 from daemon.price.reference import vs_reference_bps
 from daemon.store import tokens
 from daemon.store.models import ExecuteResultRow, FollowedOrder, Plan, Run, RunEvent
-from daemon.store.types import RunStatus
 
 PRICE_DIGITS = 12
 SHOWN_DIGITS = 8  # significant digits of a price for people (the JSON keeps PRICE_DIGITS)

@@ -20,6 +20,7 @@ from daemon import failpoints
 from daemon.api.client import JupiterClient
 from daemon.api.trigger_v2 import TriggerV2Api
 from daemon.config import Config
+from daemon.domain import RunStatus
 from daemon.errors import FatalError, RejectedError, RetryableError
 from daemon.logs import run_context
 from daemon.rpc import SolanaRpc
@@ -30,7 +31,6 @@ from daemon.runner.ports import Clock, Ports, RunOptions, run_mode
 from daemon.runner.steps import OrderApi
 from daemon.store.port import RunStore
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
 from daemon.txguard import GuardPolicy
 from daemon.txguard.challenge import login_signer
 from daemon.wallet import Wallet

@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 
 from daemon import failpoints
+from daemon.domain import PlanKind, RunStatus
 from daemon.errors import ApiRejectedError, GuardRejectedError, RejectedError, RetryableError
 from daemon.runner import judge, preflight, pricecheck, submit
 from daemon.runner import trigger_v2 as v2
@@ -28,7 +29,6 @@ from daemon.runner.book import api_detail, api_fields, programs_of
 from daemon.runner.ports import Ports, RunOptions, run_mode
 from daemon.runner.steps import order, output_mint_of, swap_api_of
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import PlanKind, RunStatus
 from daemon.txguard import Verdict
 from daemon.txguard.simulate import BalanceCheck
 from daemon.wallet import sign_transaction

@@ -18,13 +18,13 @@ from typing import Any, Protocol
 import structlog
 from solders.pubkey import Pubkey
 
+from daemon.domain import PlanKind
 from daemon.errors import RejectedError, RetryableError
 from daemon.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
 from daemon.runner import trigger_v2 as v2
 from daemon.runner.preflight import Spend, spend_of
 from daemon.runner.steps import output_mint_of
 from daemon.store.records import PlanRecord
-from daemon.store.types import PlanKind
 from daemon.txguard import GuardPolicy, Verdict, guard, inspect
 from daemon.txguard.expect import Expectation, RecurringTerms
 from daemon.txguard.simulate import Simulator

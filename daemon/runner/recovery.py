@@ -19,11 +19,11 @@ from typing import Protocol
 
 import structlog
 
+from daemon.domain import RunStatus
 from daemon.runner.outcome import RunOutcome
 from daemon.runner.ports import Ports, RunOptions
 from daemon.runner.timing import within_grace
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
 
 log = structlog.get_logger(__name__)
 

@@ -18,6 +18,7 @@ import structlog
 from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
 from daemon.api.requests import SwapV2OrderRequest, UltraOrderRequest
 from daemon.config import Config
+from daemon.domain import PlanKind
 from daemon.plans.schema import (
     RecurringRequest,
     SwapRequest,
@@ -26,7 +27,6 @@ from daemon.plans.schema import (
     TriggerV2OrderRequest,
 )
 from daemon.store.records import PlanRecord
-from daemon.store.types import PlanKind
 
 Observer = Callable[[Any], None]
 log = structlog.get_logger(__name__)

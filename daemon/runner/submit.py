@@ -14,6 +14,7 @@ import structlog
 
 from daemon import failpoints
 from daemon.api.models import ExecuteResult
+from daemon.domain import PlanKind, RunStatus
 from daemon.errors import RejectedError, RetryableError
 from daemon.runner import expiry, results, trigger_v2
 from daemon.runner.book import api_detail, api_fields
@@ -23,7 +24,6 @@ from daemon.runner.steps import SwapTerms
 from daemon.runner.steps import execute as post_execute
 from daemon.runner.timing import grace_end, within_grace
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import PlanKind, RunStatus
 
 # Ultra / Swap V2 execute codes after which the transaction can no longer land (-1004:
 # invalid block height, V2's answer to a lastValidBlockHeight passed): a fresh order is safe

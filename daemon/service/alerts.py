@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
+from daemon.domain import RunStatus
 from daemon.errors import ConfigError
 from daemon.logs import mask_secrets
 from daemon.runner.outcome import RunOutcome
-from daemon.store.types import RunStatus
 
 if TYPE_CHECKING:
     from daemon.config import NotifyConfig

@@ -34,6 +34,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from daemon import __version__, failpoints
 from daemon.app import Runtime, Store, build_runtime, open_store
 from daemon.config import Config, mask_url
+from daemon.domain import RunStatus
 from daemon.errors import FatalError, JupcronError, StoreBusyError
 from daemon.follower import FollowerLoop
 from daemon.logs import configure_logging
@@ -56,7 +57,6 @@ from daemon.service.webhook import Notification, WebhookNotifier
 from daemon.store import plans as store_plans
 from daemon.store import runs
 from daemon.store.records import PlanRecord
-from daemon.store.types import RunStatus
 from daemon.web.activity import Activity
 from daemon.web.serve import WebServer, check_web, start_web
 from daemon.web.views import LiveState

@@ -28,10 +28,10 @@ from typing import Any
 import httpx
 import structlog
 
+from daemon.domain import RunStatus
 from daemon.errors import ConfigError
 from daemon.logs import mask_secrets
 from daemon.store.records import RunRecord
-from daemon.store.types import RunStatus
 from daemon.urls import check_http_url, mask_url
 
 log = structlog.get_logger(__name__)

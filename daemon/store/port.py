@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from daemon.domain import RunStatus
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
 
 PAUSE_TTL = 0.5  # seconds a run store may serve its copy of the pauses
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from daemon.domain import PlanKind, RunStatus
 from daemon.plans.schema import (
     PlanSettings,
     PlanSpec,
@@ -17,7 +18,6 @@ from daemon.plans.schema import (
     stored_settings,
 )
 from daemon.schedule import Schedule, parse_schedule
-from daemon.store.types import PlanKind, RunStatus
 
 if TYPE_CHECKING:
     from daemon.store.models import Plan, Run

@@ -12,9 +12,10 @@ from typing import Any, cast
 from sqlalchemy import Connection, Select, Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
+from daemon.domain import RunStatus
 from daemon.store.models import Run, RunEvent
 from daemon.store.records import RunRecord
-from daemon.store.types import RunStatus, UTCDateTime
+from daemon.store.types import UTCDateTime
 
 RUNS = cast(Table, Run.__table__)
 EVENTS = cast(Table, RunEvent.__table__)

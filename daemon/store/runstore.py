@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, select
 
+from daemon.domain import RunStatus
 from daemon.store import audit, control, runs, runwrite
 from daemon.store.engine import begin
 from daemon.store.group import GroupCommit
@@ -35,7 +36,6 @@ from daemon.store.port import (
     Reservation,
 )
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
 
 _PLAN = select(*PLAN_COLUMNS).where(Plan.id == bindparam("b_id"))
 T = TypeVar("T")

@@ -24,10 +24,11 @@ from typing import Any, cast
 from sqlalchemy import BindParameter, Connection, Insert, Table, Update, bindparam, delete, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from daemon.domain import FINAL, RunStatus
 from daemon.store.models import ExecuteResultRow, Run, RunEvent, SwapEventRow
 from daemon.store.port import Event, ExecuteValues, Reservation
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import FINAL, RunStatus, utc
+from daemon.store.types import utc
 
 RUNS = cast(Table, Run.__table__)
 EVENTS = cast(Table, RunEvent.__table__)

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from daemon.api.client import Attempt
+from daemon.domain import RunStatus
 from daemon.runner.outcome import RunOutcome
-from daemon.store.types import RunStatus
 
 RATE_WINDOW = 60.0  # seconds
 ERROR_WINDOW = 3600.0

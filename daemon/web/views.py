@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
+from daemon.domain import RunStatus
 from daemon.report.build import PlanReport, build
 from daemon.schedule import next_fire_times
 from daemon.store import plans as store_plans
@@ -32,7 +33,6 @@ from daemon.store import tokens
 from daemon.store.audit import AuditFilter, audit_rows
 from daemon.store.records import PlanRecord
 from daemon.store.status import SETTLE, plan_json, summary_json, when
-from daemon.store.types import RunStatus
 from daemon.web.activity import Counts
 from daemon.web.chart import series
 from daemon.web.text import node_text, pause_text, plan_text, run_text, status_text

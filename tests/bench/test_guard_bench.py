@@ -10,8 +10,8 @@ import time
 from solders.pubkey import Pubkey
 
 from daemon.config import GuardConfig
+from daemon.domain import PlanKind
 from daemon.runner.judge import judge, ordered_facts
-from daemon.store.types import PlanKind
 from daemon.txguard import GuardPolicy, inspect
 from tests.bench.conftest import Figures
 from tests.bench.report import NO_STORE

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from daemon import failpoints
-from daemon.store.types import RunStatus
+from daemon.domain import RunStatus
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, at, swap_plan
 
 FINAL = {str(RunStatus.SUCCEEDED), str(RunStatus.IN_DOUBT)}

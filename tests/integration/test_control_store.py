@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
+from daemon.domain import RunStatus
 from daemon.store import control
 from daemon.store import status as store_status
 from daemon.store.control import STALE_AFTER, NodeBeat
@@ -19,7 +20,6 @@ from daemon.store.models import Plan
 from daemon.store.port import ALL_PLANS
 from daemon.store.records import PlanRecord
 from daemon.store.runstore import SqlRunStore
-from daemon.store.types import RunStatus
 from tests.fixtures.runner import RigFactory, outcome_of
 from tests.fixtures.runs import record_run
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from daemon.domain import RunStatus
 from daemon.runner.core import RunOptions
 from daemon.store.models import Run
-from daemon.store.types import RunStatus
 from tests.fixtures.runner import SOL, USDC, RigFactory, outcome_of
 
 # a slot ahead of the wall clock (the runner's own clock is the real one here), so

@@ -15,6 +15,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from daemon.domain import RunStatus
 from daemon.errors import StoreBusyError
 from daemon.runner.book import RunBook
 from daemon.store import runs
@@ -22,7 +23,6 @@ from daemon.store.engine import begin, make_engine, session_factory, transaction
 from daemon.store.models import Plan, Run
 from daemon.store.records import PlanRecord
 from daemon.store.runstore import SqlRunStore
-from daemon.store.types import RunStatus
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SWAP = {

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from daemon import failpoints
+from daemon.domain import RunStatus
 from daemon.emulator import Emulator
 from daemon.emulator.common import VALID_BLOCKS
 from daemon.emulator.server import EmulatorServer
@@ -23,7 +24,6 @@ from daemon.rpc import SolanaRpc
 from daemon.runner.recovery import recover
 from daemon.store.engine import begin
 from daemon.store.results import results_of
-from daemon.store.types import RunStatus
 from daemon.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, Recorder, sign
 from tests.fixtures.follow import FollowRigFactory

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from structlog.testing import capture_logs
 
+from daemon.domain import RunStatus
 from daemon.errors import ConfigError
 from daemon.service.webhook import Notification, WebhookEvent, WebhookNotifier
 from daemon.store.records import RunRecord
-from daemon.store.types import RunStatus
 from daemon.urls import mask_url
 from tests.support.pgcluster import free_port
 

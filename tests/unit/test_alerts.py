@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from daemon.config import NOTIFY_EVENTS, Config, NotifyConfig
+from daemon.domain import RunStatus
 from daemon.errors import ConfigError
 from daemon.runner.outcome import RunOutcome
 from daemon.service.alerts import AlertEvent, Alerts, apprise_sender, channel_of, render
-from daemon.store.types import RunStatus
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)
 

@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from daemon.config import Config
+from daemon.domain import PlanKind
 from daemon.emulator.oracle import price_update_bytes
 from daemon.errors import ApiTransportError
 from daemon.plans.load import quote_check
@@ -38,7 +39,6 @@ from daemon.price.protection import Protection, per_cycle, protection_for
 from daemon.price.reference import deviation_problem, reference_out, vs_reference_bps
 from daemon.schedule import parse_schedule
 from daemon.store.records import PlanRecord
-from daemon.store.types import PlanKind
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

@@ -11,9 +11,9 @@ import pytest
 from solders.pubkey import Pubkey
 
 from daemon.config import Config, GuardConfig
+from daemon.domain import PlanKind
 from daemon.runner.judge import judge, ordered_facts
 from daemon.runner.steps import swap_body
-from daemon.store.types import PlanKind
 from daemon.txguard import GuardPolicy, inspect
 from tests.fixtures import real
 

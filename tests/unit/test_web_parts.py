@@ -9,10 +9,10 @@ from decimal import Decimal
 import pytest
 
 from daemon.api.client import Attempt
+from daemon.domain import RunStatus
 from daemon.report.build import Fill, PlanReport
 from daemon.runner.outcome import RunOutcome
 from daemon.store.tokens import Token
-from daemon.store.types import RunStatus
 from daemon.web.activity import Activity
 from daemon.web.chart import chart_svg, series
 from daemon.web.http import host_is_local, json_response
