@@ -1,7 +1,9 @@
 """The run store port: everything a run needs of the database, as one protocol.
 
-The runner sees only this (and plain values); `daemon.store.runstore` is the
-one implementation, on Core connections. Every method is one committed
+The runner and the scheduler write runs only through this (claims, skipped
+slots, steps, events, execute results); `daemon.store.runstore` is the one
+implementation, on Core connections, and the only writer of the run tables
+(tests/unit/test_run_writes.py). Every method is one committed
 transaction (or one share of a group commit): when it returns, what it wrote
 is durable, so the side effect that follows may go ahead (DESIGN §2).
 """
