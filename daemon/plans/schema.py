@@ -36,15 +36,15 @@ from pydantic import (
     model_validator,
 )
 
-from daemon.api.requests import SwapV2OrderRequest, UltraOrderRequest
-from daemon.config import SwapApi
-from daemon.cron import parse_cron
-from daemon.domain import PlanKind
-from daemon.plans import trigger_v2
-from daemon.plans.fields import (
-    STABLECOINS as STABLECOINS,  # where it lived before daemon.plans.fields
+from jupcron.api.requests import SwapV2OrderRequest, UltraOrderRequest
+from jupcron.config import SwapApi
+from jupcron.cron import parse_cron
+from jupcron.domain import PlanKind
+from jupcron.plans import trigger_v2
+from jupcron.plans.fields import (
+    STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields
 )
-from daemon.plans.fields import (
+from jupcron.plans.fields import (
     U64_MAX,
     Amount,
     Duration,
@@ -53,9 +53,9 @@ from daemon.plans.fields import (
     _at_least,
     _Model,
 )
-from daemon.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
-from daemon.price.oracle import DEFAULT_FEEDS
-from daemon.schedule import (
+from jupcron.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
+from jupcron.price.oracle import DEFAULT_FEEDS
+from jupcron.schedule import (
     Misfire,
     Schedule,
     parse_instant,
@@ -165,7 +165,7 @@ def _routers(value: str) -> str:
 
 class SwapRequest(_Model):
     """GET /swap/v2/order or /ultra/v1/order query, minus ``taker``: the parameters
-    either spec lists. Each API is sent only its own (`daemon.runner.steps.swap_query`;
+    either spec lists. Each API is sent only its own (`jupcron.runner.steps.swap_query`;
     `checks` says which of a plan's parameters its API would not be sent)."""
 
     input_mint: Pubkey = Field(alias="inputMint")

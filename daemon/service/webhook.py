@@ -28,11 +28,11 @@ from typing import Any
 import httpx
 import structlog
 
-from daemon.domain import RunStatus
-from daemon.errors import ConfigError
-from daemon.logs import mask_secrets
-from daemon.store.records import RunRecord
-from daemon.urls import check_http_url, mask_url
+from jupcron.domain import RunStatus
+from jupcron.errors import ConfigError
+from jupcron.logs import mask_secrets
+from jupcron.store.records import RunRecord
+from jupcron.urls import check_http_url, mask_url
 
 log = structlog.get_logger(__name__)
 

@@ -1,7 +1,7 @@
 """The run store port: everything a run needs of the database, as one protocol.
 
 The runner and the scheduler write runs only through this (claims, skipped
-slots, steps, events, execute results); `daemon.store.runstore` is the one
+slots, steps, events, execute results); `jupcron.store.runstore` is the one
 implementation, on Core connections, and the only writer of the run tables
 (tests/unit/test_run_writes.py). Every method is one committed
 transaction (or one share of a group commit): when it returns, what it wrote
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from daemon.domain import RunStatus
-from daemon.store.records import PlanRecord, RunRecord
+from jupcron.domain import RunStatus
+from jupcron.store.records import PlanRecord, RunRecord
 
 PAUSE_TTL = 0.5  # seconds a run store may serve its copy of the pauses
 

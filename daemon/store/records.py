@@ -8,8 +8,8 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from daemon.domain import PlanKind, RunStatus
-from daemon.plans.schema import (
+from jupcron.domain import PlanKind, RunStatus
+from jupcron.plans.schema import (
     PlanSettings,
     PlanSpec,
     Request,
@@ -17,10 +17,10 @@ from daemon.plans.schema import (
     stored_request,
     stored_settings,
 )
-from daemon.schedule import Schedule, parse_schedule
+from jupcron.schedule import Schedule, parse_schedule
 
 if TYPE_CHECKING:
-    from daemon.store.models import Plan, Run
+    from jupcron.store.models import Plan, Run
 
 
 def compact(value: Any) -> Any:

@@ -1,5 +1,5 @@
 """Execute results as the API gave them, read back: every amount, the swap
-events, the raw answer (written by the run store, `daemon.store.runwrite`)."""
+events, the raw answer (written by the run store, `jupcron.store.runwrite`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any, cast
 
 from sqlalchemy import Table, select
 
-from daemon.store.models import ExecuteResultRow, SwapEventRow
-from daemon.store.runs import Conn
+from jupcron.store.models import ExecuteResultRow, SwapEventRow
+from jupcron.store.runs import Conn
 
 RESULTS = cast(Table, ExecuteResultRow.__table__)
 EVENTS = cast(Table, SwapEventRow.__table__)

@@ -1,7 +1,7 @@
 """Reads of runs and their events (each takes a session or a connection).
 
 Nothing here writes: a run is written only through the run store port
-(`daemon.store.runstore`, whose statements are in `daemon.store.runwrite`).
+(`jupcron.store.runstore`, whose statements are in `jupcron.store.runwrite`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any, cast
 from sqlalchemy import Connection, Select, Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from daemon.domain import RunStatus
-from daemon.store.models import Run, RunEvent
-from daemon.store.records import RunRecord
-from daemon.store.types import UTCDateTime
+from jupcron.domain import RunStatus
+from jupcron.store.models import Run, RunEvent
+from jupcron.store.records import RunRecord
+from jupcron.store.types import UTCDateTime
 
 RUNS = cast(Table, Run.__table__)
 EVENTS = cast(Table, RunEvent.__table__)

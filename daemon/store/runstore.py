@@ -2,8 +2,8 @@
 
 Every write of a run (its claim, a skipped slot, each step, its events and
 execute results) goes through `SqlRunStore`; its statements are in
-`daemon.store.runwrite`, which nothing else imports. No ORM session on the run
-path. Writes go through a `GroupCommit` (`daemon.store.group`): the workers'
+`jupcron.store.runwrite`, which nothing else imports. No ORM session on the run
+path. Writes go through a `GroupCommit` (`jupcron.store.group`): the workers'
 writes of one moment share a transaction, and each call returns once its own
 write is committed. `group_commit=False` gives each write its own transaction.
 """
@@ -20,13 +20,13 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, select
 
-from daemon.domain import RunStatus
-from daemon.store import audit, control, runs, runwrite
-from daemon.store.engine import begin
-from daemon.store.group import GroupCommit
-from daemon.store.models import Plan
-from daemon.store.plans import PLAN_COLUMNS
-from daemon.store.port import (
+from jupcron.domain import RunStatus
+from jupcron.store import audit, control, runs, runwrite
+from jupcron.store.engine import begin
+from jupcron.store.group import GroupCommit
+from jupcron.store.models import Plan
+from jupcron.store.plans import PLAN_COLUMNS
+from jupcron.store.port import (
     PAUSE_TTL,
     CapHit,
     CapWindow,
@@ -35,7 +35,7 @@ from daemon.store.port import (
     Pause,
     Reservation,
 )
-from daemon.store.records import PlanRecord, RunRecord
+from jupcron.store.records import PlanRecord, RunRecord
 
 _PLAN = select(*PLAN_COLUMNS).where(Plan.id == bindparam("b_id"))
 T = TypeVar("T")

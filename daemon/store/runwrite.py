@@ -1,7 +1,7 @@
 """The run tables' writes: the only statements that insert into or change `runs`,
 `run_events`, `execute_results` and `swap_events`.
 
-Imported by `daemon.store.runstore` alone (the run store port; an architecture
+Imported by `jupcron.store.runstore` alone (the run store port; an architecture
 test holds it so): every other module reads those tables, none writes them.
 
 `claim` is where "at most one order per (plan, fire time)" is decided: an
@@ -24,11 +24,11 @@ from typing import Any, cast
 from sqlalchemy import BindParameter, Connection, Insert, Table, Update, bindparam, delete, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from daemon.domain import FINAL, RunStatus
-from daemon.store.models import ExecuteResultRow, Run, RunEvent, SwapEventRow
-from daemon.store.port import Event, ExecuteValues, Reservation
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import utc
+from jupcron.domain import FINAL, RunStatus
+from jupcron.store.models import ExecuteResultRow, Run, RunEvent, SwapEventRow
+from jupcron.store.port import Event, ExecuteValues, Reservation
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import utc
 
 RUNS = cast(Table, Run.__table__)
 EVENTS = cast(Table, RunEvent.__table__)

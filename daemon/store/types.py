@@ -1,5 +1,5 @@
 """Column types: timezone-aware UTC datetimes on every backend (the domain's words,
-`RunStatus` and `PlanKind`, are in `daemon.domain`)."""
+`RunStatus` and `PlanKind`, are in `jupcron.domain`)."""
 
 from __future__ import annotations
 

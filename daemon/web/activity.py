@@ -14,9 +14,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from daemon.api.client import Attempt
-from daemon.domain import RunStatus
-from daemon.runner.outcome import RunOutcome
+from jupcron.api.client import Attempt
+from jupcron.domain import RunStatus
+from jupcron.runner.outcome import RunOutcome
 
 RATE_WINDOW = 60.0  # seconds
 ERROR_WINDOW = 3600.0

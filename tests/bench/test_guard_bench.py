@@ -9,10 +9,10 @@ import time
 
 from solders.pubkey import Pubkey
 
-from daemon.config import GuardConfig
-from daemon.domain import PlanKind
-from daemon.runner.judge import judge, ordered_facts
-from daemon.txguard import GuardPolicy, inspect
+from jupcron.config import GuardConfig
+from jupcron.domain import PlanKind
+from jupcron.runner.judge import judge, ordered_facts
+from jupcron.txguard import GuardPolicy, inspect
 from tests.bench.conftest import Figures
 from tests.bench.report import NO_STORE
 from tests.fixtures import real

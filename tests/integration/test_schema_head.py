@@ -1,6 +1,6 @@
 """The schema `upgrade head` leaves on an empty database equals the one the models
 describe (`create_all` on another empty database, plus the live views of
-`daemon.store.views`), on SQLite and PostgreSQL: tables, columns (type, nullability),
+`jupcron.store.views`), on SQLite and PostgreSQL: tables, columns (type, nullability),
 defaults, primary and foreign keys, indexes, unique and check constraints, the views and
 their definitions. Since the migrations carry frozen SQL, a model or view changed
 without a migration shows up here."""
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, inspect, text
 
-from daemon.store import migrate, views
-from daemon.store.engine import make_engine
-from daemon.store.models import Base
+from jupcron.store import migrate, views
+from jupcron.store.engine import make_engine
+from jupcron.store.models import Base
 from tests.support.pgcluster import PgCluster
 
 _names = itertools.count()

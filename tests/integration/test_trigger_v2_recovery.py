@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from daemon import failpoints
-from daemon.domain import RunStatus
-from daemon.runner.recovery import recover
+from jupcron import failpoints
+from jupcron.domain import RunStatus
+from jupcron.runner.recovery import recover
 from tests.fixtures.runner import RigFactory, outcome_of
 from tests.fixtures.trigger_v2 import KINDS, SLOT, dca_plan, plan_of, requests, v2_orders
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from daemon import failpoints
-from daemon.domain import RunStatus
-from daemon.emulator import Emulator
+from jupcron import failpoints
+from jupcron.domain import RunStatus
+from jupcron.emulator import Emulator
 from tests.fixtures.runner import SOL, USDC, Clock, RigFactory, outcome_of
 from tests.fixtures.trigger_v2 import (
     SLOT,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 DAEMON = Path(__file__).resolve().parents[2] / "daemon"
-LEAF = "daemon.domain"
+LEAF = "jupcron.domain"
 WORDS = {"RunStatus", "PlanKind", "IN_FLIGHT", "FINAL", "TRIGGER_V2"}
 # the plans' own modules that write them into the store (the rest only read files)
 PLANS_TO_STORE = {"apply.py"}
@@ -81,7 +81,7 @@ def test_reading_plans_does_not_import_the_store() -> None:
         for path in sorted((DAEMON / "plans").glob("*.py"))
         if path.name not in PLANS_TO_STORE
         for module, _ in imports(path.read_text())
-        if module == "daemon.store" or module.startswith("daemon.store.")
+        if module == "jupcron.store" or module.startswith("jupcron.store.")
     }
     assert bad == {}
 
@@ -93,26 +93,26 @@ def test_the_store_speaks_the_leaf() -> None:
     modules = {module for module, _ in imports(store)}
     assert LEAF in modules
     assert {m for m in modules if m.split(".")[:2] == ["daemon", "plans"]} <= {
-        "daemon.plans.schema"
+        "jupcron.plans.schema"
     }
 
 
 def test_planted_violations_are_caught() -> None:
-    assert leaf_problems("from daemon.errors import JupcronError\n") == ["daemon.errors"]
+    assert leaf_problems("from jupcron.errors import JupcronError\n") == ["jupcron.errors"]
     assert leaf_problems("def f():\n    import sqlalchemy\n") == ["sqlalchemy"]
     assert leaf_problems("from . import x\n") == ["."]
     assert leaf_problems("from __future__ import annotations\nfrom enum import StrEnum\n") == []
-    assert word_problems("from daemon.store.types import RunStatus\n") == [
-        "['RunStatus'] from daemon.store.types"
+    assert word_problems("from jupcron.store.types import RunStatus\n") == [
+        "['RunStatus'] from jupcron.store.types"
     ]
-    assert word_problems("from daemon.domain import PlanKind, RunStatus\n") == []
+    assert word_problems("from jupcron.domain import PlanKind, RunStatus\n") == []
 
 
 def test_loading_and_checking_plans_loads_no_store_module() -> None:
     """The same, at run time: what importing the plan reader pulls in (a fresh interpreter)."""
     code = (
-        "import sys, daemon.domain, daemon.plans.schema, daemon.plans.load\n"
-        "print(sorted(m for m in sys.modules if m.startswith('daemon.store')))\n"
+        "import sys, jupcron.domain, jupcron.plans.schema, jupcron.plans.load\n"
+        "print(sorted(m for m in sys.modules if m.startswith('jupcron.store')))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

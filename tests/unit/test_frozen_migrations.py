@@ -46,9 +46,9 @@ def test_a_migration_imports_nothing_live(path: Path) -> None:
 
 
 def test_planted_live_imports_are_caught() -> None:
-    assert live_imports("from daemon.store.views import AUDIT_VIEW_SQL\n") == ["daemon.store.views"]
-    assert live_imports("def upgrade():\n    import daemon.store.models as m\n") == [
-        "daemon.store.models"
+    assert live_imports("from jupcron.store.views import AUDIT_VIEW_SQL\n") == ["jupcron.store.views"]
+    assert live_imports("def upgrade():\n    import jupcron.store.models as m\n") == [
+        "jupcron.store.models"
     ]
     assert live_imports("from . import helpers\n") == ["."]
     assert live_imports("import sqlalchemy as sa\nfrom alembic import op\nimport json\n") == []

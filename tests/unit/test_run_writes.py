@@ -31,7 +31,7 @@ WRITERS = {
     **{table: "store/runwrite.py" for table in RUN_TABLES.values()},
     **{table: "store/follow.py" for table in FOLLOW_TABLES.values()},
 }
-LOW_LEVEL = "daemon.store.runwrite"  # its functions write the run tables
+LOW_LEVEL = "jupcron.store.runwrite"  # its functions write the run tables
 PORT = "store/runstore.py"  # the one module that may call them
 VERBS = {"insert", "update", "delete"}
 SQL = re.compile(
@@ -44,16 +44,16 @@ SQL = re.compile(
 
 def _table_names(tree: ast.AST) -> tuple[dict[str, str], set[str]]:
     """Names bound to a tracked table in a module: model classes imported (under any
-    alias) and module aliases of `daemon.store.models`; then names assigned from
+    alias) and module aliases of `jupcron.store.models`; then names assigned from
     them (``RUNS = cast(Table, Run.__table__)``)."""
     names: dict[str, str] = {}
     modules: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "daemon.store.models":
+        if isinstance(node, ast.ImportFrom) and node.module == "jupcron.store.models":
             for alias in node.names:
                 if alias.name in MODELS:
                     names[alias.asname or alias.name] = MODELS[alias.name]
-        elif isinstance(node, ast.ImportFrom) and node.module == "daemon.store":
+        elif isinstance(node, ast.ImportFrom) and node.module == "jupcron.store":
             modules.update(a.asname or a.name for a in node.names if a.name == "models")
         elif isinstance(node, ast.Import):
             modules.update(a.asname or a.name for a in node.names if a.name.endswith(".models"))
@@ -114,7 +114,7 @@ def imports_low_level(source: str) -> bool:
         if isinstance(node, ast.ImportFrom):
             if node.module == LOW_LEVEL:
                 return True
-            if node.module == "daemon.store" and any(a.name == "runwrite" for a in node.names):
+            if node.module == "jupcron.store" and any(a.name == "runwrite" for a in node.names):
                 return True
     return False
 
@@ -151,24 +151,24 @@ def test_the_checker_sees_the_writes_that_are_there() -> None:
 
 PLANTED = {
     "core insert": (
-        "from sqlalchemy import insert\nfrom daemon.store.models import Run\n"
+        "from sqlalchemy import insert\nfrom jupcron.store.models import Run\n"
         "def f(s):\n    s.execute(insert(Run).values(status='pending'))\n",
         "runs",
     ),
     "dialect upsert on a table alias": (
         "from typing import cast\nfrom sqlalchemy import Table\n"
         "from sqlalchemy.dialects import postgresql\n"
-        "from daemon.store.models import RunEvent as E\nT = cast(Table, E.__table__)\n"
+        "from jupcron.store.models import RunEvent as E\nT = cast(Table, E.__table__)\n"
         "X = T\ndef f(c):\n    c.execute(postgresql.insert(X).on_conflict_do_nothing())\n",
         "run_events",
     ),
     "table method": (
-        "from daemon.store import models\nR = models.ExecuteResultRow.__table__\n"
+        "from jupcron.store import models\nR = models.ExecuteResultRow.__table__\n"
         "def f(c):\n    c.execute(R.delete())\n",
         "execute_results",
     ),
     "orm add": (
-        "from daemon.store.models import Run\ndef f(s):\n    s.add(Run(status='skipped'))\n",
+        "from jupcron.store.models import Run\ndef f(s):\n    s.add(Run(status='skipped'))\n",
         "runs",
     ),
     "raw sql": (
@@ -177,7 +177,7 @@ PLANTED = {
         "runs",
     ),
     "orm update statement": (
-        "import sqlalchemy as sa\nimport daemon.store.models as m\n"
+        "import sqlalchemy as sa\nimport jupcron.store.models as m\n"
         "def f(s):\n    s.execute(sa.update(m.Run).where(m.Run.id == 1).values(status='x'))\n",
         "runs",
     ),
@@ -191,15 +191,15 @@ def test_a_planted_write_is_caught(name: str) -> None:
 
 
 def test_a_planted_call_of_the_low_level_writes_is_caught() -> None:
-    assert imports_low_level("from daemon.store import runwrite\nrunwrite.claim(c, p, s)\n")
-    assert imports_low_level("from daemon.store.runwrite import advance\n")
-    assert imports_low_level("import daemon.store.runwrite\n")
-    assert not imports_low_level("from daemon.store import runs\nruns.get(c, 1)\n")
+    assert imports_low_level("from jupcron.store import runwrite\nrunwrite.claim(c, p, s)\n")
+    assert imports_low_level("from jupcron.store.runwrite import advance\n")
+    assert imports_low_level("import jupcron.store.runwrite\n")
+    assert not imports_low_level("from jupcron.store import runs\nruns.get(c, 1)\n")
 
 
 def test_reads_are_not_writes() -> None:
     source = (
-        "from sqlalchemy import select, func\nfrom daemon.store.models import Run\n"
+        "from sqlalchemy import select, func\nfrom jupcron.store.models import Run\n"
         "RUNS = Run.__table__\n"
         "def f(s):\n    s.execute(select(RUNS).where(Run.status == 'update runsheet'))\n"
         "    return s.scalar(select(func.count()).select_from(Run))  # updated_at\n"
