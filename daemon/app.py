@@ -57,6 +57,7 @@ class Runtime:
     api: JupiterClient
     wallet: Wallet
     runner: Runner
+    runs: SqlRunStore  # the one way a run is written (the runner's, the scheduler's)
     rpc: SolanaRpc | None = None
 
     def close(self) -> None:
@@ -85,4 +86,12 @@ def build_runtime(
         store=runs, api=api, wallet=wallet, config=config, rpc=rpc, listeners=listeners,
         on_attempt=on_attempt,
     )  # fmt: skip
-    return Runtime(config=config, store=store, api=api, wallet=wallet, runner=runner, rpc=rpc)
+    return Runtime(
+        config=config,
+        store=store,
+        api=api,
+        wallet=wallet,
+        runner=runner,
+        runs=runs,
+        rpc=rpc,
+    )

@@ -46,8 +46,9 @@ from jupcron.store import plans as store_plans
 from jupcron.store import runs
 from jupcron.store.engine import transaction
 from jupcron.store.plans import PlanDiff
+from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import RunStatus
+from jupcron.store.runstore import SqlRunStore
 
 log = structlog.get_logger(__name__)
 
@@ -79,8 +80,10 @@ class Scheduler:
         workers: int = 8,
         on_misfire: Callable[[PlanRecord, list[datetime]], None] | None = None,
         store_retry: float = STORE_RETRY,
+        runs: RunStore | None = None,
     ) -> None:
-        self._factory = factory
+        self._factory = factory  # reads only: every run it records goes through `runs`
+        self._runs = runs if runs is not None else SqlRunStore(factory.kw["bind"])
         self._store_retry = store_retry
         self._fire = fire
         self._on_misfire = on_misfire
@@ -254,15 +257,7 @@ class Scheduler:
         result = catch_up(schedule, last, since=plan.updated_at, now=now)
         recorded: list[datetime] = []
         if result.skipped:
-            with transaction(self._factory) as session:
-                recorded = [
-                    slot
-                    for slot in result.skipped
-                    if runs.claim(
-                        session, plan, slot, now=now, status=RunStatus.SKIPPED, error=MISSED_ERROR
-                    )
-                    is not None
-                ]
+            recorded = self._runs.skip(plan, result.skipped, now=now, error=MISSED_ERROR)
         if recorded and self._on_misfire is not None:
             try:
                 self._on_misfire(plan, recorded)
@@ -325,7 +320,7 @@ class Scheduler:
         self._call(plan, slot)
 
     def _record_unfired(self, plan: PlanRecord, schedule: Schedule, first: datetime) -> None:
-        skipped = record_unfired(self._factory, plan, schedule, first, now=self._clock())
+        skipped = record_unfired(self._runs, plan, schedule, first, now=self._clock())
         if skipped:
             log.warning("run_missed", plan=plan.name, skipped=skipped, reason="plan_changed")
 
@@ -391,16 +386,13 @@ class Scheduler:
     def _skip_unfired(self, plan: PlanRecord, slot: datetime, error: str) -> bool:
         """Record the slot as skipped; whether this call recorded it."""
         try:
-            with transaction(self._factory) as session:
-                taken = runs.claim(
-                    session, plan, slot, now=self._clock(), status=RunStatus.SKIPPED, error=error
-                )
+            taken = self._runs.skip(plan, [slot], now=self._clock(), error=error)
         except StoreBusyError as exc:
             self._store_unavailable(plan, slot, exc)
             return False
-        if taken is not None:
+        if taken:
             log.warning("run_missed", plan=plan.name, scheduled_for=slot.isoformat(), reason=error)
-        return taken is not None
+        return bool(taken)
 
 
 # APScheduler checks a job's callable against its args with `inspect.signature` on

@@ -22,8 +22,8 @@ from jupcron.schedule import (
 from jupcron.store import plans as store_plans
 from jupcron.store import runs
 from jupcron.store.engine import transaction
+from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import RunStatus
 
 CHANGED_ERROR = "missed: the plan changed before this slot fired"
 
@@ -50,7 +50,7 @@ def pending_of_previous(
 
 
 def record_unfired(
-    factory: sessionmaker[Session],
+    store: RunStore,
     plan: PlanRecord,
     schedule: Schedule,
     first: datetime,
@@ -63,11 +63,4 @@ def record_unfired(
     if first > until:
         return 0
     slots = [first, *fire_times_between(schedule, first, until)][:MAX_SKIPPED]
-    skipped = 0
-    with transaction(factory) as session:
-        for slot in slots:
-            taken = runs.claim(
-                session, plan, slot, now=now, status=RunStatus.SKIPPED, error=CHANGED_ERROR
-            )
-            skipped += taken is not None
-    return skipped
+    return len(store.skip(plan, slots, now=now, error=CHANGED_ERROR))

@@ -37,7 +37,7 @@ from jupcron.report.build import build
 from jupcron.report.chart import write_chart
 from jupcron.store.engine import make_engine
 
-FINAL = {"succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt"}
+DONE = {"succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt"}
 STOP_TIMEOUT = 30.0
 TABLE_COLUMNS = ("run_id", "plan_name", "kind", "scheduled_for", "status", "request_id",
                  "signature", "error", "note")  # fmt: skip
@@ -142,7 +142,7 @@ class Demo:
     def settled(self) -> bool:
         with self.engine.connect() as conn:
             rows = conn.execute(text("SELECT plan_name, status FROM audit")).all()
-        done = {name for name, status in rows if status in FINAL}
+        done = {name for name, status in rows if status in DONE}
         return all(p.name in done for p in self.ws.plans)
 
     def followed(self) -> bool:
@@ -175,7 +175,7 @@ class Demo:
             rows = [dict(r._mapping) for r in conn.execute(sql)]
         for row in rows:
             row["note"] = ""
-            if row["run_id"] in self.crashed_runs and row["status"] in FINAL:
+            if row["run_id"] in self.crashed_runs and row["status"] in DONE:
                 row["note"] = "recovered after crash (same signed tx re-posted)"
             for key in ("request_id", "signature"):
                 value = row.get(key)
@@ -192,10 +192,10 @@ class Demo:
         out = []
         for plan in self.ws.plans:
             row = by_plan.get(plan.name)
-            if row is not None and row["status"] in FINAL and row["status"] != plan.expect:
+            if row is not None and row["status"] in DONE and row["status"] != plan.expect:
                 out.append(f"{plan.name}: expected {plan.expect}, got {row['status']}")
         crash = by_plan.get(CRASH_PLAN)
-        if crash is not None and crash["status"] in FINAL and not crash["note"]:
+        if crash is not None and crash["status"] in DONE and not crash["note"]:
             out.append(f"{CRASH_PLAN}: settled without the planned crash and recovery")
         return out
 
@@ -271,7 +271,7 @@ def drive(ws: Workspace, reporter: Reporter, out: TextIO, duration: float) -> De
             problems.append("the order follower did not record the fills in time")
         if reason == "time_up":
             left = [p.name for p in ws.plans if not any(
-                r["plan_name"] == p.name and r["status"] in FINAL for r in rows)]  # fmt: skip
+                r["plan_name"] == p.name and r["status"] in DONE for r in rows)]  # fmt: skip
             reporter.note(f"time is up (--duration {duration:g}); not settled: {', '.join(left)}")
         return DemoResult(not problems, reason, rows, problems)
     finally:

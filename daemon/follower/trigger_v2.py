@@ -21,12 +21,12 @@ import structlog
 from sqlalchemy import Engine, select
 
 from jupcron.api.trigger_v2_models import Family, HistoryOrder, HistoryPage
+from jupcron.domain import PlanKind, RunStatus
 from jupcron.errors import JupcronError
 from jupcron.follower.orders import PollResult
 from jupcron.store import follow
 from jupcron.store.engine import begin
 from jupcron.store.models import Plan, Run
-from jupcron.store.types import PlanKind, RunStatus
 
 log = structlog.get_logger(__name__)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
 from jupcron.plans.schema import (
     RECURRING_V1_UNMAINTAINED,
@@ -30,7 +31,6 @@ from jupcron.plans.schema import (
 )
 from jupcron.plans.trigger_v2 import MAX_ACTIVE_DCA, active_dca_overlap
 from jupcron.price.limits import quote_mint
-from jupcron.store.types import PlanKind
 from jupcron.yamlfile import Locator, load, problems_from
 
 SUFFIXES = (".yaml", ".yml")

@@ -39,6 +39,7 @@ from pydantic import (
 from jupcron.api.requests import SwapV2OrderRequest, UltraOrderRequest
 from jupcron.config import SwapApi
 from jupcron.cron import parse_cron
+from jupcron.domain import PlanKind
 from jupcron.plans import trigger_v2
 from jupcron.plans.fields import (
     STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields
@@ -61,7 +62,6 @@ from jupcron.schedule import (
     parse_schedule,
     parse_timezone,
 )
-from jupcron.store.types import PlanKind
 
 RECURRING_MIN_TOTAL_USD = 100
 RECURRING_MIN_PER_ORDER_USD = 50

@@ -38,10 +38,10 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, or_, select, text
 
+from jupcron.domain import RunStatus
 from jupcron.report.plan import Fill, PlanReport
 from jupcron.store import tokens
 from jupcron.store.models import ExecuteResultRow, FollowedOrder, Plan, Run, RunEvent
-from jupcron.store.types import RunStatus
 
 
 def _moment(value: Any) -> datetime:

@@ -20,6 +20,7 @@ from jupcron import failpoints
 from jupcron.api.client import JupiterClient
 from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.config import Config
+from jupcron.domain import RunStatus
 from jupcron.errors import FatalError, RejectedError, RetryableError
 from jupcron.logs import run_context
 from jupcron.rpc import SolanaRpc
@@ -30,7 +31,6 @@ from jupcron.runner.ports import Clock, Ports, RunOptions, run_mode
 from jupcron.runner.steps import OrderApi
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord, RunRecord
-from jupcron.store.types import RunStatus
 from jupcron.txguard import GuardPolicy
 from jupcron.txguard.challenge import login_signer
 from jupcron.wallet import Wallet

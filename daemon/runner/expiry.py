@@ -25,13 +25,13 @@ from datetime import datetime
 
 import structlog
 
+from jupcron.domain import RunStatus
 from jupcron.errors import RejectedError, RetryableError
 from jupcron.runner.book import api_detail
 from jupcron.runner.ports import Ports
 from jupcron.runner.steps import SWAP_V2, SwapTerms
 from jupcron.runner.timing import surely_expired, within_grace
 from jupcron.store.records import PlanRecord, RunRecord
-from jupcron.store.types import RunStatus
 
 log = structlog.get_logger(__name__)
 

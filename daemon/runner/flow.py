@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 
 from jupcron import failpoints
+from jupcron.domain import PlanKind, RunStatus
 from jupcron.errors import ApiRejectedError, GuardRejectedError, RejectedError, RetryableError
 from jupcron.runner import judge, preflight, pricecheck, submit
 from jupcron.runner import trigger_v2 as v2
@@ -28,7 +29,6 @@ from jupcron.runner.book import api_detail, api_fields, programs_of
 from jupcron.runner.ports import Ports, RunOptions, run_mode
 from jupcron.runner.steps import order, output_mint_of, swap_api_of
 from jupcron.store.records import PlanRecord, RunRecord
-from jupcron.store.types import PlanKind, RunStatus
 from jupcron.txguard import Verdict
 from jupcron.txguard.simulate import BalanceCheck
 from jupcron.wallet import sign_transaction

@@ -18,13 +18,13 @@ from typing import Any, Protocol
 import structlog
 from solders.pubkey import Pubkey
 
+from jupcron.domain import PlanKind
 from jupcron.errors import RejectedError, RetryableError
 from jupcron.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
 from jupcron.runner import trigger_v2 as v2
 from jupcron.runner.preflight import Spend, spend_of
 from jupcron.runner.steps import output_mint_of
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import PlanKind
 from jupcron.txguard import GuardPolicy, Verdict, guard, inspect
 from jupcron.txguard.expect import Expectation, RecurringTerms
 from jupcron.txguard.simulate import Simulator

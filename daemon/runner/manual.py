@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError, RetryableError
 from jupcron.rpc import SignatureStatus, SolanaRpc
 from jupcron.store.port import RunStore
 from jupcron.store.records import RunRecord
-from jupcron.store.types import RunStatus
 
 SETTLED_CODE = "settled_by_operator"
 

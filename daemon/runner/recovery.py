@@ -19,11 +19,11 @@ from typing import Protocol
 
 import structlog
 
+from jupcron.domain import RunStatus
 from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.ports import Ports, RunOptions
 from jupcron.runner.timing import within_grace
 from jupcron.store.records import PlanRecord, RunRecord
-from jupcron.store.types import RunStatus
 
 log = structlog.get_logger(__name__)
 

@@ -18,6 +18,7 @@ import structlog
 from jupcron.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
 from jupcron.api.requests import SwapV2OrderRequest, UltraOrderRequest
 from jupcron.config import Config
+from jupcron.domain import PlanKind
 from jupcron.plans.schema import (
     RecurringRequest,
     SwapRequest,
@@ -26,7 +27,6 @@ from jupcron.plans.schema import (
     TriggerV2OrderRequest,
 )
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import PlanKind
 
 Observer = Callable[[Any], None]
 log = structlog.get_logger(__name__)

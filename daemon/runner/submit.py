@@ -14,6 +14,7 @@ import structlog
 
 from jupcron import failpoints
 from jupcron.api.models import ExecuteResult
+from jupcron.domain import PlanKind, RunStatus
 from jupcron.errors import RejectedError, RetryableError
 from jupcron.runner import expiry, results, trigger_v2
 from jupcron.runner.book import api_detail, api_fields
@@ -23,7 +24,6 @@ from jupcron.runner.steps import SwapTerms
 from jupcron.runner.steps import execute as post_execute
 from jupcron.runner.timing import grace_end, within_grace
 from jupcron.store.records import PlanRecord, RunRecord
-from jupcron.store.types import PlanKind, RunStatus
 
 # Ultra / Swap V2 execute codes after which the transaction can no longer land (-1004:
 # invalid block height, V2's answer to a lastValidBlockHeight passed): a fresh order is safe

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
+from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
 from jupcron.logs import mask_secrets
 from jupcron.runner.outcome import RunOutcome
-from jupcron.store.types import RunStatus
 
 if TYPE_CHECKING:
     from jupcron.config import NotifyConfig

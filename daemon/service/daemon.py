@@ -34,6 +34,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from jupcron import __version__, failpoints
 from jupcron.app import Runtime, Store, build_runtime, open_store
 from jupcron.config import Config, mask_url
+from jupcron.domain import RunStatus
 from jupcron.errors import FatalError, JupcronError, StoreBusyError
 from jupcron.follower import FollowerLoop
 from jupcron.logs import configure_logging
@@ -56,7 +57,6 @@ from jupcron.service.webhook import Notification, WebhookNotifier
 from jupcron.store import plans as store_plans
 from jupcron.store import runs
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import RunStatus
 from jupcron.web.activity import Activity
 from jupcron.web.serve import WebServer, check_web, start_web
 from jupcron.web.views import LiveState
@@ -415,6 +415,7 @@ class Daemon:
         self.scheduler = Scheduler(
             self.runtime.store.factory, self._fire,
             workers=self.config.runner.workers, on_misfire=self._misfired,
+            runs=self.runtime.runs,
         )  # fmt: skip
         self.scheduler.start()
         self._start_follower()

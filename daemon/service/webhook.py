@@ -28,10 +28,10 @@ from typing import Any
 import httpx
 import structlog
 
+from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
 from jupcron.logs import mask_secrets
 from jupcron.store.records import RunRecord
-from jupcron.store.types import RunStatus
 from jupcron.urls import check_http_url, mask_url
 
 log = structlog.get_logger(__name__)

@@ -300,31 +300,3 @@ class DaemonNode(Base):
     dry_run: Mapped[bool] = mapped_column(Boolean)
     kill_switch: Mapped[str | None] = mapped_column(Text)  # why runs are skipped, while on
     version: Mapped[str] = mapped_column(String(32))
-
-
-# the audit view as migration 0001 created it (0003_fills replaces it: daemon/store/views.py)
-AUDIT_VIEW_SQL = """
-CREATE VIEW audit AS
-SELECT r.id AS run_id,
-       p.name AS plan_name,
-       p.kind AS kind,
-       r.plan_version AS plan_version,
-       r.scheduled_for AS scheduled_for,
-       r.status AS status,
-       r.trigger AS trigger,
-       r.request_id AS request_id,
-       r.signature AS signature,
-       r.error_code AS error_code,
-       r.error AS error,
-       r.input_mint AS input_mint,
-       r.in_amount AS in_amount,
-       r.output_mint AS output_mint,
-       r.out_amount AS out_amount,
-       r.order_account AS order_account,
-       r.slot AS slot,
-       r.attempts AS attempts,
-       r.created_at AS created_at,
-       r.updated_at AS updated_at,
-       r.finished_at AS finished_at
-FROM runs r JOIN plans p ON p.id = r.plan_id
-"""

@@ -1,7 +1,9 @@
 """The run store port: everything a run needs of the database, as one protocol.
 
-The runner sees only this (and plain values); `jupcron.store.runstore` is the
-one implementation, on Core connections. Every method is one committed
+The runner and the scheduler write runs only through this (claims, skipped
+slots, steps, events, execute results); `jupcron.store.runstore` is the one
+implementation, on Core connections, and the only writer of the run tables
+(tests/unit/test_run_writes.py). Every method is one committed
 transaction (or one share of a group commit): when it returns, what it wrote
 is durable, so the side effect that follows may go ahead (DESIGN §2).
 """
@@ -13,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from jupcron.domain import RunStatus
 from jupcron.store.records import PlanRecord, RunRecord
-from jupcron.store.types import RunStatus
 
 PAUSE_TTL = 0.5  # seconds a run store may serve its copy of the pauses
 
@@ -116,6 +118,13 @@ class RunStore(Protocol):
     ) -> RunRecord | None:
         """Insert the run row of (plan, slot) as pending, `detail` in its `claimed`
         event; ``None`` if the slot is taken."""
+        ...
+
+    def skip(
+        self, plan: PlanRecord, slots: Sequence[datetime], *, now: datetime, error: str
+    ) -> list[datetime]:
+        """Record the plan's `slots` as ``skipped`` with `error`, in one transaction;
+        the slots this call recorded (a slot already taken keeps its run)."""
         ...
 
     def load(self, run_id: int) -> RunRecord:

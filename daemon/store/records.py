@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from jupcron.domain import PlanKind, RunStatus
 from jupcron.plans.schema import (
     PlanSettings,
     PlanSpec,
@@ -17,7 +18,6 @@ from jupcron.plans.schema import (
     stored_settings,
 )
 from jupcron.schedule import Schedule, parse_schedule
-from jupcron.store.types import PlanKind, RunStatus
 
 if TYPE_CHECKING:
     from jupcron.store.models import Plan, Run

@@ -1,6 +1,8 @@
 """`RunStore` on Core connections: the one way a run reaches the database.
 
-Statements are built once (`jupcron.store.runs`); no ORM session on the run
+Every write of a run (its claim, a skipped slot, each step, its events and
+execute results) goes through `SqlRunStore`; its statements are in
+`jupcron.store.runwrite`, which nothing else imports. No ORM session on the run
 path. Writes go through a `GroupCommit` (`jupcron.store.group`): the workers'
 writes of one moment share a transaction, and each call returns once its own
 write is committed. `group_commit=False` gives each write its own transaction.
@@ -11,13 +13,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, select
 
-from jupcron.store import audit, control, runs
+from jupcron.domain import RunStatus
+from jupcron.store import audit, control, runs, runwrite
 from jupcron.store.engine import begin
 from jupcron.store.group import GroupCommit
 from jupcron.store.models import Plan
@@ -32,8 +36,6 @@ from jupcron.store.port import (
     Reservation,
 )
 from jupcron.store.records import PlanRecord, RunRecord
-from jupcron.store.results import record_execute
-from jupcron.store.types import RunStatus
 
 _PLAN = select(*PLAN_COLUMNS).where(Plan.id == bindparam("b_id"))
 T = TypeVar("T")
@@ -76,10 +78,23 @@ class SqlRunStore:
         detail: Mapping[str, Any] | None = None,
     ) -> RunRecord | None:
         claim = partial(
-            runs.claim_record, plan=plan, scheduled_for=scheduled_for, now=now,
+            runwrite.claim, plan=plan, scheduled_for=scheduled_for, now=now,
             trigger=trigger, claimed_by=claimed_by, detail=detail,
         )  # fmt: skip
         return self._write(claim)
+
+    def skip(
+        self, plan: PlanRecord, slots: Sequence[datetime], *, now: datetime, error: str
+    ) -> list[datetime]:
+        def write(conn: Connection) -> list[datetime]:
+            return [
+                slot
+                for slot in slots
+                if runwrite.claim(conn, plan, slot, now=now, status=RunStatus.SKIPPED, error=error)
+                is not None
+            ]
+
+        return self._write(write) if slots else []
 
     def load(self, run_id: int) -> RunRecord:
         with begin(self.engine) as conn:
@@ -119,13 +134,13 @@ class SqlRunStore:
         before: Sequence[Event],
         fields: Mapping[str, Any] | None,
     ) -> tuple[RunRecord, bool]:
-        changed = runs.advance(
-            conn, run.id, status, now=now, expect=expect, step=step, detail=dict(detail),
-            before=before, **(fields or {}),
+        changed = runwrite.advance(
+            conn, run.id, status, now=now, expect=expect, step=step, detail=detail,
+            before=before, fields=fields,
         )  # fmt: skip
         if changed is not None:
-            return runs.moved(run, changed), True
-        _record_events(conn, before)
+            return _moved(run, changed), True
+        runwrite.record_events(conn, before)
         record = runs.get(conn, run.id)
         if record is None:
             raise LookupError(f"run {run.id} is not in the store")
@@ -134,7 +149,7 @@ class SqlRunStore:
     def event(self, events: Sequence[Event], results: Sequence[ExecuteValues] = ()) -> None:
         def write(conn: Connection) -> None:
             _keep_results(conn, results)
-            _record_events(conn, events)
+            runwrite.record_events(conn, events)
 
         if events or results:
             self._write(write)
@@ -155,9 +170,9 @@ class SqlRunStore:
         fields: Mapping[str, Any],
     ) -> RunRecord | None:
         with begin(self.engine) as conn:
-            changed = runs.advance(
+            changed = runwrite.advance(
                 conn, run_id, status, now=now, expect=[RunStatus.IN_DOUBT], step=step,
-                detail=dict(detail), **fields,
+                detail=detail, fields=fields,
             )  # fmt: skip
             return None if changed is None else runs.get(conn, run_id)
 
@@ -197,26 +212,20 @@ def _reserve(
         )  # fmt: skip
         if used + reservation.in_amount > cap.limit:
             return CapHit(cap, used)
-    runs.reserve(conn, run_id, reservation)
+    runwrite.reserve(conn, run_id, reservation)
     return None
 
 
 def _keep_results(conn: Connection, results: Sequence[ExecuteValues]) -> None:
     for values in results:
-        record_execute(conn, values)
+        runwrite.record_execute(conn, values)
 
 
-def _record_events(conn: Connection, events: Sequence[Event]) -> None:
-    """Append events, counting the attempts among them in their runs' `attempts`."""
-    if not events:
-        return
-    bumps: dict[int, int] = {}
-    for run_id, step, _, _ in events:
-        if step == "attempt":
-            bumps[run_id] = bumps.get(run_id, 0) + 1
-    for run_id, by in bumps.items():
-        runs.bump_attempts(conn, run_id, by)
-    runs.add_events(conn, events)
+def _moved(run: RunRecord, changed: dict[str, Any]) -> RunRecord:
+    """`run` with the columns `advance` set on it."""
+    if "status" in changed:
+        changed = {**changed, "status": RunStatus(changed["status"])}
+    return replace(run, **changed)
 
 
 def _plan(conn: Connection, plan_id: int) -> PlanRecord | None:

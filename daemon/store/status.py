@@ -16,13 +16,13 @@ from typing import Any, cast
 from sqlalchemy import Table, func, select
 from sqlalchemy.orm import Session
 
+from jupcron.domain import IN_FLIGHT, RunStatus
 from jupcron.schedule import Schedule, next_fire_times, parse_schedule
 from jupcron.store import control
 from jupcron.store.control import NodeBeat
 from jupcron.store.models import Plan, Run
 from jupcron.store.port import Pause
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import IN_FLIGHT, RunStatus
 
 RUNS = cast(Table, Run.__table__)
 PLANS = cast(Table, Plan.__table__)

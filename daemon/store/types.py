@@ -1,70 +1,14 @@
-"""Column types: timezone-aware UTC datetimes on every backend, and statuses."""
+"""Column types: timezone-aware UTC datetimes on every backend (the domain's words,
+`RunStatus` and `PlanKind`, are in `jupcron.domain`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import DateTime
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
-
-
-class RunStatus(StrEnum):
-    """The run state machine of DESIGN §2 (a contract)."""
-
-    PENDING = "pending"
-    REQUESTED = "requested"
-    SIGNED = "signed"
-    SUBMITTED = "submitted"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    REJECTED = "rejected"
-    SKIPPED = "skipped"
-    DRY_RUN = "dry_run"
-    IN_DOUBT = "in_doubt"
-
-    @property
-    def in_flight(self) -> bool:
-        return self in IN_FLIGHT
-
-    @property
-    def final(self) -> bool:
-        return self in FINAL
-
-
-IN_FLIGHT = frozenset(
-    {RunStatus.PENDING, RunStatus.REQUESTED, RunStatus.SIGNED, RunStatus.SUBMITTED}
-)
-FINAL = frozenset(
-    {
-        RunStatus.SUCCEEDED,
-        RunStatus.FAILED,
-        RunStatus.REJECTED,
-        RunStatus.SKIPPED,
-        RunStatus.DRY_RUN,
-    }
-)
-
-
-class PlanKind(StrEnum):
-    RECURRING = "recurring"
-    TRIGGER_CANCEL = "trigger-cancel"
-    SWAP = "swap"
-    TRIGGER_V2_DCA = "trigger-v2-dca"
-    TRIGGER_V2_ORDER = "trigger-v2-order"
-    TRIGGER_V2_CANCEL = "trigger-v2-cancel"
-
-    @property
-    def trigger_v2(self) -> bool:
-        """A Trigger V2 kind: vault, JWT login, deposit or withdrawal (docs/products.md)."""
-        return self in TRIGGER_V2
-
-
-TRIGGER_V2 = frozenset(
-    {PlanKind.TRIGGER_V2_DCA, PlanKind.TRIGGER_V2_ORDER, PlanKind.TRIGGER_V2_CANCEL}
-)
 
 
 def utc(value: datetime) -> datetime:

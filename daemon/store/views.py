@@ -1,5 +1,7 @@
 """The SQL views for people (contracts, DESIGN §3), the same text on SQLite and
-PostgreSQL, created by the migrations.
+PostgreSQL: what the head migration leaves in the database. Migrations carry
+their own frozen copies; a change here is a new migration that replaces the
+view (tests/integration/test_schema_head.py fails until there is one).
 
 ``fills``: one row per trade or execution result that moved money for a plan:
     source ``execute``   an execute answer with status Success and amounts (swaps);

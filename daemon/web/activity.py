@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jupcron.api.client import Attempt
+from jupcron.domain import RunStatus
 from jupcron.runner.outcome import RunOutcome
-from jupcron.store.types import RunStatus
 
 RATE_WINDOW = 60.0  # seconds
 ERROR_WINDOW = 3600.0

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
+from jupcron.domain import RunStatus
 from jupcron.report.build import build
 from jupcron.report.plan import PlanReport
 from jupcron.schedule import next_fire_times
@@ -33,7 +34,6 @@ from jupcron.store import tokens
 from jupcron.store.audit import AuditFilter, audit_rows
 from jupcron.store.records import PlanRecord
 from jupcron.store.status import SETTLE, plan_json, summary_json, when
-from jupcron.store.types import RunStatus
 from jupcron.web.activity import Counts
 from jupcron.web.chart import series
 from jupcron.web.text import node_text, pause_text, plan_text, run_text, status_text

@@ -11,9 +11,6 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from jupcron.store.models import AUDIT_VIEW_SQL as AUDIT_VIEW_BEFORE
-from jupcron.store.views import AUDIT_VIEW_SQL, FILLS_VIEW_SQL
-
 revision = "0003_fills"
 down_revision = "0001"
 branch_labels = None
@@ -22,6 +19,109 @@ depends_on = None
 AMOUNT = sa.String(length=40)
 PUBKEY = sa.String(length=64)
 WHEN = sa.DateTime(timezone=True)
+
+# The SQL this migration ran, frozen here: a migration is history, so it imports
+# no live SQL from the package (tests/unit/test_frozen_migrations.py). A later
+# change of a view is a new migration with its own copy.
+
+# the audit view as 0001 created it (what a downgrade puts back)
+AUDIT_VIEW_BEFORE = """
+CREATE VIEW audit AS
+SELECT r.id AS run_id,
+       p.name AS plan_name,
+       p.kind AS kind,
+       r.plan_version AS plan_version,
+       r.scheduled_for AS scheduled_for,
+       r.status AS status,
+       r.trigger AS trigger,
+       r.request_id AS request_id,
+       r.signature AS signature,
+       r.error_code AS error_code,
+       r.error AS error,
+       r.input_mint AS input_mint,
+       r.in_amount AS in_amount,
+       r.output_mint AS output_mint,
+       r.out_amount AS out_amount,
+       r.order_account AS order_account,
+       r.slot AS slot,
+       r.attempts AS attempts,
+       r.created_at AS created_at,
+       r.updated_at AS updated_at,
+       r.finished_at AS finished_at
+FROM runs r JOIN plans p ON p.id = r.plan_id
+"""
+
+FILLS_VIEW_SQL = """
+CREATE VIEW fills AS
+SELECT p.name AS plan_name,
+       r.id AS run_id,
+       COALESCE(e.order_account, r.order_account) AS order_account,
+       e.signature AS signature,
+       r.input_mint AS input_mint,
+       COALESCE(e.total_input_amount, e.input_amount_result) AS in_amount,
+       r.output_mint AS output_mint,
+       COALESCE(e.total_output_amount, e.output_amount_result) AS out_amount,
+       e.recorded_at AS filled_at,
+       'execute' AS source,
+       CAST(NULL AS VARCHAR(64)) AS fee_mint,
+       CAST(NULL AS VARCHAR(40)) AS fee_amount
+FROM execute_results e
+JOIN runs r ON r.id = e.run_id
+JOIN plans p ON p.id = r.plan_id
+WHERE e.status = 'Success'
+  AND COALESCE(e.total_input_amount, e.input_amount_result) IS NOT NULL
+  AND COALESCE(e.total_output_amount, e.output_amount_result) IS NOT NULL
+UNION ALL
+SELECT p.name AS plan_name,
+       r.id AS run_id,
+       t.order_account AS order_account,
+       t.tx_id AS signature,
+       t.input_mint AS input_mint,
+       t.in_amount AS in_amount,
+       t.output_mint AS output_mint,
+       t.out_amount AS out_amount,
+       t.confirmed_at AS filled_at,
+       t.source AS source,
+       t.fee_mint AS fee_mint,
+       t.fee_amount AS fee_amount
+FROM order_trades t
+JOIN runs r ON r.id = t.run_id
+JOIN plans p ON p.id = r.plan_id
+WHERE t.action = 'Fill'
+"""
+
+AUDIT_VIEW_SQL = """
+CREATE VIEW audit AS
+SELECT r.id AS run_id,
+       p.name AS plan_name,
+       p.kind AS kind,
+       r.plan_version AS plan_version,
+       r.scheduled_for AS scheduled_for,
+       r.status AS status,
+       r.trigger AS trigger,
+       r.request_id AS request_id,
+       r.signature AS signature,
+       r.error_code AS error_code,
+       r.error AS error,
+       r.input_mint AS input_mint,
+       r.in_amount AS in_amount,
+       r.output_mint AS output_mint,
+       r.out_amount AS out_amount,
+       r.order_account AS order_account,
+       r.slot AS slot,
+       r.attempts AS attempts,
+       r.created_at AS created_at,
+       r.updated_at AS updated_at,
+       r.finished_at AS finished_at,
+       (SELECT CAST(SUM(CAST(f.in_amount AS NUMERIC)) AS VARCHAR(40))
+          FROM fills f WHERE f.run_id = r.id) AS spent,
+       (SELECT CAST(SUM(CAST(f.out_amount AS NUMERIC)) AS VARCHAR(40))
+          FROM fills f WHERE f.run_id = r.id) AS received,
+       (SELECT CAST(SUM(CAST(o.refunded AS NUMERIC)) AS VARCHAR(40))
+          FROM followed_orders o WHERE o.run_id = r.id) AS refunded,
+       (SELECT COUNT(*) FROM fills f WHERE f.run_id = r.id) AS fills
+FROM runs r JOIN plans p ON p.id = r.plan_id
+"""
 
 
 def upgrade() -> None:

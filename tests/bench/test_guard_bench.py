@@ -10,8 +10,8 @@ import time
 from solders.pubkey import Pubkey
 
 from jupcron.config import GuardConfig
+from jupcron.domain import PlanKind
 from jupcron.runner.judge import judge, ordered_facts
-from jupcron.store.types import PlanKind
 from jupcron.txguard import GuardPolicy, inspect
 from tests.bench.conftest import Figures
 from tests.bench.report import NO_STORE

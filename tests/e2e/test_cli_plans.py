@@ -8,13 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jupcron.store import plans as store_plans
-from jupcron.store import runs
 from jupcron.store.engine import make_engine, session_factory, transaction
-from jupcron.store.types import RunStatus
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import DaemonEnvFactory
 from tests.fixtures.daemon import swap_plan as env_swap_plan
 from tests.fixtures.plans import CONFIG_DIR, PlanFiles, swap_plan, write_plans
+from tests.fixtures.runs import skip_run
 from tests.unit.test_plans_corpus import CORPUS, EXPECTED
 
 LINE = re.compile(r"^\S+?(:\d+:\d+)?: .+$")
@@ -119,7 +118,7 @@ def test_apply_with_a_broken_file_changes_nothing_and_list_shows_last_status(
             alpha = store_plans.get_plan(s, "alpha")
             assert alpha is not None
             slot = datetime(2025, 1, 1, tzinfo=UTC)
-            runs.claim(s, alpha, slot, now=slot, status=RunStatus.SKIPPED, error="missed")
+        skip_run(engine, alpha, slot, now=slot, error="missed")
     finally:
         engine.dispose()
     listed = jupcron("plans", "list", "--format", "csv", env=env)

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from jupcron import failpoints
-from jupcron.store.types import RunStatus
+from jupcron.domain import RunStatus
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, at, swap_plan
 
 FINAL = {str(RunStatus.SUCCEEDED), str(RunStatus.IN_DOUBT)}

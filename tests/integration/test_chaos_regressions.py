@@ -11,15 +11,15 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from jupcron.domain import RunStatus
 from jupcron.plans.apply import apply_paths
 from jupcron.scheduler import Scheduler
 from jupcron.store import plans as store_plans
-from jupcron.store import runs
 from jupcron.store.engine import transaction
 from jupcron.store.models import Plan, Run
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import RunStatus
 from tests.fixtures.plans import PlanFiles, swap_plan
+from tests.fixtures.runs import record_run
 
 
 class BlockingFires:
@@ -36,10 +36,8 @@ class BlockingFires:
         if plan.name == "blocker" and not self.release.is_set():
             self.blocking.set()
             self.release.wait(30)
-        with transaction(self.factory) as s:
-            run_id = runs.claim(s, plan, slot, now=datetime.now(UTC))
-            if run_id is not None:
-                runs.advance(s, run_id, RunStatus.SUCCEEDED, now=datetime.now(UTC))
+        now = datetime.now(UTC)
+        run_id = record_run(self.factory, plan, slot, now=now, status=RunStatus.SUCCEEDED)
         with self.cond:
             if run_id is not None:
                 self.claimed.append((plan.name, slot))
@@ -154,8 +152,8 @@ def test_slots_of_the_old_version_are_lost_when_the_daemon_dies_across_a_plan_ch
     apply_paths(sqlite_factory, [plan_files({"a.yaml": [plan]})], now=t0 - timedelta(days=1))
     with transaction(sqlite_factory) as s:
         record = store_plans.get_plan(s, "hourly")
-        assert record is not None
-        runs.claim(s, record, t0, now=t0, status=RunStatus.SUCCEEDED)  # the last run
+    assert record is not None
+    record_run(sqlite_factory, record, t0, now=t0, status=RunStatus.SUCCEEDED)  # the last run
     plan["request"]["amount"] = 2_000_000
     changed = t0 + timedelta(hours=2, minutes=30)
     apply_paths(sqlite_factory, [plan_files({"a.yaml": [plan]})], now=changed)

@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
-from jupcron.store import control, runs
+from jupcron.domain import RunStatus
+from jupcron.store import control
 from jupcron.store import status as store_status
 from jupcron.store.control import STALE_AFTER, NodeBeat
 from jupcron.store.engine import begin, make_engine, session_factory, transaction
@@ -19,8 +20,8 @@ from jupcron.store.models import Plan
 from jupcron.store.port import ALL_PLANS
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
-from jupcron.store.types import RunStatus
 from tests.fixtures.runner import RigFactory, outcome_of
+from tests.fixtures.runs import record_run
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 SWAP = {
@@ -131,18 +132,15 @@ def test_status_reads_plans_runs_pauses_and_daemons(engine: Engine) -> None:
     off = add_plan(engine, "off", enabled=False)
     factory = session_factory(engine)
     statuses = [RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.SUBMITTED]
-    with transaction(factory) as session:
-        ids = []
-        for hour, wanted in enumerate(statuses):
-            run_id = runs.claim(session, weekly, NOW + timedelta(hours=hour), now=NOW)
-            assert run_id is not None
-            runs.advance(session, run_id, wanted, now=NOW, step=str(wanted), detail={},
-                         error="boom" if wanted is RunStatus.FAILED else None)  # fmt: skip
-            ids.append(run_id)
-        doubt = runs.claim(session, off, NOW, now=NOW)
-        assert doubt is not None
-        runs.advance(session, doubt, RunStatus.IN_DOUBT, now=NOW, step="in_doubt", detail={},
-                     signature="Sig1", error="could not settle")  # fmt: skip
+    ids = []
+    for hour, wanted in enumerate(statuses):
+        run_id = record_run(engine, weekly, NOW + timedelta(hours=hour), now=NOW, status=wanted,
+                            error="boom" if wanted is RunStatus.FAILED else None)  # fmt: skip
+        assert run_id is not None
+        ids.append(run_id)
+    doubt = record_run(engine, off, NOW, now=NOW, status=RunStatus.IN_DOUBT, signature="Sig1",
+                       error="could not settle")  # fmt: skip
+    assert doubt is not None
     with begin(engine) as conn:
         control.pause(conn, ["idle"], reason="testing", by="ann", now=NOW)
         control.beat(conn, beat("h:9", "leader", NOW))
@@ -194,9 +192,8 @@ def count_selects(engine: Engine) -> list[str]:
 
 def test_status_reads_in_a_fixed_number_of_queries(engine: Engine) -> None:
     plans = [add_plan(engine, f"p{n:03}") for n in range(40)]
-    with transaction(session_factory(engine)) as session:
-        for plan in plans:
-            runs.claim(session, plan, NOW, now=NOW)
+    for plan in plans:
+        record_run(engine, plan, NOW, now=NOW)
     seen = count_selects(engine)
     with Session(engine) as session:
         found = store_status.read(session, NOW)

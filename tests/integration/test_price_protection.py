@@ -14,12 +14,12 @@ from decimal import Decimal
 from typing import Any
 
 from jupcron.cli.report import fill_rows
+from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
 from jupcron.price.oracle import DEFAULT_FEEDS, decode_price_update
 from jupcron.price.protection import protection_for
 from jupcron.report.build import build
 from jupcron.rpc import SolanaRpc
-from jupcron.store.types import RunStatus
 from tests.fixtures.follow import FollowRigFactory
 from tests.fixtures.runner import USDC, Clock, Rig, RigFactory, outcome_of
 

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jupcron import failpoints
+from jupcron.domain import RunStatus
 from jupcron.runner.recovery import recover
-from jupcron.store.types import RunStatus
 from tests.fixtures.runner import Clock, RigFactory
 
 # a slot ahead of the wall clock (the runner's own clock is the real one here), so

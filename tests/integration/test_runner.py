@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from jupcron.domain import RunStatus
 from jupcron.runner.core import RunOptions
 from jupcron.store.models import Run
-from jupcron.store.types import RunStatus
 from tests.fixtures.runner import SOL, USDC, RigFactory, outcome_of
 
 # a slot ahead of the wall clock (the runner's own clock is the real one here), so

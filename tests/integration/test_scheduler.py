@@ -16,14 +16,14 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 from structlog.testing import capture_logs
 
+from jupcron.domain import RunStatus
 from jupcron.plans.apply import apply_paths
 from jupcron.scheduler import MISSED_ERROR, Scheduler
 from jupcron.store import plans as store_plans
-from jupcron.store import runs
 from jupcron.store.engine import transaction
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import RunStatus
 from tests.fixtures.plans import PlanFiles, swap_plan
+from tests.fixtures.runs import record_run
 from tests.fixtures.scheduler import Fires, run_rows
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
@@ -48,10 +48,10 @@ def setup_hourly(factory: sessionmaker[Session], plan_files: PlanFiles, misfire:
     apply_paths(factory, [plan_files({"a.yaml": [plan]})], now=T0 - timedelta(days=1))
     with transaction(factory) as s:
         record = store_plans.get_plan(s, "hourly")
-        assert record is not None
-        # the last run before the daemon went down
-        runs.claim(s, record, T0, now=T0, status=RunStatus.SUCCEEDED)
-        return record
+    assert record is not None
+    # the last run before the daemon went down
+    record_run(factory, record, T0, now=T0, status=RunStatus.SUCCEEDED)
+    return record
 
 
 @pytest.mark.parametrize("misfire", ["run-once", "skip"])

@@ -1,4 +1,5 @@
-"""The unique (plan, fire time) claim and the run repository, on both backends."""
+"""The unique (plan, fire time) claim and the run store's compare-and-set, on both
+backends; every write through the run store port (`SqlRunStore`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from jupcron.domain import RunStatus
 from jupcron.errors import StoreBusyError
 from jupcron.runner.book import RunBook
 from jupcron.store import runs
@@ -20,7 +23,6 @@ from jupcron.store.engine import begin, make_engine, session_factory, transactio
 from jupcron.store.models import Plan, Run
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
-from jupcron.store.types import RunStatus
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SWAP = {
@@ -38,6 +40,16 @@ def factory(db_url: str) -> Iterator[sessionmaker[Session]]:
     engine.dispose()
 
 
+def store_of(factory: sessionmaker[Session]) -> SqlRunStore:
+    return SqlRunStore(factory.kw["bind"], group_commit=False)
+
+
+def claim(store: SqlRunStore, plan: PlanRecord, slot: datetime, **options: Any) -> int | None:
+    options = {"now": NOW, "trigger": "schedule", "claimed_by": None, **options}
+    record = store.claim(plan, slot, **options)
+    return None if record is None else record.id
+
+
 def make_plan(factory: sessionmaker[Session], name: str = "weekly") -> PlanRecord:
     with transaction(factory) as session:
         row = Plan(
@@ -50,20 +62,22 @@ def make_plan(factory: sessionmaker[Session], name: str = "weekly") -> PlanRecor
 
 
 def test_second_claim_of_a_slot_is_refused(factory: sessionmaker[Session]) -> None:
-    plan = make_plan(factory)
-    with transaction(factory) as session:
-        first = runs.claim(session, plan, SLOT, now=NOW)
-    with transaction(factory) as session:
-        second = runs.claim(session, plan, SLOT, now=NOW)
+    plan, store = make_plan(factory), store_of(factory)
+    first = claim(store, plan, SLOT)
+    second = claim(store, plan, SLOT)
     assert first is not None
     assert second is None
     # the same instant written in another zone is the same slot
     berlin = SLOT.astimezone(timezone(timedelta(hours=1)))
-    with transaction(factory) as session:
-        assert runs.claim(session, plan, berlin, now=NOW) is None
-        assert runs.claim(session, plan, SLOT + timedelta(hours=1), now=NOW) is not None
+    assert claim(store, plan, berlin) is None
+    assert claim(store, plan, SLOT + timedelta(hours=1)) is not None
+    # a skip is a claim too: a taken slot keeps its run
+    assert store.skip(plan, [SLOT, SLOT + timedelta(hours=2)], now=NOW, error="missed") == [
+        SLOT + timedelta(hours=2)
+    ]
     with factory() as session:
-        assert len(session.scalars(select(Run)).all()) == 2
+        assert len(session.scalars(select(Run)).all()) == 3
+        assert runs.last_status(session, plan.id) == "skipped"
 
 
 def test_the_database_itself_refuses_a_duplicate_row(factory: sessionmaker[Session]) -> None:
@@ -80,14 +94,13 @@ def test_the_database_itself_refuses_a_duplicate_row(factory: sessionmaker[Sessi
 
 
 def test_concurrent_claims_let_exactly_one_through(factory: sessionmaker[Session]) -> None:
-    plan = make_plan(factory)
+    plan, store = make_plan(factory), store_of(factory)
     results: list[int | None] = []
     barrier = threading.Barrier(6)
 
     def worker() -> None:
         barrier.wait()
-        with transaction(factory) as session:
-            results.append(runs.claim(session, plan, SLOT, now=NOW))
+        results.append(claim(store, plan, SLOT))
 
     threads = [threading.Thread(target=worker) for _ in range(6)]
     for t in threads:
@@ -98,21 +111,21 @@ def test_concurrent_claims_let_exactly_one_through(factory: sessionmaker[Session
 
 
 def test_advance_is_a_compare_and_set_with_events(factory: sessionmaker[Session]) -> None:
-    plan = make_plan(factory)
-    with transaction(factory) as session:
-        run_id = runs.claim(session, plan, SLOT, now=NOW)
-    assert run_id is not None
+    plan, store = make_plan(factory), store_of(factory)
+    run = store.claim(plan, SLOT, now=NOW, trigger="schedule", claimed_by=None)
+    assert run is not None
+    run_id = run.id
     later = NOW + timedelta(seconds=5)
-    with transaction(factory) as session:
-        moved = runs.advance(
-            session, run_id, RunStatus.REQUESTED, now=later, expect=[RunStatus.PENDING],
-            request_id="req-1", in_amount="18446744073709551615",
-        )  # fmt: skip
-        assert moved
-    with transaction(factory) as session:
-        assert not runs.advance(
-            session, run_id, RunStatus.SIGNED, now=later, expect=[RunStatus.PENDING]
-        )
+    requested, moved = store.advance(
+        run, RunStatus.REQUESTED, now=later, expect=[RunStatus.PENDING], step="requested",
+        detail={}, fields={"request_id": "req-1", "in_amount": "18446744073709551615"},
+    )  # fmt: skip
+    assert moved
+    again, moved = store.advance(
+        run, RunStatus.SIGNED, now=later, expect=[RunStatus.PENDING], step="signed", detail={}
+    )
+    assert not moved
+    assert again == requested  # the run as it is: the loser sees the winner's row
     with factory() as session:
         record = runs.get(session, run_id)
         assert record is not None
@@ -130,28 +143,27 @@ def test_advance_is_a_compare_and_set_with_events(factory: sessionmaker[Session]
 def test_advance_returns_what_it_stored_and_counts_the_attempts_before_it(
     factory: sessionmaker[Session],
 ) -> None:
-    plan = make_plan(factory)
+    plan, store = make_plan(factory), store_of(factory)
     engine = factory.kw["bind"]
-    with begin(engine) as conn:
-        claimed = runs.claim_record(conn, plan, SLOT, now=NOW)
-        assert claimed is not None
-        assert claimed == runs.get(conn, claimed.id)
-        run_id = claimed.id
+    claimed = store.claim(plan, SLOT, now=NOW, trigger="schedule", claimed_by=None)
+    assert claimed is not None
+    assert claimed == store.load(claimed.id)
+    run_id = claimed.id
     attempt = {"operation": "ultra_order", "http_status": 200}
     later = NOW + timedelta(seconds=5)
+    moved, done = store.advance(
+        claimed, RunStatus.SIGNED, now=later,
+        expect=[RunStatus.REQUESTED, RunStatus.PENDING],  # IN (two statuses)
+        step="signed", detail={}, before=[(run_id, "attempt", attempt, later)] * 2,
+        fields={"signature": "sig",
+                "expires_at": later.astimezone(timezone(timedelta(hours=-5)))},
+    )  # fmt: skip
+    assert done
+    stored = store.load(run_id)
+    _, none = store.advance(moved, RunStatus.FAILED, now=later, expect=[], step="failed", detail={})
+    assert not none  # expects no status: cannot move
     with begin(engine) as conn:
-        changed = runs.advance(
-            conn, run_id, RunStatus.SIGNED, now=later,
-            expect=[RunStatus.REQUESTED, RunStatus.PENDING],  # IN (two statuses)
-            step="signed", before=[(run_id, "attempt", attempt, later)] * 2,
-            signature="sig", expires_at=later.astimezone(timezone(timedelta(hours=-5))),
-        )  # fmt: skip
-    with begin(engine) as conn:
-        stored = runs.get(conn, run_id)
-        assert runs.advance(conn, run_id, RunStatus.FAILED, now=later, expect=[]) is None
         steps = [step for _, step, _ in runs.events(conn, run_id)]
-    assert changed is not None
-    moved = runs.moved(claimed, changed)
     assert moved == stored  # the claimed row plus what RETURNING gave is what a read gives
     assert moved.attempts == 2
     assert moved.expires_at == later
@@ -178,17 +190,18 @@ def test_a_locked_sqlite_database_is_a_store_busy_error(sqlite_url: str) -> None
 
 
 def test_naive_datetimes_are_refused(factory: sessionmaker[Session]) -> None:
-    plan = make_plan(factory)
-    with pytest.raises(ValueError, match="naive"), transaction(factory) as session:
-        runs.claim(session, plan, datetime(2026, 1, 1), now=NOW)
+    plan, store = make_plan(factory), store_of(factory)
+    with pytest.raises(ValueError, match="naive"):
+        claim(store, plan, datetime(2026, 1, 1))
+    with factory() as session:
+        assert session.scalars(select(Run)).all() == []  # and nothing was written
 
 
 def test_events_table_is_append_only_in_practice(factory: sessionmaker[Session]) -> None:
-    plan = make_plan(factory)
-    with transaction(factory) as session:
-        run_id = runs.claim(session, plan, SLOT, now=NOW)
-        assert run_id is not None
-        runs.add_event(session, run_id, "attempt", {"n": 1}, at=NOW)
+    plan, store = make_plan(factory), store_of(factory)
+    run_id = claim(store, plan, SLOT)
+    assert run_id is not None
+    store.event([(run_id, "attempt", {"n": 1}, NOW)])
     with factory() as session:
         count = session.execute(text("SELECT count(*) FROM run_events")).scalar_one()
     assert count == 2
@@ -197,11 +210,11 @@ def test_events_table_is_append_only_in_practice(factory: sessionmaker[Session])
 def test_last_slots_of_every_plan_in_one_query(factory: sessionmaker[Session]) -> None:
     a, b = make_plan(factory, "a"), make_plan(factory, "b")
     make_plan(factory, "never-ran")
-    with transaction(factory) as session:
-        runs.claim(session, a, SLOT, now=NOW)
-        runs.claim(session, a, SLOT + timedelta(hours=2), now=NOW)
-        runs.claim(session, b, SLOT, now=NOW)
-        runs.claim(session, b, SLOT + timedelta(days=9), now=NOW, trigger="manual")
+    store = store_of(factory)
+    claim(store, a, SLOT)
+    claim(store, a, SLOT + timedelta(hours=2))
+    claim(store, b, SLOT)
+    claim(store, b, SLOT + timedelta(days=9), trigger="manual")
     with factory() as session:
         lasts = runs.last_slots(session)
         assert lasts == {a.id: SLOT + timedelta(hours=2), b.id: SLOT}
@@ -213,8 +226,7 @@ def test_attempts_wait_for_the_next_commit_when_the_store_is_locked(sqlite_url: 
     engine = make_engine(sqlite_url, busy_ms=200)
     factory = session_factory(engine)
     plan = make_plan(factory)
-    with begin(engine) as conn:
-        run_id = runs.claim(conn, plan, SLOT, now=NOW)
+    run_id = claim(store_of(factory), plan, SLOT)
     assert run_id is not None
     book = RunBook(SqlRunStore(engine), lambda: NOW)
     observe = book.observer(run_id)

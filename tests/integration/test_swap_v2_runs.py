@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from jupcron import failpoints
+from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
 from jupcron.emulator.common import VALID_BLOCKS
 from jupcron.emulator.server import EmulatorServer
@@ -23,7 +24,6 @@ from jupcron.rpc import SolanaRpc
 from jupcron.runner.recovery import recover
 from jupcron.store.engine import begin
 from jupcron.store.results import results_of
-from jupcron.store.types import RunStatus
 from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, Recorder, sign
 from tests.fixtures.follow import FollowRigFactory

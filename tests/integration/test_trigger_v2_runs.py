@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from jupcron import failpoints
+from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
-from jupcron.store.types import RunStatus
 from tests.fixtures.runner import SOL, USDC, Clock, RigFactory, outcome_of
 from tests.fixtures.trigger_v2 import (
     SLOT,

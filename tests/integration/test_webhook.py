@@ -14,10 +14,10 @@ import httpx
 import pytest
 from structlog.testing import capture_logs
 
+from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
 from jupcron.service.webhook import Notification, WebhookEvent, WebhookNotifier
 from jupcron.store.records import RunRecord
-from jupcron.store.types import RunStatus
 from jupcron.urls import mask_url
 from tests.support.pgcluster import free_port
 

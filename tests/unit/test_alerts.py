@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import pytest
 
 from jupcron.config import NOTIFY_EVENTS, Config, NotifyConfig
+from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
 from jupcron.runner.outcome import RunOutcome
 from jupcron.service.alerts import AlertEvent, Alerts, apprise_sender, channel_of, render
-from jupcron.store.types import RunStatus
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)
 

@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from jupcron.config import Config
+from jupcron.domain import PlanKind
 from jupcron.emulator.oracle import price_update_bytes
 from jupcron.errors import ApiTransportError
 from jupcron.plans.load import quote_check
@@ -38,7 +39,6 @@ from jupcron.price.protection import Protection, per_cycle, protection_for
 from jupcron.price.reference import deviation_problem, reference_out, vs_reference_bps
 from jupcron.schedule import parse_schedule
 from jupcron.store.records import PlanRecord
-from jupcron.store.types import PlanKind
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

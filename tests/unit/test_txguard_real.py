@@ -11,9 +11,9 @@ import pytest
 from solders.pubkey import Pubkey
 
 from jupcron.config import Config, GuardConfig
+from jupcron.domain import PlanKind
 from jupcron.runner.judge import judge, ordered_facts
 from jupcron.runner.steps import swap_body
-from jupcron.store.types import PlanKind
 from jupcron.txguard import GuardPolicy, inspect
 from tests.fixtures import real
 

@@ -9,10 +9,10 @@ from decimal import Decimal
 import pytest
 
 from jupcron.api.client import Attempt
+from jupcron.domain import RunStatus
 from jupcron.report.plan import Fill, PlanReport
 from jupcron.runner.outcome import RunOutcome
 from jupcron.store.tokens import Token
-from jupcron.store.types import RunStatus
 from jupcron.web.activity import Activity
 from jupcron.web.chart import chart_svg, series
 from jupcron.web.http import host_is_local, json_response
