@@ -37,12 +37,6 @@ from daemon.api.parse import (
     query_value,
     tokens_parser,
 )
-from daemon.api.requests import (
-    RecurringCreateRequest,
-    SwapV2OrderRequest,
-    TriggerCancelRequest,
-    UltraOrderRequest,
-)
 from daemon.config import LEGACY_HOSTS, ApiPaths, Config
 from daemon.errors import (
     ApiGarbageError,
@@ -51,6 +45,9 @@ from daemon.errors import (
     RateLimitedError,
     RetryableError,
 )
+from daemon.products.recurring.model import RecurringRequest
+from daemon.products.swap.model import SwapV2OrderRequest, UltraOrderRequest
+from daemon.products.trigger.model import TriggerCancelRequest
 
 __all__ = ["Attempt", "JupiterClient", "Observer", "backoff"]  # Attempt & co. live in .http
 
@@ -145,7 +142,7 @@ class JupiterClient:
         self, user: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse:
         op = "create_recurring_order"
-        checked = check_request(op, RecurringCreateRequest, request)
+        checked = check_request(op, RecurringRequest, request)
         if checked.params.price is not None:
             log.warning("recurring_price_params_deprecated", operation=op)
         body = {**request, "user": user}

@@ -14,8 +14,8 @@ from daemon.config import DEFAULT_PATH, Config
 from daemon.errors import ConfigError, PlanError
 from daemon.plans.apply import apply_paths
 from daemon.plans.load import LoadedPlan, LoadResult, load_plans
-from daemon.plans.minimums import Lookups, check_recurring, lookups_from, needs_network
 from daemon.plans.mints import check_mints, mints_of
+from daemon.products.recurring.minimums import Lookups, check_recurring, lookups_from, needs_network
 from daemon.schedule import next_fire_times, parse_instant, parse_schedule
 from daemon.store import migrate, runs
 from daemon.store import plans as store_plans

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from daemon.errors import JupcronError, Problem
 from daemon.plans.load import LoadedPlan
-from daemon.plans.minimums import SPL_TOKEN_MINTS, Findings, Lookups
+from daemon.products.recurring.minimums import SPL_TOKEN_MINTS, Findings, Lookups
 from daemon.txguard.instructions import TOKEN_PROGRAMS
 
 KEYS = (("inputMint", "input_mint"), ("outputMint", "output_mint"))

@@ -22,12 +22,12 @@ from daemon.api.trigger_v2 import TriggerV2Api
 from daemon.config import Config
 from daemon.errors import FatalError, RejectedError, RetryableError
 from daemon.logs import run_context
+from daemon.products.base import OrderApi
 from daemon.rpc import SolanaRpc
 from daemon.runner.book import RunBook
 from daemon.runner.flow import drive
 from daemon.runner.outcome import RunListener, RunOutcome
 from daemon.runner.ports import Clock, Ports, RunOptions, run_mode
-from daemon.runner.steps import OrderApi
 from daemon.store.port import RunStore
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus

@@ -26,9 +26,9 @@ from datetime import datetime
 import structlog
 
 from daemon.errors import RejectedError, RetryableError
+from daemon.products.base import SWAP_V2, SwapTerms
 from daemon.runner.book import api_detail
 from daemon.runner.ports import Ports
-from daemon.runner.steps import SWAP_V2, SwapTerms
 from daemon.runner.timing import surely_expired, within_grace
 from daemon.store.records import PlanRecord, RunRecord
 from daemon.store.types import RunStatus

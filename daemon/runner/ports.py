@@ -14,9 +14,9 @@ from typing import Any
 
 from daemon.api.trigger_v2 import TriggerV2Api
 from daemon.config import Config
+from daemon.products.base import OrderApi
 from daemon.rpc import SolanaRpc
 from daemon.runner.book import RunBook
-from daemon.runner.steps import OrderApi
 from daemon.store.port import RunStore
 from daemon.store.records import PlanRecord
 from daemon.txguard import GuardPolicy

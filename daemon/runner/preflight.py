@@ -18,8 +18,9 @@ from typing import Any
 from daemon.config import Config
 from daemon.errors import FatalError, JupcronError
 from daemon.plans.schema import in_amount_of
+from daemon.products.base import OrderApi
+from daemon.products.kinds import spec
 from daemon.runner.ports import Ports
-from daemon.runner.steps import OrderApi, output_mint_of
 from daemon.store.port import CapWindow, Reservation
 from daemon.store.records import PlanRecord, RunRecord
 
@@ -118,7 +119,7 @@ def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> st
     per_run = plan.settings.max_in_amount
     if per_run is not None and spend.amount > per_run:
         return f"input {spend.amount} is over the plan's max_in_amount {per_run}"
-    reservation = Reservation(spend.mint, spend.amount, output_mint_of(plan))
+    reservation = Reservation(spend.mint, spend.amount, spec(plan.kind).output_mint(plan.request))
     hit = ports.store.reserve(run.id, reservation, cap_windows(plan, ports.config, now), now=now)
     if hit is None:
         return None

@@ -15,15 +15,14 @@ import structlog
 from daemon import failpoints
 from daemon.api.models import ExecuteResult
 from daemon.errors import RejectedError, RetryableError
-from daemon.runner import expiry, results, trigger_v2
+from daemon.products.registry import product
+from daemon.runner import expiry, results
 from daemon.runner.book import api_detail, api_fields
 from daemon.runner.ports import Ports
 from daemon.runner.settle import settle_unanswered
-from daemon.runner.steps import SwapTerms
-from daemon.runner.steps import execute as post_execute
 from daemon.runner.timing import grace_end, within_grace
 from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import PlanKind, RunStatus
+from daemon.store.types import RunStatus
 
 # Ultra / Swap V2 execute codes after which the transaction can no longer land (-1004:
 # invalid block height, V2's answer to a lastValidBlockHeight passed): a fresh order is safe
@@ -44,7 +43,8 @@ def execute(
     result is settled by `settle_unanswered`, never by a fresh order."""
     book = ports.book
     first_post = run.status is RunStatus.SIGNED
-    swap = SwapTerms.of(ports.store.steps(run.id)) if plan.kind is PlanKind.SWAP else None
+    kind = product(plan.kind)
+    swap = kind.terms(ports, run) if kind.terms is not None else None
     if first_post and swap is not None:  # a Swap V2 order's lastValidBlockHeight
         gone = expiry.cannot_land(ports, run, swap, ports.clock())
         if gone is not None:
@@ -68,10 +68,7 @@ def execute(
             observe(attempt)
 
         try:
-            if plan.kind.trigger_v2:
-                result = trigger_v2.execute(ports, run, plan, count)
-            else:
-                result = post_execute(ports.api, plan, run.signed_tx, run.request_id, count, swap)
+            result = kind.execute(ports, run, plan, count, swap)
         except RetryableError as exc:
             # no answer: the transaction may or may not have landed; recovery settles it
             book.event(run.id, "execute_unanswered", api_detail(exc))
@@ -164,7 +161,7 @@ def _may_reorder(
     """A swap that failed with a retry-with-fresh-order code may be ordered again,
     once, inside the slot's grace, and only when the first transaction can no
     longer land."""
-    if plan.kind is not PlanKind.SWAP or reordered or not isinstance(code, int):
+    if not product(plan.kind).reorders or reordered or not isinstance(code, int):
         return False
     cannot_land = code in CANNOT_LAND or (code == -1 and first_post)
     if not cannot_land and code not in MAY_STILL_LAND:

@@ -18,7 +18,7 @@ from daemon.config import Config
 from daemon.emulator import Emulator
 from daemon.emulator.common import VALID_BLOCKS
 from daemon.plans.load import load_plans
-from daemon.runner.steps import SWAP_V2, ULTRA_V1, Ordered, SwapTerms
+from daemon.products.base import SWAP_V2, ULTRA_V1, Ordered, SwapTerms
 from daemon.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, FakeTime, Recorder, sign
 from tests.fixtures.plans import recurring_plan, swap_plan, write_plans

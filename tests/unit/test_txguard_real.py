@@ -11,8 +11,8 @@ import pytest
 from solders.pubkey import Pubkey
 
 from daemon.config import Config, GuardConfig
+from daemon.products.swap.steps import swap_body
 from daemon.runner.judge import judge, ordered_facts
-from daemon.runner.steps import swap_body
 from daemon.store.types import PlanKind
 from daemon.txguard import GuardPolicy, inspect
 from tests.fixtures import real

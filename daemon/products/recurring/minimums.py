@@ -18,11 +18,11 @@ from decimal import Decimal
 from daemon.api.client import JupiterClient
 from daemon.config import Config, api_key
 from daemon.errors import JupcronError, Problem
+from daemon.plans.fields import STABLECOINS
 from daemon.plans.load import LoadedPlan
-from daemon.plans.schema import (
+from daemon.products.recurring.model import (
     RECURRING_MIN_PER_ORDER_USD,
     RECURRING_MIN_TOTAL_USD,
-    STABLECOINS,
     RecurringRequest,
 )
 from daemon.rpc import rpc_from_config

@@ -1,0 +1,26 @@
+"""Every plan kind's run steps (`Product`), looked up once by kind: the runner's one
+way to know what a kind does. Adding a product is its package plus a line here and
+in `daemon.products.kinds`."""
+
+from __future__ import annotations
+
+from daemon.products.base import Product
+from daemon.products.recurring.steps import PRODUCT as RECURRING
+from daemon.products.swap.steps import PRODUCT as SWAP
+from daemon.products.trigger.steps import PRODUCT as TRIGGER_CANCEL
+from daemon.products.trigger_v2 import steps as v2
+from daemon.store.types import PlanKind
+
+PRODUCTS: dict[PlanKind, Product] = {
+    PlanKind.RECURRING: RECURRING,
+    PlanKind.TRIGGER_CANCEL: TRIGGER_CANCEL,
+    PlanKind.SWAP: SWAP,
+    PlanKind.TRIGGER_V2_DCA: v2.DCA,
+    PlanKind.TRIGGER_V2_ORDER: v2.ORDER,
+    PlanKind.TRIGGER_V2_CANCEL: v2.CANCEL,
+}
+
+
+def product(kind: PlanKind) -> Product:
+    """The run steps of `kind`."""
+    return PRODUCTS[kind]
