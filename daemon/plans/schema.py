@@ -228,7 +228,7 @@ class PlanSpec(_PlanFields):
 
     @model_validator(mode="after")
     def _kind_matches(self) -> PlanSpec:
-        if not isinstance(self.request, REQUEST_MODELS[self.kind]):
+        if not isinstance(self.request, kinds.spec(self.kind).model):
             raise ValueError(f"request does not match kind '{self.kind}'")
         return self
 
