@@ -15,7 +15,7 @@ from solders.pubkey import Pubkey
 
 from daemon.emulator.faults import Faults
 from daemon.emulator.ledger import Ledger
-from daemon.emulator.v2state import V2State
+from daemon.emulator.products.trigger_v2.state import V2State
 
 if TYPE_CHECKING:
     from daemon.emulator.oracle import OracleState

@@ -23,11 +23,13 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from daemon.emulator import control, execute, keeper, listings, orders, swaps, trigger_v2
-from daemon.emulator import trigger_v2_cancel as trigger_v2_keeper
+from daemon.emulator import control, execute, keeper, listings, orders
 from daemon.emulator.common import EmuResponse, State, json_response, text_response
 from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
 from daemon.emulator.ledger import Ledger
+from daemon.emulator.products import recurring, swap, trigger
+from daemon.emulator.products.trigger_v2 import api as trigger_v2
+from daemon.emulator.products.trigger_v2 import cancel as trigger_v2_keeper
 from daemon.emulator.ratelimit import SlidingWindow
 
 # path prefix of each product -> the names it is served under
@@ -221,12 +223,12 @@ class Emulator:
             kinds += (FaultKind.LOW_QUOTE,)
         hostile = self.faults.take(operation, kinds=kinds, request=fields)
         if operation == "create_recurring_order":
-            return orders.create_recurring(state, body, hostile)
+            return recurring.create_recurring(state, body, hostile)
         if operation == "cancel_trigger_order":
-            return orders.cancel_trigger(state, body, hostile)
+            return trigger.cancel_trigger(state, body, hostile)
         if operation == "swap_order":
-            return swaps.swap_order(state, query, hostile)
-        return swaps.ultra_order(state, query, hostile)
+            return swap.swap_order(state, query, hostile)
+        return swap.ultra_order(state, query, hostile)
 
     def _trigger_v2(
         self,

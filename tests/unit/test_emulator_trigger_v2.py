@@ -12,7 +12,7 @@ from solders.keypair import Keypair
 
 from daemon.emulator import Emulator
 from daemon.emulator.common import EmuResponse
-from daemon.emulator.trigger_v2_tx import COSIGNER
+from daemon.emulator.products.trigger_v2.tx import COSIGNER
 from daemon.emulator.txbuild import from_b64
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

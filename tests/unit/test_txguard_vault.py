@@ -11,7 +11,7 @@ from solders.instruction import Instruction
 from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 
-from daemon.emulator import trigger_v2_tx as txs
+from daemon.emulator.products.trigger_v2 import tx as txs
 from daemon.emulator.txbuild import to_b64
 from daemon.txguard import GuardPolicy, inspect
 from daemon.txguard.expect import Expectation
