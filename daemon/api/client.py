@@ -46,6 +46,7 @@ from daemon.errors import (
     RetryableError,
 )
 from daemon.products.recurring.model import RecurringRequest
+from daemon.products.recurring_cancel.model import RecurringCancelRequest
 from daemon.products.swap.model import SwapV2OrderRequest, UltraOrderRequest
 from daemon.products.trigger.model import TriggerCancelRequest
 
@@ -162,6 +163,17 @@ class JupiterClient:
     ) -> ExecuteResult:
         return self._execute(
             "execute_recurring", self.paths.recurring, signed_transaction, request_id, observe
+        )
+
+    def cancel_recurring_order(
+        self, user: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> OrderResponse:
+        op = "cancel_recurring_order"
+        checked = check_request(op, RecurringCancelRequest, request)
+        body = {**checked.model_dump(by_alias=True, mode="json"), "user": user}
+        path = f"{self.paths.recurring}/cancelOrder"
+        return self._call(
+            op, "POST", path, json=body, parse=model_parser(OrderResponse), observe=observe
         )
 
     def cancel_trigger_order(

@@ -27,7 +27,7 @@ from daemon.emulator import control, execute, keeper, listings, orders
 from daemon.emulator.common import EmuResponse, State, json_response, text_response
 from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
 from daemon.emulator.ledger import Ledger
-from daemon.emulator.products import recurring, swap, trigger
+from daemon.emulator.products import recurring, recurring_cancel, swap, trigger
 from daemon.emulator.products.trigger_v2 import api as trigger_v2
 from daemon.emulator.products.trigger_v2 import cancel as trigger_v2_keeper
 from daemon.emulator.ratelimit import SlidingWindow
@@ -45,6 +45,7 @@ PREFIXES: dict[str, tuple[str, ...]] = {
 ROUTES: dict[tuple[str, str, str], str] = {
     ("POST", "recurring", "/createOrder"): "create_recurring_order",
     ("POST", "recurring", "/execute"): "execute_recurring",
+    ("POST", "recurring", "/cancelOrder"): "cancel_recurring_order",
     ("POST", "trigger", "/cancelOrder"): "cancel_trigger_order",
     ("POST", "trigger", "/execute"): "execute_trigger",
     ("GET", "ultra", "/order"): "ultra_order",
@@ -224,6 +225,8 @@ class Emulator:
         hostile = self.faults.take(operation, kinds=kinds, request=fields)
         if operation == "create_recurring_order":
             return recurring.create_recurring(state, body, hostile)
+        if operation == "cancel_recurring_order":
+            return recurring_cancel.cancel_recurring(state, body, hostile)
         if operation == "cancel_trigger_order":
             return trigger.cancel_trigger(state, body, hostile)
         if operation == "swap_order":

@@ -30,7 +30,7 @@ from daemon.emulator.ledger import Execution, IssuedOrder, RecurringOrder
 
 # which issued kinds each execute endpoint accepts
 ACCEPTS = {
-    "execute_recurring": {"recurring", "recurring_price"},
+    "execute_recurring": {"recurring", "recurring_price", "recurring_cancel"},
     "execute_trigger": {"trigger_cancel"},
     "execute_ultra": {"swap"},
     "execute_swap": {"swap"},
@@ -133,6 +133,12 @@ def _land(state: State, order: IssuedOrder, signature: str) -> bool:
                 start_at=order.extra.get("start_at"),
             )
         )
+        return True
+    if order.kind == "recurring_cancel":
+        r_order = ledger.recurring_orders.get(order.order or "")
+        if r_order is None or r_order.status != "active":
+            return False
+        keeper.cancel_recurring(state, r_order, signature)
         return True
     if order.kind == "trigger_cancel":
         t_order = ledger.trigger_orders.get(order.order or "")

@@ -71,6 +71,7 @@ EXECUTE_OPERATIONS = {
 }
 ORDER_OPERATIONS = {
     "create_recurring_order",
+    "cancel_recurring_order",
     "cancel_trigger_order",
     "ultra_order",
     "swap_order",

@@ -53,6 +53,7 @@ USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 PROGRAMS: dict[str, Pubkey] = {
     "recurring": DCA_PROGRAM,
     "recurring_price": VA_PROGRAM,
+    "recurring_cancel": DCA_PROGRAM,
     "trigger_cancel": LIMIT_ORDER_PROGRAM,
     "trigger": LIMIT_ORDER_PROGRAM,
     "swap": AGGREGATOR_PROGRAM,
@@ -116,7 +117,7 @@ def build_unsigned(
     lookup_tables: dict[str, list[str]] | None = None,
 ) -> VersionedTransaction:
     """An unsigned v0 transaction for `kind` (recurring | recurring_price |
-    trigger_cancel | trigger | swap) with `owner` as fee payer and only signer.
+    recurring_cancel | trigger_cancel | trigger | swap) with `owner` as fee payer and only signer.
 
     swap: `amount` in, `out_amount` quoted out (default `amount`), `route` the
     aggregator instruction, `receiver` the owner of the output account (default
@@ -169,6 +170,9 @@ def build_unsigned(
                 max_out_amount=max_out_amount,
             )
         )
+    elif kind == "recurring_cancel":
+        dca = order or random_pubkey(rng)
+        body = [jup.close_dca(owner, dca, input_mint=in_mint, output_mint=out_mint)]
     elif kind == "trigger_cancel":
         order_key = order or random_pubkey(rng)
         body = [jup.cancel_order(owner, order_key, input_mint=in_mint, refund_to=refund_to)]

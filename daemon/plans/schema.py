@@ -52,6 +52,7 @@ from daemon.products.recurring.model import (
     RECURRING_V1_UNMAINTAINED as RECURRING_V1_UNMAINTAINED,
 )
 from daemon.products.recurring.model import RecurringRequest
+from daemon.products.recurring_cancel.model import RecurringCancelRequest
 from daemon.products.spec import CheckContext
 from daemon.products.swap.model import ROUTERS as ROUTERS
 from daemon.products.swap.model import ULTRA_V1_NOTICE as ULTRA_V1_NOTICE
@@ -81,6 +82,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 Request = (
     RecurringRequest
+    | RecurringCancelRequest
     | TriggerCancelRequest
     | SwapRequest
     | TriggerV2DcaRequest

@@ -32,6 +32,9 @@ class OrderApi(Protocol):
     def execute_recurring(
         self, signed_transaction: str, request_id: str, observe: Observer | None = None
     ) -> ExecuteResult: ...
+    def cancel_recurring_order(
+        self, user: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> OrderResponse: ...
     def cancel_trigger_order(
         self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse: ...

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from daemon.products.recurring.model import SPEC as RECURRING
+from daemon.products.recurring_cancel.model import SPEC as RECURRING_CANCEL
 from daemon.products.spec import RequestSpec
 from daemon.products.swap.model import SPEC as SWAP
 from daemon.products.trigger.model import SPEC as TRIGGER_CANCEL
@@ -15,6 +16,7 @@ from daemon.store.types import PlanKind
 
 SPECS: dict[PlanKind, RequestSpec] = {
     PlanKind.RECURRING: RECURRING,
+    PlanKind.RECURRING_CANCEL: RECURRING_CANCEL,
     PlanKind.TRIGGER_CANCEL: TRIGGER_CANCEL,
     PlanKind.SWAP: SWAP,
     PlanKind.TRIGGER_V2_DCA: v2.DCA,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from daemon.products.base import Product
 from daemon.products.recurring.steps import PRODUCT as RECURRING
+from daemon.products.recurring_cancel.steps import PRODUCT as RECURRING_CANCEL
 from daemon.products.swap.steps import PRODUCT as SWAP
 from daemon.products.trigger.steps import PRODUCT as TRIGGER_CANCEL
 from daemon.products.trigger_v2 import steps as v2
@@ -13,6 +14,7 @@ from daemon.store.types import PlanKind
 
 PRODUCTS: dict[PlanKind, Product] = {
     PlanKind.RECURRING: RECURRING,
+    PlanKind.RECURRING_CANCEL: RECURRING_CANCEL,
     PlanKind.TRIGGER_CANCEL: TRIGGER_CANCEL,
     PlanKind.SWAP: SWAP,
     PlanKind.TRIGGER_V2_DCA: v2.DCA,

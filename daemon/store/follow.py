@@ -40,7 +40,12 @@ _STATUSES = {
         RunStatus.SKIPPED,
     ),
 }
-_KINDS = {"recurring": PlanKind.RECURRING, "trigger": PlanKind.TRIGGER_CANCEL}
+# the plan kinds whose runs' orders each source follows (a recurring cancel's order too:
+# it may have been opened elsewhere, and its refund is the plan's)
+_KINDS = {
+    "recurring": (str(PlanKind.RECURRING), str(PlanKind.RECURRING_CANCEL)),
+    "trigger": (str(PlanKind.TRIGGER_CANCEL),),
+}
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ def targets(conn: Conn, source: str) -> Targets:
         conn.execute(
             select(Run.id, Run.order_account, Run.signature, Run.status, Plan.request)
             .join(Plan, Plan.id == Run.plan_id)
-            .where(Plan.kind == str(_KINDS[source]), Run.status.in_(statuses))
+            .where(Plan.kind.in_(_KINDS[source]), Run.status.in_(statuses))
             .order_by(Run.id)
         )
     )

@@ -50,6 +50,7 @@ FINAL = frozenset(
 
 class PlanKind(StrEnum):
     RECURRING = "recurring"
+    RECURRING_CANCEL = "recurring-cancel"
     TRIGGER_CANCEL = "trigger-cancel"
     SWAP = "swap"
     TRIGGER_V2_DCA = "trigger-v2-dca"

@@ -35,6 +35,7 @@ BPS = 10_000
 KIND_ACTIONS: dict[str, frozenset[str]] = {
     "swap": frozenset({"swap"}),
     "recurring": frozenset({"recurring_open"}),
+    "recurring-cancel": frozenset({"recurring_close"}),
     "trigger-cancel": frozenset({"trigger_cancel"}),
     # Trigger V2 signs no Jupiter program's instruction: a deposit into the vault and a
     # withdrawal out of it are plain token moves (daemon/txguard/vault.py holds them)
