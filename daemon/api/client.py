@@ -27,7 +27,14 @@ from pydantic import SecretStr
 from daemon import __version__
 from daemon.api import classify, jsonbody
 from daemon.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
-from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
+from daemon.api.models import (
+    BatchResponse,
+    ExecuteResult,
+    OrderResponse,
+    Portfolio,
+    SwapOrder,
+    UltraOrder,
+)
 from daemon.api.orders import OrderPage, TokenFacts
 from daemon.api.pacer import SPARE_SHARE, Buckets, Pacer
 from daemon.api.parse import (
@@ -49,6 +56,7 @@ from daemon.products.recurring.model import RecurringRequest
 from daemon.products.recurring_cancel.model import RecurringCancelRequest
 from daemon.products.swap.model import SwapV2OrderRequest, UltraOrderRequest
 from daemon.products.trigger.model import TriggerCancelRequest
+from daemon.products.trigger_batch.model import TriggerCancelBatchRequest
 
 __all__ = ["Attempt", "JupiterClient", "Observer", "backoff"]  # Attempt & co. live in .http
 
@@ -186,6 +194,17 @@ class JupiterClient:
         path = f"{self.paths.trigger}/cancelOrder"
         return self._call(
             op, "POST", path, json=body, parse=model_parser(OrderResponse), observe=observe
+        )
+
+    def cancel_trigger_orders(
+        self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> BatchResponse:
+        op = "cancel_trigger_orders"
+        checked = check_request(op, TriggerCancelBatchRequest, request)
+        body = {**request, "computeUnitPrice": checked.wire_compute_unit_price, "maker": maker}
+        path = f"{self.paths.trigger}/cancelOrders"
+        return self._call(
+            op, "POST", path, json=body, parse=model_parser(BatchResponse), observe=observe
         )
 
     def execute_trigger(

@@ -27,7 +27,7 @@ from daemon.emulator import control, execute, keeper, listings, orders
 from daemon.emulator.common import EmuResponse, State, json_response, text_response
 from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
 from daemon.emulator.ledger import Ledger
-from daemon.emulator.products import recurring, recurring_cancel, swap, trigger
+from daemon.emulator.products import recurring, recurring_cancel, swap, trigger, trigger_batch
 from daemon.emulator.products.trigger_v2 import api as trigger_v2
 from daemon.emulator.products.trigger_v2 import cancel as trigger_v2_keeper
 from daemon.emulator.ratelimit import SlidingWindow
@@ -47,6 +47,7 @@ ROUTES: dict[tuple[str, str, str], str] = {
     ("POST", "recurring", "/execute"): "execute_recurring",
     ("POST", "recurring", "/cancelOrder"): "cancel_recurring_order",
     ("POST", "trigger", "/cancelOrder"): "cancel_trigger_order",
+    ("POST", "trigger", "/cancelOrders"): "cancel_trigger_orders",
     ("POST", "trigger", "/execute"): "execute_trigger",
     ("GET", "ultra", "/order"): "ultra_order",
     ("POST", "ultra", "/execute"): "execute_ultra",
@@ -227,6 +228,8 @@ class Emulator:
             return recurring.create_recurring(state, body, hostile)
         if operation == "cancel_recurring_order":
             return recurring_cancel.cancel_recurring(state, body, hostile)
+        if operation == "cancel_trigger_orders":
+            return trigger_batch.cancel_orders(state, body, hostile)
         if operation == "cancel_trigger_order":
             return trigger.cancel_trigger(state, body, hostile)
         if operation == "swap_order":

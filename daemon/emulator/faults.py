@@ -73,6 +73,7 @@ ORDER_OPERATIONS = {
     "create_recurring_order",
     "cancel_recurring_order",
     "cancel_trigger_order",
+    "cancel_trigger_orders",
     "ultra_order",
     "swap_order",
     # Trigger V2: the answers that carry what we would sign

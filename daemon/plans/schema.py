@@ -58,6 +58,7 @@ from daemon.products.swap.model import ROUTERS as ROUTERS
 from daemon.products.swap.model import ULTRA_V1_NOTICE as ULTRA_V1_NOTICE
 from daemon.products.swap.model import SwapRequest, param_checks
 from daemon.products.trigger.model import TriggerCancelRequest
+from daemon.products.trigger_batch.model import TriggerCancelBatchRequest
 from daemon.products.trigger_v2.model import (
     TriggerV2CancelRequest,
     TriggerV2DcaRequest,
@@ -84,6 +85,7 @@ Request = (
     RecurringRequest
     | RecurringCancelRequest
     | TriggerCancelRequest
+    | TriggerCancelBatchRequest
     | SwapRequest
     | TriggerV2DcaRequest
     | TriggerV2OrderRequest

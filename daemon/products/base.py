@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
+from daemon.api.models import (
+    BatchResponse,
+    ExecuteResult,
+    OrderResponse,
+    Portfolio,
+    SwapOrder,
+    UltraOrder,
+)
 from daemon.products.spec import RequestSpec
 from daemon.products.swap.model import SWAP_V2, ULTRA_V1
 
@@ -38,6 +45,9 @@ class OrderApi(Protocol):
     def cancel_trigger_order(
         self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse: ...
+    def cancel_trigger_orders(
+        self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> BatchResponse: ...
     def execute_trigger(
         self, signed_transaction: str, request_id: str, observe: Observer | None = None
     ) -> ExecuteResult: ...

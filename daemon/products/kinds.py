@@ -11,6 +11,7 @@ from daemon.products.recurring_cancel.model import SPEC as RECURRING_CANCEL
 from daemon.products.spec import RequestSpec
 from daemon.products.swap.model import SPEC as SWAP
 from daemon.products.trigger.model import SPEC as TRIGGER_CANCEL
+from daemon.products.trigger_batch.model import SPEC as TRIGGER_CANCEL_BATCH
 from daemon.products.trigger_v2 import spec as v2
 from daemon.store.types import PlanKind
 
@@ -18,6 +19,7 @@ SPECS: dict[PlanKind, RequestSpec] = {
     PlanKind.RECURRING: RECURRING,
     PlanKind.RECURRING_CANCEL: RECURRING_CANCEL,
     PlanKind.TRIGGER_CANCEL: TRIGGER_CANCEL,
+    PlanKind.TRIGGER_CANCEL_BATCH: TRIGGER_CANCEL_BATCH,
     PlanKind.SWAP: SWAP,
     PlanKind.TRIGGER_V2_DCA: v2.DCA,
     PlanKind.TRIGGER_V2_ORDER: v2.ORDER,

@@ -9,6 +9,7 @@ from daemon.products.recurring.steps import PRODUCT as RECURRING
 from daemon.products.recurring_cancel.steps import PRODUCT as RECURRING_CANCEL
 from daemon.products.swap.steps import PRODUCT as SWAP
 from daemon.products.trigger.steps import PRODUCT as TRIGGER_CANCEL
+from daemon.products.trigger_batch.steps import PRODUCT as TRIGGER_CANCEL_BATCH
 from daemon.products.trigger_v2 import steps as v2
 from daemon.store.types import PlanKind
 
@@ -16,6 +17,7 @@ PRODUCTS: dict[PlanKind, Product] = {
     PlanKind.RECURRING: RECURRING,
     PlanKind.RECURRING_CANCEL: RECURRING_CANCEL,
     PlanKind.TRIGGER_CANCEL: TRIGGER_CANCEL,
+    PlanKind.TRIGGER_CANCEL_BATCH: TRIGGER_CANCEL_BATCH,
     PlanKind.SWAP: SWAP,
     PlanKind.TRIGGER_V2_DCA: v2.DCA,
     PlanKind.TRIGGER_V2_ORDER: v2.ORDER,
