@@ -178,7 +178,9 @@ class JupiterClient:
     ) -> OrderResponse:
         op = "cancel_recurring_order"
         checked = check_request(op, RecurringCancelRequest, request)
-        body = {**checked.model_dump(by_alias=True, mode="json"), "user": user}
+        if checked.order is None:  # a pair is the plan's: the API closes one account
+            check_request(op, RecurringCancelRequest, {"order": None})
+        body = {**checked.wire(checked.order), "user": user}
         path = f"{self.paths.recurring}/cancelOrder"
         return self._call(
             op, "POST", path, json=body, parse=model_parser(OrderResponse), observe=observe

@@ -17,6 +17,7 @@ from daemon.api.models import (
     SwapOrder,
     UltraOrder,
 )
+from daemon.api.orders import OrderPage
 from daemon.products.spec import RequestSpec
 from daemon.products.swap.model import SWAP_V2, ULTRA_V1
 
@@ -67,6 +68,14 @@ class OrderApi(Protocol):
         last_valid_block_height: int | None,
         observe: Observer | None = None,
     ) -> ExecuteResult: ...
+    def recurring_orders(
+        self,
+        user: str,
+        status: str,
+        page: int,
+        observe: Observer | None = None,
+        mint: str | None = None,
+    ) -> OrderPage: ...
     def positions(
         self, address: str, platforms: Sequence[str] | None = None, observe: Observer | None = None
     ) -> Portfolio: ...

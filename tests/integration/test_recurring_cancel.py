@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from daemon.store.types import RunStatus
-from tests.fixtures.follow import DAY, FollowRig, FollowRigFactory, recurring_request
+from tests.fixtures.follow import DAY, SOL, FollowRig, FollowRigFactory, recurring_request
 from tests.fixtures.runner import USDC, outcome_of
 
 ROUNDS = 3
@@ -73,3 +73,34 @@ def test_a_hostile_cancel_transaction_is_refused_and_the_order_stays_open(
     assert outcome.status is RunStatus.REJECTED
     assert f.rig.run(outcome.run_id).signed_tx is None
     assert f.rig.emulator.ledger.recurring_orders[order].status == "active"
+
+
+def test_a_pair_cancel_closes_our_open_orders_of_the_pair_oldest_first_then_skips(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    f = make_follow_rig(db_url)
+    opening = f.rig.plan("recurring", recurring_request(ROUNDS, PER_ROUND), name="dca")
+    first = f.rig.run(f.fire(opening)).order_account
+    f.clock.advance(60)
+    second = f.rig.run(f.fire(opening)).order_account
+    assert first
+    assert second
+    assert first != second
+    pair = {"inputMint": USDC, "outputMint": SOL}
+    other = f.rig.plan("recurring-cancel", {"inputMint": SOL, "outputMint": USDC}, name="x")
+    held = f.rig.emulator.ledger.recurring_orders
+    cancel = f.rig.plan("recurring-cancel", pair, name="stop-pair")
+    closed = []
+    for hour in (1, 2):
+        slot = f.clock.now.replace(microsecond=0) + timedelta(hours=hour)
+        outcome = outcome_of(f.rig.runner().fire(cancel, slot))
+        assert outcome.status is RunStatus.SUCCEEDED, outcome.error
+        run = f.rig.run(outcome.run_id)
+        closed.append(run.order_account)
+    assert closed == [first, second]  # the oldest first
+    assert {held[first].status, held[second].status} == {"cancelled"}
+    last = outcome_of(f.rig.runner().fire(cancel, f.clock.now + timedelta(hours=3)))
+    assert last.status is RunStatus.SKIPPED
+    assert f.rig.run(last.run_id).error_code == "order_gone"
+    none = outcome_of(f.rig.runner().fire(other, f.clock.now + timedelta(hours=4)))
+    assert none.status is RunStatus.SKIPPED  # the other direction: none of ours

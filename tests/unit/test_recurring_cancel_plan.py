@@ -29,6 +29,8 @@ from tests.fixtures.plans import write_plans
 
 ORDER = "4DWzP4TdTsuwvYMaMWrRqzya4UTFKFoVjfUWNWh8zhzd"  # the docs' example
 WALLET = "BQ72nSv9f3PRyRKCBnHLVrerrv37CYTHm5h3s9VSGQDV"
+USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+SOL = "So11111111111111111111111111111111111111112"
 
 
 def _load(tmp_path: Path, request: dict[str, Any]) -> tuple[list[str], list[Any]]:
@@ -54,7 +56,10 @@ def test_a_cancel_by_order_account_loads_as_its_typed_request(tmp_path: Path) ->
         ({"order": "nope"}, "request.order"),
         ({"order": ORDER, "recurringType": "price"}, "request.recurringType"),
         ({"order": ORDER, "user": WALLET}, "the daemon fills in 'user'"),
-        ({}, "request.order"),
+        ({}, "give either order, or both inputMint and outputMint"),
+        ({"order": ORDER, "inputMint": USDC, "outputMint": SOL}, "give either order"),
+        ({"inputMint": USDC}, "give either order"),
+        ({"inputMint": USDC, "outputMint": USDC}, "outputMint is the same as inputMint"),
     ],
 )
 def test_a_bad_cancel_is_refused_with_its_position(
@@ -77,6 +82,8 @@ def test_the_client_refuses_a_bad_cancel_before_any_http() -> None:
                         rate_limit=1000, max_attempts=2, sleep=lambda s: None)  # fmt: skip
     with pytest.raises(ApiRejectedError, match="order"):
         api.cancel_recurring_order(WALLET, {"order": "nope"})
+    with pytest.raises(ApiRejectedError, match="give either order"):  # a pair is the plan's
+        api.cancel_recurring_order(WALLET, {"inputMint": USDC, "outputMint": SOL})
     assert seen == []
     api.cancel_recurring_order(WALLET, {"order": ORDER})
     (sent,) = seen
