@@ -24,10 +24,10 @@ import httpx
 import structlog
 from pydantic import SecretStr
 
-from daemon import __version__
-from daemon.api import classify, jsonbody
-from daemon.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
-from daemon.api.models import (
+from jupcron import __version__
+from jupcron.api import classify, jsonbody
+from jupcron.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
+from jupcron.api.models import (
     BatchResponse,
     ExecuteResult,
     OrderResponse,
@@ -35,28 +35,28 @@ from daemon.api.models import (
     SwapOrder,
     UltraOrder,
 )
-from daemon.api.orders import OrderPage, TokenFacts
-from daemon.api.pacer import SPARE_SHARE, Buckets, Pacer
-from daemon.api.parse import (
+from jupcron.api.orders import OrderPage, TokenFacts
+from jupcron.api.pacer import SPARE_SHARE, Buckets, Pacer
+from jupcron.api.parse import (
     check_request,
     listing_parser,
     model_parser,
     query_value,
     tokens_parser,
 )
-from daemon.config import LEGACY_HOSTS, ApiPaths, Config
-from daemon.errors import (
+from jupcron.config import LEGACY_HOSTS, ApiPaths, Config
+from jupcron.errors import (
     ApiGarbageError,
     JupcronError,
     NoSpareCapacityError,
     RateLimitedError,
     RetryableError,
 )
-from daemon.products.recurring.model import RecurringRequest
-from daemon.products.recurring_cancel.model import RecurringCancelRequest
-from daemon.products.swap.model import SwapV2OrderRequest, UltraOrderRequest
-from daemon.products.trigger.model import TriggerCancelRequest
-from daemon.products.trigger_batch.model import TriggerCancelBatchRequest
+from jupcron.products.recurring.model import RecurringRequest
+from jupcron.products.recurring_cancel.model import RecurringCancelRequest
+from jupcron.products.swap.model import SwapV2OrderRequest, UltraOrderRequest
+from jupcron.products.trigger.model import TriggerCancelRequest
+from jupcron.products.trigger_batch.model import TriggerCancelBatchRequest
 
 __all__ = ["Attempt", "JupiterClient", "Observer", "backoff"]  # Attempt & co. live in .http
 

@@ -23,14 +23,14 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from daemon.emulator import control, execute, keeper, listings, orders
-from daemon.emulator.common import EmuResponse, State, json_response, text_response
-from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
-from daemon.emulator.ledger import Ledger
-from daemon.emulator.products import recurring, recurring_cancel, swap, trigger, trigger_batch
-from daemon.emulator.products.trigger_v2 import api as trigger_v2
-from daemon.emulator.products.trigger_v2 import cancel as trigger_v2_keeper
-from daemon.emulator.ratelimit import SlidingWindow
+from jupcron.emulator import control, execute, keeper, listings, orders
+from jupcron.emulator.common import EmuResponse, State, json_response, text_response
+from jupcron.emulator.faults import Fault, FaultKind, Faults, request_fields
+from jupcron.emulator.ledger import Ledger
+from jupcron.emulator.products import recurring, recurring_cancel, swap, trigger, trigger_batch
+from jupcron.emulator.products.trigger_v2 import api as trigger_v2
+from jupcron.emulator.products.trigger_v2 import cancel as trigger_v2_keeper
+from jupcron.emulator.ratelimit import SlidingWindow
 
 # path prefix of each product -> the names it is served under
 PREFIXES: dict[str, tuple[str, ...]] = {

@@ -1,6 +1,6 @@
 """What the products' order calls share (`issue`: build, remember and return an
 unsigned transaction; the API's error envelope) and the portfolio call, answered
-from the ledger. Each product's own calls are in `daemon.emulator.products`."""
+from the ledger. Each product's own calls are in `jupcron.emulator.products`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
 
-from daemon.emulator import txbuild
-from daemon.emulator.common import (
+from jupcron.emulator import txbuild
+from jupcron.emulator.common import (
     EmuResponse,
     State,
     json_response,
@@ -20,8 +20,8 @@ from daemon.emulator.common import (
     ui_amount,
     usd_value,
 )
-from daemon.emulator.faults import Fault, FaultKind
-from daemon.emulator.ledger import SOL_MINT, IssuedOrder
+from jupcron.emulator.faults import Fault, FaultKind
+from jupcron.emulator.ledger import SOL_MINT, IssuedOrder
 
 GAS_RESERVE_LAMPORTS = 10_000_000  # 0.01 SOL
 

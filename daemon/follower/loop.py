@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Protocol
 import structlog
 from sqlalchemy import Engine
 
-from daemon.api.client import SPARE_WAIT
-from daemon.follower.orders import ListingApi, OrderFollower
-from daemon.follower.tokens import MintRpc, TokenApi, refresh_tokens
+from jupcron.api.client import SPARE_WAIT
+from jupcron.follower.orders import ListingApi, OrderFollower
+from jupcron.follower.tokens import MintRpc, TokenApi, refresh_tokens
 
 if TYPE_CHECKING:  # the product's follower imports this package's PollResult
-    from daemon.products.trigger_v2.follower import HistoryApi
+    from jupcron.products.trigger_v2.follower import HistoryApi
 
 log = structlog.get_logger(__name__)
 
@@ -40,7 +40,7 @@ class FollowerLoop:
         self.engine, self.api, self.rpc, self.clock = engine, api, rpc, clock
         self.interval = interval
         self.follower = OrderFollower(engine, api, wallet, clock)
-        from daemon.products.trigger_v2.follower import TriggerV2Follower
+        from jupcron.products.trigger_v2.follower import TriggerV2Follower
 
         self.v2 = None if trigger_v2 is None else TriggerV2Follower(
             engine, trigger_v2, clock, SPARE_WAIT

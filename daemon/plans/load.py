@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from daemon.errors import PlanError, Problem, YamlLoadError
-from daemon.plans.schema import (
+from jupcron.errors import PlanError, Problem, YamlLoadError
+from jupcron.plans.schema import (
     WALLET_FIELD,
     Finding,
     PlanHead,
@@ -25,10 +25,10 @@ from daemon.plans.schema import (
     checks,
     price_notes,
 )
-from daemon.price.limits import quote_mint
-from daemon.products import kinds
-from daemon.store.types import PlanKind
-from daemon.yamlfile import Locator, load, problems_from
+from jupcron.price.limits import quote_mint
+from jupcron.products import kinds
+from jupcron.store.types import PlanKind
+from jupcron.yamlfile import Locator, load, problems_from
 
 SUFFIXES = (".yaml", ".yml")
 

@@ -32,46 +32,46 @@ from pydantic import (
     model_validator,
 )
 
-from daemon.config import SwapApi
-from daemon.cron import parse_cron
-from daemon.plans.fields import (
-    STABLECOINS as STABLECOINS,  # where it lived before daemon.plans.fields
+from jupcron.config import SwapApi
+from jupcron.cron import parse_cron
+from jupcron.plans.fields import (
+    STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields
 )
-from daemon.plans.fields import Amount, Duration, _Model
-from daemon.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
-from daemon.price.oracle import DEFAULT_FEEDS
-from daemon.products import kinds
-from daemon.products.findings import Finding as Finding
-from daemon.products.recurring.model import (
+from jupcron.plans.fields import Amount, Duration, _Model
+from jupcron.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
+from jupcron.price.oracle import DEFAULT_FEEDS
+from jupcron.products import kinds
+from jupcron.products.findings import Finding as Finding
+from jupcron.products.recurring.model import (
     RECURRING_MIN_PER_ORDER_USD as RECURRING_MIN_PER_ORDER_USD,
 )
-from daemon.products.recurring.model import (
+from jupcron.products.recurring.model import (
     RECURRING_MIN_TOTAL_USD as RECURRING_MIN_TOTAL_USD,
 )
-from daemon.products.recurring.model import (
+from jupcron.products.recurring.model import (
     RECURRING_V1_UNMAINTAINED as RECURRING_V1_UNMAINTAINED,
 )
-from daemon.products.recurring.model import RecurringRequest
-from daemon.products.recurring_cancel.model import RecurringCancelRequest
-from daemon.products.spec import CheckContext
-from daemon.products.swap.model import ROUTERS as ROUTERS
-from daemon.products.swap.model import ULTRA_V1_NOTICE as ULTRA_V1_NOTICE
-from daemon.products.swap.model import SwapRequest, param_checks
-from daemon.products.trigger.model import TriggerCancelRequest
-from daemon.products.trigger_batch.model import TriggerCancelBatchRequest
-from daemon.products.trigger_v2.model import (
+from jupcron.products.recurring.model import RecurringRequest
+from jupcron.products.recurring_cancel.model import RecurringCancelRequest
+from jupcron.products.spec import CheckContext
+from jupcron.products.swap.model import ROUTERS as ROUTERS
+from jupcron.products.swap.model import ULTRA_V1_NOTICE as ULTRA_V1_NOTICE
+from jupcron.products.swap.model import SwapRequest, param_checks
+from jupcron.products.trigger.model import TriggerCancelRequest
+from jupcron.products.trigger_batch.model import TriggerCancelBatchRequest
+from jupcron.products.trigger_v2.model import (
     TriggerV2CancelRequest,
     TriggerV2DcaRequest,
     TriggerV2OrderRequest,
 )
-from daemon.schedule import (
+from jupcron.schedule import (
     Misfire,
     Schedule,
     parse_instant,
     parse_schedule,
     parse_timezone,
 )
-from daemon.store.types import PlanKind
+from jupcron.store.types import PlanKind
 
 # the field the daemon fills in with the wallet, per kind
 WALLET_FIELD = {kind: spec.wallet_field for kind, spec in kinds.SPECS.items()}
@@ -314,7 +314,7 @@ def checks(
 
 
 def swap_param_checks(request: SwapRequest, swap_api: str | None) -> list[Finding]:
-    """Parameters the plan's swap API does not list (`daemon.products.swap.model`)."""
+    """Parameters the plan's swap API does not list (`jupcron.products.swap.model`)."""
     return param_checks(request, swap_api)
 
 

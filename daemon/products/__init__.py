@@ -7,8 +7,8 @@ Each product package holds everything of its kind that is not shared:
     steps.py   the order call, what txguard holds the transaction to
                (`expectation`), and the execute call with its result
 
-A kind is registered twice, by its two halves: `daemon.products.kinds` (the
-request side: plans, pre-flight, price protection) and `daemon.products.registry`
+A kind is registered twice, by its two halves: `jupcron.products.kinds` (the
+request side: plans, pre-flight, price protection) and `jupcron.products.registry`
 (the run's steps). Both are looked up once by kind; nothing outside this package
 branches on a plan's kind or its request's type (tests/unit/test_products_arch.py).
 The emulator's twin of each product is named after it (``daemon/emulator``).

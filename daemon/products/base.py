@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from daemon.api.models import (
+from jupcron.api.models import (
     BatchResponse,
     ExecuteResult,
     OrderResponse,
@@ -17,22 +17,22 @@ from daemon.api.models import (
     SwapOrder,
     UltraOrder,
 )
-from daemon.api.orders import OrderPage
-from daemon.products.spec import RequestSpec
-from daemon.products.swap.model import SWAP_V2, ULTRA_V1
+from jupcron.api.orders import OrderPage
+from jupcron.products.spec import RequestSpec
+from jupcron.products.swap.model import SWAP_V2, ULTRA_V1
 
 if TYPE_CHECKING:
-    from daemon.runner.ports import Ports
-    from daemon.runner.preflight import Spend
-    from daemon.store.records import PlanRecord, RunRecord
-    from daemon.txguard.expect import Expectation
+    from jupcron.runner.ports import Ports
+    from jupcron.runner.preflight import Spend
+    from jupcron.store.records import PlanRecord, RunRecord
+    from jupcron.txguard.expect import Expectation
 
 Observer = Callable[[Any], None]
 __all__ = ["SWAP_V2", "ULTRA_V1", "OrderApi", "Ordered", "Product", "SwapTerms"]
 
 
 class OrderApi(Protocol):
-    """The part of `daemon.api.client.JupiterClient` the runner uses."""
+    """The part of `jupcron.api.client.JupiterClient` the runner uses."""
 
     def create_recurring_order(
         self, user: str, request: Mapping[str, Any], observe: Observer | None = None

@@ -1,19 +1,19 @@
 """The request side of every plan kind, looked up by kind (or by the request's type):
 the one place that says which product a kind is. The run's steps are
-`daemon.products.registry`."""
+`jupcron.products.registry`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from daemon.products.recurring.model import SPEC as RECURRING
-from daemon.products.recurring_cancel.model import SPEC as RECURRING_CANCEL
-from daemon.products.spec import RequestSpec
-from daemon.products.swap.model import SPEC as SWAP
-from daemon.products.trigger.model import SPEC as TRIGGER_CANCEL
-from daemon.products.trigger_batch.model import SPEC as TRIGGER_CANCEL_BATCH
-from daemon.products.trigger_v2 import spec as v2
-from daemon.store.types import PlanKind
+from jupcron.products.recurring.model import SPEC as RECURRING
+from jupcron.products.recurring_cancel.model import SPEC as RECURRING_CANCEL
+from jupcron.products.spec import RequestSpec
+from jupcron.products.swap.model import SPEC as SWAP
+from jupcron.products.trigger.model import SPEC as TRIGGER_CANCEL
+from jupcron.products.trigger_batch.model import SPEC as TRIGGER_CANCEL_BATCH
+from jupcron.products.trigger_v2 import spec as v2
+from jupcron.store.types import PlanKind
 
 SPECS: dict[PlanKind, RequestSpec] = {
     PlanKind.RECURRING: RECURRING,

@@ -1,17 +1,17 @@
 """Every plan kind's run steps (`Product`), looked up once by kind: the runner's one
 way to know what a kind does. Adding a product is its package plus a line here and
-in `daemon.products.kinds`."""
+in `jupcron.products.kinds`."""
 
 from __future__ import annotations
 
-from daemon.products.base import Product
-from daemon.products.recurring.steps import PRODUCT as RECURRING
-from daemon.products.recurring_cancel.steps import PRODUCT as RECURRING_CANCEL
-from daemon.products.swap.steps import PRODUCT as SWAP
-from daemon.products.trigger.steps import PRODUCT as TRIGGER_CANCEL
-from daemon.products.trigger_batch.steps import PRODUCT as TRIGGER_CANCEL_BATCH
-from daemon.products.trigger_v2 import steps as v2
-from daemon.store.types import PlanKind
+from jupcron.products.base import Product
+from jupcron.products.recurring.steps import PRODUCT as RECURRING
+from jupcron.products.recurring_cancel.steps import PRODUCT as RECURRING_CANCEL
+from jupcron.products.swap.steps import PRODUCT as SWAP
+from jupcron.products.trigger.steps import PRODUCT as TRIGGER_CANCEL
+from jupcron.products.trigger_batch.steps import PRODUCT as TRIGGER_CANCEL_BATCH
+from jupcron.products.trigger_v2 import steps as v2
+from jupcron.store.types import PlanKind
 
 PRODUCTS: dict[PlanKind, Product] = {
     PlanKind.RECURRING: RECURRING,

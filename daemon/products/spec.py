@@ -1,5 +1,5 @@
-"""The request side of a product: what `daemon.plans` and pre-flight need to know
-of a plan kind, with no I/O (the run's steps are `daemon.products.base.Product`)."""
+"""The request side of a product: what `jupcron.plans` and pre-flight need to know
+of a plan kind, with no I/O (the run's steps are `jupcron.products.base.Product`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from daemon.price.limits import PriceLimits
-from daemon.products.findings import Finding
-from daemon.schedule import Schedule
+from jupcron.price.limits import PriceLimits
+from jupcron.products.findings import Finding
+from jupcron.schedule import Schedule
 
 # (input mint, total input amount, where it is in the request)
 Spent = tuple[str, int, tuple[str, ...]]

@@ -20,17 +20,17 @@ from typing import Any
 
 import structlog
 
-from daemon import failpoints
-from daemon.errors import GuardRejectedError, RejectedError, RetryableError
-from daemon.products.registry import product
-from daemon.runner import judge, preflight, pricecheck, submit
-from daemon.runner.book import api_detail, api_fields, programs_of
-from daemon.runner.ports import Ports, RunOptions, run_mode
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
-from daemon.txguard import Verdict
-from daemon.txguard.simulate import BalanceCheck
-from daemon.wallet import sign_transaction
+from jupcron import failpoints
+from jupcron.errors import GuardRejectedError, RejectedError, RetryableError
+from jupcron.products.registry import product
+from jupcron.runner import judge, preflight, pricecheck, submit
+from jupcron.runner.book import api_detail, api_fields, programs_of
+from jupcron.runner.ports import Ports, RunOptions, run_mode
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import RunStatus
+from jupcron.txguard import Verdict
+from jupcron.txguard.simulate import BalanceCheck
+from jupcron.wallet import sign_transaction
 
 log = structlog.get_logger(__name__)
 

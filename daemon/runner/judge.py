@@ -5,7 +5,7 @@ One function, `judge`, used by the runner's sign step (through `check`) and by
 this for that plan, and why not?" gets exactly the runner's answer.
 
 The plan's terms become one typed `Expectation`, built by the plan kind's product
-(`daemon.products`, its ``expectation``), from the plan and what its order call answered
+(`jupcron.products`, its ``expectation``), from the plan and what its order call answered
 (``ordered``: the facts of the run's ``ordered`` event — a swap's declared fee,
 Trigger V2's vault and deposit).
 """
@@ -18,13 +18,13 @@ from typing import Any, Protocol
 import structlog
 from solders.pubkey import Pubkey
 
-from daemon.errors import RejectedError, RetryableError
-from daemon.products.registry import product
-from daemon.runner.preflight import spend_of
-from daemon.store.records import PlanRecord
-from daemon.txguard import GuardPolicy, Verdict, guard, inspect
-from daemon.txguard.expect import Expectation
-from daemon.txguard.simulate import Simulator
+from jupcron.errors import RejectedError, RetryableError
+from jupcron.products.registry import product
+from jupcron.runner.preflight import spend_of
+from jupcron.store.records import PlanRecord
+from jupcron.txguard import GuardPolicy, Verdict, guard, inspect
+from jupcron.txguard.expect import Expectation
+from jupcron.txguard.simulate import Simulator
 
 log = structlog.get_logger(__name__)
 

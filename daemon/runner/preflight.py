@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from daemon.config import Config
-from daemon.errors import FatalError, JupcronError
-from daemon.plans.schema import in_amount_of
-from daemon.products.base import OrderApi
-from daemon.products.kinds import spec
-from daemon.runner.ports import Ports
-from daemon.store.port import CapWindow, Reservation
-from daemon.store.records import PlanRecord, RunRecord
+from jupcron.config import Config
+from jupcron.errors import FatalError, JupcronError
+from jupcron.plans.schema import in_amount_of
+from jupcron.products.base import OrderApi
+from jupcron.products.kinds import spec
+from jupcron.runner.ports import Ports
+from jupcron.store.port import CapWindow, Reservation
+from jupcron.store.records import PlanRecord, RunRecord
 
 DAY = timedelta(days=1)
 WEEK = timedelta(days=7)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from daemon.store.types import RunStatus
+from jupcron.store.types import RunStatus
 from tests.fixtures.follow import DAY, SOL, FollowRig, FollowRigFactory, recurring_request
 from tests.fixtures.runner import USDC, outcome_of
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from daemon.emulator.txbuild import build_unsigned, to_b64
-from daemon.store.types import RunStatus
+from jupcron.emulator.txbuild import build_unsigned, to_b64
+from jupcron.store.types import RunStatus
 from tests.fixtures.follow import SOL, FollowRig, FollowRigFactory
 from tests.fixtures.runner import USDC, outcome_of
 
@@ -64,8 +64,8 @@ def test_a_batch_closing_an_order_the_plan_does_not_name_is_refused(
     plan = f.rig.plan("trigger-cancel-batch", {"orders": [named]}, name="stop")
     from solders.pubkey import Pubkey
 
-    from daemon.runner.judge import judge
-    from daemon.txguard import GuardPolicy
+    from jupcron.runner.judge import judge
+    from jupcron.txguard import GuardPolicy
 
     owner = Pubkey.from_string(f.rig.wallet.address)
     usdc = Pubkey.from_string(USDC)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from daemon.api import trigger_v2_models as v2
-from daemon.api.models import (
+from jupcron.api import trigger_v2_models as v2
+from jupcron.api.models import (
     ErrorEnvelope,
     ExecuteResult,
     OrderResponse,
@@ -21,10 +21,10 @@ from daemon.api.models import (
     SwapOrder,
     UltraOrder,
 )
-from daemon.api.orders import parse_page
-from daemon.plans import schema
-from daemon.products.swap import model as swap_model
-from daemon.products.trigger import model as trigger_model
+from jupcron.api.orders import parse_page
+from jupcron.plans import schema
+from jupcron.products.swap import model as swap_model
+from jupcron.products.trigger import model as trigger_model
 from tests.fixtures.openapi_spec import SPECS, Example, examples, pages, validator
 
 Check = Callable[[Any], None]

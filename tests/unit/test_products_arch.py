@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-import daemon
-from daemon.products import kinds
+import jupcron
+from jupcron.products import kinds
 
-ROOT = Path(daemon.__file__).parent
+ROOT = Path(jupcron.__file__).parent
 PRODUCTS = ROOT / "products"
 REQUEST_TYPES = frozenset(spec.model.__name__ for spec in kinds.SPECS.values()) | {
-    "Request",  # the union of them all (daemon.plans.schema)
+    "Request",  # the union of them all (jupcron.plans.schema)
     "TriggerV2Request",
 }
 
@@ -127,14 +127,14 @@ def test_no_kind_branch_outside_the_products(path: Path) -> None:
     ],
 )
 def test_the_check_finds_a_planted_branch(planted: str, what: str) -> None:
-    found = violations("from daemon.store.types import PlanKind\n" + planted)
+    found = violations("from jupcron.store.types import PlanKind\n" + planted)
     assert len(found) == 1, found
     assert what in found[0]
 
 
 def test_the_check_lets_lookups_and_other_types_pass() -> None:
     clean = (
-        "from daemon.products.registry import product\n"
+        "from jupcron.products.registry import product\n"
         "step = product(plan.kind).order\n"
         "ok = isinstance(exc, ApiRejectedError) and isinstance(data, dict)\n"
         "ok = isinstance(request, spec.model)\n"

@@ -12,19 +12,19 @@ import pytest
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from daemon.api.client import JupiterClient
-from daemon.config import GuardConfig
-from daemon.emulator.txbuild import build_unsigned, to_b64
-from daemon.errors import ApiRejectedError
-from daemon.plans.load import load_plans
-from daemon.plans.schema import stored_request, stored_settings
-from daemon.products.kinds import spec
-from daemon.products.recurring_cancel.model import RecurringCancelRequest
-from daemon.runner.judge import judge
-from daemon.schedule import parse_schedule
-from daemon.store.records import PlanRecord
-from daemon.store.types import PlanKind
-from daemon.txguard import GuardPolicy
+from jupcron.api.client import JupiterClient
+from jupcron.config import GuardConfig
+from jupcron.emulator.txbuild import build_unsigned, to_b64
+from jupcron.errors import ApiRejectedError
+from jupcron.plans.load import load_plans
+from jupcron.plans.schema import stored_request, stored_settings
+from jupcron.products.kinds import spec
+from jupcron.products.recurring_cancel.model import RecurringCancelRequest
+from jupcron.runner.judge import judge
+from jupcron.schedule import parse_schedule
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import PlanKind
+from jupcron.txguard import GuardPolicy
 from tests.fixtures.plans import write_plans
 
 ORDER = "4DWzP4TdTsuwvYMaMWrRqzya4UTFKFoVjfUWNWh8zhzd"  # the docs' example

@@ -1,6 +1,6 @@
 """The emulator's Recurring API: ``createOrder`` (time-based, and the deprecated
 price-based form), checked and answered as the docs show; the twin of
-`daemon.products.recurring`."""
+`jupcron.products.recurring`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from daemon.emulator import txbuild
-from daemon.emulator.common import (
+from jupcron.emulator import txbuild
+from jupcron.emulator.common import (
     TOKEN_2022_PROGRAM,
     EmuResponse,
     State,
@@ -19,8 +19,8 @@ from daemon.emulator.common import (
     token,
     usd_value,
 )
-from daemon.emulator.faults import Fault
-from daemon.emulator.orders import issue
+from jupcron.emulator.faults import Fault
+from jupcron.emulator.orders import issue
 
 MIN_RECURRING_USD = Decimal(100)
 MIN_RECURRING_PER_ORDER_USD = Decimal(50)

@@ -1,20 +1,20 @@
 """The emulator's Recurring ``cancelOrder`` (one order a transaction, the DCA
-program's ``close_dca``): the twin of `daemon.products.recurring_cancel`. An
+program's ``close_dca``): the twin of `jupcron.products.recurring_cancel`. An
 order account that holds no open order of this user is the docs' failed example
 (400, "Failed to deserialize account data ...")."""
 
 from __future__ import annotations
 
-from daemon.emulator.common import (
+from jupcron.emulator.common import (
     EmuResponse,
     State,
     json_response,
     parse_json_object,
     parse_pubkey,
 )
-from daemon.emulator.faults import Fault
-from daemon.emulator.ledger import RecurringOrder
-from daemon.emulator.orders import issue
+from jupcron.emulator.faults import Fault
+from jupcron.emulator.ledger import RecurringOrder
+from jupcron.emulator.orders import issue
 
 GONE = "Failed to deserialize account data: failed to fill whole buffer"
 

@@ -1,17 +1,17 @@
-"""The emulator's Trigger v1 ``cancelOrder``: the twin of `daemon.products.trigger`."""
+"""The emulator's Trigger v1 ``cancelOrder``: the twin of `jupcron.products.trigger`."""
 
 from __future__ import annotations
 
-from daemon.emulator import txbuild
-from daemon.emulator.common import (
+from jupcron.emulator import txbuild
+from jupcron.emulator.common import (
     EmuResponse,
     State,
     json_response,
     parse_json_object,
     parse_pubkey,
 )
-from daemon.emulator.faults import Fault
-from daemon.emulator.orders import envelope, issue
+from jupcron.emulator.faults import Fault
+from jupcron.emulator.orders import envelope, issue
 
 
 def cancel_trigger(state: State, body: bytes, hostile: Fault | None) -> EmuResponse:

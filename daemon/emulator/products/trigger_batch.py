@@ -1,23 +1,23 @@
 """The emulator's Trigger v1 ``cancelOrders`` (trigger/v1/cancel-order.mdx, "Cancel
 Orders"): the named open orders of the maker, or all of them when none are named,
 5 cancels to a transaction, every transaction under one ``requestId``; the twin of
-`daemon.products.trigger_batch`."""
+`jupcron.products.trigger_batch`."""
 
 from __future__ import annotations
 
 from solders.pubkey import Pubkey
 
-from daemon.emulator import txbuild
-from daemon.emulator.common import (
+from jupcron.emulator import txbuild
+from jupcron.emulator.common import (
     EmuResponse,
     State,
     json_response,
     parse_json_object,
     parse_pubkey,
 )
-from daemon.emulator.faults import Fault
-from daemon.emulator.ledger import TriggerOrder
-from daemon.emulator.orders import envelope, issue
+from jupcron.emulator.faults import Fault
+from jupcron.emulator.ledger import TriggerOrder
+from jupcron.emulator.orders import envelope, issue
 
 BATCH = 5
 

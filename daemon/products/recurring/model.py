@@ -13,9 +13,9 @@ from typing import Annotated
 
 from pydantic import Field, StrictInt, model_validator
 
-from daemon.plans.fields import STABLECOINS, U64_MAX, Amount, Price, Pubkey, _at_least, _Model
-from daemon.products.findings import Finding, usd
-from daemon.products.spec import CheckContext, RequestSpec, Spent
+from jupcron.plans.fields import STABLECOINS, U64_MAX, Amount, Price, Pubkey, _at_least, _Model
+from jupcron.products.findings import Finding, usd
+from jupcron.products.spec import CheckContext, RequestSpec, Spent
 
 RECURRING_MIN_TOTAL_USD = 100
 RECURRING_MIN_PER_ORDER_USD = 50

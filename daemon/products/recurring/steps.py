@@ -7,16 +7,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from daemon.api.models import ExecuteResult
-from daemon.products.base import Observer, Ordered, Product, SwapTerms
-from daemon.products.facts import price_facts
-from daemon.products.recurring.model import SPEC, RecurringRequest
-from daemon.txguard.expect import Expectation, RecurringTerms
+from jupcron.api.models import ExecuteResult
+from jupcron.products.base import Observer, Ordered, Product, SwapTerms
+from jupcron.products.facts import price_facts
+from jupcron.products.recurring.model import SPEC, RecurringRequest
+from jupcron.txguard.expect import Expectation, RecurringTerms
 
 if TYPE_CHECKING:
-    from daemon.runner.ports import Ports
-    from daemon.runner.preflight import Spend
-    from daemon.store.records import PlanRecord, RunRecord
+    from jupcron.runner.ports import Ports
+    from jupcron.runner.preflight import Spend
+    from jupcron.store.records import PlanRecord, RunRecord
 
 
 def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> Ordered:

@@ -13,9 +13,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from daemon.plans.fields import Pubkey, _Model
-from daemon.products.findings import Finding
-from daemon.products.spec import CheckContext, RequestSpec
+from jupcron.plans.fields import Pubkey, _Model
+from jupcron.products.findings import Finding
+from jupcron.products.spec import CheckContext, RequestSpec
 
 WALLET_FIELD = "user"
 

@@ -8,16 +8,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from daemon.api.models import ExecuteResult
-from daemon.errors import ApiRejectedError
-from daemon.products.base import Observer, Ordered, Product, SwapTerms
-from daemon.products.recurring_cancel.model import SPEC, RecurringCancelRequest
-from daemon.txguard.expect import Expectation
+from jupcron.api.models import ExecuteResult
+from jupcron.errors import ApiRejectedError
+from jupcron.products.base import Observer, Ordered, Product, SwapTerms
+from jupcron.products.recurring_cancel.model import SPEC, RecurringCancelRequest
+from jupcron.txguard.expect import Expectation
 
 if TYPE_CHECKING:
-    from daemon.runner.ports import Ports
-    from daemon.runner.preflight import Spend
-    from daemon.store.records import PlanRecord, RunRecord
+    from jupcron.runner.ports import Ports
+    from jupcron.runner.preflight import Spend
+    from jupcron.store.records import PlanRecord, RunRecord
 
 # the API's answer (400) for an order account that holds no open order: a closed DCA
 # account has no data left to read (the docs' failed example)

@@ -11,9 +11,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 
-from daemon.plans.fields import U64_MAX, Amount, Pubkey, _at_least, _Model
-from daemon.products.findings import Finding
-from daemon.products.spec import CheckContext, RequestSpec
+from jupcron.plans.fields import U64_MAX, Amount, Pubkey, _at_least, _Model
+from jupcron.products.findings import Finding
+from jupcron.products.spec import CheckContext, RequestSpec
 
 WALLET_FIELD = "taker"
 SWAP_V2 = "swap-v2"
@@ -35,7 +35,7 @@ def _routers(value: str) -> str:
 
 class SwapRequest(_Model):
     """GET /swap/v2/order or /ultra/v1/order query, minus ``taker``: the parameters
-    either spec lists. Each API is sent only its own (`daemon.products.swap.steps.query`;
+    either spec lists. Each API is sent only its own (`jupcron.products.swap.steps.query`;
     `checks` says which of a plan's parameters its API would not be sent)."""
 
     input_mint: Pubkey = Field(alias="inputMint")

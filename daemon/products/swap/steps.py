@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon.api.models import ExecuteResult, UltraOrder
-from daemon.config import Config
-from daemon.products.base import Observer, Ordered, Product, SwapTerms
-from daemon.products.facts import fact_int, price_facts
-from daemon.products.swap.model import (
+from jupcron.api.models import ExecuteResult, UltraOrder
+from jupcron.config import Config
+from jupcron.products.base import Observer, Ordered, Product, SwapTerms
+from jupcron.products.facts import fact_int, price_facts
+from jupcron.products.swap.model import (
     SPEC,
     SWAP_V2,
     ULTRA_V1,
@@ -23,12 +23,12 @@ from daemon.products.swap.model import (
     SwapV2OrderRequest,
     UltraOrderRequest,
 )
-from daemon.txguard.expect import Expectation
+from jupcron.txguard.expect import Expectation
 
 if TYPE_CHECKING:
-    from daemon.runner.ports import Ports
-    from daemon.runner.preflight import Spend
-    from daemon.store.records import PlanRecord, RunRecord
+    from jupcron.runner.ports import Ports
+    from jupcron.runner.preflight import Spend
+    from jupcron.store.records import PlanRecord, RunRecord
 
 log = structlog.get_logger(__name__)
 

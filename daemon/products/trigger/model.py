@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import Field, PlainValidator
 
-from daemon.plans.fields import U64_MAX, Pubkey, _Model
-from daemon.products.spec import RequestSpec
+from jupcron.plans.fields import U64_MAX, Pubkey, _Model
+from jupcron.products.spec import RequestSpec
 
 WALLET_FIELD = "maker"
 

@@ -10,9 +10,9 @@ from typing import Annotated
 
 from pydantic import Field, PlainValidator, field_validator
 
-from daemon.plans.fields import Pubkey, _Model
-from daemon.products.spec import RequestSpec
-from daemon.products.trigger.model import _compute_unit_price
+from jupcron.plans.fields import Pubkey, _Model
+from jupcron.products.spec import RequestSpec
+from jupcron.products.trigger.model import _compute_unit_price
 
 WALLET_FIELD = "maker"
 BATCH = 5  # orders a transaction, as the API groups them

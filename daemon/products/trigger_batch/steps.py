@@ -9,17 +9,17 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from daemon.api.models import ExecuteResult
-from daemon.errors import ApiErrorInfo, ApiRejectedError
-from daemon.products.base import Observer, Ordered, Product, SwapTerms
-from daemon.products.trigger.steps import GONE_TEXTS
-from daemon.products.trigger_batch.model import SPEC, TriggerCancelBatchRequest
-from daemon.txguard.expect import Expectation
+from jupcron.api.models import ExecuteResult
+from jupcron.errors import ApiErrorInfo, ApiRejectedError
+from jupcron.products.base import Observer, Ordered, Product, SwapTerms
+from jupcron.products.trigger.steps import GONE_TEXTS
+from jupcron.products.trigger_batch.model import SPEC, TriggerCancelBatchRequest
+from jupcron.txguard.expect import Expectation
 
 if TYPE_CHECKING:
-    from daemon.runner.ports import Ports
-    from daemon.runner.preflight import Spend
-    from daemon.store.records import PlanRecord, RunRecord
+    from jupcron.runner.ports import Ports
+    from jupcron.runner.preflight import Spend
+    from jupcron.store.records import PlanRecord, RunRecord
 
 
 def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> Ordered:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from daemon.plans.fields import STABLECOINS
-from daemon.products.findings import Finding, usd
-from daemon.products.trigger_v2.model import (
+from jupcron.plans.fields import STABLECOINS
+from jupcron.products.findings import Finding, usd
+from jupcron.products.trigger_v2.model import (
     MAX_ACTIVE_DCA,
     MIN_USD,
     MIN_USD_TOLERANCE,
@@ -16,7 +16,7 @@ from daemon.products.trigger_v2.model import (
     TriggerV2OrderRequest,
     TriggerV2Request,
 )
-from daemon.schedule import Schedule, next_fire_times, parse_duration, parse_instant
+from jupcron.schedule import Schedule, next_fire_times, parse_duration, parse_instant
 
 
 def checks(request: TriggerV2Request, now: datetime | None = None) -> list[Finding]:

@@ -5,7 +5,7 @@ fills in: ``userPubkey`` (the wallet) and the deposit (``depositRequestId``,
 ``depositSignedTx``). ``expiresAfter`` is jupcron's: a price order's
 ``expiresAt`` counted from the fire time, for plans that fire again and again.
 
-The documented limits that span fields are `daemon.products.trigger_v2.checks`.
+The documented limits that span fields are `jupcron.products.trigger_v2.checks`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, PlainValidator, StrictBool, StrictInt
 
-from daemon.plans.fields import (
+from jupcron.plans.fields import (
     Amount,
     Duration,
     Price,
@@ -26,7 +26,7 @@ from daemon.plans.fields import (
     _Model,
     _short,
 )
-from daemon.schedule import parse_instant
+from jupcron.schedule import parse_instant
 
 DCA_MIN_ROUNDS = 2
 DCA_INTERVAL_MIN, DCA_INTERVAL_MAX = 60, 31_536_000  # 1 minute .. 1 year

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.products.findings import Finding
-from daemon.products.spec import CheckContext, RequestSpec, Spent
-from daemon.products.trigger_v2 import checks as rules
-from daemon.products.trigger_v2.model import (
+from jupcron.products.findings import Finding
+from jupcron.products.spec import CheckContext, RequestSpec, Spent
+from jupcron.products.trigger_v2 import checks as rules
+from jupcron.products.trigger_v2.model import (
     WALLET_FIELD,
     TriggerV2CancelRequest,
     TriggerV2DcaRequest,

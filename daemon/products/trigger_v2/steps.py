@@ -10,7 +10,7 @@ The create and confirm-cancel bodies are identical on every post. A post the
 API refuses or leaves unanswered is settled from the history first: an order
 whose ``deposit`` (create) or ``withdrawal`` (cancel) event carries this run's
 signature proves it done. Otherwise the error goes on to the run's usual
-settling (`daemon.runner.submit`): failed on a first post, else the chain
+settling (`jupcron.runner.submit`): failed on a first post, else the chain
 (``rpc.url``) or ``in_doubt``.
 """
 
@@ -22,27 +22,27 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from daemon.api.client import Observer
-from daemon.api.models import ExecuteResult
-from daemon.api.trigger_v2 import TriggerV2Api
-from daemon.api.trigger_v2_models import Created, Family, HistoryOrder
-from daemon.errors import ApiRejectedError, JupcronError, RejectedError, RetryableError
-from daemon.products.base import Ordered, Product, SwapTerms
-from daemon.products.trigger_v2 import spec
-from daemon.products.trigger_v2.checks import expires_at_ms
-from daemon.products.trigger_v2.model import (
+from jupcron.api.client import Observer
+from jupcron.api.models import ExecuteResult
+from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.api.trigger_v2_models import Created, Family, HistoryOrder
+from jupcron.errors import ApiRejectedError, JupcronError, RejectedError, RetryableError
+from jupcron.products.base import Ordered, Product, SwapTerms
+from jupcron.products.trigger_v2 import spec
+from jupcron.products.trigger_v2.checks import expires_at_ms
+from jupcron.products.trigger_v2.model import (
     BEGIN_FILL_MAX,
     TriggerV2CancelRequest,
     TriggerV2DcaRequest,
     TriggerV2OrderRequest,
 )
-from daemon.schedule import parse_instant
-from daemon.txguard.expect import Expectation
+from jupcron.schedule import parse_instant
+from jupcron.txguard.expect import Expectation
 
 if TYPE_CHECKING:
-    from daemon.runner.ports import Ports
-    from daemon.runner.preflight import Spend
-    from daemon.store.records import PlanRecord, RunRecord
+    from jupcron.runner.ports import Ports
+    from jupcron.runner.preflight import Spend
+    from jupcron.store.records import PlanRecord, RunRecord
 
 log = structlog.get_logger(__name__)
 

@@ -1,1 +1,1 @@
-"""The emulator's Trigger V2 (the twin of `daemon.products.trigger_v2`)."""
+"""The emulator's Trigger V2 (the twin of `jupcron.products.trigger_v2`)."""
