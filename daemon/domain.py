@@ -49,7 +49,9 @@ FINAL = frozenset(
 
 class PlanKind(StrEnum):
     RECURRING = "recurring"
+    RECURRING_CANCEL = "recurring-cancel"
     TRIGGER_CANCEL = "trigger-cancel"
+    TRIGGER_CANCEL_BATCH = "trigger-cancel-batch"
     SWAP = "swap"
     TRIGGER_V2_DCA = "trigger-v2-dca"
     TRIGGER_V2_ORDER = "trigger-v2-order"

@@ -27,7 +27,14 @@ from pydantic import SecretStr
 from jupcron import __version__
 from jupcron.api import classify, jsonbody
 from jupcron.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
-from jupcron.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
+from jupcron.api.models import (
+    BatchResponse,
+    ExecuteResult,
+    OrderResponse,
+    Portfolio,
+    SwapOrder,
+    UltraOrder,
+)
 from jupcron.api.orders import OrderPage, TokenFacts
 from jupcron.api.pacer import SPARE_SHARE, Buckets, Pacer
 from jupcron.api.parse import (
@@ -37,12 +44,6 @@ from jupcron.api.parse import (
     query_value,
     tokens_parser,
 )
-from jupcron.api.requests import (
-    RecurringCreateRequest,
-    SwapV2OrderRequest,
-    TriggerCancelRequest,
-    UltraOrderRequest,
-)
 from jupcron.config import LEGACY_HOSTS, ApiPaths, Config
 from jupcron.errors import (
     ApiGarbageError,
@@ -51,6 +52,11 @@ from jupcron.errors import (
     RateLimitedError,
     RetryableError,
 )
+from jupcron.products.recurring.model import RecurringRequest
+from jupcron.products.recurring_cancel.model import RecurringCancelRequest
+from jupcron.products.swap.model import SwapV2OrderRequest, UltraOrderRequest
+from jupcron.products.trigger.model import TriggerCancelRequest
+from jupcron.products.trigger_batch.model import TriggerCancelBatchRequest
 
 __all__ = ["Attempt", "JupiterClient", "Observer", "backoff"]  # Attempt & co. live in .http
 
@@ -145,7 +151,7 @@ class JupiterClient:
         self, user: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse:
         op = "create_recurring_order"
-        checked = check_request(op, RecurringCreateRequest, request)
+        checked = check_request(op, RecurringRequest, request)
         if checked.params.price is not None:
             log.warning("recurring_price_params_deprecated", operation=op)
         body = {**request, "user": user}
@@ -167,6 +173,19 @@ class JupiterClient:
             "execute_recurring", self.paths.recurring, signed_transaction, request_id, observe
         )
 
+    def cancel_recurring_order(
+        self, user: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> OrderResponse:
+        op = "cancel_recurring_order"
+        checked = check_request(op, RecurringCancelRequest, request)
+        if checked.order is None:  # a pair is the plan's: the API closes one account
+            check_request(op, RecurringCancelRequest, {"order": None})
+        body = {**checked.wire(checked.order), "user": user}
+        path = f"{self.paths.recurring}/cancelOrder"
+        return self._call(
+            op, "POST", path, json=body, parse=model_parser(OrderResponse), observe=observe
+        )
+
     def cancel_trigger_order(
         self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse:
@@ -177,6 +196,17 @@ class JupiterClient:
         path = f"{self.paths.trigger}/cancelOrder"
         return self._call(
             op, "POST", path, json=body, parse=model_parser(OrderResponse), observe=observe
+        )
+
+    def cancel_trigger_orders(
+        self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> BatchResponse:
+        op = "cancel_trigger_orders"
+        checked = check_request(op, TriggerCancelBatchRequest, request)
+        body = {**request, "computeUnitPrice": checked.wire_compute_unit_price, "maker": maker}
+        path = f"{self.paths.trigger}/cancelOrders"
+        return self._call(
+            op, "POST", path, json=body, parse=model_parser(BatchResponse), observe=observe
         )
 
     def execute_trigger(

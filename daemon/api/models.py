@@ -135,6 +135,13 @@ class OrderResponse(ApiModel):
     order: StrictStr | None = None
 
 
+class BatchResponse(ApiModel):
+    """Trigger cancelOrders: the unsigned transactions (5 cancels each) of one request."""
+
+    request_id: StrictStr = Field(min_length=1)
+    transactions: list[StrictStr] = Field(min_length=1)
+
+
 class UltraOrder(ApiModel):
     """Ultra (or Swap V2) /order. ``transaction`` is None with an ``error_code``
     when Jupiter will not build it: the run is skipped, nothing is signed."""

@@ -14,8 +14,13 @@ from jupcron.config import DEFAULT_PATH, Config
 from jupcron.errors import ConfigError, PlanError
 from jupcron.plans.apply import apply_paths
 from jupcron.plans.load import LoadedPlan, LoadResult, load_plans
-from jupcron.plans.minimums import Lookups, check_recurring, lookups_from, needs_network
 from jupcron.plans.mints import check_mints, mints_of
+from jupcron.products.recurring.minimums import (
+    Lookups,
+    check_recurring,
+    lookups_from,
+    needs_network,
+)
 from jupcron.schedule import next_fire_times, parse_instant, parse_schedule
 from jupcron.store import migrate, runs
 from jupcron.store import plans as store_plans

@@ -125,6 +125,16 @@ class ChainView:
             held = self.ledger.trigger_orders.get(order.order or "")
             if held is not None and held.status == "Open":
                 self._tokens(owner, held.input_mint, held.left)  # what is left goes back
+        elif order.kind == "trigger_cancel_batch":
+            for name in order.extra.get("orders") or ():
+                batched = self.ledger.trigger_orders.get(name)
+                if batched is not None and batched.status == "Open":
+                    self._tokens(owner, batched.input_mint, batched.left)
+        elif order.kind == "recurring_cancel":
+            dca = self.ledger.recurring_orders.get(order.order or "")
+            if dca is not None and dca.status == "active":  # the input left, and the rent
+                self._tokens(owner, dca.input_mint, dca.in_amount - dca.in_used)
+                self._sol(owner, RECURRING_ESCROW_RENT)
         elif order.input_mint:
             self._tokens(owner, order.input_mint, -order.in_amount)
             if order.kind == "swap" and order.output_mint:

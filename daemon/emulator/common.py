@@ -15,7 +15,7 @@ from solders.pubkey import Pubkey
 
 from jupcron.emulator.faults import Faults
 from jupcron.emulator.ledger import Ledger
-from jupcron.emulator.v2state import V2State
+from jupcron.emulator.products.trigger_v2.state import V2State
 
 if TYPE_CHECKING:
     from jupcron.emulator.oracle import OracleState

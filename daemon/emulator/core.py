@@ -23,11 +23,13 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from jupcron.emulator import control, execute, keeper, listings, orders, swaps, trigger_v2
-from jupcron.emulator import trigger_v2_cancel as trigger_v2_keeper
+from jupcron.emulator import control, execute, keeper, listings, orders
 from jupcron.emulator.common import EmuResponse, State, json_response, text_response
 from jupcron.emulator.faults import Fault, FaultKind, Faults, request_fields
 from jupcron.emulator.ledger import Ledger
+from jupcron.emulator.products import recurring, recurring_cancel, swap, trigger, trigger_batch
+from jupcron.emulator.products.trigger_v2 import api as trigger_v2
+from jupcron.emulator.products.trigger_v2 import cancel as trigger_v2_keeper
 from jupcron.emulator.ratelimit import SlidingWindow
 
 # path prefix of each product -> the names it is served under
@@ -43,7 +45,9 @@ PREFIXES: dict[str, tuple[str, ...]] = {
 ROUTES: dict[tuple[str, str, str], str] = {
     ("POST", "recurring", "/createOrder"): "create_recurring_order",
     ("POST", "recurring", "/execute"): "execute_recurring",
+    ("POST", "recurring", "/cancelOrder"): "cancel_recurring_order",
     ("POST", "trigger", "/cancelOrder"): "cancel_trigger_order",
+    ("POST", "trigger", "/cancelOrders"): "cancel_trigger_orders",
     ("POST", "trigger", "/execute"): "execute_trigger",
     ("GET", "ultra", "/order"): "ultra_order",
     ("POST", "ultra", "/execute"): "execute_ultra",
@@ -221,12 +225,16 @@ class Emulator:
             kinds += (FaultKind.LOW_QUOTE,)
         hostile = self.faults.take(operation, kinds=kinds, request=fields)
         if operation == "create_recurring_order":
-            return orders.create_recurring(state, body, hostile)
+            return recurring.create_recurring(state, body, hostile)
+        if operation == "cancel_recurring_order":
+            return recurring_cancel.cancel_recurring(state, body, hostile)
+        if operation == "cancel_trigger_orders":
+            return trigger_batch.cancel_orders(state, body, hostile)
         if operation == "cancel_trigger_order":
-            return orders.cancel_trigger(state, body, hostile)
+            return trigger.cancel_trigger(state, body, hostile)
         if operation == "swap_order":
-            return swaps.swap_order(state, query, hostile)
-        return swaps.ultra_order(state, query, hostile)
+            return swap.swap_order(state, query, hostile)
+        return swap.ultra_order(state, query, hostile)
 
     def _trigger_v2(
         self,

@@ -27,11 +27,12 @@ from jupcron.emulator.common import (
 )
 from jupcron.emulator.faults import Fault, FaultKind, request_fields
 from jupcron.emulator.ledger import Execution, IssuedOrder, RecurringOrder
+from jupcron.emulator.products.trigger_batch import group_id
 
 # which issued kinds each execute endpoint accepts
 ACCEPTS = {
-    "execute_recurring": {"recurring", "recurring_price"},
-    "execute_trigger": {"trigger_cancel"},
+    "execute_recurring": {"recurring", "recurring_price", "recurring_cancel"},
+    "execute_trigger": {"trigger_cancel", "trigger_cancel_batch"},
     "execute_ultra": {"swap"},
     "execute_swap": {"swap"},
 }
@@ -112,6 +113,19 @@ def _swap_events(e: Execution, routed: int, order: IssuedOrder) -> list[dict[str
     ]
 
 
+def _group_member(state: State, request_id: str, order: IssuedOrder, message: bytes) -> IssuedOrder:
+    """The transaction of a request that answered several (Trigger cancelOrders: one
+    ``requestId`` for all of them) whose message this is; else `order`."""
+    n = 1
+    other = state.ledger.get_issued(group_id(request_id, n))
+    while other is not None and order.message != message:
+        if other.message == message and other.kind == order.kind:
+            return other
+        n += 1
+        other = state.ledger.get_issued(group_id(request_id, n))
+    return order
+
+
 def _land(state: State, order: IssuedOrder, signature: str) -> bool:
     """Apply the order's effect on balances and orders; False when short of funds."""
     ledger = state.ledger
@@ -134,6 +148,18 @@ def _land(state: State, order: IssuedOrder, signature: str) -> bool:
             )
         )
         return True
+    if order.kind == "recurring_cancel":
+        r_order = ledger.recurring_orders.get(order.order or "")
+        if r_order is None or r_order.status != "active":
+            return False
+        keeper.cancel_recurring(state, r_order, signature)
+        return True
+    if order.kind == "trigger_cancel_batch":
+        held = [ledger.trigger_orders.get(o) for o in order.extra.get("orders") or ()]
+        open_ = [t for t in held if t is not None and t.status == "Open"]
+        for closing in open_:
+            keeper.cancel_trigger(state, closing, signature)
+        return bool(open_)
     if order.kind == "trigger_cancel":
         t_order = ledger.trigger_orders.get(order.order or "")
         if t_order is None or t_order.status != "Open":
@@ -172,6 +198,7 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
         tx = txbuild.from_b64(signed)
     except ValueError:
         return _reject(operation, -2, "Invalid signed transaction", "not a transaction")
+    order = _group_member(state, request_id, order, txbuild.message_bytes(tx))
     if txbuild.message_bytes(tx) != order.message:
         return _reject(operation, -3, "Invalid message bytes", "transaction was modified")
     if not txbuild.fee_payer_signature_ok(tx, Pubkey.from_string(order.owner)):

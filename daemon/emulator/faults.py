@@ -34,7 +34,7 @@ class FaultKind(StrEnum):
     # the issued tx drains the fee payer to a foreign key (param `to`); with param
     # `receiver` (a key, or anything else for a random one), a swap pays its output
     # to that stranger instead
-    # (Trigger V2: param `variant`, see daemon/emulator/trigger_v2.py and trigger_v2_orders.py)
+    # (Trigger V2: param `variant`, see daemon/emulator/products/trigger_v2/api.py and orders.py)
     HOSTILE = "hostile"
     EXPIRED = "expired"  # execute treats the blockhash as expired
     FORBIDDEN = "forbidden"  # 403: the key lacks permission
@@ -71,7 +71,9 @@ EXECUTE_OPERATIONS = {
 }
 ORDER_OPERATIONS = {
     "create_recurring_order",
+    "cancel_recurring_order",
     "cancel_trigger_order",
+    "cancel_trigger_orders",
     "ultra_order",
     "swap_order",
     # Trigger V2: the answers that carry what we would sign

@@ -203,6 +203,18 @@ def open_dca_v2(
     return Instruction(DCA_PROGRAM, discriminator("open_dca_v2") + args + options, metas)
 
 
+def close_dca(user: Pubkey, dca: Pubkey, *, input_mint: Pubkey, output_mint: Pubkey) -> Instruction:
+    """The DCA program's ``close_dca`` (what Recurring's cancelOrder answers): the
+    order's input left and its output go back to the user's token accounts."""
+    metas = [
+        _signer(user, writable=True), _w(dca), _r(input_mint), _r(output_mint),
+        _w(ata(dca, input_mint)), _w(ata(dca, output_mint)), _w(ata(user, input_mint)),
+        _w(ata(user, output_mint)), _r(SYSTEM_PROGRAM), _r(TOKEN_PROGRAM),
+        _r(ASSOCIATED_TOKEN_PROGRAM), _r(event_authority(DCA_PROGRAM)), _r(DCA_PROGRAM),
+    ]  # fmt: skip
+    return Instruction(DCA_PROGRAM, discriminator("close_dca"), metas)
+
+
 # --- Limit Order v2 (Trigger) ------------------------------------------------------------
 
 

@@ -139,6 +139,15 @@ def fill_trigger(state: State, t_order: TriggerOrder, amount: int | None = None)
     return trade
 
 
+def cancel_recurring(state: State, order: RecurringOrder, signature: str) -> None:
+    """An executed recurring cancelOrder (``close_dca``): the input left goes back."""
+    refund = order.in_amount - order.in_used
+    order.status = "cancelled"
+    order.close_tx = signature
+    order.updated_at = keeper_now(state)
+    state.ledger.move(order.user, None, (order.input_mint, refund))
+
+
 def cancel_trigger(state: State, t_order: TriggerOrder, signature: str) -> None:
     """An executed cancelOrder: what was left goes back to the maker."""
     _close_trigger(state, t_order, "Cancelled", signature, keeper_now(state))

@@ -1,11 +1,10 @@
-"""The order-creating calls (recurring createOrder, trigger cancelOrder; the swap
-orders are in `jupcron.emulator.swaps`) and the portfolio call, answered from
-and recorded in the ledger."""
+"""What the products' order calls share (`issue`: build, remember and return an
+unsigned transaction; the API's error envelope) and the portfolio call, answered
+from the ledger. Each product's own calls are in `jupcron.emulator.products`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
 from solders.pubkey import Pubkey
@@ -13,11 +12,9 @@ from solders.token.associated import get_associated_token_address
 
 from jupcron.emulator import txbuild
 from jupcron.emulator.common import (
-    TOKEN_2022_PROGRAM,
     EmuResponse,
     State,
     json_response,
-    parse_json_object,
     parse_pubkey,
     token,
     ui_amount,
@@ -26,25 +23,14 @@ from jupcron.emulator.common import (
 from jupcron.emulator.faults import Fault, FaultKind
 from jupcron.emulator.ledger import SOL_MINT, IssuedOrder
 
-MIN_RECURRING_USD = Decimal(100)
-MIN_RECURRING_PER_ORDER_USD = Decimal(50)
 GAS_RESERVE_LAMPORTS = 10_000_000  # 0.01 SOL
 
 
-def _recurring_error(message: str, status: int = 400) -> EmuResponse:
-    label = "Bad Request" if status == 400 else "Internal Server Error"
-    return json_response(status, {"code": status, "error": message, "status": label})
-
-
-def _envelope(message: str, status: int = 400, cause: str | None = None) -> EmuResponse:
+def envelope(message: str, status: int = 400, cause: str | None = None) -> EmuResponse:
     data: dict[str, Any] = {"error": message, "code": status}
     if cause:
         data["cause"] = cause
     return json_response(status, data)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 HIDDEN_DRAIN_MINT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"  # USDT
@@ -96,151 +82,6 @@ def issue(state: State, kind: str, owner: Pubkey, fault: Fault | None, **details
     )
     state.ledger.issue(issued)
     return txbuild.to_b64(tx)
-
-
-def _price_bound(params: Mapping[str, Any], key: str) -> tuple[bool, str | None]:
-    """(ok, exact text) of an optional minPrice/maxPrice: a JSON number, or null."""
-    value = params.get(key)
-    if value is None:
-        return True, None
-    if isinstance(value, bool) or not isinstance(value, int | Decimal) or value <= 0:
-        return False, None
-    return True, str(value)
-
-
-def _cycle_bounds(
-    in_mint: str, out_mint: str, per_cycle: int, bounds: Mapping[str, str]
-) -> dict[str, int]:
-    """The DCA's per-cycle output bounds for a plan's price bounds, a price being the
-    input paid per unit of the output: at most ``maxPrice`` a unit means at least
-    per_cycle / maxPrice out (``min_out_amount``); at least ``minPrice``, at most
-    per_cycle / minPrice (``max_out_amount``). The API does not document its units;
-    this is the emulator's reading, kept consistent with the bounds it was asked for."""
-    scale = Decimal(10) ** (token(out_mint).decimals - token(in_mint).decimals)
-    out: dict[str, int] = {}
-    if "maxPrice" in bounds:
-        out["min_out_amount"] = int(Decimal(per_cycle) * scale / Decimal(bounds["maxPrice"]))
-    if "minPrice" in bounds:
-        out["max_out_amount"] = int(Decimal(per_cycle) * scale / Decimal(bounds["minPrice"]))
-    return out
-
-
-def create_recurring(state: State, body: bytes, hostile: Fault | None) -> EmuResponse:
-    data = parse_json_object(body, exact=True)  # prices as sent, digit for digit
-    if data is None:
-        return _recurring_error("Invalid request body")
-    user = parse_pubkey(data.get("user"))
-    if user is None:
-        return _recurring_error("Invalid user pubkey")
-    in_mint, out_mint = str(data.get("inputMint")), str(data.get("outputMint"))
-    if parse_pubkey(in_mint) is None or parse_pubkey(out_mint) is None or in_mint == out_mint:
-        return _recurring_error("Invalid inputMint or outputMint")
-    for mint in (in_mint, out_mint):
-        if token(mint).program == TOKEN_2022_PROGRAM:
-            return _recurring_error(f"Token-2022 mints are not supported: {mint}")
-    params = data.get("params")
-    if not isinstance(params, dict) or len(params) != 1 or not {"time", "price"} & set(params):
-        return _recurring_error("params must hold exactly one of 'time' or 'price'")
-    extra: dict[str, Any] = {}
-    if "time" in params:
-        p = params["time"] if isinstance(params["time"], dict) else {}
-        amount, orders, interval = (
-            _int(p.get(k)) for k in ("inAmount", "numberOfOrders", "interval")
-        )
-        if amount is None or orders is None or interval is None or interval == 0:
-            return _recurring_error("params.time needs integer inAmount, numberOfOrders, interval")
-        if orders < 2:
-            return _recurring_error("numberOfOrders must be at least 2")
-        bounds: dict[str, str] = {}
-        for key in ("minPrice", "maxPrice"):
-            ok, text = _price_bound(p, key)
-            if not ok:
-                return _recurring_error(f"params.time.{key} must be a positive number or null")
-            if text is not None:
-                bounds[key] = text
-        value = usd_value(in_mint, amount)
-        if value < MIN_RECURRING_USD:
-            return _recurring_error(f"Order is valued at {value:.2f} USDC, minimum is 100.00 USDC")
-        if value / orders < MIN_RECURRING_PER_ORDER_USD:
-            return _recurring_error(
-                f"Each order is valued at {value / orders:.2f} USDC, minimum is 50.00 USDC"
-            )
-        kind = "recurring"
-        start_at = _int(p.get("startAt"))
-        extra = {
-            "number_of_orders": orders, "interval": interval, "start_at": start_at, **bounds,
-        }  # fmt: skip
-        idx = state.rng.getrandbits(64)  # the DCA's application index
-        order = str(txbuild.dca_address(user, in_mint, out_mint, idx))
-        shape = {
-            "cycles": orders,
-            "interval": interval,
-            "application_idx": idx,
-            "start_at": start_at,
-            **_cycle_bounds(in_mint, out_mint, amount // orders, bounds),
-        }
-    else:
-        p = params["price"] if isinstance(params["price"], dict) else {}
-        amount = _int(p.get("depositAmount"))
-        if (
-            amount is None
-            or _int(p.get("incrementUsdcValue")) is None
-            or not _int(p.get("interval"))
-        ):
-            return _recurring_error(
-                "params.price needs integer depositAmount, incrementUsdcValue, interval"
-            )
-        kind = "recurring_price"
-        extra = {"number_of_orders": 0, "interval": p["interval"]}
-        order, shape = str(state.pubkey()), {}
-    request_id = state.request_id()
-    tx = issue(
-        state,
-        kind,
-        user,
-        hostile,
-        request_id=request_id,
-        input_mint=in_mint,
-        output_mint=out_mint,
-        in_amount=amount,
-        order=order,
-        extra=extra,
-        shape=shape,
-    )
-    return json_response(200, {"requestId": request_id, "transaction": tx})
-
-
-def cancel_trigger(state: State, body: bytes, hostile: Fault | None) -> EmuResponse:
-    data = parse_json_object(body)
-    if data is None:
-        return _envelope("invalid cancel order request")
-    maker = parse_pubkey(data.get("maker"))
-    if maker is None:
-        return _envelope("invalid maker pubkey")
-    cu = data.get("computeUnitPrice", "auto")
-    if cu == "auto":
-        cu_price = txbuild.DEFAULT_CU_PRICE
-    elif isinstance(cu, str) and cu.isdigit():
-        cu_price = int(cu)
-    else:
-        return _envelope("invalid cancel order request", cause="computeUnitPrice")
-    order = state.ledger.open_trigger_order(str(data.get("order")), str(maker))
-    if order is None:
-        return _envelope("no matching orders found")
-    request_id = state.request_id()
-    tx = issue(
-        state,
-        "trigger_cancel",
-        maker,
-        hostile,
-        request_id=request_id,
-        input_mint=order.input_mint,
-        output_mint=order.output_mint,
-        in_amount=order.making_amount,
-        order=order.order,
-        compute_unit_price=cu_price,
-    )
-    return json_response(200, {"requestId": request_id, "transaction": tx})
 
 
 def _trade(platform: str, label: str, value: float, data: dict[str, Any]) -> dict[str, Any]:

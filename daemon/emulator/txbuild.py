@@ -14,6 +14,7 @@ after Compute Budget and with the helpers the real answers carry:
 - recurring: DCA `open_dca_v2` (user and payer = owner; the DCA account derived
   from the user, the mints and the application index), wSOL input wrapped first.
 - trigger_cancel: Limit Order v2 `cancel_order`, refunding the maker's account.
+- trigger_cancel_batch: one `cancel_order` per order of `batch` (order, input mint).
 - trigger: Limit Order v2 `initialize_order`.
 - recurring_price: the Value Average program's ``deposit`` into the order, with
   Anchor's discriminator and the account order of the docs' example transactions
@@ -53,7 +54,9 @@ USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 PROGRAMS: dict[str, Pubkey] = {
     "recurring": DCA_PROGRAM,
     "recurring_price": VA_PROGRAM,
+    "recurring_cancel": DCA_PROGRAM,
     "trigger_cancel": LIMIT_ORDER_PROGRAM,
+    "trigger_cancel_batch": LIMIT_ORDER_PROGRAM,
     "trigger": LIMIT_ORDER_PROGRAM,
     "swap": AGGREGATOR_PROGRAM,
 }
@@ -114,9 +117,10 @@ def build_unsigned(
     max_out_amount: int | None = None,
     hidden_accounts: Sequence[Pubkey] = (),
     lookup_tables: dict[str, list[str]] | None = None,
+    batch: Sequence[tuple[Pubkey, Pubkey]] = (),
 ) -> VersionedTransaction:
     """An unsigned v0 transaction for `kind` (recurring | recurring_price |
-    trigger_cancel | trigger | swap) with `owner` as fee payer and only signer.
+    recurring_cancel | trigger_cancel | trigger | swap) with `owner` as fee payer and only signer.
 
     swap: `amount` in, `out_amount` quoted out (default `amount`), `route` the
     aggregator instruction, `receiver` the owner of the output account (default
@@ -169,6 +173,11 @@ def build_unsigned(
                 max_out_amount=max_out_amount,
             )
         )
+    elif kind == "recurring_cancel":
+        dca = order or random_pubkey(rng)
+        body = [jup.close_dca(owner, dca, input_mint=in_mint, output_mint=out_mint)]
+    elif kind == "trigger_cancel_batch":
+        body = [jup.cancel_order(owner, key, input_mint=mint) for key, mint in batch]
     elif kind == "trigger_cancel":
         order_key = order or random_pubkey(rng)
         body = [jup.cancel_order(owner, order_key, input_mint=in_mint, refund_to=refund_to)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 from sqlalchemy import Engine
@@ -14,7 +14,9 @@ from sqlalchemy import Engine
 from jupcron.api.client import SPARE_WAIT
 from jupcron.follower.orders import ListingApi, OrderFollower
 from jupcron.follower.tokens import MintRpc, TokenApi, refresh_tokens
-from jupcron.follower.trigger_v2 import HistoryApi, TriggerV2Follower
+
+if TYPE_CHECKING:  # the product's follower imports this package's PollResult
+    from jupcron.products.trigger_v2.follower import HistoryApi
 
 log = structlog.get_logger(__name__)
 
@@ -38,6 +40,8 @@ class FollowerLoop:
         self.engine, self.api, self.rpc, self.clock = engine, api, rpc, clock
         self.interval = interval
         self.follower = OrderFollower(engine, api, wallet, clock)
+        from jupcron.products.trigger_v2.follower import TriggerV2Follower
+
         self.v2 = None if trigger_v2 is None else TriggerV2Follower(
             engine, trigger_v2, clock, SPARE_WAIT
         )  # fmt: skip

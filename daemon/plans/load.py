@@ -19,18 +19,15 @@ from pydantic import ValidationError
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
 from jupcron.plans.schema import (
-    RECURRING_V1_UNMAINTAINED,
-    REQUEST_MODELS,
     WALLET_FIELD,
     Finding,
     PlanHead,
     PlanSpec,
-    TriggerV2DcaRequest,
     checks,
     price_notes,
 )
-from jupcron.plans.trigger_v2 import MAX_ACTIVE_DCA, active_dca_overlap
 from jupcron.price.limits import quote_mint
+from jupcron.products import kinds
 from jupcron.yamlfile import Locator, load, problems_from
 
 SUFFIXES = (".yaml", ".yml")
@@ -204,34 +201,22 @@ def _load_plan(
         if head is not None:  # (limits that did not parse are reported already)
             findings += price_notes(typed, limits)
             findings += quote_check(typed, head.price_quote)
-        if head is not None and isinstance(typed, TriggerV2DcaRequest):
-            findings += _dca_overlap(typed, head)
+        by_schedule = kinds.spec(kind).schedule_checks if kind is not None else None
+        if head is not None and by_schedule is not None:
+            findings += by_schedule(typed, head.schedule.parsed(), datetime.now(UTC))
         for finding in findings:
             problem = locator.problem((*prefix, *finding.loc), finding.message)
             if finding.warning:
                 result.warnings.append(_prefixed(problem, "warning: "))
             else:
                 result.problems.append(problem)
-    if kind is PlanKind.RECURRING and typed is not None:
-        problem = locator.problem((*prefix, "kind"), RECURRING_V1_UNMAINTAINED)
+    suggestion = kinds.spec(kind).suggestion if kind is not None else None
+    if suggestion is not None and typed is not None:
+        problem = locator.problem((*prefix, "kind"), suggestion)
         result.suggestions.append(_prefixed(problem, "warning: "))
     if head is None or typed is None or len(result.problems) > before:
         return None
     return PlanSpec.model_validate({**head.model_dump(exclude={"request"}), "request": typed})
-
-
-def _dca_overlap(request: TriggerV2DcaRequest, head: PlanHead) -> list[Finding]:
-    """A warning when this plan alone could keep more DCA orders active than the
-    wallet may have (each fire opens one for orderCount x intervalSeconds)."""
-    active = active_dca_overlap(request, head.schedule.parsed(), datetime.now(UTC))
-    if active <= MAX_ACTIVE_DCA:
-        return []
-    message = (
-        f"this schedule fires again before its DCA order ends (orderCount x intervalSeconds), "
-        f"so more than {MAX_ACTIVE_DCA} of its orders could be active at once; Trigger V2 "
-        f"allows {MAX_ACTIVE_DCA} active DCA orders a wallet and refuses the next"
-    )
-    return [Finding(("schedule",), message, warning=True)]
 
 
 def quote_check(request: Any, price_quote: str | None) -> list[Finding]:
@@ -277,7 +262,7 @@ def _load_request(
                 f"the daemon fills in '{own}')"
             )
             result.problems.append(locator.problem((*prefix, wallet), message))
-    model = REQUEST_MODELS[kind]
+    model = kinds.spec(kind).model
     try:
         typed = model.model_validate(body)
     except ValidationError as exc:

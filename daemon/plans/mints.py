@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from jupcron.errors import JupcronError, Problem
 from jupcron.plans.load import LoadedPlan
-from jupcron.plans.minimums import SPL_TOKEN_MINTS, Findings, Lookups
+from jupcron.products.recurring.minimums import SPL_TOKEN_MINTS, Findings, Lookups
 from jupcron.txguard.instructions import TOKEN_PROGRAMS
 
 KEYS = (("inputMint", "input_mint"), ("outputMint", "output_mint"))

@@ -19,42 +19,52 @@ import hashlib
 import json
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from datetime import datetime
-from decimal import Decimal
+from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
     ConfigDict,
     Field,
-    PlainValidator,
     StrictBool,
-    StrictInt,
     field_validator,
     model_validator,
 )
 
-from jupcron.api.requests import SwapV2OrderRequest, UltraOrderRequest
 from jupcron.config import SwapApi
 from jupcron.cron import parse_cron
 from jupcron.domain import PlanKind
-from jupcron.plans import trigger_v2
 from jupcron.plans.fields import (
     STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields
 )
-from jupcron.plans.fields import (
-    U64_MAX,
-    Amount,
-    Duration,
-    Price,
-    Pubkey,
-    _at_least,
-    _Model,
-)
+from jupcron.plans.fields import Amount, Duration, _Model
 from jupcron.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
 from jupcron.price.oracle import DEFAULT_FEEDS
+from jupcron.products import kinds
+from jupcron.products.findings import Finding as Finding
+from jupcron.products.recurring.model import (
+    RECURRING_MIN_PER_ORDER_USD as RECURRING_MIN_PER_ORDER_USD,
+)
+from jupcron.products.recurring.model import (
+    RECURRING_MIN_TOTAL_USD as RECURRING_MIN_TOTAL_USD,
+)
+from jupcron.products.recurring.model import (
+    RECURRING_V1_UNMAINTAINED as RECURRING_V1_UNMAINTAINED,
+)
+from jupcron.products.recurring.model import RecurringRequest
+from jupcron.products.recurring_cancel.model import RecurringCancelRequest
+from jupcron.products.spec import CheckContext
+from jupcron.products.swap.model import ROUTERS as ROUTERS
+from jupcron.products.swap.model import ULTRA_V1_NOTICE as ULTRA_V1_NOTICE
+from jupcron.products.swap.model import SwapRequest, param_checks
+from jupcron.products.trigger.model import TriggerCancelRequest
+from jupcron.products.trigger_batch.model import TriggerCancelBatchRequest
+from jupcron.products.trigger_v2.model import (
+    TriggerV2CancelRequest,
+    TriggerV2DcaRequest,
+    TriggerV2OrderRequest,
+)
 from jupcron.schedule import (
     Misfire,
     Schedule,
@@ -63,160 +73,27 @@ from jupcron.schedule import (
     parse_timezone,
 )
 
-RECURRING_MIN_TOTAL_USD = 100
-RECURRING_MIN_PER_ORDER_USD = 50
-RECURRING_V1_UNMAINTAINED = (
-    "Recurring v1 is no longer actively maintained by Jupiter (superseded by DCA under "
-    "Trigger V2): consider kind: trigger-v2-dca (see docs/products.md, 'Moving a v1 plan "
-    "to V2'); this plan keeps working as it is"
-)
 # the field the daemon fills in with the wallet, per kind
-WALLET_FIELD = {
-    PlanKind.RECURRING: "user",
-    PlanKind.TRIGGER_CANCEL: "maker",
-    PlanKind.SWAP: "taker",
-    PlanKind.TRIGGER_V2_DCA: trigger_v2.WALLET_FIELD,
-    PlanKind.TRIGGER_V2_ORDER: trigger_v2.WALLET_FIELD,
-    PlanKind.TRIGGER_V2_CANCEL: trigger_v2.WALLET_FIELD,
-}
+WALLET_FIELD = {kind: spec.wallet_field for kind, spec in kinds.SPECS.items()}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
-Seconds = Annotated[StrictInt, _at_least(60, 10 * 366 * 86400, " seconds")]
-
-
 # ------------------------------------------------------------------ requests
+# each kind's one request model lives with its product (daemon/products/)
 
-
-class TimeParams(_Model):
-    in_amount: Amount = Field(alias="inAmount")
-    number_of_orders: Annotated[StrictInt, _at_least(2, 1_000_000)] = Field(alias="numberOfOrders")
-    interval: Seconds
-    min_price: Price | None = Field(default=None, alias="minPrice")
-    max_price: Price | None = Field(default=None, alias="maxPrice")
-    start_at: Annotated[StrictInt, Field(gt=0, le=U64_MAX)] | None = Field(
-        default=None, alias="startAt"
-    )
-
-
-class PriceParams(_Model):
-    """Deprecated by Jupiter (price-based recurring orders); accepted with a warning."""
-
-    deposit_amount: Amount = Field(alias="depositAmount")
-    increment_usdc_value: Amount = Field(alias="incrementUsdcValue")
-    interval: Seconds
-    start_at: Annotated[StrictInt, Field(gt=0, le=U64_MAX)] | None = Field(
-        default=None, alias="startAt"
-    )
-
-
-class RecurringParams(_Model):
-    time: TimeParams | None = None
-    price: PriceParams | None = None
-
-    @model_validator(mode="after")
-    def _one(self) -> RecurringParams:
-        if (self.time is None) == (self.price is None):
-            raise ValueError("give exactly one of 'time' or 'price'")
-        return self
-
-
-class RecurringRequest(_Model):
-    """POST /recurring/v1/createOrder body, minus ``user``."""
-
-    input_mint: Pubkey = Field(alias="inputMint")
-    output_mint: Pubkey = Field(alias="outputMint")
-    params: RecurringParams
-
-
-def _compute_unit_price(value: object) -> int | str:
-    """``auto``, or micro-lamports as an integer or a string of digits (the API takes a
-    string; the client sends every form as one). Kept as written, so the stored plan
-    and its content hash do not depend on the form."""
-    if value == "auto":
-        return "auto"
-    number = value if isinstance(value, int) and not isinstance(value, bool) else None
-    if isinstance(value, str) and value.isascii() and value.isdigit():
-        number = int(value)
-    if number is None or not 0 < number <= U64_MAX:
-        raise ValueError("must be 'auto' or a positive integer (micro-lamports)")
-    return value if isinstance(value, str) else number
-
-
-class TriggerCancelRequest(_Model):
-    """POST /trigger/v1/cancelOrder body, minus ``maker``."""
-
-    order: Pubkey
-    compute_unit_price: Annotated[int | str, PlainValidator(_compute_unit_price)] | None = Field(
-        default=None, alias="computeUnitPrice"
-    )
-
-
-ROUTERS = ("metis", "jupiterz", "dflow", "okx")
-
-
-def _routers(value: str) -> str:
-    names = [n.strip() for n in value.split(",")]
-    bad = [n for n in names if n not in ROUTERS]
-    if bad:
-        raise ValueError(f"unknown router '{bad[0]}' (known: {', '.join(ROUTERS)})")
-    return ",".join(names)
-
-
-class SwapRequest(_Model):
-    """GET /swap/v2/order or /ultra/v1/order query, minus ``taker``: the parameters
-    either spec lists. Each API is sent only its own (`jupcron.runner.steps.swap_query`;
-    `checks` says which of a plan's parameters its API would not be sent)."""
-
-    input_mint: Pubkey = Field(alias="inputMint")
-    output_mint: Pubkey = Field(alias="outputMint")
-    amount: Amount
-    receiver: Pubkey | None = None
-    payer: Pubkey | None = None  # both APIs: pays the fees (restricts routing to Metis)
-    close_authority: Pubkey | None = Field(default=None, alias="closeAuthority")  # Ultra only
-    swap_mode: Literal["ExactIn"] | None = Field(default=None, alias="swapMode")  # Swap V2 only
-    referral_account: Pubkey | None = Field(default=None, alias="referralAccount")
-    referral_fee: Annotated[StrictInt, _at_least(50, 255, " bps")] | None = Field(
-        default=None, alias="referralFee"
-    )
-    exclude_routers: Annotated[str, AfterValidator(_routers)] | None = Field(
-        default=None, alias="excludeRouters"
-    )
-    exclude_dexes: Annotated[str, Field(min_length=1, max_length=1000)] | None = Field(
-        default=None, alias="excludeDexes"
-    )
-    slippage_bps: Annotated[StrictInt, _at_least(0, 10_000, " bps")] | None = Field(
-        default=None, alias="slippageBps"
-    )
-    broadcast_fee_type: Literal["maxCap", "exactFee"] | None = Field(
-        default=None, alias="broadcastFeeType"
-    )
-    priority_fee_lamports: Annotated[StrictInt, Field(gt=0, le=U64_MAX)] | None = Field(
-        default=None, alias="priorityFeeLamports"
-    )
-    jito_tip_lamports: Annotated[StrictInt, Field(ge=1000, le=U64_MAX)] | None = Field(
-        default=None, alias="jitoTipLamports"
-    )
-
-
-TriggerV2DcaRequest = trigger_v2.TriggerV2DcaRequest
-TriggerV2OrderRequest = trigger_v2.TriggerV2OrderRequest
-TriggerV2CancelRequest = trigger_v2.TriggerV2CancelRequest
 Request = (
     RecurringRequest
+    | RecurringCancelRequest
     | TriggerCancelRequest
+    | TriggerCancelBatchRequest
     | SwapRequest
     | TriggerV2DcaRequest
     | TriggerV2OrderRequest
     | TriggerV2CancelRequest
 )
 REQUEST_MODELS: dict[PlanKind, type[Request]] = {
-    PlanKind.RECURRING: RecurringRequest,
-    PlanKind.TRIGGER_CANCEL: TriggerCancelRequest,
-    PlanKind.SWAP: SwapRequest,
-    PlanKind.TRIGGER_V2_DCA: TriggerV2DcaRequest,
-    PlanKind.TRIGGER_V2_ORDER: TriggerV2OrderRequest,
-    PlanKind.TRIGGER_V2_CANCEL: TriggerV2CancelRequest,
+    kind: spec.model  # type: ignore[misc]
+    for kind, spec in kinds.SPECS.items()
 }
 
 
@@ -355,7 +232,7 @@ class PlanSpec(_PlanFields):
 
     @model_validator(mode="after")
     def _kind_matches(self) -> PlanSpec:
-        if not isinstance(self.request, REQUEST_MODELS[self.kind]):
+        if not isinstance(self.request, kinds.spec(self.kind).model):
             raise ValueError(f"request does not match kind '{self.kind}'")
         return self
 
@@ -400,38 +277,9 @@ class PlanSpec(_PlanFields):
 # ------------------------------------------------------------------ cross-field checks
 
 
-@dataclass(frozen=True)
-class Finding:
-    """A rule broken across fields: where (relative to the plan) and what."""
-
-    loc: tuple[str | int, ...]
-    message: str
-    warning: bool = False
-
-
 def in_amount_of(request: Request) -> tuple[str, int, tuple[str, ...]] | None:
     """(input mint, total input amount, where it is) for kinds that spend."""
-    if isinstance(request, SwapRequest):
-        return request.input_mint, request.amount, ("amount",)
-    if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
-        return request.input_mint, request.input_amount, ("inputAmount",)
-    if isinstance(request, RecurringRequest):
-        if request.params.time is not None:
-            return request.input_mint, request.params.time.in_amount, ("params", "time", "inAmount")
-        if request.params.price is not None:
-            where = ("params", "price", "depositAmount")
-            return request.input_mint, request.params.price.deposit_amount, where
-    return None
-
-
-def _usd(amount: int | Decimal, decimals: int) -> Decimal:
-    return (Decimal(amount) / (Decimal(10) ** decimals)).quantize(Decimal("0.01"))
-
-
-ULTRA_V1_NOTICE = (
-    "swap_api: ultra-v1 is no longer actively maintained by Jupiter; Swap V2 serves the same "
-    "request: remove swap_api (or set swap-v2) to move this plan (docs/products.md)"
-)
+    return kinds.spec_of(request).spend(request)
 
 
 def checks(
@@ -443,23 +291,14 @@ def checks(
     limits: PriceLimits | None = None,
 ) -> list[Finding]:
     """Rules across fields; locations are relative to the plan (`now`: for dates)."""
+    spec = kinds.spec_of(request)
     out: list[Finding] = []
     out.extend(limit_checks(request, limits))
-    if swap_api is not None and not isinstance(request, SwapRequest):
+    if swap_api is not None and not spec.swap_api:
         out.append(Finding(("swap_api",), "swap_api applies to swap plans only"))
-    elif swap_api == "ultra-v1":
-        out.append(Finding(("swap_api",), ULTRA_V1_NOTICE, warning=True))
-    if isinstance(request, SwapRequest):
-        out.extend(swap_param_checks(request, swap_api))
-    if isinstance(request, RecurringRequest | SwapRequest) and (
-        request.input_mint == request.output_mint
-    ):
-        out.append(Finding(("request", "outputMint"), "outputMint is the same as inputMint"))
-    if isinstance(request, RecurringRequest):
-        out.extend(_recurring(request))
-    if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest | TriggerV2CancelRequest):
-        out.extend(Finding(f.loc, f.message, f.warning) for f in trigger_v2.checks(request, now))
-    spent = in_amount_of(request)
+    context = CheckContext(now or datetime.now(UTC), limits, swap_api)
+    out.extend(spec.checks(request, context))
+    spent = spec.spend(request)
     if spent is not None:
         _, amount, where = spent
         if max_in_amount is not None and amount > max_in_amount:
@@ -475,59 +314,23 @@ def checks(
 
 
 def swap_param_checks(request: SwapRequest, swap_api: str | None) -> list[Finding]:
-    """Parameters the plan's swap API does not list are never sent to it: an error
-    when the plan names its API (when the daemon config decides, a run records what
-    it left out, ``not_sent`` in its ``ordered`` event)."""
-    given = request_body(request)
-    out: list[Finding] = []
-    if "closeAuthority" in given and "payer" not in given:
-        message = "closeAuthority requires payer (Ultra ignores it without one)"
-        out.append(Finding(("request", "closeAuthority"), message))
-    for api, listed in (
-        ("swap-v2", SwapV2OrderRequest.params),
-        ("ultra-v1", UltraOrderRequest.params),
-    ):
-        other = "ultra-v1" if api == "swap-v2" else "swap-v2"
-        for key in sorted(k for k in given if k not in listed):
-            if swap_api == api:
-                message = f"{key} is not a parameter of {api}'s /order (only {other}'s)"
-                out.append(Finding(("request", key), message))
-    return out
-
-
-# the kinds whose signed transaction guarantees an output txguard can hold to `limits`
-PRICED_KINDS = (SwapRequest, RecurringRequest)
+    """Parameters the plan's swap API does not list (`jupcron.products.swap.model`)."""
+    return param_checks(request, swap_api)
 
 
 def limit_checks(request: Request, limits: PriceLimits | None) -> list[Finding]:
-    """``limits`` against the plan's kind and pair (price forms need no chain here)."""
+    """``limits`` against the plan's kind and pair (price forms need no chain here);
+    a kind's own notes on them are in its `checks`."""
     if limits is None:
         return []
-    if isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
-        return [Finding(("limits",), "a Trigger V2 order is priced by its own request fields "
-                        "(minPriceUsd/maxPriceUsd; triggerPriceUsd with slippageBps): Jupiter "
-                        "fills it later, so the deposit jupcron signs guarantees no output to "
-                        "hold to limits (docs/price-protection.md)")]  # fmt: skip
-    if not isinstance(request, PRICED_KINDS):
-        return [Finding(("limits",), "limits apply to plans that trade now or on a "
-                        "schedule the order carries (swap, recurring)")]  # fmt: skip
-    out = [
+    spec = kinds.spec_of(request)
+    pair = spec.pair(request)
+    if not spec.priced or pair is None:
+        return [Finding(("limits",), spec.not_priced)]
+    return [
         Finding(("limits", key), f"limits.{key}: {message}")
-        for key, message in pair_problems(limits, request.input_mint, request.output_mint)
+        for key, message in pair_problems(limits, *pair)
     ]
-    if isinstance(request, RecurringRequest) and request.params.time is not None:
-        time = request.params.time
-        if time.min_price is None and time.max_price is None:
-            out.append(
-                Finding(
-                    ("limits",),
-                    "a recurring order carries a per-cycle minimum out only when params.time "
-                    "sets minPrice or maxPrice; txguard holds that minimum to these limits, so "
-                    "without one its runs are refused (docs/price-protection.md)",
-                    warning=True,
-                )
-            )
-    return out
 
 
 def price_notes(
@@ -536,9 +339,10 @@ def price_notes(
     """Warnings: a trading plan with neither a price limit nor a reference price for its
     pair (`feeds`: mints with an oracle feed), and a price limit on a mint whose
     decimals only the chain can tell."""
-    if not isinstance(request, PRICED_KINDS):
+    spec = kinds.spec_of(request)
+    pair = spec.pair(request)
+    if not spec.priced or pair is None:
         return []
-    pair = (request.input_mint, request.output_mint)
     out: list[Finding] = []
     uncovered = [mint for mint in pair if mint not in feeds]
     if limits is None and uncovered:
@@ -562,58 +366,4 @@ def price_notes(
                         warning=True,
                     )
                 )
-    return out
-
-
-def _recurring(request: RecurringRequest) -> list[Finding]:
-    out: list[Finding] = []
-    stable = STABLECOINS.get(request.input_mint)
-    time, price = request.params.time, request.params.price
-    if price is not None:
-        out.append(
-            Finding(
-                ("request", "params", "price"),
-                "params.price (price-based recurring) is deprecated by Jupiter; use params.time "
-                "(its runs will be rejected: the Value Average program's interface is not "
-                "public, so txguard cannot check what it is told)",
-                warning=True,
-            )
-        )
-    if time is not None:
-        low, high = time.min_price, time.max_price
-        if low is not None and high is not None and low > high:
-            where = ("request", "params", "time", "minPrice")
-            out.append(Finding(where, "minPrice is above maxPrice"))
-        if stable is not None:
-            symbol, decimals = stable
-            total = _usd(time.in_amount, decimals)
-            where = ("request", "params", "time", "inAmount")
-            if total < RECURRING_MIN_TOTAL_USD:
-                out.append(
-                    Finding(
-                        where,
-                        f"inAmount is {total} {symbol}; a recurring order needs at least "
-                        f"{RECURRING_MIN_TOTAL_USD} {symbol} in total",
-                    )
-                )
-            per_order = _usd(Decimal(time.in_amount) / time.number_of_orders, decimals)
-            if per_order < RECURRING_MIN_PER_ORDER_USD:
-                out.append(
-                    Finding(
-                        where,
-                        f"each order would be {per_order} {symbol} (inAmount / numberOfOrders); "
-                        f"the minimum is {RECURRING_MIN_PER_ORDER_USD} {symbol} per order",
-                    )
-                )
-    if price is not None and stable is not None:
-        symbol, decimals = stable
-        total = _usd(price.deposit_amount, decimals)
-        if total < RECURRING_MIN_TOTAL_USD:
-            out.append(
-                Finding(
-                    ("request", "params", "price", "depositAmount"),
-                    f"depositAmount is {total} {symbol}; a recurring order needs at least "
-                    f"{RECURRING_MIN_TOTAL_USD} {symbol} in total",
-                )
-            )
     return out

@@ -27,16 +27,11 @@ import structlog
 
 from jupcron.config import Config
 from jupcron.errors import JupcronError
-from jupcron.plans.schema import (
-    RecurringRequest,
-    Request,
-    SwapRequest,
-    TriggerV2DcaRequest,
-    TriggerV2OrderRequest,
-)
+from jupcron.plans.schema import Request
 from jupcron.price.limits import UnknownDecimals, decimals_of, minimum_out
 from jupcron.price.oracle import AccountState
 from jupcron.price.reference import Reference, feeds_of, reference_for
+from jupcron.products import kinds
 from jupcron.store.records import PlanRecord
 
 log = structlog.get_logger(__name__)
@@ -76,20 +71,12 @@ class Protection:
 
 def pair_of(request: Request) -> tuple[str, str] | None:
     """(input mint, output mint) of a kind that trades; None for cancels."""
-    if isinstance(
-        request, SwapRequest | RecurringRequest | TriggerV2DcaRequest | TriggerV2OrderRequest
-    ):
-        return request.input_mint, request.output_mint
-    return None
+    return kinds.spec_of(request).pair(request)
 
 
 def orders_of(request: Request) -> int:
     """How many cycles a run's input is spread over (1 for a swap or a price order)."""
-    if isinstance(request, RecurringRequest) and request.params.time is not None:
-        return request.params.time.number_of_orders
-    if isinstance(request, TriggerV2DcaRequest):
-        return request.order_count
-    return 1
+    return kinds.spec_of(request).cycles(request)
 
 
 def per_cycle(amount: int, orders: int) -> int:

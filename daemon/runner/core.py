@@ -23,12 +23,12 @@ from jupcron.config import Config
 from jupcron.domain import RunStatus
 from jupcron.errors import FatalError, RejectedError, RetryableError
 from jupcron.logs import run_context
+from jupcron.products.base import OrderApi
 from jupcron.rpc import SolanaRpc
 from jupcron.runner.book import RunBook
 from jupcron.runner.flow import drive
 from jupcron.runner.outcome import RunListener, RunOutcome
 from jupcron.runner.ports import Clock, Ports, RunOptions, run_mode
-from jupcron.runner.steps import OrderApi
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.txguard import GuardPolicy

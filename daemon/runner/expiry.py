@@ -27,9 +27,9 @@ import structlog
 
 from jupcron.domain import RunStatus
 from jupcron.errors import RejectedError, RetryableError
+from jupcron.products.base import SWAP_V2, SwapTerms
 from jupcron.runner.book import api_detail
 from jupcron.runner.ports import Ports
-from jupcron.runner.steps import SWAP_V2, SwapTerms
 from jupcron.runner.timing import surely_expired, within_grace
 from jupcron.store.records import PlanRecord, RunRecord
 

@@ -21,13 +21,12 @@ from typing import Any
 import structlog
 
 from jupcron import failpoints
-from jupcron.domain import PlanKind, RunStatus
-from jupcron.errors import ApiRejectedError, GuardRejectedError, RejectedError, RetryableError
+from jupcron.domain import RunStatus
+from jupcron.errors import GuardRejectedError, RejectedError, RetryableError
+from jupcron.products.registry import product
 from jupcron.runner import judge, preflight, pricecheck, submit
-from jupcron.runner import trigger_v2 as v2
 from jupcron.runner.book import api_detail, api_fields, programs_of
 from jupcron.runner.ports import Ports, RunOptions, run_mode
-from jupcron.runner.steps import order, output_mint_of, swap_api_of
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.txguard import Verdict
 from jupcron.txguard.simulate import BalanceCheck
@@ -37,23 +36,13 @@ log = structlog.get_logger(__name__)
 
 MAX_STEPS = 12
 ORDER_GONE = "order_gone"
-# what Trigger v1's cancelOrder answers (HTTP 400) for an order that is no longer open
-GONE_TEXTS = ("no matching orders found",)
 
 
 def order_gone(plan: PlanRecord, exc: Exception) -> str | None:
     """The run's error when a cancel found its order already closed (filled, cancelled
     or expired): the plan's aim holds, so the run is `skipped`, never `failed`."""
-    if plan.kind is not PlanKind.TRIGGER_CANCEL or not isinstance(exc, ApiRejectedError):
-        return None
-    said = (exc.info.error or "").strip().lower()
-    if exc.info.http_status != 400 or not any(text in said for text in GONE_TEXTS):
-        return None
-    order = plan.body.get("order") or "?"
-    return (
-        f"nothing to cancel: the API has no open order {order} of this wallet (filled, "
-        f"cancelled or expired, or never this wallet's; it said: {exc.info.error})"
-    )
+    gone = product(plan.kind).order_gone
+    return None if gone is None else gone(plan, exc)
 
 
 def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -> RunRecord:
@@ -90,15 +79,9 @@ def order_run(
         skipped = book.finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")
         return skipped, None
     spend = preflight.spend_of(plan)
+    kind = product(plan.kind)
     try:
-        if plan.kind.trigger_v2:
-            ordered = v2.order(ports, plan, now, book.observer(run.id))
-        else:
-            swap_api = swap_api_of(ports.config, plan)
-            ordered = order(
-                ports.api, plan, ports.wallet.address, book.observer(run.id), swap_api,
-                ports.config.api.exclude_routers,
-            )  # fmt: skip
+        ordered = kind.order(ports, plan, now, book.observer(run.id))
     except GuardRejectedError as exc:  # Trigger V2's login challenge: nothing was signed
         refused = book.finish(
             run, RunStatus.REJECTED, step="guard_refused", error=str(exc),
@@ -141,7 +124,7 @@ def order_run(
         "unsigned_tx": ordered.transaction,
         "expires_at": ports.clock() + timedelta(seconds=validity),
         "input_mint": spend.mint,
-        "output_mint": output_mint_of(plan),
+        "output_mint": kind.output_mint(plan),
         "in_amount": str(in_amount) if spend.mint else None,
         "order_account": ordered.order_account,
     }
@@ -173,7 +156,7 @@ def sign_run(
         )  # fmt: skip
     if ordered is None:  # ordered by an earlier drive (recovery): ask the store
         ordered = book.ordered(run.id)
-    gasless = plan.kind is PlanKind.SWAP and bool(ordered.get("gasless"))
+    gasless = product(plan.kind).gasless and bool(ordered.get("gasless"))
     simulate = ports.rpc is not None and ports.config.guard.simulate
     try:
         verdict = judge.check(

@@ -4,29 +4,26 @@ One function, `judge`, used by the runner's sign step (through `check`) and by
 `jupcron tx inspect --plan`, so an operator's question "would the daemon sign
 this for that plan, and why not?" gets exactly the runner's answer.
 
-The plan's terms become one typed `Expectation`, built by one small function
-per plan kind (`expectation`), from the plan and what its order call answered
+The plan's terms become one typed `Expectation`, built by the plan kind's product
+(`jupcron.products`, its ``expectation``), from the plan and what its order call answered
 (``ordered``: the facts of the run's ``ordered`` event — a swap's declared fee,
 Trigger V2's vault and deposit).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import structlog
 from solders.pubkey import Pubkey
 
-from jupcron.domain import PlanKind
 from jupcron.errors import RejectedError, RetryableError
-from jupcron.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
-from jupcron.runner import trigger_v2 as v2
-from jupcron.runner.preflight import Spend, spend_of
-from jupcron.runner.steps import output_mint_of
+from jupcron.products.registry import product
+from jupcron.runner.preflight import spend_of
 from jupcron.store.records import PlanRecord
 from jupcron.txguard import GuardPolicy, Verdict, guard, inspect
-from jupcron.txguard.expect import Expectation, RecurringTerms
+from jupcron.txguard.expect import Expectation
 from jupcron.txguard.simulate import Simulator
 
 log = structlog.get_logger(__name__)
@@ -38,84 +35,9 @@ class Chain(Simulator, Protocol):
     def owners(self, addresses: Any) -> dict[str, str | None]: ...
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    return int(value) if isinstance(value, str) and value.isdigit() else None
-
-
-def _price(ordered: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's price protection as its ``ordered`` event recorded it
-    (`runner.pricecheck`): the least output, the reference, and any problem."""
-    price = ordered.get("price")
-    if not isinstance(price, Mapping):
-        return {}
-    problem = price.get("problem")
-    return {
-        "min_out": _int(price.get("min_out")),
-        "reference_out": _int(price.get("reference_out")),
-        "max_deviation_bps": _int(price.get("max_price_deviation_bps")),
-        "price_problem": problem if isinstance(problem, str) else None,
-    }
-
-
-def _swap(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
-    request = plan.request
-    assert isinstance(request, SwapRequest)
-    referral = request.referral_fee if request.referral_account else None
-    return Expectation(
-        kind=str(plan.kind), input_mint=spend.mint, output_mint=request.output_mint,
-        amount=spend.amount or None, receiver=request.receiver,
-        slippage_bps=request.slippage_bps, referral_fee_bps=referral,
-        fee_bps=_int(ordered.get("fee_bps")), **_price(ordered),
-    )  # fmt: skip
-
-
-def _recurring(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
-    request = plan.request
-    assert isinstance(request, RecurringRequest)
-    time = request.params.time
-    terms = None
-    if time is not None:
-        bounds = sum(p is not None for p in (time.min_price, time.max_price))
-        terms = RecurringTerms(
-            in_amount=time.in_amount, per_cycle=time.in_amount // time.number_of_orders,
-            cycle_seconds=time.interval, price_bounds=bounds, start_at=time.start_at,
-        )  # fmt: skip
-    price = _price(ordered)
-    price.pop("reference_out", None)  # a price over days to come: only the plan's limit holds
-    return Expectation(
-        kind=str(plan.kind), input_mint=spend.mint, output_mint=request.output_mint,
-        amount=spend.amount or None, recurring=terms, **price,
-    )  # fmt: skip
-
-
-def _trigger_cancel(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
-    request = plan.request
-    assert isinstance(request, TriggerCancelRequest)
-    return Expectation(kind=str(plan.kind), order=request.order)
-
-
-def _trigger_v2(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
-    return v2.expectation(plan, spend.mint, spend.amount, ordered)
-
-
-Builder = Callable[[PlanRecord, Spend, Mapping[str, Any]], Expectation]
-BUILDERS: dict[PlanKind, Builder] = {
-    PlanKind.SWAP: _swap,
-    PlanKind.RECURRING: _recurring,
-    PlanKind.TRIGGER_CANCEL: _trigger_cancel,
-    PlanKind.TRIGGER_V2_DCA: _trigger_v2,
-    PlanKind.TRIGGER_V2_ORDER: _trigger_v2,
-    PlanKind.TRIGGER_V2_CANCEL: _trigger_v2,
-}
-
-
 def expectation(plan: PlanRecord, ordered: Mapping[str, Any]) -> Expectation:
     """What the plan asked for, as txguard holds the transaction to it."""
-    return BUILDERS[plan.kind](plan, spend_of(plan), ordered)
+    return product(plan.kind).expectation(plan, spend_of(plan), ordered)
 
 
 # what an order answer calls a fact (the API's names) -> the run's ``ordered`` event's name
@@ -156,7 +78,7 @@ def _guard_inputs(
     """What txguard is told of a run of `plan`: the plan's terms, and the chain's facts."""
     expect = expectation(plan, ordered)
     return {
-        "gasless": bool(gasless and plan.kind is PlanKind.SWAP),
+        "gasless": bool(gasless and product(plan.kind).gasless),
         "expect": expect,
         "mint_programs": mint_programs(rpc, expect),
         "simulator": rpc if simulate else None,
@@ -198,11 +120,9 @@ def check(
 
 
 __all__ = [
-    "BUILDERS",
     "check",
     "expectation",
     "judge",
     "mint_programs",
     "ordered_facts",
-    "output_mint_of",
 ]

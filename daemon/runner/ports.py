@@ -14,9 +14,9 @@ from typing import Any
 
 from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.config import Config
+from jupcron.products.base import OrderApi
 from jupcron.rpc import SolanaRpc
 from jupcron.runner.book import RunBook
-from jupcron.runner.steps import OrderApi
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
 from jupcron.txguard import GuardPolicy

@@ -18,8 +18,9 @@ from typing import Any
 from jupcron.config import Config
 from jupcron.errors import FatalError, JupcronError
 from jupcron.plans.schema import in_amount_of
+from jupcron.products.base import OrderApi
+from jupcron.products.kinds import spec
 from jupcron.runner.ports import Ports
-from jupcron.runner.steps import OrderApi, output_mint_of
 from jupcron.store.port import CapWindow, Reservation
 from jupcron.store.records import PlanRecord, RunRecord
 
@@ -118,7 +119,7 @@ def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> st
     per_run = plan.settings.max_in_amount
     if per_run is not None and spend.amount > per_run:
         return f"input {spend.amount} is over the plan's max_in_amount {per_run}"
-    reservation = Reservation(spend.mint, spend.amount, output_mint_of(plan))
+    reservation = Reservation(spend.mint, spend.amount, spec(plan.kind).output_mint(plan.request))
     hit = ports.store.reserve(run.id, reservation, cap_windows(plan, ports.config, now), now=now)
     if hit is None:
         return None

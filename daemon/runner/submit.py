@@ -14,14 +14,13 @@ import structlog
 
 from jupcron import failpoints
 from jupcron.api.models import ExecuteResult
-from jupcron.domain import PlanKind, RunStatus
+from jupcron.domain import RunStatus
 from jupcron.errors import RejectedError, RetryableError
-from jupcron.runner import expiry, results, trigger_v2
+from jupcron.products.registry import product
+from jupcron.runner import expiry, results
 from jupcron.runner.book import api_detail, api_fields
 from jupcron.runner.ports import Ports
 from jupcron.runner.settle import settle_unanswered
-from jupcron.runner.steps import SwapTerms
-from jupcron.runner.steps import execute as post_execute
 from jupcron.runner.timing import grace_end, within_grace
 from jupcron.store.records import PlanRecord, RunRecord
 
@@ -44,7 +43,8 @@ def execute(
     result is settled by `settle_unanswered`, never by a fresh order."""
     book = ports.book
     first_post = run.status is RunStatus.SIGNED
-    swap = SwapTerms.of(ports.store.steps(run.id)) if plan.kind is PlanKind.SWAP else None
+    kind = product(plan.kind)
+    swap = kind.terms(ports, run) if kind.terms is not None else None
     if first_post and swap is not None:  # a Swap V2 order's lastValidBlockHeight
         gone = expiry.cannot_land(ports, run, swap, ports.clock())
         if gone is not None:
@@ -68,10 +68,7 @@ def execute(
             observe(attempt)
 
         try:
-            if plan.kind.trigger_v2:
-                result = trigger_v2.execute(ports, run, plan, count)
-            else:
-                result = post_execute(ports.api, plan, run.signed_tx, run.request_id, count, swap)
+            result = kind.execute(ports, run, plan, count, swap)
         except RetryableError as exc:
             # no answer: the transaction may or may not have landed; recovery settles it
             book.event(run.id, "execute_unanswered", api_detail(exc))
@@ -164,7 +161,7 @@ def _may_reorder(
     """A swap that failed with a retry-with-fresh-order code may be ordered again,
     once, inside the slot's grace, and only when the first transaction can no
     longer land."""
-    if plan.kind is not PlanKind.SWAP or reordered or not isinstance(code, int):
+    if not product(plan.kind).reorders or reordered or not isinstance(code, int):
         return False
     cannot_land = code in CANNOT_LAND or (code == -1 and first_post)
     if not cannot_land and code not in MAY_STILL_LAND:

@@ -40,7 +40,12 @@ _STATUSES = {
         RunStatus.SKIPPED,
     ),
 }
-_KINDS = {"recurring": PlanKind.RECURRING, "trigger": PlanKind.TRIGGER_CANCEL}
+# the plan kinds whose runs' orders each source follows (a recurring cancel's order too:
+# it may have been opened elsewhere, and its refund is the plan's)
+_KINDS = {
+    "recurring": (str(PlanKind.RECURRING), str(PlanKind.RECURRING_CANCEL)),
+    "trigger": (str(PlanKind.TRIGGER_CANCEL), str(PlanKind.TRIGGER_CANCEL_BATCH)),
+}
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ def targets(conn: Conn, source: str) -> Targets:
         conn.execute(
             select(Run.id, Run.order_account, Run.signature, Run.status, Plan.request)
             .join(Plan, Plan.id == Run.plan_id)
-            .where(Plan.kind == str(_KINDS[source]), Run.status.in_(statuses))
+            .where(Plan.kind.in_(_KINDS[source]), Run.status.in_(statuses))
             .order_by(Run.id)
         )
     )
@@ -114,9 +119,11 @@ def targets(conn: Conn, source: str) -> Targets:
         fallback = source == "trigger" and not skipped and isinstance(row.request, dict)
         if account is None and fallback:
             account = row.request.get("order")  # a cancel that failed before ordering
-        if account:
-            by_order.setdefault(account, row.id)
-        elif source == "recurring" and row.signature:  # order account unknown (in doubt)
+        batch = row.request.get("orders") if fallback else None  # a batch cancel's orders
+        for named in [account, *(batch if isinstance(batch, list) else [])]:
+            if isinstance(named, str) and named:
+                by_order.setdefault(named, row.id)
+        if not account and source == "recurring" and row.signature:  # account unknown (in doubt)
             by_tx.setdefault(row.signature, row.id)
     return Targets(by_order, by_tx)
 

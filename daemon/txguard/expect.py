@@ -46,6 +46,7 @@ class Expectation:
     output_mint: str | None = None
     amount: int | None = None
     order: str | None = None
+    orders: tuple[str, ...] = ()  # a batch cancel's: the orders it may close
     receiver: str | None = None
     vault: str | None = None
     deposit: tuple[str, str, str] | None = None

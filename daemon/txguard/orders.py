@@ -35,7 +35,9 @@ BPS = 10_000
 KIND_ACTIONS: dict[str, frozenset[str]] = {
     "swap": frozenset({"swap"}),
     "recurring": frozenset({"recurring_open"}),
+    "recurring-cancel": frozenset({"recurring_close"}),
     "trigger-cancel": frozenset({"trigger_cancel"}),
+    "trigger-cancel-batch": frozenset({"trigger_cancel"}),
     # Trigger V2 signs no Jupiter program's instruction: a deposit into the vault and a
     # withdrawal out of it are plain token moves (daemon/txguard/vault.py holds them)
     "trigger-v2-dca": frozenset(),
@@ -202,6 +204,9 @@ def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> lis
     reasons += _recurring_terms(ix, where, expect)
     if expect.order and ix.role.get("order") and ix.role["order"] != expect.order:
         reasons.append(f"{where} is for order {ix.role['order']}; the plan names {expect.order}")
+    if expect.orders and ix.role.get("order") not in expect.orders:
+        named = ", ".join(expect.orders)
+        reasons.append(f"{where} is for order {ix.role.get('order')}; the plan names {named}")
     return reasons
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from jupcron.api.client import SPARE_WAIT
-from jupcron.follower.trigger_v2 import TriggerV2Follower
+from jupcron.products.trigger_v2.follower import TriggerV2Follower
 from jupcron.runner.core import trigger_v2_session
 from tests.fixtures.follow import FollowRig, FollowRigFactory
 from tests.fixtures.runner import SOL, USDC

@@ -12,7 +12,7 @@ from solders.keypair import Keypair
 
 from jupcron.emulator import Emulator
 from jupcron.emulator.common import EmuResponse
-from jupcron.emulator.trigger_v2_tx import COSIGNER
+from jupcron.emulator.products.trigger_v2.tx import COSIGNER
 from jupcron.emulator.txbuild import from_b64
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

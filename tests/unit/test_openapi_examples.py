@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from jupcron.api import requests as api_requests
 from jupcron.api import trigger_v2_models as v2
 from jupcron.api.models import (
     ErrorEnvelope,
@@ -24,6 +23,8 @@ from jupcron.api.models import (
 )
 from jupcron.api.orders import parse_page
 from jupcron.plans import schema
+from jupcron.products.swap import model as swap_model
+from jupcron.products.trigger import model as trigger_model
 from tests.fixtures.openapi_spec import SPECS, Example, examples, pages, validator
 
 Check = Callable[[Any], None]
@@ -90,16 +91,16 @@ def _swap_query(body: Any) -> None:
     assert plan.slippage_bps == body["slippageBps"]
     assert plan.exclude_routers == body["excludeRouters"]
     wire = dict(schema.request_body(plan))
-    api_requests.SwapV2OrderRequest.model_validate(wire)
+    swap_model.SwapV2OrderRequest.model_validate(wire)
     with pytest.raises(ValueError, match="slippageBps"):
-        api_requests.UltraOrderRequest.model_validate(wire)
+        swap_model.UltraOrderRequest.model_validate(wire)
 
 
 def _trigger_cancel_request(body: Any) -> None:
     request = {k: v for k, v in body.items() if k != "maker"}
     plan = schema.TriggerCancelRequest.model_validate(request)
     assert plan.order == body["order"]
-    api = api_requests.TriggerCancelRequest.model_validate(request)
+    api = trigger_model.TriggerCancelRequest.model_validate(request)
     assert api.wire_compute_unit_price == str(body.get("computeUnitPrice", "auto"))
 
 

@@ -40,8 +40,9 @@ EXPECTED: dict[str, list[str]] = {
         "3:1: unknown key 'schedul' (did you mean 'schedule'?)",
     ],
     "12-unknown-kind.yaml": [
-        "2:1: kind: Input should be 'recurring', 'trigger-cancel', 'swap', 'trigger-v2-dca', "
-        "'trigger-v2-order' or 'trigger-v2-cancel'",
+        "2:1: kind: Input should be 'recurring', 'recurring-cancel', 'trigger-cancel', "
+        "'trigger-cancel-batch', 'swap', 'trigger-v2-dca', 'trigger-v2-order' or "
+        "'trigger-v2-cancel'",
     ],
     "13-bad-mint.yaml": [
         "6:3: request.outputMint: 'So1111111111111111111111111111111111111111O' is not a valid base58 public key",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jupcron.plans.load import load_plans
-from jupcron.plans.trigger_v2 import TriggerV2DcaRequest, TriggerV2OrderRequest
+from jupcron.products.trigger_v2.model import TriggerV2DcaRequest, TriggerV2OrderRequest
 from tests.fixtures.plans import recurring_plan, write_plans
 
 CONFIG_V2 = Path(__file__).resolve().parents[2] / "config" / "plans-v2"

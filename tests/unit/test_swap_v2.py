@@ -18,7 +18,7 @@ from jupcron.config import Config
 from jupcron.emulator import Emulator
 from jupcron.emulator.common import VALID_BLOCKS
 from jupcron.plans.load import load_plans
-from jupcron.runner.steps import SWAP_V2, ULTRA_V1, Ordered, SwapTerms
+from jupcron.products.base import SWAP_V2, ULTRA_V1, Ordered, SwapTerms
 from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, FakeTime, Recorder, sign
 from tests.fixtures.plans import recurring_plan, swap_plan, write_plans

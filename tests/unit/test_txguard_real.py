@@ -12,8 +12,8 @@ from solders.pubkey import Pubkey
 
 from jupcron.config import Config, GuardConfig
 from jupcron.domain import PlanKind
+from jupcron.products.swap.steps import swap_body
 from jupcron.runner.judge import judge, ordered_facts
-from jupcron.runner.steps import swap_body
 from jupcron.txguard import GuardPolicy, inspect
 from tests.fixtures import real
 

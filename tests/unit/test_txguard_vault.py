@@ -11,7 +11,7 @@ from solders.instruction import Instruction
 from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 
-from jupcron.emulator import trigger_v2_tx as txs
+from jupcron.emulator.products.trigger_v2 import tx as txs
 from jupcron.emulator.txbuild import to_b64
 from jupcron.txguard import GuardPolicy, inspect
 from jupcron.txguard.expect import Expectation

@@ -1,4 +1,4 @@
-"""The Trigger V2 steps of a run (docs/products.md), chosen by plan kind.
+"""The Trigger V2 steps of a run (docs/products.md), for its three kinds.
 
     order     login if needed (txguard checks the challenge), the vault, then the
               deposit craft (DCA, price order) or the cancel (the withdrawal)
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -27,18 +27,22 @@ from jupcron.api.models import ExecuteResult
 from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.api.trigger_v2_models import Created, Family, HistoryOrder
 from jupcron.errors import ApiRejectedError, JupcronError, RejectedError, RetryableError
-from jupcron.plans.trigger_v2 import (
+from jupcron.products.base import Ordered, Product, SwapTerms
+from jupcron.products.trigger_v2 import spec
+from jupcron.products.trigger_v2.checks import expires_at_ms
+from jupcron.products.trigger_v2.model import (
     BEGIN_FILL_MAX,
     TriggerV2CancelRequest,
     TriggerV2DcaRequest,
     TriggerV2OrderRequest,
-    expires_at_ms,
 )
-from jupcron.runner.ports import Ports
-from jupcron.runner.steps import Ordered
 from jupcron.schedule import parse_instant
-from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.txguard.expect import Expectation
+
+if TYPE_CHECKING:
+    from jupcron.runner.ports import Ports
+    from jupcron.runner.preflight import Spend
+    from jupcron.store.records import PlanRecord, RunRecord
 
 log = structlog.get_logger(__name__)
 
@@ -144,9 +148,7 @@ def _cancel(api: TriggerV2Api, request: TriggerV2CancelRequest, observe: Observe
 # --- what txguard holds the transaction to -------------------------------------------
 
 
-def expectation(
-    plan: PlanRecord, input_mint: str | None, amount: int, ordered: Mapping[str, Any]
-) -> Expectation:
+def expectation(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
     """The deposit: the plan's mint and amount, into the vault ``GET /vault`` named,
     with what the craft said of itself. The withdrawal: the vault, and the order's
     mints (so the wallet's token accounts for them are known)."""
@@ -166,7 +168,8 @@ def expectation(
         else None
     )
     return Expectation(
-        kind=str(plan.kind), input_mint=input_mint, output_mint=output, amount=amount or None,
+        kind=str(plan.kind), input_mint=spend.mint, output_mint=output,
+        amount=spend.amount or None,
         vault=vault, deposit=deposit,  # type: ignore[arg-type]
     )  # fmt: skip
 
@@ -208,7 +211,9 @@ def create_body(
     return body
 
 
-def execute(ports: Ports, run: RunRecord, plan: PlanRecord, observe: Observer) -> ExecuteResult:
+def execute(
+    ports: Ports, run: RunRecord, plan: PlanRecord, observe: Observer, terms: SwapTerms | None
+) -> ExecuteResult:
     """Post the signed deposit (create) or withdrawal (confirm-cancel)."""
     api, request, family = _api(ports), plan.request, family_of(plan)
     signed, request_id, signature = run.signed_tx or "", run.request_id or "", run.signature or ""
@@ -287,3 +292,11 @@ def _pages(api: TriggerV2Api, family: Family, observe: Observer) -> Iterator[lis
             offset += len(page.orders)
             if not page.orders or offset >= page.total:
                 break
+
+
+DCA = Product(name="trigger-v2-dca", request=spec.DCA, order=order, expectation=expectation,
+              execute=execute)  # fmt: skip
+ORDER = Product(name="trigger-v2-order", request=spec.ORDER, order=order,
+                expectation=expectation, execute=execute)  # fmt: skip
+CANCEL = Product(name="trigger-v2-cancel", request=spec.CANCEL, order=order,
+                 expectation=expectation, execute=execute)  # fmt: skip

@@ -18,11 +18,11 @@ from decimal import Decimal
 from jupcron.api.client import JupiterClient
 from jupcron.config import Config, api_key
 from jupcron.errors import JupcronError, Problem
+from jupcron.plans.fields import STABLECOINS
 from jupcron.plans.load import LoadedPlan
-from jupcron.plans.schema import (
+from jupcron.products.recurring.model import (
     RECURRING_MIN_PER_ORDER_USD,
     RECURRING_MIN_TOTAL_USD,
-    STABLECOINS,
     RecurringRequest,
 )
 from jupcron.rpc import rpc_from_config

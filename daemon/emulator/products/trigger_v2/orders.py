@@ -1,5 +1,5 @@
 """Trigger V2 deposits and orders in the emulator (cancels and fills:
-`jupcron.emulator.trigger_v2_cancel`).
+`jupcron.emulator.products.trigger_v2.cancel`).
 
 A crafted deposit is remembered like any issued transaction (`IssuedOrder`,
 kind ``trigger_v2_deposit``); the create call verifies that the signed bytes
@@ -28,7 +28,6 @@ from typing import Any
 from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 
-from jupcron.emulator import trigger_v2_tx as txs
 from jupcron.emulator import txbuild
 from jupcron.emulator.common import (
     EmuResponse,
@@ -42,7 +41,8 @@ from jupcron.emulator.common import (
 from jupcron.emulator.faults import Fault
 from jupcron.emulator.keeper import iso
 from jupcron.emulator.ledger import SOL_MINT, Execution, IssuedOrder
-from jupcron.emulator.v2state import V2Order
+from jupcron.emulator.products.trigger_v2 import tx as txs
+from jupcron.emulator.products.trigger_v2.state import V2Order
 
 MIN_USD = Decimal(10)
 TOLERANCE = Decimal("0.20")

@@ -6,7 +6,7 @@ Error shapes as documented: the Trigger API's own errors are ``{"error": ...}``
 for every product (`jupcron.emulator.core`). Every authenticated route wants
 ``Authorization: Bearer <jwt>``: missing, unknown, expired → ``401
 {"error": "Unauthorized"}``. Order creation, cancel and confirm-cancel live in
-`jupcron.emulator.trigger_v2_orders`.
+`jupcron.emulator.products.trigger_v2.orders`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,6 @@ from typing import Any
 from solders.pubkey import Pubkey
 from solders.signature import Signature
 
-from jupcron.emulator import trigger_v2_cancel as cancels
-from jupcron.emulator import trigger_v2_orders as orders
-from jupcron.emulator import trigger_v2_tx as txs
 from jupcron.emulator.common import (
     EmuResponse,
     State,
@@ -35,7 +32,10 @@ from jupcron.emulator.common import (
 from jupcron.emulator.faults import Fault
 from jupcron.emulator.keeper import iso
 from jupcron.emulator.ledger import SOL_MINT
-from jupcron.emulator.v2state import CHALLENGE_TTL, V2Order
+from jupcron.emulator.products.trigger_v2 import cancel as cancels
+from jupcron.emulator.products.trigger_v2 import orders as orders
+from jupcron.emulator.products.trigger_v2 import tx as txs
+from jupcron.emulator.products.trigger_v2.state import CHALLENGE_TTL, V2Order
 
 PREFIX = "Sign this message to authenticate with Jupiter Trigger Order API: "
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"

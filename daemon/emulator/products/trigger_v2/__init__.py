@@ -1,0 +1,1 @@
+"""The emulator's Trigger V2 (the twin of `jupcron.products.trigger_v2`)."""

@@ -1,0 +1,164 @@
+"""What every product gives the runner (`Product`), and the values its steps share:
+the API client's part the steps call (`OrderApi`), an order's facts (`Ordered`)
+and, for execute, the terms of the order it posts (`SwapTerms`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from jupcron.api.models import (
+    BatchResponse,
+    ExecuteResult,
+    OrderResponse,
+    Portfolio,
+    SwapOrder,
+    UltraOrder,
+)
+from jupcron.api.orders import OrderPage
+from jupcron.products.spec import RequestSpec
+from jupcron.products.swap.model import SWAP_V2, ULTRA_V1
+
+if TYPE_CHECKING:
+    from jupcron.runner.ports import Ports
+    from jupcron.runner.preflight import Spend
+    from jupcron.store.records import PlanRecord, RunRecord
+    from jupcron.txguard.expect import Expectation
+
+Observer = Callable[[Any], None]
+__all__ = ["SWAP_V2", "ULTRA_V1", "OrderApi", "Ordered", "Product", "SwapTerms"]
+
+
+class OrderApi(Protocol):
+    """The part of `jupcron.api.client.JupiterClient` the runner uses."""
+
+    def create_recurring_order(
+        self, user: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> OrderResponse: ...
+    def execute_recurring(
+        self, signed_transaction: str, request_id: str, observe: Observer | None = None
+    ) -> ExecuteResult: ...
+    def cancel_recurring_order(
+        self, user: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> OrderResponse: ...
+    def cancel_trigger_order(
+        self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> OrderResponse: ...
+    def cancel_trigger_orders(
+        self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> BatchResponse: ...
+    def execute_trigger(
+        self, signed_transaction: str, request_id: str, observe: Observer | None = None
+    ) -> ExecuteResult: ...
+    def ultra_order(
+        self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> UltraOrder: ...
+    def execute_ultra(
+        self, signed_transaction: str, request_id: str, observe: Observer | None = None
+    ) -> ExecuteResult: ...
+    def swap_order(
+        self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
+    ) -> SwapOrder: ...
+    def execute_swap(
+        self,
+        signed_transaction: str,
+        request_id: str,
+        last_valid_block_height: int | None,
+        observe: Observer | None = None,
+    ) -> ExecuteResult: ...
+    def recurring_orders(
+        self,
+        user: str,
+        status: str,
+        page: int,
+        observe: Observer | None = None,
+        mint: str | None = None,
+    ) -> OrderPage: ...
+    def positions(
+        self, address: str, platforms: Sequence[str] | None = None, observe: Observer | None = None
+    ) -> Portfolio: ...
+
+
+@dataclass(frozen=True)
+class SwapTerms:
+    """What execute needs to know of a swap's order: the API that issued it and,
+    from Swap V2, the order's ``lastValidBlockHeight``."""
+
+    api: str = ULTRA_V1
+    last_valid_block_height: int | None = None
+
+    @classmethod
+    def of(cls, steps: Sequence[tuple[str, dict[str, Any]]]) -> SwapTerms:
+        """From a run's events: its latest order's (a run ordered before Swap V2
+        support recorded no ``api``: Ultra v1 is what it used)."""
+        found = cls()
+        for step, detail in steps:
+            if step == "ordered":
+                height = detail.get("last_valid_block_height")
+                found = cls(
+                    api=str(detail.get("api") or ULTRA_V1),
+                    last_valid_block_height=height if isinstance(height, int) else None,
+                )
+        return found
+
+
+@dataclass(frozen=True)
+class Ordered:
+    request_id: str | None
+    transaction: str | None
+    order_account: str | None = None
+    in_amount: int | None = None
+    out_amount: int | None = None  # a swap's quote (outAmount)
+    gasless: bool = False
+    skip_reason: str | None = None
+    skip_code: str | None = None
+    swap: SwapTerms | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # Trigger V2: vault, deposit
+
+    def detail(self) -> dict[str, Any]:
+        """The order's facts for its ``ordered`` event (read back by `SwapTerms.of`)."""
+        found: dict[str, Any] = {"request_id": self.request_id, "gasless": self.gasless}
+        if self.swap is not None:
+            found["api"] = self.swap.api
+            if self.swap.last_valid_block_height is not None:
+                found["last_valid_block_height"] = self.swap.last_valid_block_height
+        return {**found, **self.extra}
+
+
+OrderStep = Callable[["Ports", "PlanRecord", datetime, Observer], Ordered]
+ExpectStep = Callable[["PlanRecord", "Spend", Mapping[str, Any]], "Expectation"]
+ExecuteStep = Callable[
+    ["Ports", "RunRecord", "PlanRecord", Observer, "SwapTerms | None"], ExecuteResult
+]
+TermsStep = Callable[["Ports", "RunRecord"], SwapTerms]
+GoneStep = Callable[["PlanRecord", Exception], "str | None"]
+
+
+@dataclass(frozen=True)
+class Product:
+    """A plan kind's run, step by step (the runner calls only these):
+
+    order        ask the API for the unsigned transaction (`Ordered`)
+    expectation  what txguard holds that transaction to, from the plan and the
+                 ``ordered`` event's facts
+    execute      post the signed transaction; its `ExecuteResult`
+    terms        (swaps) the order's API and block height, read before execute
+    order_gone   (cancels) the run's reason when the order was already closed
+    gasless      the order may be gasless (txguard allows the API's fee payer)
+    reorders     a failed execute may be ordered afresh, once, inside the grace
+    """
+
+    name: str
+    request: RequestSpec
+    order: OrderStep
+    expectation: ExpectStep
+    execute: ExecuteStep
+    terms: TermsStep | None = None
+    order_gone: GoneStep | None = None
+    gasless: bool = False
+    reorders: bool = False
+
+    def output_mint(self, plan: PlanRecord) -> str | None:
+        return self.request.output_mint(plan.request)
