@@ -122,7 +122,15 @@ class Daemon:
             self._start()
             self._loop()
         except JupcronError as exc:  # a start that cannot go on (a bad key, say): said, then up
+            if not self._fatal_reason:
+                log.error("daemon_fatal", error=str(exc), error_type=type(exc).__name__,
+                          started=self._started)  # fmt: skip
             self._fatal_reason = self._fatal_reason or str(exc)
+            raise
+        except Exception as exc:  # a bug: said as a fatal stop (not a plain stop), then up
+            reason = f"unexpected {type(exc).__name__}: {exc}"
+            log.exception("daemon_crashed", error=reason)
+            self._fatal_reason = self._fatal_reason or reason
             raise
         finally:
             self._shutdown()
