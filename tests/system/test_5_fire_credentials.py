@@ -162,3 +162,9 @@ def test_encrypted_credentials_as_operations_md_says(machine: Machine, service: 
     done = machine.sh(SUDO + fire, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(service.emulator.landed(1_000_702)) == 1
+    # jupcronctl reads the drop-in from `systemctl cat`: it signs with the encrypted keypair
+    # and is let in with the encrypted key (the plain files are gone)
+    fire = ctl("fire").replace("weekly-sol-dca", "systest-manual")
+    done = machine.sh(SUDO + fire, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(service.emulator.landed(1_000_702)) == 2

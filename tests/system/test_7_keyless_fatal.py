@@ -66,10 +66,10 @@ def test_a_keyless_install_starts_stays_up_and_its_runs_land(
     assert machine.path("/etc/jupcron/keypair.json").exists()
     assert not machine.path("/etc/jupcron/api-key").exists()  # no empty key file
     point_api_at(service, keyless_api.url)
-    restarts = int(service.state()["NRestarts"])
     mark = service.cursor()
-    machine.systemctl("restart", UNIT)
+    machine.systemctl("restart", UNIT)  # a manual restart: NRestarts starts again from 0
     pid = service.wait_running()
+    restarts = int(service.state()["NRestarts"])
     api = service.wait_event(mark, "dependency_ok", lambda e: e["dependency"] == "api key")
     assert api["detail"].startswith("keyless, accepted by"), api
     assert service.in_service("od -An -c /run/credentials/jupcron.service/api-key").split() == [
