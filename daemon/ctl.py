@@ -65,6 +65,8 @@ RESET_TOGETHER = {
     "SetCredential": ("SetCredential", "SetCredentialEncrypted"),
     "SetCredentialEncrypted": ("SetCredential", "SetCredentialEncrypted"),
 }
+# settings whose empty assignment is a value (the empty capability set), not a reset
+EMPTY_IS_A_VALUE = frozenset({"CapabilityBoundingSet", "AmbientCapabilities"})
 # systemd's own exit statuses when it could not start the command (EXIT_CHDIR…)
 SETUP_FAILED = range(200, 250)
 
@@ -142,6 +144,8 @@ def read_unit(text: str, name: str = UNIT) -> Unit:
         if value == "":
             together = RESET_TOGETHER.get(key, (key,))
             settings = [(k, v) for k, v in settings if k not in together]
+            if key in EMPTY_IS_A_VALUE:
+                settings.append((key, ""))
         else:
             settings.append((key, value))
     starts = [v for k, v in settings if k == "ExecStart"]

@@ -74,6 +74,43 @@ def test_jupcronctl_is_installed_and_refuses_bad_usage_in_one_line(machine: Mach
     assert "nothing changed" in done.stderr
 
 
+PROBE = (
+    """/usr/bin/python3 -c "import os; print(open('/proc/self/status').read()); """
+    """print('creds', *sorted(os.listdir(os.environ['CREDENTIALS_DIRECTORY']))); """
+    """print('writable', *[p for p in ('/etc/jupcron', '/opt/jupcron', '/var/lib/jupcron', """
+    """'/usr/local/sbin') if os.access(p, os.W_OK)])" run"""
+)
+
+
+def test_jupcronctl_runs_its_command_in_the_daemons_sandbox(
+    machine: Machine, service: Service
+) -> None:
+    """A unit that is jupcron.service as installed, but whose ExecStart prints what its
+    process is: `jupcronctl --unit` runs that under the settings it carries over."""
+    unit = machine.path("/etc/systemd/system/jupcron.service").read_text()
+    probe = re.sub(r"(?m)^ExecStart=.*$", lambda _: f"ExecStart={PROBE}", unit)
+    service.write_file("/etc/systemd/system/jupcron-probe.service", probe)
+    machine.systemctl("daemon-reload")
+    try:
+        done = machine.sh(SUDO + "sudo jupcronctl --unit jupcron-probe status", check=False)
+    finally:
+        service.remove_file("/etc/systemd/system/jupcron-probe.service")
+        machine.systemctl("daemon-reload")
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = dict(
+        (key, value.strip())
+        for key, _, value in (line.partition(":") for line in done.stdout.splitlines())
+    )
+    daemon = service.process_status(service.main_pid())
+    assert status["Uid"] == daemon["Uid"]  # the daemon's dynamic user, beside it
+    for key in ("NoNewPrivs", "Seccomp", "CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh"):
+        assert status[key] == daemon[key], (key, status[key], daemon[key])
+    assert int(status["CapBnd"], 16) == 0
+    lines = done.stdout.splitlines()
+    assert "creds api-key keypair" in lines, done.stdout
+    assert "writable /var/lib/jupcron" in lines, done.stdout  # and nothing else
+
+
 def test_pause_status_resume_and_fire_with_jupcronctl_as_documented(
     machine: Machine, service: Service
 ) -> None:
