@@ -65,6 +65,10 @@ def test_user_state_and_credentials(service: dict[str, list[str]]) -> None:
     assert names == {"keypair", "api-key"}
     # keyless (no /etc/jupcron/api-key): a bare newline as the credential, read as no key
     assert service["SetCredential"] == ["api-key:\\n"]
+    fire = parse_unit(UNITS / "jupcron-fire@.service")["Service"]  # manual fires: the same
+    assert (fire["LoadCredential"], fire["SetCredential"]) == (
+        service["LoadCredential"], service["SetCredential"]
+    )  # fmt: skip
     # secrets never in the environment of the unit
     assert "EnvironmentFile" not in service
     for value in service.get("Environment", []):
