@@ -24,7 +24,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 UNIT = "jupcron.service"
@@ -186,9 +186,14 @@ def expand(value: str, transient: str) -> str:
     return "".join(out)
 
 
+def transient_name(pid: int) -> str:
+    """The transient unit's name (its journal, its ``/run/credentials/NAME``)."""
+    return f"jupcronctl-{pid}.service"
+
+
 def systemd_run(request: Request, unit: Unit, *, operator: str, pid: int) -> list[str]:
     """The ``systemd-run`` command line for `request` under `unit`'s settings."""
-    transient = f"jupcronctl-{pid}.service"
+    transient = transient_name(pid)
     argv = [
         "systemd-run", "--quiet", "--wait", "--pipe", "--collect", f"--unit={transient}",
         "--service-type=exec", f"--property=Description=jupcronctl {request.command[0]}",
@@ -199,7 +204,7 @@ def systemd_run(request: Request, unit: Unit, *, operator: str, pid: int) -> lis
     return [*argv, "--", *base_command(unit.exec_start, request.unit), *request.command]
 
 
-def operator_name(env: dict[str, str] | os._Environ[str]) -> str:
+def operator_name(env: Mapping[str, str]) -> str:
     for name in ("SUDO_USER", "USER", "LOGNAME"):
         if env.get(name):
             return env[name]
@@ -227,10 +232,10 @@ def run(argv: Sequence[str]) -> int:
     argv_run = systemd_run(request, unit, operator=operator_name(os.environ), pid=os.getpid())
     try:
         code = subprocess.run(argv_run, check=False).returncode
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # systemd-run stops waiting; a run under way goes on
         return 130
     if code in SETUP_FAILED:
-        transient = argv_run[5].removeprefix("--unit=")
+        transient = transient_name(os.getpid())
         sys.stderr.write(
             f"jupcronctl: systemd could not start the command (exit {code}); "
             f"see journalctl -u {transient}\n"

@@ -13,7 +13,8 @@ worker threads; recovery on a thread of its own.
     SIGHUP ─► the same for the config, then plans.dir (each kept as it was on an error)
     SIGTERM/SIGINT ─► STOPPING=1, no new fires, in-flight runs get
                       runner.shutdown_timeout to reach a stored state, exit 0
-    FatalError in a run (the API refused our key) ─► stop as above, exit 1
+    FatalError in a run (the API refused our key) ─► stop as above, said (daemon_fatal),
+                      exit 78 (`jupcron run`: EXIT_FATAL, not restarted by the unit)
 """
 
 from __future__ import annotations
