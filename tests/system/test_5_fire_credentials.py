@@ -148,6 +148,9 @@ def test_pause_status_resume_and_fire_with_jupcronctl_as_documented(
     done = machine.sh(SUDO + ctl("fire").replace("weekly-sol-dca", "no-such-plan"), check=False)
     assert done.returncode == 1
     assert "no plan named 'no-such-plan'" in done.stderr
+    done = machine.sh(SUDO + ctl("report"), check=False)  # read-only, as the service's user
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip(), done.stderr
     assert service.main_pid() == pid
 
 
