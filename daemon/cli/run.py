@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import click
 
-from daemon.cli.main import Context, pass_ctx
-from daemon.errors import JupcronError
-from daemon.service.daemon import Daemon
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.errors import JupcronError
+from jupcron.service.daemon import Daemon
 
 EXIT_FATAL = 78
 

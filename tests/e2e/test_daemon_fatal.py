@@ -4,7 +4,7 @@ exit 78 (EXIT_FATAL, not restarted by the unit) and the fix, before any slot is 
 
 from __future__ import annotations
 
-from daemon.emulator import Emulator
+from jupcron.emulator import Emulator
 from tests.fixtures.daemon import DaemonEnvFactory, at, swap_plan
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.ctl import (
+from jupcron.ctl import (
     CtlError,
     Request,
     base_command,
