@@ -475,14 +475,18 @@ def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr |
     The file is checked like the keypair (`jupcron.private.read_private`: owner,
     mode, a regular file); surrounding whitespace (the trailing newline) is
     dropped, and a key an HTTP header cannot carry is refused here, not on the
-    first request."""
+    first request. An empty ``api.key_file`` is an error (a key was meant); an
+    empty credential is keyless: the shipped units give ``SetCredential=api-key:``
+    as the default when the install wrote no key file (systemd/README.md)."""
     env = os.environ if env is None else env
     if env.get("JUPITER_API_KEY"):
         return SecretStr(_header_safe(env["JUPITER_API_KEY"].strip(), "$JUPITER_API_KEY"))
     path = config.api.key_file
+    credential = False
     if path is None and env.get("CREDENTIALS_DIRECTORY"):
         candidate = Path(env["CREDENTIALS_DIRECTORY"]) / "api-key"
         path = candidate if candidate.exists() else None
+        credential = True
     if path is None:
         return None
     missing = "API key file not found (set api.key_file or JUPITER_API_KEY)"
@@ -492,6 +496,8 @@ def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr |
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: cannot read the API key file: not UTF-8 text") from None
     if not text:
+        if credential:
+            return None
         raise ConfigError(f"{path}: the API key file is empty")
     return SecretStr(_header_safe(text, str(path)))
 

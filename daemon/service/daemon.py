@@ -13,7 +13,8 @@ worker threads; recovery on a thread of its own.
     SIGHUP ─► the same for the config, then plans.dir (each kept as it was on an error)
     SIGTERM/SIGINT ─► STOPPING=1, no new fires, in-flight runs get
                       runner.shutdown_timeout to reach a stored state, exit 0
-    FatalError in a run (the API refused our key) ─► stop as above, exit 1
+    FatalError in a run (the API refused our key) ─► stop as above, said (daemon_fatal),
+                      exit 78 (`jupcron run`: EXIT_FATAL, not restarted by the unit)
 """
 
 from __future__ import annotations
@@ -122,7 +123,15 @@ class Daemon:
             self._start()
             self._loop()
         except JupcronError as exc:  # a start that cannot go on (a bad key, say): said, then up
+            if not self._fatal_reason:
+                log.error("daemon_fatal", error=str(exc), error_type=type(exc).__name__,
+                          started=self._started)  # fmt: skip
             self._fatal_reason = self._fatal_reason or str(exc)
+            raise
+        except Exception as exc:  # a bug: said as a fatal stop (not a plain stop), then up
+            reason = f"unexpected {type(exc).__name__}: {exc}"
+            log.exception("daemon_crashed", error=reason)
+            self._fatal_reason = self._fatal_reason or reason
             raise
         finally:
             self._shutdown()

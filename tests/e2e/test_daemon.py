@@ -85,7 +85,7 @@ def test_second_daemon_on_one_sqlite_file_refuses(daemon_env: DaemonEnvFactory) 
     first = env.start()
     assert env.wait_until(lambda: "became_leader" in env.log_of(first), timeout=20)
     second = env.start()
-    assert second.wait(30) == 1
+    assert second.wait(30) == 78
     assert "another jupcron daemon is already using" in env.log_of(second)
     assert "Traceback" not in env.log_of(second)
     assert first.poll() is None
@@ -98,7 +98,7 @@ def test_unmigrated_database_is_refused_with_one_line(
     env = daemon_env()
     env.write_config(database={"url": f"sqlite:///{tmp_path / 'new.db'}"})
     done = env.jupcron("run", timeout=30)
-    assert done.returncode == 1
+    assert done.returncode == 78  # EXIT_FATAL: systemd does not restart it
     assert "jupcron db upgrade" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -186,7 +186,7 @@ def test_second_daemon_with_metrics_names_the_lock_holder_not_the_port(
     first = env.start()
     assert env.wait_until(lambda: "became_leader" in env.log_of(first), timeout=20)
     second = env.start()  # same config: same SQLite file, same metrics port
-    assert second.wait(30) == 1
+    assert second.wait(30) == 78
     log = env.log_of(second)
     assert f"another jupcron daemon is already using {env.db_url.removeprefix('sqlite:///')} " \
            f"(held by pid {first.pid})" in log, log  # fmt: skip
@@ -200,7 +200,7 @@ def test_a_failed_start_logs_no_stop_events(daemon_env: DaemonEnvFactory) -> Non
     env = daemon_env()
     env.keypair.unlink()  # the start fails on the keypair, after the store was opened
     proc = env.start()
-    assert proc.wait(30) == 1
+    assert proc.wait(30) == 78
     log = env.log_of(proc)
     assert "jupcron wallet new" in log, log
     for event in ("daemon_started", "daemon_stopping", "daemon_stopped"):

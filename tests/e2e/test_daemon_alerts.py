@@ -14,7 +14,7 @@ def test_a_fatal_stop_is_said(daemon_env: DaemonEnvFactory, http_receiver: HttpR
     env.write_plans(swap_plan("once", {"at": at(4)}))
     env.apply(now=at(-60))
     proc = env.start({"JUPITER_API_KEY": "a-wrong-key"})
-    assert proc.wait(60) == 1, env.log_of(proc)
+    assert proc.wait(60) == 78, env.log_of(proc)
     messages = [b["message"] for b in http_receiver.bodies]
     fatal = [m for m in messages if "[daemon_fatal]" in m]
     assert fatal, messages

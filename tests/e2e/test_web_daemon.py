@@ -86,7 +86,7 @@ def test_a_bad_web_setting_stops_the_start_with_one_line(
         web = {**web, "token_file": str(env.root / web["token_file"])}
     env.write_config(web=web)
     done = env.jupcron("run", timeout=30)
-    assert done.returncode == 1
+    assert done.returncode == 78
     assert problem in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert WEB_TOKEN not in done.stderr + done.stdout

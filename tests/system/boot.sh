@@ -4,7 +4,8 @@
 #
 # The host's files are read-only in here: whatever systemd or the tests write lands in
 # tmpfs (/run, /tmp, a private /dev, the cgroup mounts) or in the copy-on-write upper
-# layer of /etc, /var, /opt and /root, and vanishes with the namespaces. (Without this,
+# layer of /etc, /var, /opt, /root and /usr/local (where the install links jupcronctl),
+# and vanishes with the namespaces. (Without this,
 # systemd-tmpfiles at boot empties the host's /tmp, and enabled host units would start.)
 set -euo pipefail
 
@@ -15,7 +16,7 @@ mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 cow=/run/systest-cow
 mkdir -m 0700 "$cow"
-for dir in etc var opt root; do
+for dir in etc var opt root usr/local; do
   mkdir -p "$cow/$dir/upper" "$cow/$dir/work"
   mount -t overlay overlay \
     -o "lowerdir=/$dir,upperdir=$cow/$dir/upper,workdir=$cow/$dir/work" "/$dir"

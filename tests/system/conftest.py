@@ -4,6 +4,7 @@ systemd/README.md's Install section tells an operator."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -24,8 +25,9 @@ README = ROOT / "systemd" / "README.md"
 JUPCRON = Path(sys.executable).with_name("jupcron")
 API_KEY = "systest-api-key-5f0c2d9e7b"
 OPERATOR_DIR = "/tmp/operator"  # the operator's folder inside the machine (its own tmpfs)
-# the operator's shell: root, sudo's secure PATH (sudo itself is not installed here)
-SUDO = 'sudo() { "$@"; }\n'
+# the operator's shell: root, sudo's secure PATH and SUDO_USER (sudo itself is not
+# installed here)
+SUDO = 'sudo() { SUDO_USER=operator "$@"; }\n'
 # `make systemd-test` sets this: there, a machine that cannot boot is a failure, not a skip
 REQUIRED = os.environ.get("JUPCRON_SYSTEMD_TEST") == "required"
 
@@ -81,17 +83,19 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
         booted.shutdown()
 
 
-@pytest.fixture(scope="session")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
-    folder = tmp_path_factory.mktemp("emulator")
-    key_file = folder / "api-key"
-    key_file.write_text(API_KEY)
+@contextlib.contextmanager
+def running_emulator(folder: Path, api_key: str | None, seed: int) -> Iterator[Emulator]:
+    """`jupcron emulator` on host loopback (the machine shares the host's network);
+    with `api_key` it demands that key, without it it takes calls with no key."""
+    argv = [str(JUPCRON), "emulator", "--listen", "127.0.0.1:0", "--seed", str(seed)]
+    if api_key is not None:
+        key_file = folder / "api-key"
+        key_file.write_text(api_key)
+        argv += ["--api-key-file", str(key_file)]
     with (folder / "emulator.log").open("wb") as log:
         process = subprocess.Popen(
-            [str(JUPCRON), "emulator", "--listen", "127.0.0.1:0", "--api-key-file",
-             str(key_file), "--seed", "17"],
-            stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            argv, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL
+        )
     try:
         assert process.stdout is not None
         url = process.stdout.readline().decode().strip()
@@ -106,6 +110,12 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
             process.wait(20)
         if process.stdout is not None:
             process.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
+    with running_emulator(tmp_path_factory.mktemp("emulator"), API_KEY, seed=17) as running:
+        yield running
 
 
 LATER = "2099-01-01T00:00:00Z"  # a plan loaded at install that never fires during the suite

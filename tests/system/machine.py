@@ -3,7 +3,7 @@
 `Machine.boot()` makes a sub-cgroup of ours in every cgroup hierarchy, moves a
 launcher into them and runs ``unshare --pid --fork --mount --mount-proc --cgroup
 --uts --ipc`` with `boot.sh` as the new PID 1 (the host's files read-only, tmpfs
-for /run, /tmp and /dev, copy-on-write /etc, /var, /opt, /root, a few kernel
+for /run, /tmp and /dev, copy-on-write /etc, /var, /opt, /root, /usr/local, a few kernel
 capabilities dropped from the bounding set), which then becomes systemd with
 ``container=`` set. Commands reach it with ``nsenter -t PID -a``. The network
 is the host's, so the machine's services reach an emulator on host loopback.
@@ -39,7 +39,18 @@ DROPPED_CAPS = (
 TOOLS = ("unshare", "nsenter", "setpriv", "mount")
 SYSTEMD = Path("/lib/systemd/systemd")
 # where the machine mounts things: a leak of its mounts would show up at these on the host
-MOUNTED_INSIDE = ("/run", "/tmp", "/etc", "/var", "/opt", "/root", "/dev", "/sys", "/proc")
+MOUNTED_INSIDE = (
+    "/run",
+    "/tmp",
+    "/etc",
+    "/var",
+    "/opt",
+    "/root",
+    "/usr/local",
+    "/dev",
+    "/sys",
+    "/proc",
+)
 
 
 class MachineError(RuntimeError):

@@ -1,12 +1,14 @@
-"""A manual fire on the service install (issue 14, item 5): jupcron-fire@PLAN.service, as
-systemd/README.md's "Day to day" shows, beside the running daemon. Then the encrypted
-credentials of docs/operations.md (systemd-creds), for the service and manual fires."""
+"""Daily commands on the service install (issue 14 items 3–5, issue 28 item 7): `jupcronctl`
+status, pause, resume, fire and audit, and jupcron-fire@PLAN.service, as systemd/README.md's
+"Day to day" shows, beside the running daemon. Then the encrypted credentials of
+docs/operations.md (systemd-creds), for the service, manual fires and jupcronctl."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from tests.system.conftest import API_KEY, OPERATOR_DIR, ROOT, SUDO, day_to_day, day_to_day_all
+from tests.system.conftest import API_KEY, OPERATOR_DIR, ROOT, SUDO, day_to_day
 from tests.system.machine import Machine
 from tests.system.service import Service
 
@@ -26,7 +28,7 @@ def test_a_manual_fire_runs_beside_the_daemon_as_documented(
     assert re.search(r"run \d+\s+systest-manual\s+succeeded", shown), shown
     assert len(service.emulator.landed(1_000_601)) == 1
     # the documented read-only command sees it, as the service's user
-    audit = machine.sh(SUDO + day_to_day("sudo systemd-run") + " --plan systest-manual").stdout
+    audit = machine.sh(SUDO + ctl("audit").replace("weekly-sol-dca", "systest-manual")).stdout
     assert "manual" in audit, audit
     assert "succeeded" in audit, audit
     # a plan that does not exist: exit 1, the reason in its journal, nothing ordered
@@ -44,13 +46,77 @@ def test_a_manual_fire_runs_beside_the_daemon_as_documented(
     assert service.wait_final("systest-after-fire", mark)["status"] == "succeeded"
 
 
-def test_pause_status_and_resume_as_documented(machine: Machine, service: Service) -> None:
-    """Issue 14, items 3 and 4 on the service install: the "Day to day" lines, as the
-    service's user, beside the running daemon (no restart)."""
-    lines = day_to_day_all("sudo systemd-run")
-    status = next(c for c in lines if c.endswith(" status"))
-    pause = next(c for c in lines if " pause --all --reason " in c)
-    resume = next(c for c in lines if c.endswith(" resume --all"))
+def ctl(command: str) -> str:
+    """The README's "Day to day" `sudo jupcronctl COMMAND …` line."""
+    return day_to_day(f"sudo jupcronctl {command}")
+
+
+def test_jupcronctl_is_installed_and_refuses_bad_usage_in_one_line(machine: Machine) -> None:
+    # the install linked it onto sudo's PATH
+    assert machine.path("/usr/local/sbin/jupcronctl").readlink() == Path(
+        "/opt/jupcron/venv/bin/jupcronctl"
+    )
+    for args, said in (
+        ("", "no command given"),
+        ("run", "the daemon itself runs as the service"),
+        ("--config /tmp/x.yaml status", "takes the config from jupcron.service's ExecStart"),
+        ("--unit nope status", "nope.service is not installed"),
+    ):
+        done = machine.sh(SUDO + f"sudo jupcronctl {args}", check=False)
+        assert done.returncode in (1, 2), (args, done.returncode)
+        assert done.stderr.startswith("jupcronctl: "), done.stderr
+        assert said in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr + done.stdout
+    # a bad command line of jupcron itself: its own message and exit status, through
+    done = machine.sh(SUDO + "sudo jupcronctl pause no-such-plan --reason x", check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no plan named 'no-such-plan'" in done.stderr
+    assert "nothing changed" in done.stderr
+
+
+PROBE = (
+    """/usr/bin/python3 -c "import os; print(open('/proc/self/status').read()); """
+    """print('creds', *sorted(os.listdir(os.environ['CREDENTIALS_DIRECTORY']))); """
+    """print('writable', *[p for p in ('/etc/jupcron', '/opt/jupcron', '/var/lib/jupcron', """
+    """'/usr/local/sbin') if os.access(p, os.W_OK)])" run"""
+)
+
+
+def test_jupcronctl_runs_its_command_in_the_daemons_sandbox(
+    machine: Machine, service: Service
+) -> None:
+    """A unit that is jupcron.service as installed, but whose ExecStart prints what its
+    process is: `jupcronctl --unit` runs that under the settings it carries over."""
+    unit = machine.path("/etc/systemd/system/jupcron.service").read_text()
+    probe = re.sub(r"(?m)^ExecStart=.*$", lambda _: f"ExecStart={PROBE}", unit)
+    service.write_file("/etc/systemd/system/jupcron-probe.service", probe)
+    machine.systemctl("daemon-reload")
+    try:
+        done = machine.sh(SUDO + "sudo jupcronctl --unit jupcron-probe status", check=False)
+    finally:
+        service.remove_file("/etc/systemd/system/jupcron-probe.service")
+        machine.systemctl("daemon-reload")
+    assert done.returncode == 0, done.stdout + done.stderr
+    status = dict(
+        (key, value.strip())
+        for key, _, value in (line.partition(":") for line in done.stdout.splitlines())
+    )
+    daemon = service.process_status(service.main_pid())
+    assert status["Uid"] == daemon["Uid"]  # the daemon's dynamic user, beside it
+    for key in ("NoNewPrivs", "Seccomp", "CapEff", "CapPrm", "CapBnd", "CapAmb", "CapInh"):
+        assert status[key] == daemon[key], (key, status[key], daemon[key])
+    assert int(status["CapBnd"], 16) == 0
+    lines = done.stdout.splitlines()
+    assert "creds api-key keypair" in lines, done.stdout
+    assert "writable /var/lib/jupcron" in lines, done.stdout  # and nothing else
+
+
+def test_pause_status_resume_and_fire_with_jupcronctl_as_documented(
+    machine: Machine, service: Service
+) -> None:
+    """Issue 14, items 3 and 4, issue 28 item 7, on the service install: the "Day to day"
+    `jupcronctl` lines, as the service's user, beside the running daemon (no restart)."""
+    status, pause, resume = ctl("status"), ctl("pause --all"), ctl("resume --all")
     shown = machine.sh(SUDO + status).stdout
     assert re.search(r":\d+  leader since ", shown), shown
     done = machine.sh(SUDO + pause, check=False)
@@ -63,6 +129,7 @@ def test_pause_status_and_resume_as_documented(machine: Machine, service: Servic
     final = service.wait_final("systest-paused", mark)
     assert final["status"] == "skipped", final
     assert final["error"].startswith("all plans paused: incident (by "), final
+    assert "(by operator;" in final["error"], final  # the user behind sudo, not the service's
     assert service.emulator.issued(1_000_611) == []  # nothing ordered
     shown = machine.sh(SUDO + status).stdout
     assert "all plans since " in shown, shown
@@ -73,6 +140,17 @@ def test_pause_status_and_resume_as_documented(machine: Machine, service: Servic
     service.write_plan("systest-resumed", 1_000_612, in_seconds=3)
     service.reload_and_wait()
     assert service.wait_final("systest-resumed", mark)["status"] == "succeeded"
+    # fire: the command's own exit status, 0 when the run succeeded
+    done = machine.sh(SUDO + ctl("fire").replace("weekly-sol-dca", "systest-paused"), check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"run \d+\s+systest-paused\s+succeeded", done.stdout), done.stdout
+    assert len(service.emulator.landed(1_000_611)) == 1
+    done = machine.sh(SUDO + ctl("fire").replace("weekly-sol-dca", "no-such-plan"), check=False)
+    assert done.returncode == 1
+    assert "no plan named 'no-such-plan'" in done.stderr
+    done = machine.sh(SUDO + ctl("report"), check=False)  # read-only, as the service's user
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip(), done.stderr
     assert service.main_pid() == pid
 
 
@@ -124,3 +202,9 @@ def test_encrypted_credentials_as_operations_md_says(machine: Machine, service: 
     done = machine.sh(SUDO + fire, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(service.emulator.landed(1_000_702)) == 1
+    # jupcronctl reads the drop-in from `systemctl cat`: it signs with the encrypted keypair
+    # and is let in with the encrypted key (the plain files are gone)
+    fire = ctl("fire").replace("weekly-sol-dca", "systest-manual")
+    done = machine.sh(SUDO + fire, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(service.emulator.landed(1_000_702)) == 2

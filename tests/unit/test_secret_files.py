@@ -217,3 +217,19 @@ def test_without_the_check_the_client_would_fail_on_its_first_request() -> None:
 def test_inner_spaces_and_visible_ascii_are_carried(tmp_path: Path) -> None:
     odd = "jup_!#$%&'*+-.^_`|~:;<=>?@[]{}() a"
     assert read_key(key_file(tmp_path, odd + "\n")) == odd
+
+
+def test_an_empty_credential_is_keyless_an_empty_key_file_is_not(tmp_path: Path) -> None:
+    """The shipped units default the credential to empty (`SetCredential=api-key:`) when
+    the install wrote no key file: keyless, as documented. A configured `api.key_file`
+    that is empty stays an error (a key was meant)."""
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    empty = key_file(creds, "", mode=0o400)
+    env = {"CREDENTIALS_DIRECTORY": str(creds)}
+    assert api_key(Config(), env=env) is None
+    with pytest.raises(ConfigError, match=r"the API key file is empty$"):
+        read_key(empty, env)
+    empty.chmod(0o444)  # the credential's checks still apply to an empty one
+    with pytest.raises(ConfigError, match=r"permissions 0444 are too open"):
+        api_key(Config(), env=env)

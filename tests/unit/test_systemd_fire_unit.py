@@ -12,7 +12,8 @@ from tests.unit.test_systemd_unit import SERVICE, UNITS, needs_analyze, parse_un
 FIRE = UNITS / "jupcron-fire@.service"
 # how each unit runs; everything else (who, secrets, sandbox) must be the same
 LIFECYCLE = {"Type", "NotifyAccess", "ExecStart", "ExecReload", "TimeoutStartSec",
-             "TimeoutStopSec", "KillMode", "WatchdogSec", "Restart", "RestartSec"}  # fmt: skip
+             "TimeoutStopSec", "KillMode", "WatchdogSec", "Restart", "RestartSec",
+             "RestartPreventExitStatus"}  # fmt: skip
 
 
 def test_fire_unit_fires_the_instance_once() -> None:

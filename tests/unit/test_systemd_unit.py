@@ -46,6 +46,10 @@ def test_start_command_type_and_reload(service: dict[str, list[str]]) -> None:
     assert service["ExecReload"] == ["/bin/kill -HUP $MAINPID"]
     assert int(service["WatchdogSec"][0]) > 0
     assert service["Restart"] == ["on-failure"]
+    # a fatal stop (EXIT_FATAL) is not restarted into the same wall and the same alert
+    from jupcron.cli.run import EXIT_FATAL
+
+    assert service["RestartPreventExitStatus"] == [str(EXIT_FATAL)]
 
 
 def test_start_limits_are_in_the_unit_section() -> None:
@@ -59,6 +63,12 @@ def test_user_state_and_credentials(service: dict[str, list[str]]) -> None:
     assert service["StateDirectory"] == ["jupcron"]
     names = {value.split(":", 1)[0] for value in service["LoadCredential"]}
     assert names == {"keypair", "api-key"}
+    # keyless (no /etc/jupcron/api-key): a bare newline as the credential, read as no key
+    assert service["SetCredential"] == ["api-key:\\n"]
+    fire = parse_unit(UNITS / "jupcron-fire@.service")["Service"]  # manual fires: the same
+    assert (fire["LoadCredential"], fire["SetCredential"]) == (
+        service["LoadCredential"], service["SetCredential"]
+    )  # fmt: skip
     # secrets never in the environment of the unit
     assert "EnvironmentFile" not in service
     for value in service.get("Environment", []):
