@@ -114,8 +114,29 @@ def swap_plan(name: str, schedule: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def one_shot_plans(count: int, due: datetime, prefix: str = "due") -> list[dict[str, Any]]:
-    return [swap_plan(f"{prefix}-{i:05d}", {"at": due.isoformat()}) for i in range(count)]
+def recurring_plan(name: str, schedule: dict[str, Any]) -> dict[str, Any]:
+    """A Recurring (DCA) order: 200 USDC → SOL in two slices a day apart (the
+    minimal client's ``--kind recurring`` sends the same createOrder body)."""
+    return {
+        "name": name,
+        "kind": "recurring",
+        "schedule": schedule,
+        "request": {
+            "inputMint": USDC,
+            "outputMint": SOL,
+            "params": {"time": {"inAmount": 200_000_000, "numberOfOrders": 2, "interval": 86_400}},
+        },
+    }
+
+
+PLAN_KINDS = {"swap": swap_plan, "recurring": recurring_plan}
+
+
+def one_shot_plans(
+    count: int, due: datetime, prefix: str = "due", kind: str = "swap"
+) -> list[dict[str, Any]]:
+    make = PLAN_KINDS[kind]
+    return [make(f"{prefix}-{i:05d}", {"at": due.isoformat()}) for i in range(count)]
 
 
 def daily_plans(count: int) -> list[dict[str, Any]]:
