@@ -205,9 +205,17 @@ class Bench:
         return time.monotonic() - started
 
     def start(self, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """`jupcron run`; with ``JUPCRON_BENCH_CPROFILE=DIR`` under cProfile (every
+        thread, CPU time) into ``DIR/<test>.prof`` when it stops."""
         self._log = (self.root / "daemon.log").open("w")
+        command = JUPCRON
+        folder = os.environ.get("JUPCRON_BENCH_CPROFILE")
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            out = Path(folder) / f"{self.root.parent.name}.prof"
+            command = [sys.executable, "-m", "tests.bench.cprofile_run", str(out), *JUPCRON[1:]]
         self.proc = subprocess.Popen(
-            [*JUPCRON, "--config", str(self.config), "run"],
+            [*command, "--config", str(self.config), "run"],
             stdout=self._log, stderr=subprocess.STDOUT, text=True, env=_env(env),
         )  # fmt: skip
         return self.proc
@@ -244,7 +252,7 @@ def start_profiler(pid: int, tmp: Path, name: str) -> subprocess.Popen[bytes] | 
     Path(folder).mkdir(parents=True, exist_ok=True)
     out = Path(folder) / f"{name}.txt"
     return subprocess.Popen(
-        [pyspy, "record", "--pid", str(pid), "--format", "raw", "--rate", "200", *os.environ.get("JUPCRON_BENCH_PYSPY_ARGS", "").split(),
+        [pyspy, "record", "--pid", str(pid), "--format", "raw", "--rate", os.environ.get("JUPCRON_BENCH_PYSPY_RATE", "200"), *os.environ.get("JUPCRON_BENCH_PYSPY_ARGS", "").split(),
          "--output", str(out), "--nonblocking"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
