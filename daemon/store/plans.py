@@ -222,6 +222,7 @@ def _sync(
     disabled: list[str] = []
     versions_after: dict[str, int] = {}
     changes: dict[str, list[str]] = {}
+    new_rows: list[tuple[Plan, PlanInput]] = []  # their versions once they have ids
     for plan in plans:
         digest = plan.content_hash()
         row = stored.get(plan.name)
@@ -232,8 +233,9 @@ def _sync(
                 row = Plan(name=plan.name, version=1, created_at=now)
                 _fill(row, plan, digest, now)
                 session.add(row)
-                session.flush()
-                _add_version(session, row, plan.content(), now)
+                new_rows.append((row, plan))
+                if len(new_rows) >= FLUSH_BATCH:
+                    _add_new_versions(session, new_rows, now)
         elif row.content_hash != digest:
             changed.append(plan.name)
             changes[plan.name] = field_changes(_content_of(row), plan.content())
@@ -246,6 +248,8 @@ def _sync(
             unchanged.append(plan.name)
             if now is not None and plan.source and row.source != plan.source:
                 row.source = plan.source  # moved to another file: same plan, same version
+    if now is not None:
+        _add_new_versions(session, new_rows, now)
     wanted = {p.name for p in plans}
     for name, row in sorted(stored.items()):
         if name in wanted or not row.enabled or not _gone(row.source, scanned):
@@ -269,6 +273,24 @@ def _sync(
         versions=versions_after,
         changes=changes,
     )
+
+
+# new plans inserted together, this many a flush: one round trip a plan was most of a
+# large apply's store time; a bounded batch keeps the pending rows' memory bounded too
+FLUSH_BATCH = 500
+
+
+def _add_new_versions(
+    session: Session, new_rows: list[tuple[Plan, PlanInput]], now: datetime
+) -> None:
+    """Flush the new plans (which gives them their ids), then add their first
+    versions; `new_rows` is emptied."""
+    if not new_rows:
+        return
+    session.flush()
+    for row, plan in new_rows:
+        _add_version(session, row, plan.content(), now)
+    new_rows.clear()
 
 
 def field_changes(old: Any, new: Any, path: str = "") -> list[str]:

@@ -114,8 +114,29 @@ def swap_plan(name: str, schedule: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def one_shot_plans(count: int, due: datetime, prefix: str = "due") -> list[dict[str, Any]]:
-    return [swap_plan(f"{prefix}-{i:05d}", {"at": due.isoformat()}) for i in range(count)]
+def recurring_plan(name: str, schedule: dict[str, Any]) -> dict[str, Any]:
+    """A Recurring (DCA) order: 200 USDC → SOL in two slices a day apart (the
+    minimal client's ``--kind recurring`` sends the same createOrder body)."""
+    return {
+        "name": name,
+        "kind": "recurring",
+        "schedule": schedule,
+        "request": {
+            "inputMint": USDC,
+            "outputMint": SOL,
+            "params": {"time": {"inAmount": 200_000_000, "numberOfOrders": 2, "interval": 86_400}},
+        },
+    }
+
+
+PLAN_KINDS = {"swap": swap_plan, "recurring": recurring_plan}
+
+
+def one_shot_plans(
+    count: int, due: datetime, prefix: str = "due", kind: str = "swap"
+) -> list[dict[str, Any]]:
+    make = PLAN_KINDS[kind]
+    return [make(f"{prefix}-{i:05d}", {"at": due.isoformat()}) for i in range(count)]
 
 
 def daily_plans(count: int) -> list[dict[str, Any]]:
@@ -184,9 +205,17 @@ class Bench:
         return time.monotonic() - started
 
     def start(self, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """`jupcron run`; with ``JUPCRON_BENCH_CPROFILE=DIR`` under cProfile (every
+        thread, CPU time) into ``DIR/<test>.prof`` when it stops."""
         self._log = (self.root / "daemon.log").open("w")
+        command = JUPCRON
+        folder = os.environ.get("JUPCRON_BENCH_CPROFILE")
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            out = Path(folder) / f"{self.root.parent.name}.prof"
+            command = [sys.executable, "-m", "tests.bench.cprofile_run", str(out), *JUPCRON[1:]]
         self.proc = subprocess.Popen(
-            [*JUPCRON, "--config", str(self.config), "run"],
+            [*command, "--config", str(self.config), "run"],
             stdout=self._log, stderr=subprocess.STDOUT, text=True, env=_env(env),
         )  # fmt: skip
         return self.proc
@@ -223,7 +252,7 @@ def start_profiler(pid: int, tmp: Path, name: str) -> subprocess.Popen[bytes] | 
     Path(folder).mkdir(parents=True, exist_ok=True)
     out = Path(folder) / f"{name}.txt"
     return subprocess.Popen(
-        [pyspy, "record", "--pid", str(pid), "--format", "raw", "--rate", "200", *os.environ.get("JUPCRON_BENCH_PYSPY_ARGS", "").split(),
+        [pyspy, "record", "--pid", str(pid), "--format", "raw", "--rate", os.environ.get("JUPCRON_BENCH_PYSPY_RATE", "200"), *os.environ.get("JUPCRON_BENCH_PYSPY_ARGS", "").split(),
          "--output", str(out), "--nonblocking"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip

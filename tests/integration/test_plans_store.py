@@ -167,3 +167,31 @@ def test_plan_moved_to_another_file_is_not_a_change(
         record = store_plans.get_plan(s, "a")
         assert record is not None
         assert record.version == 1
+
+
+def test_many_new_plans_each_get_their_first_version(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    """New plans are inserted in batches (`FLUSH_BATCH` a flush): past a batch's end,
+    each one still has exactly its own version 1, with its own content, beside a
+    changed plan's version 2 in the same apply."""
+    count = store_plans.FLUSH_BATCH * 2 + 3
+    apply_paths(plans_factory, [plan_files({"old.yaml": swap_plan("old")})], now=T0)
+    changed = swap_plan("old")
+    changed["request"]["amount"] = 2_000_000
+    many = [swap_plan(f"p-{i:04d}") for i in range(count)]
+    folder = plan_files({"old.yaml": changed, "many.yaml": many})
+    diff, _ = apply_paths(plans_factory, [folder], now=T0 + timedelta(hours=1))
+    assert len(diff.added) == count
+    assert diff.changed == ("old",)
+    with transaction(plans_factory) as s:
+        rows = s.execute(select(PlanVersion.plan_id, PlanVersion.version, PlanVersion.content))
+        by_plan: dict[int, list[tuple[int, str]]] = {}
+        for plan_id, version, content in rows:
+            by_plan.setdefault(plan_id, []).append((version, content["name"]))
+        ids = {r.name: r.id for r in store_plans.all_plans(s)}
+    assert sorted(by_plan[ids["old"]]) == [(1, "old"), (2, "old")]
+    for i in range(count):
+        name = f"p-{i:04d}"
+        assert by_plan[ids[name]] == [(1, name)]
+    assert sum(len(v) for v in by_plan.values()) == count + 2

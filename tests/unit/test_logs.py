@@ -171,6 +171,51 @@ def test_level_filters_our_debug_lines(out: io.StringIO) -> None:
     assert [r["event"] for r in lines(out)] == ["signal"]
 
 
+def test_our_lines_and_a_librarys_share_the_stream_in_order(out: io.StringIO) -> None:
+    """Our lines skip the stdlib's record and formatter, but land in the same
+    stream, in order, each whole, with the same fields as a library's."""
+    ours = structlog.get_logger("jupcron.runner")
+    ours.info("first", n=1)
+    logging.getLogger("sqlalchemy.engine").warning("second")
+    ours.warning("third", password=SECRET)
+    records = lines(out)
+    assert [r["event"] for r in records] == ["first", "second", "third"]
+    assert [r["logger"] for r in records] == [
+        "jupcron.runner",
+        "sqlalchemy.engine",
+        "jupcron.runner",
+    ]
+    assert records[2]["password"] == MASK
+    assert set(records[0]) == {"event", "level", "logger", "timestamp", "n"}
+
+
+def test_a_disabled_stdlib_logger_silences_our_lines_of_that_name(out: io.StringIO) -> None:
+    """A logging config that disables existing loggers (alembic's fileConfig does)
+    silences ours as it did when our lines went through the stdlib's loggers."""
+    std = logging.getLogger("jupcron.quiet")
+    std.disabled = True
+    try:
+        structlog.get_logger("jupcron.quiet").warning("muted")
+        structlog.get_logger("jupcron.loud").warning("heard")
+    finally:
+        std.disabled = False
+    assert [r["event"] for r in lines(out)] == ["heard"]
+
+
+def test_a_registered_secret_value_is_masked_until_forgotten(out: io.StringIO) -> None:
+    from jupcron.logs import forget_value, mask_value
+
+    opaque = "opaque-session-value-123"
+    log = structlog.get_logger("jupcron.x")
+    mask_value(opaque)
+    log.info("with", text=f"token {opaque} here")
+    forget_value(opaque)
+    log.info("after", text=f"token {opaque} here")
+    first, second = lines(out)
+    assert first["text"] == f"token {MASK} here"
+    assert second["text"] == f"token {opaque} here"
+
+
 def test_console_format_is_not_json(out: io.StringIO) -> None:
     stream = io.StringIO()
     configure_logging("info", "console", stream)
