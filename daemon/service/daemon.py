@@ -546,6 +546,8 @@ class Daemon:
             config = self.config_file.changed(self.config)
             if config is not None:
                 self._use_config(config, "file")
+        if self.web_server is not None:
+            self.web_server.follow(self.config)  # the token file, watched by itself
 
     def _use_config(self, config: Config, trigger: str) -> Config:
         """`config` in effect for every run that starts from now on (a run under way
@@ -556,4 +558,6 @@ class Daemon:
         self.config = config
         if self.config_file is not None:
             self.config_file.in_effect(old, config, trigger)
+        if self.web_server is not None:
+            self.web_server.apply(config, trigger)  # the token read again: a new one ends sessions
         return config
