@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.errors import ConfigError
+from daemon.private import replace_private
 from daemon.report.build import PlanReport
 
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -192,7 +193,10 @@ def _figure(size: tuple[float, float]) -> Any:
 
 
 def write_chart(reports: list[PlanReport], path: Path) -> Path:
-    """Every plan with fills, one row each, to `path` (.png or .svg)."""
+    """Every plan with fills, one row each, to `path` (.png or .svg): mode 0600 (what
+    the money did is nobody else's business), written to a new file renamed over it."""
+    import io
+
     import matplotlib
 
     fmt = chart_format(path)
@@ -208,8 +212,10 @@ def write_chart(reports: list[PlanReport], path: Path) -> Path:
             grid = figure.add_gridspec(len(drawn), 1)
             for n, (report, s) in enumerate(drawn):
                 _draw(figure, grid[n, 0], report, s)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _save(figure, path, fmt, 110)
+        out = io.BytesIO()
+        _save(figure, out, fmt, 110)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_private(path, out.getvalue())  # 0600, and a symlink at `path` is not followed
     return path
 
 
