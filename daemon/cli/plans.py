@@ -21,6 +21,7 @@ from daemon.store import migrate, runs
 from daemon.store import plans as store_plans
 from daemon.store.engine import open_existing, session_factory, transaction
 from daemon.store.records import PlanRecord
+from daemon.visible import visible
 
 PATHS = click.Path(path_type=Path)
 now_option = click.option(
@@ -178,7 +179,7 @@ def apply(
     finally:
         engine.dispose()
     for line in diff.lines(fields=True):
-        click.echo(line)
+        click.echo(visible(line))
     for warning in _never_firing(loaded, {*diff.added, *diff.changed}, now):
         click.echo(warning, err=True)
     summary = (

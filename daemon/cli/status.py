@@ -25,6 +25,7 @@ from daemon.store.control import STALE_AFTER, NodeBeat
 from daemon.store.engine import open_reader, session_factory
 from daemon.store.port import Pause
 from daemon.store.status import SETTLE, Status, as_json, when
+from daemon.visible import visible
 
 
 @click.command()
@@ -101,7 +102,7 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
     if files is not None:
         head.append(("plan files", files.text()))
     width = max(len(label) for label, _ in head)
-    lines = [f"{label.ljust(width)}  {value}" for label, value in head]
+    lines = [f"{label.ljust(width)}  {visible(value)}" for label, value in head]
     plans = [
         {
             "plan": p.name, "kind": p.kind,

@@ -29,6 +29,7 @@ from typing import Any
 from daemon.errors import ConfigError
 from daemon.private import replace_private
 from daemon.report.build import PlanReport
+from daemon.visible import visible
 
 FORMATS = {".png": "png", ".svg": "svg"}
 COST, VALUE, PRICE, AVERAGE, MARKET = "#0969da", "#1a7f37", "#24292f", "#8250df", "#bc4c00"
@@ -91,7 +92,9 @@ def series(report: PlanReport) -> Series | None:
                 references.append((fill.filled_at, float(reference)))
     if not times:
         return None
-    return Series(times, cost, value, prices, references, quote.label, base.label, buying)
+    # token symbols come from the API: a bidi control in one would reorder the labels
+    labels = visible(quote.label), visible(base.label)
+    return Series(times, cost, value, prices, references, *labels, buying)
 
 
 def _span(times: list[datetime]) -> tuple[datetime, datetime]:
