@@ -11,6 +11,7 @@ from __future__ import annotations
 from decimal import Decimal, localcontext
 from typing import Any
 
+from daemon.plans.apply import FilesState
 from daemon.visible import visible
 
 NONE = "-"
@@ -182,6 +183,13 @@ def _paused(pauses: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
+def _plan_files(files: dict[str, Any] | None) -> str:
+    """`jupcron status`'s line on plans.dir against the store (the same `FilesState`)."""
+    if files is None:
+        return "unknown: not compared yet"
+    return FilesState(**files).text()
+
+
 def status_text(status: dict[str, Any]) -> dict[str, str]:
     api = status["api"]
     use = f" ({api['use'] * 100:.0f}% of the limit)" if api["use"] is not None else ""
@@ -205,6 +213,7 @@ def status_text(status: dict[str, Any]) -> dict[str, str]:
             "errors": f"{errors['api']} API, {errors['runs']} runs",
             "in_flight": str(status["in_flight_count"]),
             "in_doubt": str(status["in_doubt_count"]),
+            "plan_files": _plan_files(status["plan_files"]),
             "now": moment(status["now"]),
         }
     )
