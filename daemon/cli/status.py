@@ -61,10 +61,11 @@ def status(ctx: Context, fmt: str) -> None:
 def _node_line(node: NodeBeat, found: Status) -> str:
     if not node.running(found.now):
         return f"{node.node}  not running (last heartbeat {when(node.last_beat)})"
-    return (
+    line = (
         f"{node.node}  {node.role} since {when(node.role_since)}  "
         f"(started {when(node.started_at)}, version {node.version})"
     )
+    return f"{line}  DEGRADED: {node.degraded}" if node.degraded else line
 
 
 def _pause_line(pause: Pause) -> str:

@@ -143,6 +143,7 @@ def node_text(node: dict[str, Any]) -> dict[str, str]:
             "dry_run": "on" if node["dry_run"] else "off",
             "kill_switch": node["kill_switch"] or "off",
             "version": node["version"],
+            "degraded": node.get("degraded") or "",
         }
     )
 
@@ -214,6 +215,7 @@ def status_text(status: dict[str, Any]) -> dict[str, str]:
             "in_flight": str(status["in_flight_count"]),
             "in_doubt": str(status["in_doubt_count"]),
             "plan_files": _plan_files(status["plan_files"]),
+            "degraded": status.get("degraded") or "no",
             "now": moment(status["now"]),
         }
     )
