@@ -57,7 +57,8 @@ class Dependencies:
     def at_start(self) -> None:
         """The API key and the RPC node: a `FatalError` (with the fix) for a key the API
         refuses; anything else that does not work is noted as degraded."""
-        for check in self._checks(("api key", "rpc")):
+        names = ("api key", "rpc") if self._config().rpc.url else ("api key",)
+        for check in self._checks(names):
             if check.fatal:
                 raise FatalError(f"{check.detail} (fix: {check.fix})")
             self._note(check, start=True)
