@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from daemon.visible import visible
+from jupcron.visible import visible
 
 FORMATS = ("table", "json", "csv")
 

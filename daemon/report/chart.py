@@ -26,10 +26,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from daemon.errors import ConfigError
-from daemon.private import replace_private
-from daemon.report.build import PlanReport
-from daemon.visible import visible
+from jupcron.errors import ConfigError
+from jupcron.private import replace_private
+from jupcron.report.build import PlanReport
+from jupcron.visible import visible
 
 FORMATS = {".png": "png", ".svg": "svg"}
 COST, VALUE, PRICE, AVERAGE, MARKET = "#0969da", "#1a7f37", "#24292f", "#8250df", "#bc4c00"

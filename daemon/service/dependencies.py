@@ -23,9 +23,9 @@ from collections.abc import Callable
 import httpx
 import structlog
 
-from daemon.config import Config
-from daemon.errors import FatalError
-from daemon.probe import Check, check_api, check_rpc
+from jupcron.config import Config
+from jupcron.errors import FatalError
+from jupcron.probe import Check, check_api, check_rpc
 
 log = structlog.get_logger(__name__)
 

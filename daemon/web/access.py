@@ -21,11 +21,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import structlog
 
-from daemon.web.auth import COOKIE, Token
-from daemon.web.guard import LoginGuard
-from daemon.web.http import HTML, MAX_BODY, WebRequest, WebResponse, json_response, text_response
-from daemon.web.render import render
-from daemon.web.session import Sessions
+from jupcron.web.auth import COOKIE, Token
+from jupcron.web.guard import LoginGuard
+from jupcron.web.http import HTML, MAX_BODY, WebRequest, WebResponse, json_response, text_response
+from jupcron.web.render import render
+from jupcron.web.session import Sessions
 
 log = structlog.get_logger(__name__)
 

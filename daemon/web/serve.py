@@ -22,17 +22,17 @@ from dataclasses import dataclass, field
 import structlog
 from sqlalchemy import Engine
 
-from daemon.config import Config
-from daemon.errors import ConfigError
-from daemon.service.metrics import Metrics, MetricsServer, parse_listen, serve_metrics
-from daemon.service.reload import ConfigWatch, content_digest
-from daemon.store.engine import open_reader
-from daemon.urls import is_loopback_host
-from daemon.web.access import Access
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.auth import Token, load_token
-from daemon.web.views import LiveState
+from jupcron.config import Config
+from jupcron.errors import ConfigError
+from jupcron.service.metrics import Metrics, MetricsServer, parse_listen, serve_metrics
+from jupcron.service.reload import ConfigWatch, content_digest
+from jupcron.store.engine import open_reader
+from jupcron.urls import is_loopback_host
+from jupcron.web.access import Access
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.auth import Token, load_token
+from jupcron.web.views import LiveState
 
 log = structlog.get_logger(__name__)
 

@@ -1,7 +1,7 @@
 """The words and numbers the page shows, made once here from a view's data and
 sent in its ``text`` map: the server's first render and the script's updates
 put the same strings in the same places (the script only assigns textContent).
-Every string of a ``text`` map has gone through `daemon.visible.visible`, as the
+Every string of a ``text`` map has gone through `jupcron.visible.visible`, as the
 CLI's tables: a bidi override (U+202E) or a control character from the API or a
 plan shows as a ``\u202e`` escape, never reorders what the page says.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from decimal import Decimal, localcontext
 from typing import Any
 
-from daemon.plans.apply import FilesState
-from daemon.visible import visible
+from jupcron.plans.apply import FilesState
+from jupcron.visible import visible
 
 NONE = "-"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.report.chart import write_chart
+from jupcron.report.chart import write_chart
 
 
 @pytest.fixture

@@ -11,15 +11,15 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
-from daemon.store import control, runs
-from daemon.store import status as store_status
-from daemon.store.control import STALE_AFTER, NodeBeat
-from daemon.store.engine import begin, make_engine, session_factory, transaction
-from daemon.store.models import Plan
-from daemon.store.port import ALL_PLANS
-from daemon.store.records import PlanRecord
-from daemon.store.runstore import SqlRunStore
-from daemon.store.types import RunStatus
+from jupcron.store import control, runs
+from jupcron.store import status as store_status
+from jupcron.store.control import STALE_AFTER, NodeBeat
+from jupcron.store.engine import begin, make_engine, session_factory, transaction
+from jupcron.store.models import Plan
+from jupcron.store.port import ALL_PLANS
+from jupcron.store.records import PlanRecord
+from jupcron.store.runstore import SqlRunStore
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import RigFactory, outcome_of
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -237,9 +237,9 @@ def test_the_runner_skips_a_paused_plan_with_the_reason(make_rig: RigFactory) ->
 def test_a_degraded_daemon_says_why_in_status_until_it_recovers(engine: Engine) -> None:
     """Issue 28 item 3: what a daemon runs without travels in its heartbeat to
     `jupcron status` (table and JSON); its recovery is written at once, not a beat later."""
-    from daemon.cli.status import table
-    from daemon.config import Config
-    from daemon.service.heartbeat import Heartbeat
+    from jupcron.cli.status import table
+    from jupcron.config import Config
+    from jupcron.service.heartbeat import Heartbeat
 
     config = Config()
     started = datetime.now(UTC)

@@ -13,11 +13,11 @@ import pytest
 from solders.keypair import Keypair
 from structlog.testing import capture_logs
 
-from daemon.config import Config
-from daemon.emulator import Emulator
-from daemon.emulator.server import EmulatorServer
-from daemon.errors import FatalError
-from daemon.service.dependencies import Dependencies
+from jupcron.config import Config
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
+from jupcron.errors import FatalError
+from jupcron.service.dependencies import Dependencies
 
 SOL = "So11111111111111111111111111111111111111112"
 DEAD = "http://127.0.0.1:9"  # nothing listens on the discard port

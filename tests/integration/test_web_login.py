@@ -16,15 +16,15 @@ import httpx
 import pytest
 from structlog.testing import capture_logs
 
-from daemon.config import Config, WebConfig
-from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
-from daemon.store.engine import open_reader
-from daemon.web.access import Access, SecureCookie
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.auth import COOKIE, Token
-from daemon.web.guard import LOCKOUT, MAX_FAILURES
-from daemon.web.serve import WebServer, plain_http_warning, start_web
+from jupcron.config import Config, WebConfig
+from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.store.engine import open_reader
+from jupcron.web.access import Access, SecureCookie
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.auth import COOKIE, Token
+from jupcron.web.guard import LOCKOUT, MAX_FAILURES
+from jupcron.web.serve import WebServer, plain_http_warning, start_web
 from tests.integration.test_web_api import live
 
 TOKEN = "s3cret-token-0123456789abcdef"

@@ -12,12 +12,12 @@ import httpx
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.plans.apply import apply_paths, files_vs_store
-from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
-from daemon.store.engine import open_reader
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.views import LiveState
+from jupcron.plans.apply import apply_paths, files_vs_store
+from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.store.engine import open_reader
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.views import LiveState
 from tests.fixtures.plans import PlanFiles, swap_plan
 
 
