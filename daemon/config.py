@@ -275,6 +275,11 @@ class WebConfig(_Section):
     listen: str | None = None  # e.g. 127.0.0.1:8080; another address needs token_file
     token_file: Path | None = None  # a bearer token (mode 0600) the page and its API ask for
     refresh: Annotated[float, Field(ge=1, le=3600)] = 5.0  # seconds between page updates
+    # the session cookie's `Secure`: auto = when the request came through an https proxy
+    # (X-Forwarded-Proto / Forwarded: proto=https); true = always; false = never
+    secure_cookie: Literal["auto"] | bool = "auto"
+    # seconds a sign-in lasts (the cookie's Max-Age, and the server forgets it then)
+    session_max_age: Annotated[float, Field(ge=60, le=30 * 86_400)] = 43_200.0
 
 
 # what `notify.events` may name (daemon/service/alerts.py: AlertEvent)

@@ -12,8 +12,10 @@ accepted there, on a read-only file system that only systemd writes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NoReturn
@@ -120,3 +122,22 @@ def write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` with mode 0600."""
     with os.fdopen(open_private(path), "w", encoding="utf-8") as out:
         out.write(text)
+
+
+def replace_private(path: Path, data: bytes) -> None:
+    """Write ``data`` as the file ``path``, mode 0600 whatever the umask, atomically:
+    to a new file in the same folder, then renamed over ``path``. A symlink planted
+    at ``path`` is replaced, never followed; a reader sees the old file or the new,
+    never half of one."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            os.fchmod(out.fileno(), PRIVATE_FILE)
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

@@ -140,10 +140,23 @@ def check_all(config: Config, transport: httpx.BaseTransport | None = None) -> l
         shown = [channel_of(u) for u in urls] + (["webhook"] if config.notify.webhook_url else [])
         return Check("notify", "ok", ", ".join(shown))
 
+    def web() -> Check:
+        from jupcron.web.serve import check_web, plain_http_warning
+
+        if config.web.listen is None:
+            return Check("web", "ok", "off (web.listen not set)")
+        token = check_web(config)
+        warning = plain_http_warning(config)
+        if warning is not None:
+            problem, _, fix = warning.partition(" (fix: ")
+            return Check("web", "warn", problem, fix.removesuffix(")"))
+        return Check("web", "ok", f"{config.web.listen}, " + ("token" if token else "no token"))
+
     checks.append(_guard("wallet", wallet, "check wallet.keypair"))
     checks.append(_guard("plans", plans, "jupcron plans validate"))
     checks.append(_guard("database", database, "check database.url; jupcron db upgrade"))
     checks.append(check_api(config, address, transport))
     checks.append(check_rpc(config, address))
     checks.append(_guard("notify", notify, "fix notify.urls"))
+    checks.append(_guard("web", web, "fix web.listen / web.token_file"))
     return checks

@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from jupcron.visible import visible
+
 FORMATS = ("table", "json", "csv")
 
 format_option = click.option(
@@ -36,11 +38,6 @@ def _text(value: Any) -> str:
 # what a spreadsheet reads as a formula at the start of a cell (OWASP "CSV injection")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
-# bidi controls (U+202E reverses what follows), other invisible format characters and C0/C1
-# controls (a terminal's escape sequences): shown as a \u escape in a table, never obeyed
-UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
-)
 
 
 def csv_cell(text: str) -> str:
@@ -51,10 +48,9 @@ def csv_cell(text: str) -> str:
     return text
 
 
-def table_cell(text: str) -> str:
-    """A cell a terminal shows as written: bidi overrides and control characters as
-    visible escapes (a table's columns and a reader's eyes stay where they are)."""
-    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).replace("\n", " ")
+# a cell a terminal shows as written: the one neutraliser (daemon/visible.py), also the
+# status page's and the charts'
+table_cell = visible
 
 
 def _json_default(value: Any) -> Any:

@@ -26,6 +26,7 @@ from jupcron.store import migrate, runs
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import open_existing, session_factory, transaction
 from jupcron.store.records import PlanRecord
+from jupcron.visible import visible
 
 PATHS = click.Path(path_type=Path)
 now_option = click.option(
@@ -183,7 +184,7 @@ def apply(
     finally:
         engine.dispose()
     for line in diff.lines(fields=True):
-        click.echo(line)
+        click.echo(visible(line))
     for warning in _never_firing(loaded, {*diff.added, *diff.changed}, now):
         click.echo(warning, err=True)
     summary = (

@@ -25,6 +25,7 @@ from jupcron.store.control import STALE_AFTER, NodeBeat
 from jupcron.store.engine import open_reader, session_factory
 from jupcron.store.port import Pause
 from jupcron.store.status import SETTLE, Status, as_json, when
+from jupcron.visible import visible
 
 
 @click.command()
@@ -60,10 +61,11 @@ def status(ctx: Context, fmt: str) -> None:
 def _node_line(node: NodeBeat, found: Status) -> str:
     if not node.running(found.now):
         return f"{node.node}  not running (last heartbeat {when(node.last_beat)})"
-    return (
+    line = (
         f"{node.node}  {node.role} since {when(node.role_since)}  "
         f"(started {when(node.started_at)}, version {node.version})"
     )
+    return f"{line}  DEGRADED: {node.degraded}" if node.degraded else line
 
 
 def _pause_line(pause: Pause) -> str:
@@ -101,7 +103,7 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
     if files is not None:
         head.append(("plan files", files.text()))
     width = max(len(label) for label, _ in head)
-    lines = [f"{label.ljust(width)}  {value}" for label, value in head]
+    lines = [f"{label.ljust(width)}  {visible(value)}" for label, value in head]
     plans = [
         {
             "plan": p.name, "kind": p.kind,

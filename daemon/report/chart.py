@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from jupcron.errors import ConfigError
+from jupcron.private import replace_private
 from jupcron.report.plan import PlanReport
+from jupcron.visible import visible
 
 FORMATS = {".png": "png", ".svg": "svg"}
 COST, VALUE, PRICE, AVERAGE, MARKET = "#0969da", "#1a7f37", "#24292f", "#8250df", "#bc4c00"
@@ -90,7 +92,9 @@ def series(report: PlanReport) -> Series | None:
                 references.append((fill.filled_at, float(reference)))
     if not times:
         return None
-    return Series(times, cost, value, prices, references, quote.label, base.label, buying)
+    # token symbols come from the API: a bidi control in one would reorder the labels
+    labels = visible(quote.label), visible(base.label)
+    return Series(times, cost, value, prices, references, *labels, buying)
 
 
 def _span(times: list[datetime]) -> tuple[datetime, datetime]:
@@ -192,7 +196,10 @@ def _figure(size: tuple[float, float]) -> Any:
 
 
 def write_chart(reports: list[PlanReport], path: Path) -> Path:
-    """Every plan with fills, one row each, to `path` (.png or .svg)."""
+    """Every plan with fills, one row each, to `path` (.png or .svg): mode 0600 (what
+    the money did is nobody else's business), written to a new file renamed over it."""
+    import io
+
     import matplotlib
 
     fmt = chart_format(path)
@@ -208,8 +215,10 @@ def write_chart(reports: list[PlanReport], path: Path) -> Path:
             grid = figure.add_gridspec(len(drawn), 1)
             for n, (report, s) in enumerate(drawn):
                 _draw(figure, grid[n, 0], report, s)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _save(figure, path, fmt, 110)
+        out = io.BytesIO()
+        _save(figure, out, fmt, 110)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_private(path, out.getvalue())  # 0600, and a symlink at `path` is not followed
     return path
 
 

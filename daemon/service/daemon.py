@@ -40,12 +40,12 @@ from jupcron.errors import FatalError, JupcronError, StoreBusyError
 from jupcron.follower import FollowerLoop
 from jupcron.logs import configure_logging
 from jupcron.plans.apply import apply_paths, files_vs_store
-from jupcron.probe import check_api, check_rpc
 from jupcron.runner.core import node_name
 from jupcron.runner.outcome import RunListener, RunOutcome
 from jupcron.runner.recovery import recover
 from jupcron.scheduler import Scheduler
 from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
+from jupcron.service.dependencies import Dependencies
 from jupcron.service.heartbeat import Heartbeat
 from jupcron.service.leader import Leadership, leadership_for
 from jupcron.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
@@ -100,7 +100,7 @@ class Daemon:
         self.webhook: WebhookNotifier | None = None
         self.alerts: Alerts | None = None
         self._fatal_reason = ""
-        self._degraded: list[str] = []  # dependencies that did not answer at start
+        self.dependencies: Dependencies | None = None  # API key, RPC, wallet: asked at start
         self._files: tuple[float, dict[str, Any]] | None = None  # (when read, plan files state)
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
@@ -177,7 +177,7 @@ class Daemon:
         log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,
                  dry_run=config.safety.dry_run, config=config.digest)  # fmt: skip
-        degraded = f"; degraded: {'; '.join(self._degraded)}" if self._degraded else ""
+        degraded = f"; degraded: {'; '.join(self._degraded())}" if self._degraded() else ""
         wallet = self.runtime.wallet.address
         self._alert(AlertEvent.DAEMON_START, f"daemon started on {node_name()}: "
                     f"{self._plan_count} plans, wallet {wallet}{degraded}")  # fmt: skip
@@ -197,24 +197,19 @@ class Daemon:
     def _probe_at_start(self) -> None:
         """The API key and the RPC node, asked once before anything is scheduled: a key
         the API refuses is fatal now (not at the first run, a week later for a weekly
-        plan); an API or RPC node that does not answer leaves the daemon running,
-        degraded (said in the log, the STATUS= line and the start alert), as runs retry."""
+        plan); an API or RPC node that does not answer, or a wallet without SOL, leaves
+        the daemon running, degraded (said in the log, the STATUS= line, the start alert
+        and the heartbeat: `jupcron status` and the page), asked again until it works
+        (daemon/service/dependencies.py)."""
         assert self.runtime is not None
-        address = str(self.runtime.wallet.address)
-        api = check_api(self.config, address, self.transport)
-        if api.fatal:
-            raise FatalError(f"{api.detail} (fix: {api.fix})")
-        checks = [api]
-        if self.config.rpc.url:
-            checks.append(check_rpc(self.config, address))
-        for check in checks:
-            if check.verdict == "ok":
-                log.info("dependency_ok", dependency=check.name, detail=check.detail)
-            else:
-                log.warning("dependency_degraded", dependency=check.name, detail=check.detail,
-                            fix=check.fix)  # fmt: skip
-                if check.verdict == "fail":
-                    self._degraded.append(f"{check.name}: {check.detail}")
+        self.dependencies = Dependencies(
+            lambda: self.config, str(self.runtime.wallet.address),
+            transport=self.transport, on_fatal=self._fatal,
+        )  # fmt: skip
+        self.dependencies.at_start()
+
+    def _degraded(self) -> list[str]:
+        return self.dependencies.degraded() if self.dependencies is not None else []
 
     def _open_store(self) -> Store | None:
         """The store, waiting while it cannot be reached (at boot PostgreSQL may come up
@@ -240,6 +235,8 @@ class Daemon:
             self._maybe_recover()
             self._update_status()
             self._follow_config()
+            if self.dependencies is not None:
+                self.dependencies.maybe_recheck()
             self._beat()
             for event in self.inbox.wait(min(TICK, watchdog.seconds_until_due(default=TICK))):
                 if event is SignalEvent.RELOAD:
@@ -345,7 +342,9 @@ class Daemon:
     def _beat(self) -> None:
         """The heartbeat row `jupcron status` reads, with the config in effect now."""
         if self.heartbeat is not None:
-            self.heartbeat.tick(leader=self.leader, role_since=self._role_since, config=self.config)
+            degraded = "; ".join(self._degraded()) or None
+            self.heartbeat.tick(leader=self.leader, role_since=self._role_since,
+                                config=self.config, degraded=degraded)  # fmt: skip
 
     def _count_plans(self) -> None:
         assert self.runtime is not None
@@ -367,8 +366,8 @@ class Daemon:
     def _status_text(self) -> str:
         role = "leader" if self.leader else "standby"
         text = f"{role}, {self._plan_count} plans"
-        if self._degraded:
-            text += f", degraded ({'; '.join(self._degraded)})"
+        if self._degraded():
+            text += f", degraded ({'; '.join(self._degraded())})"
         return f"{text}, last run: {self._last_run}" if self._last_run else text
 
     def run_finished(self, outcome: RunOutcome) -> None:
@@ -559,6 +558,8 @@ class Daemon:
             config = self.config_file.changed(self.config)
             if config is not None:
                 self._use_config(config, "file")
+        if self.web_server is not None:
+            self.web_server.follow(self.config)  # the token file, watched by itself
 
     def _use_config(self, config: Config, trigger: str) -> Config:
         """`config` in effect for every run that starts from now on (a run under way
@@ -569,4 +570,6 @@ class Daemon:
         self.config = config
         if self.config_file is not None:
             self.config_file.in_effect(old, config, trigger)
+        if self.web_server is not None:
+            self.web_server.apply(config, trigger)  # the token read again: a new one ends sessions
         return config

@@ -48,21 +48,24 @@ class Heartbeat:
         self.interval = interval
         self._monotonic = monotonic
         self._last = float("-inf")
-        self._state: tuple[str, bool, str | None] | None = None  # the last one written
+        self._state: tuple[str, bool, str | None, str | None] | None = None  # the last written
         self._failing = False
         self._written = False
 
-    def tick(self, *, leader: bool, role_since: datetime, config: Config) -> None:
-        """Beat if one is due (or the role changed); a store error is logged, not raised."""
+    def tick(
+        self, *, leader: bool, role_since: datetime, config: Config, degraded: str | None = None
+    ) -> None:
+        """Beat if one is due (or the role, dry run, kill switch or degraded state
+        changed); a store error is logged, not raised."""
         role = "leader" if leader else "standby"
-        state = (role, config.safety.dry_run, kill_switch(config))
+        state = (role, config.safety.dry_run, kill_switch(config), degraded)
         if state == self._state and self._monotonic() - self._last < self.interval:
             return
         self._last = self._monotonic()
         beat = NodeBeat(
             node=self.node, role=role, role_since=role_since, started_at=self.started_at,
             last_beat=datetime.now(UTC), dry_run=state[1], kill_switch=state[2],
-            version=self.version,
+            version=self.version, degraded=degraded,
         )  # fmt: skip
         try:
             with begin(self.engine) as conn:

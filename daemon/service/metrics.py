@@ -253,7 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
-        request = WebRequest(self.command, self.path, headers, body)
+        request = WebRequest(self.command, self.path, headers, body, str(self.client_address[0]))
         try:
             answer = app(request)
         except Exception as exc:  # noqa: BLE001 - one bad page must not take the listener down

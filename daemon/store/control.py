@@ -41,6 +41,8 @@ class NodeBeat:
     dry_run: bool  # safety.dry_run of the config it runs with now
     kill_switch: str | None  # why runs are skipped, while the kill switch is on
     version: str
+    # what it runs without: "rpc: … did not answer" (None: nothing)
+    degraded: str | None = None
 
     def running(self, now: datetime) -> bool:
         """Its last beat is recent: the daemon is alive (a crashed one stops beating)."""
@@ -117,7 +119,7 @@ def beat(conn: Connection, node: NodeBeat) -> None:
     values = {
         "node": node.node, "role": node.role, "role_since": node.role_since,
         "started_at": node.started_at, "last_beat": node.last_beat, "dry_run": node.dry_run,
-        "kill_switch": node.kill_switch, "version": node.version,
+        "kill_switch": node.kill_switch, "version": node.version, "degraded": node.degraded,
     }  # fmt: skip
     stmt = _insert(conn)(NODES).values(values)
     stmt = stmt.on_conflict_do_update(

@@ -300,3 +300,5 @@ class DaemonNode(Base):
     dry_run: Mapped[bool] = mapped_column(Boolean)
     kill_switch: Mapped[str | None] = mapped_column(Text)  # why runs are skipped, while on
     version: Mapped[str] = mapped_column(String(32))
+    # what it found not working at start and runs without (0007_node_degraded)
+    degraded: Mapped[str | None] = mapped_column(Text)

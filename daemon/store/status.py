@@ -236,7 +236,7 @@ def node_json(node: NodeBeat, now: datetime) -> dict[str, Any]:
         "node": node.node, "role": node.role, "since": when(node.role_since),
         "started_at": when(node.started_at), "last_beat": when(node.last_beat),
         "running": node.running(now), "dry_run": node.dry_run,
-        "kill_switch": node.kill_switch, "version": node.version,
+        "kill_switch": node.kill_switch, "version": node.version, "degraded": node.degraded,
     }  # fmt: skip
 
 

@@ -16,13 +16,17 @@ Served by the daemon on the same small threaded listener as ``/metrics`` and
     GET /api/plans/NAME/fills  the fills behind a plan's chart
     GET /charts/NAME.svg       the chart: cumulative receipts and fill price, drawn
                                on the server as SVG
-    POST /login                the token as a form field -> a session cookie
+    POST /login                the token as a form field -> a session cookie (wrong
+                               tokens locked out per address: `guard`)
+    POST /logout               the session ends on the server
 
 The page loads once, then its script asks the ``/api`` twins every
 ``web.refresh`` seconds and updates the DOM with text only. Nothing here
 writes to the store.
 
 Modules: `http` (requests, responses, security headers), `auth` (the token),
+`access` (who is let in: sign-in, sign-out, a new token), `session` (the
+server's sessions), `guard` (wrong tokens per address),
 `activity` (API use and errors in a window), `views` (the JSON views, from
 daemon/store/status.py's reads), `chart` (the SVG), `app` (routes), `serve`
 (the listener).

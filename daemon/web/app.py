@@ -1,9 +1,10 @@
 """The routes of the status page: one callable from `WebRequest` to `WebResponse`.
 
-Read-only: GET (and HEAD) everywhere, plus ``POST /login`` that only sets a
-cookie. With a token set, everything but the static assets and the login asks
-for it (401 otherwise). Without one, the page answers only requests addressed
-to ``localhost`` or an IP literal, so a web site that points its own name at
+Read-only: GET (and HEAD) everywhere, plus ``POST /login`` and ``POST /logout``
+that only start and end a session (daemon/web/access.py). With a token set,
+everything but the static assets and the login asks for it (401 otherwise).
+Without one, the page answers only requests addressed to ``localhost`` or an IP
+literal, so a web site that points its own name at
 127.0.0.1 (DNS rebinding) cannot read the page through the visitor's browser.
 """
 
@@ -11,11 +12,11 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import structlog
 from sqlalchemy import Engine
@@ -27,12 +28,12 @@ from jupcron.report.plan import PlanReport
 from jupcron.service.metrics import Metrics
 from jupcron.store.engine import session_factory
 from jupcron.web import views
+from jupcron.web.access import Access
 from jupcron.web.activity import Activity
-from jupcron.web.auth import COOKIE, Token
+from jupcron.web.auth import Token
 from jupcron.web.chart import HEIGHT, WIDTH, chart_svg
 from jupcron.web.http import (
     HTML,
-    MAX_BODY,
     SVG,
     WebRequest,
     WebResponse,
@@ -85,13 +86,15 @@ class WebApp:
         refresh: float = 5.0,
         token: Token | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        access: Access | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.factory = session_factory(engine)
         self.metrics = metrics
         self.live = live
         self.activity = activity
         self.refresh = refresh
-        self.token = token
+        self.access = access or Access(token, monotonic=monotonic)
         self.clock = clock
         self.reports = views.ReportCache()
         self._charts: dict[tuple[Any, ...], bytes] = {}
@@ -102,18 +105,21 @@ class WebApp:
     # ---- entry ---------------------------------------------------------------------
 
     def __call__(self, request: WebRequest) -> WebResponse:
-        if self.token is None and not host_is_local(request.header("host")):
+        if self.access.open and not host_is_local(request.header("host")):
             return text_response(403, "this page answers only to localhost or an IP address\n")
         path = request.path
         if path == "/login" and request.method == "POST":
-            return self.login(request)
+            return self.access.login(request)
+        if path == "/logout" and request.method == "POST":
+            return self.access.logout(request)
         if request.method not in READ_METHODS:
             return WebResponse(405, b"read-only\n", "text/plain; charset=utf-8",
                                (("Allow", "GET, HEAD"),))  # fmt: skip
         if path.startswith("/static/"):
             return self.asset(path.removeprefix("/static/"))
-        if self.token is not None and not self.token.allows(request):
-            return self.unauthorized(path)
+        refused = self.access.refused(request)
+        if refused is not None:
+            return refused
         try:
             return self.route(path, request)
         except BadRequest as exc:
@@ -175,32 +181,12 @@ class WebApp:
         plans = views.plans_view(session, self.reports, self.clock(), offset, views.PAGE_SIZE)
         runs = views.runs_view(session, views.RUNS_SHOWN)
         return render("page.html", status=self.status(session), plans=plans, runs=runs,
-                      blank=BLANK, chart_width=WIDTH, chart_height=HEIGHT)  # fmt: skip
+                      blank=BLANK, chart_width=WIDTH, chart_height=HEIGHT,
+                      signed_in=self.access.signed_in(request))  # fmt: skip
 
-    # ---- assets and the token -----------------------------------------------------------
+    # ---- assets --------------------------------------------------------------------------
 
     def asset(self, name: str) -> WebResponse:
         if name not in STATIC:
             return text_response(404, "not found\n")
         return WebResponse(200, self.static[name], STATIC[name])
-
-    def unauthorized(self, path: str) -> WebResponse:
-        challenge = (("WWW-Authenticate", 'Bearer realm="jupcron"'),)
-        if path == "/":
-            body = render("login.html", wrong=False).encode()
-            return WebResponse(401, body, HTML, challenge)
-        return json_response({"error": "a valid token is needed"}, 401, **dict(challenge))
-
-    def login(self, request: WebRequest) -> WebResponse:
-        if self.token is None:
-            return WebResponse(303, b"", HTML, (("Location", "/"),))
-        origin = request.header("origin")
-        if origin and urlsplit(origin).netloc != (request.header("host") or ""):
-            return text_response(403, "cross-site login refused\n")
-        form = parse_qs(request.body[:MAX_BODY].decode("utf-8", "replace"))
-        given = (form.get("token") or [""])[0].strip()
-        if not given or not self.token.matches(given):
-            body = render("login.html", wrong=True).encode()
-            return WebResponse(401, body, HTML, (("WWW-Authenticate", 'Bearer realm="jupcron"'),))
-        cookie = f"{COOKIE}={self.token.session}; Path=/; HttpOnly; SameSite=Strict"
-        return WebResponse(303, b"", HTML, (("Location", "/"), ("Set-Cookie", cookie)))

@@ -4,13 +4,13 @@ The token file is a secret like the keypair: checked the same way (a regular
 file of ours, no access for group or others), and its text is never logged,
 shown or put in an answer. A request is let in with ``Authorization: Bearer
 <token>`` (scripts), or with the session cookie a browser gets from ``POST
-/login``: an HMAC of the token, so the cookie is not the token itself, and a
-new token ends every session. Comparisons take constant time.
+/login`` (daemon/web/session.py: a random value the server keeps, not the token
+nor anything made from it). A new token read at a reload ends every session.
+Comparisons take constant time.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from pathlib import Path
 from typing import NoReturn
@@ -21,13 +21,12 @@ from jupcron.web.http import WebRequest
 
 COOKIE = "jupcron_session"
 MIN_LENGTH = 16  # characters: a token is for machines; `openssl rand -hex 32` makes one
-_SESSION_LABEL = b"jupcron web session v1"
 
 
 class Token:
     """A loaded token; its text is reachable only through the checks."""
 
-    __slots__ = ("_session", "_token")
+    __slots__ = ("_token",)
 
     def __init__(self, token: str) -> None:
         if len(token) < MIN_LENGTH:
@@ -35,26 +34,24 @@ class Token:
         if any(ch.isspace() or not ch.isprintable() for ch in token):
             raise ConfigError("web.token_file: the token must be one line of printable characters")
         self._token = token.encode()
-        self._session = hmac.new(self._token, _SESSION_LABEL, hashlib.sha256).hexdigest()
 
     def __repr__(self) -> str:
         return "Token(***)"
 
-    @property
-    def session(self) -> str:
-        """The cookie value a browser keeps after logging in."""
-        return self._session
-
     def matches(self, given: str) -> bool:
         return hmac.compare_digest(self._token, given.encode())
 
-    def allows(self, request: WebRequest) -> bool:
+    def same(self, other: Token | None) -> bool:
+        """The same token text (a reload that read the file again, unchanged)."""
+        return other is not None and hmac.compare_digest(self._token, other._token)
+
+    def bearer(self, request: WebRequest) -> bool | None:
+        """``Authorization: Bearer``: ``True`` right, ``False`` wrong, ``None`` not given."""
         header = request.header("authorization") or ""
         scheme, _, given = header.partition(" ")
-        if scheme.lower() == "bearer" and given and self.matches(given.strip()):
-            return True
-        cookie = request.cookie(COOKIE)
-        return cookie is not None and hmac.compare_digest(cookie, self._session)
+        if scheme.lower() != "bearer" or not given.strip():
+            return None
+        return self.matches(given.strip())
 
 
 def load_token(path: Path) -> Token:

@@ -44,6 +44,7 @@ class WebRequest:
     target: str  # path and query, as sent
     headers: dict[str, str]  # names in lower case
     body: bytes = b""
+    client: str = ""  # the peer's address (a reverse proxy's, behind one)
 
     @property
     def path(self) -> str:
@@ -55,6 +56,17 @@ class WebRequest:
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
+
+    def via_https(self) -> bool:
+        """Came through a TLS-terminating proxy, as it says (``X-Forwarded-Proto:
+        https`` or ``Forwarded: proto=https``). A client that claims it only makes
+        its own cookie `Secure`, so the claim needs no trust."""
+        forwarded_proto = (self.header("x-forwarded-proto") or "").split(",")[0]
+        if forwarded_proto.strip().lower() == "https":
+            return True
+        first = (self.header("forwarded") or "").split(",")[0]
+        pairs = (part.strip().partition("=") for part in first.split(";"))
+        return any(k.lower() == "proto" and v.strip('"').lower() == "https" for k, _, v in pairs)
 
     def cookie(self, name: str) -> str | None:
         for part in (self.header("cookie") or "").split(";"):

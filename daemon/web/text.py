@@ -1,6 +1,9 @@
 """The words and numbers the page shows, made once here from a view's data and
 sent in its ``text`` map: the server's first render and the script's updates
 put the same strings in the same places (the script only assigns textContent).
+Every string of a ``text`` map has gone through `jupcron.visible.visible`, as the
+CLI's tables: a bidi override (U+202E) or a control character from the API or a
+plan shows as a ``\u202e`` escape, never reorders what the page says.
 """
 
 from __future__ import annotations
@@ -8,7 +11,14 @@ from __future__ import annotations
 from decimal import Decimal, localcontext
 from typing import Any
 
+from jupcron.plans.apply import FilesState
+from jupcron.visible import visible
+
 NONE = "-"
+
+
+def _shown(text: dict[str, str]) -> dict[str, str]:
+    return {key: visible(value) for key, value in text.items()}
 
 
 def moment(value: str | None) -> str:
@@ -66,25 +76,29 @@ def plan_text(plan: dict[str, Any]) -> dict[str, str]:
     fires = plan["next_fires"]
     money = plan["money"] or {}
     price = money.get("average_price")
-    return {
-        "name": plan["name"],
-        "description": plan["description"] or "",
-        "kind": plan["kind"] + (" (dry run)" if plan["dry_run"] else ""),
-        "schedule": plan["schedule"],
-        "paused": plan["paused"] or "",
-        "next": moment(fires[0]) if fires else "no fire time left",
-        "later": ", ".join(moment(f) for f in fires[1:]),
-        "last_status": plan["last_status"] or "no run yet",
-        "last_when": moment(plan["last_scheduled_for"]) if plan["last_status"] else "",
-        "last_error": plan["last_error"] or "",
-        "spent": _amount(money.get("spent_ui"), money.get("spent", "0"), money.get("input_symbol")),
-        "received": _amount(
-            money.get("received_ui"), money.get("received", "0"), money.get("output_symbol")
-        ),
-        "price": _price(price, money.get("price_quote"), money.get("price_base")),
-        "fills": str(money.get("fills", 0)),
-        **_money_text(money),
-    }
+    return _shown(
+        {
+            "name": plan["name"],
+            "description": plan["description"] or "",
+            "kind": plan["kind"] + (" (dry run)" if plan["dry_run"] else ""),
+            "schedule": plan["schedule"],
+            "paused": plan["paused"] or "",
+            "next": moment(fires[0]) if fires else "no fire time left",
+            "later": ", ".join(moment(f) for f in fires[1:]),
+            "last_status": plan["last_status"] or "no run yet",
+            "last_when": moment(plan["last_scheduled_for"]) if plan["last_status"] else "",
+            "last_error": plan["last_error"] or "",
+            "spent": _amount(
+                money.get("spent_ui"), money.get("spent", "0"), money.get("input_symbol")
+            ),
+            "received": _amount(
+                money.get("received_ui"), money.get("received", "0"), money.get("output_symbol")
+            ),
+            "price": _price(price, money.get("price_quote"), money.get("price_base")),
+            "fills": str(money.get("fills", 0)),
+            **_money_text(money),
+        }
+    )
 
 
 def short(value: str | None) -> str:
@@ -97,17 +111,19 @@ def run_text(run: dict[str, Any]) -> dict[str, str]:
     error = run.get("error") or ""
     if error and run.get("error_code"):
         error = f"{run['error_code']}: {error}"
-    return {
-        "run_id": str(run["run_id"]),
-        "plan_name": run["plan_name"],
-        "scheduled_for": moment(run["scheduled_for"]),
-        "status": run["status"],
-        "trigger": run.get("trigger") or "",
-        "request_id": short(run.get("request_id")),
-        "signature": short(run.get("signature")),
-        "error": error,
-        "settle": run.get("settle") or "",
-    }
+    return _shown(
+        {
+            "run_id": str(run["run_id"]),
+            "plan_name": run["plan_name"],
+            "scheduled_for": moment(run["scheduled_for"]),
+            "status": run["status"],
+            "trigger": run.get("trigger") or "",
+            "request_id": short(run.get("request_id")),
+            "signature": short(run.get("signature")),
+            "error": error,
+            "settle": run.get("settle") or "",
+        }
+    )
 
 
 def node_text(node: dict[str, Any]) -> dict[str, str]:
@@ -116,28 +132,33 @@ def node_text(node: dict[str, Any]) -> dict[str, str]:
         role = node["role"]
     else:
         role = f"not running ({node['role']} until its heartbeats stopped)"
-    return {
-        "node": node["node"],
-        "this": "this page's daemon" if node.get("this") else "",
-        "role": role,
-        "since": moment(node["since"]),
-        "started_at": moment(node["started_at"]),
-        "last_beat": moment(node["last_beat"]),
-        "dry_run": "on" if node["dry_run"] else "off",
-        "kill_switch": node["kill_switch"] or "off",
-        "version": node["version"],
-    }
+    return _shown(
+        {
+            "node": node["node"],
+            "this": "this page's daemon" if node.get("this") else "",
+            "role": role,
+            "since": moment(node["since"]),
+            "started_at": moment(node["started_at"]),
+            "last_beat": moment(node["last_beat"]),
+            "dry_run": "on" if node["dry_run"] else "off",
+            "kill_switch": node["kill_switch"] or "off",
+            "version": node["version"],
+            "degraded": node.get("degraded") or "",
+        }
+    )
 
 
 def pause_text(pause: dict[str, Any]) -> dict[str, str]:
     what, undo = ("all plans", "--all") if pause["all"] else (pause["plan"], pause["plan"])
-    return {
-        "what": what,
-        "reason": pause["reason"] or "no reason given",
-        "by": pause["by"],
-        "at": moment(pause["at"]),
-        "undo": f"jupcron resume {undo}",
-    }
+    return _shown(
+        {
+            "what": what,
+            "reason": pause["reason"] or "no reason given",
+            "by": pause["by"],
+            "at": moment(pause["at"]),
+            "undo": f"jupcron resume {undo}",
+        }
+    )
 
 
 def _in_effect(value: Any, on: str) -> str:
@@ -163,6 +184,13 @@ def _paused(pauses: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
+def _plan_files(files: dict[str, Any] | None) -> str:
+    """`jupcron status`'s line on plans.dir against the store (the same `FilesState`)."""
+    if files is None:
+        return "unknown: not compared yet"
+    return FilesState(**files).text()
+
+
 def status_text(status: dict[str, Any]) -> dict[str, str]:
     api = status["api"]
     use = f" ({api['use'] * 100:.0f}% of the limit)" if api["use"] is not None else ""
@@ -171,19 +199,23 @@ def status_text(status: dict[str, Any]) -> dict[str, str]:
     daemons = f"{len(running)} running" if running else "none running"
     if status["leader"]:
         daemons += f", leader {status['leader']}"
-    return {
-        "node": status["node"],
-        "role": status["role"] or "unknown (no heartbeat of this daemon yet)",
-        "daemons": daemons,
-        "wallet": status["wallet"],
-        "dry_run": _in_effect(status["dry_run"], "ON: orders are checked, never signed"),
-        "kill_switch": _kill(status),
-        "paused": _paused(status["pauses"]),
-        "plans": str(status["plans_enabled"]),
-        "api": f"{api['requests_last_minute']} requests in the last minute, "
-        f"{api['rate']:g}/s of {api['rate_limit']:g}/s{use}",
-        "errors": f"{errors['api']} API, {errors['runs']} runs",
-        "in_flight": str(status["in_flight_count"]),
-        "in_doubt": str(status["in_doubt_count"]),
-        "now": moment(status["now"]),
-    }
+    return _shown(
+        {
+            "node": status["node"],
+            "role": status["role"] or "unknown (no heartbeat of this daemon yet)",
+            "daemons": daemons,
+            "wallet": status["wallet"],
+            "dry_run": _in_effect(status["dry_run"], "ON: orders are checked, never signed"),
+            "kill_switch": _kill(status),
+            "paused": _paused(status["pauses"]),
+            "plans": str(status["plans_enabled"]),
+            "api": f"{api['requests_last_minute']} requests in the last minute, "
+            f"{api['rate']:g}/s of {api['rate_limit']:g}/s{use}",
+            "errors": f"{errors['api']} API, {errors['runs']} runs",
+            "in_flight": str(status["in_flight_count"]),
+            "in_doubt": str(status["in_doubt_count"]),
+            "plan_files": _plan_files(status["plan_files"]),
+            "degraded": status.get("degraded") or "no",
+            "now": moment(status["now"]),
+        }
+    )

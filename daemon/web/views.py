@@ -131,6 +131,8 @@ def status_view(
         "refresh": refresh,
         "node": live.node,
         "role": own["role"] if own and own["running"] else None,
+        # what this daemon runs without (its heartbeat's; daemon/service/dependencies.py)
+        "degraded": own.get("degraded") if own else None,
         "wallet": live.wallet,
         "plans_enabled": store_plans.count_enabled(session),
         "api": {

@@ -172,9 +172,10 @@ def test_shows_every_plan_of_the_running_daemon_with_its_next_fire(
 def test_updates_in_place_when_a_run_finishes(site: Site, watched_page: Watched) -> None:
     page = open_page(site, watched_page)
     page.evaluate("window.__probe = 41")  # gone if the page reloads
+    written = at(0)  # the plans take effect from here: a slow apply under load cannot
     late = {**swap_plan("late-swap", {"at": at(4)}), "description": "added while watching"}
     site.env.write_plans(late, name="late.yaml")
-    site.env.apply()
+    site.env.apply(now=written)  # make the slot a past one that never fires
     page.wait_for_selector('article.plan[data-plan="late-swap"]', timeout=TIMEOUT)
     pill = card(page, "late-swap").locator(".pill")
     page.wait_for_function(

@@ -56,3 +56,28 @@ def test_a_config_that_does_not_load_is_exit_one(daemon_env: DaemonEnvFactory) -
     done = env.jupcron("config", "check")
     assert done.returncode == 1
     assert done.stderr.startswith("error:") or "nope" in done.stderr
+
+
+def test_the_page_token_over_plain_http_is_warned_of(daemon_env: DaemonEnvFactory) -> None:
+    env = daemon_env()
+    token = env.root / "web-token"
+    token.write_text("webtoken-SECRET-0123456789\n")
+    token.chmod(0o600)
+    env.write_config(web={"listen": "0.0.0.0:8080", "token_file": str(token)})
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    done = env.jupcron("config", "check", "--format", "json")
+    checks = {c["check"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["web"]["verdict"] == "warn"
+    assert "plain http" in checks["web"]["detail"]
+    assert "web.secure_cookie: true" in checks["web"]["fix"]
+    assert "webtoken-SECRET" not in done.stdout
+    env.write_config(
+        web={"listen": "0.0.0.0:8080", "token_file": str(token), "secure_cookie": True}
+    )  # a TLS proxy in front, declared
+    behind = json.loads(env.jupcron("config", "check", "--format", "json").stdout)
+    assert {c["check"]: c["verdict"] for c in behind["checks"]}["web"] == "ok"
+    token.chmod(0o644)
+    opened = json.loads(env.jupcron("config", "check", "--format", "json").stdout)
+    web = {c["check"]: c for c in opened["checks"]}["web"]
+    assert web["verdict"] == "fail"
+    assert "too open" in web["detail"]

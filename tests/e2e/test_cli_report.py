@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,7 @@ def test_report_filters_table_csv_and_chart(followed: DaemonEnv, tmp_path: Path)
     drawn = followed.jupcron("report", "--chart", str(chart))
     assert drawn.returncode == 0, drawn.stderr
     assert f"chart written to {chart}" in drawn.stdout
+    assert stat.S_IMODE(chart.stat().st_mode) == 0o600  # whatever the umask
     body = chart.read_text()
     assert "<svg" in body
     assert body.count("<path") > 20  # axes, lines, markers and the glyphs of the text

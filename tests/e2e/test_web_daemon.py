@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +180,39 @@ def test_a_standby_peer_shows_on_the_pages_of_a_postgresql_pair(
     _agree(standby_url, env)
     assert env.stop(second) == 0
     assert env.stop(first) == 0
+
+
+@pytest.mark.slow
+def test_a_new_token_and_a_reload_end_the_old_token_and_sessions(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    """Issue 28 item 8 through the daemon's own reload: a token on a network address
+    over plain http is warned of at start; after the token file is rewritten and the
+    daemon gets SIGHUP, the old token and the browser's session are refused, the new
+    token works; no restart, and no token in the log."""
+    env = daemon_env()
+    token = private(env.root / "web-token", WEB_TOKEN)
+    env.write_config(web={"listen": "0.0.0.0:0", "token_file": str(token)})
+    env.write_plans(swap_plan("hourly", {"every": "1h"}))
+    env.apply()
+    proc = env.start()
+    url = web_url(env, proc)
+    assert '"web_plain_http"' in env.log_of(proc)
+    new_token = "webtoken-NEW-SECRET-9876543210"
+    with httpx.Client(base_url=url, timeout=10) as browser:
+        assert browser.post("/login", data={"token": WEB_TOKEN}).status_code == 303
+        assert browser.get("/api/status").status_code == 200
+        fresh = private(env.root / "web-token.new", new_token)
+        fresh.replace(token)
+        proc.send_signal(signal.SIGHUP)
+        assert env.wait_until(lambda: browser.get("/api/status").status_code == 401)
+    old = {"Authorization": f"Bearer {WEB_TOKEN}"}
+    new = {"Authorization": f"Bearer {new_token}"}
+    assert httpx.get(url + "/api/status", headers=old, timeout=10).status_code == 401
+    assert httpx.get(url + "/api/status", headers=new, timeout=10).status_code == 200
+    assert proc.poll() is None
+    assert env.stop(proc) == 0
+    log = env.log_of(proc)
+    assert '"web_token_changed"' in log
+    assert WEB_TOKEN not in log
+    assert new_token not in log

@@ -229,3 +229,29 @@ def test_the_runner_skips_a_paused_plan_with_the_reason(make_rig: RigFactory) ->
     assert every.error == "all plans paused: no reason given (by bob; jupcron resume --all)"
     assert rig.issued() == issued  # a skipped slot asks the API for nothing
     assert "preflight_skip" in rig.steps(every.run_id)
+
+
+def test_a_degraded_daemon_says_why_in_status_until_it_recovers(engine: Engine) -> None:
+    """Issue 28 item 3: what a daemon runs without travels in its heartbeat to
+    `jupcron status` (table and JSON); its recovery is written at once, not a beat later."""
+    from jupcron.cli.status import table
+    from jupcron.config import Config
+    from jupcron.service.heartbeat import Heartbeat
+
+    config = Config()
+    started = datetime.now(UTC)
+    heart = Heartbeat(engine, node="h:7", started_at=started, version="t", interval=3600)
+    why = "rpc: http://127.0.0.1:9/*** did not answer (fix: check rpc.url)"
+    heart.tick(leader=True, role_since=started, config=config, degraded=why)
+
+    def read() -> store_status.Status:
+        with session_factory(engine)() as session:
+            return store_status.read(session, datetime.now(UTC))
+
+    found = read()
+    assert store_status.as_json(found)["daemons"][0]["degraded"] == why
+    assert f"DEGRADED: {why}" in table(found, config)
+    heart.tick(leader=True, role_since=started, config=config, degraded=None)  # recovered
+    found = read()
+    assert store_status.as_json(found)["daemons"][0]["degraded"] is None
+    assert "DEGRADED" not in table(found, config)

@@ -167,3 +167,27 @@ def test_a_reader_in_the_middle_of_a_page_does_not_hold_up_the_daemons_writes(
             assert conn.execute(text("SELECT description FROM plans")).scalar_one() is None
     finally:
         engine.dispose()
+
+
+def test_bidi_overrides_from_plans_and_the_api_are_shown_as_escapes(web: Web) -> None:
+    """U+202E in a plan's description (a plan file) and a run's error (the API's
+    words): the page and the script's ``text`` maps show ``\\u202e``, never the
+    control itself; the raw JSON fields keep the data as stored, for scripts."""
+    rlo = "\u202e"
+    rig = web.rig
+    swap = rig.plan("swap", name="buy-sol", schedule={"every": 3600})
+    describe(rig, "buy-sol", f"monthly {rlo}exe.txt")
+    outcome = rig.runner().fire(swap, datetime.now(UTC).replace(microsecond=0))
+    assert outcome is not None
+    with transaction(rig.factory) as session:
+        session.execute(text("UPDATE runs SET error = :e WHERE id = :i"),
+                        {"e": f"route {rlo}deliaf", "i": outcome.run_id})  # fmt: skip
+    page = web.get("/").text
+    assert rlo not in page
+    assert "monthly \\u202eexe.txt" in page
+    assert "route \\u202edeliaf" in page
+    (plan,) = web.json("/api/plans")["plans"]
+    assert plan["text"]["description"] == "monthly \\u202eexe.txt"
+    assert plan["description"] == f"monthly {rlo}exe.txt"
+    (run,) = web.json("/api/runs")["runs"]
+    assert run["text"]["error"] == "route \\u202edeliaf"

@@ -172,4 +172,5 @@ def test_a_good_token_file_loads_and_never_shows_its_text(tmp_path: Path) -> Non
     assert token.matches(TOKEN)
     assert not token.matches(TOKEN + "x")
     assert TOKEN not in repr(token)
-    assert TOKEN not in token.session
+    assert token.same(Token(TOKEN))
+    assert not token.same(Token(TOKEN + "x"))

@@ -74,6 +74,8 @@
     document.getElementById("badge-dry").hidden = !status.dry_run;
     document.getElementById("badge-kill").hidden = !status.kill_switch;
     document.getElementById("badge-paused").hidden = !status.pauses.some((p) => p.all);
+    document.getElementById("badge-degraded").hidden = !status.degraded;
+    document.getElementById("badge-files").hidden = !status.plan_files || status.plan_files.in_sync;
     document.getElementById("updated").textContent = status.text.now;
     sync(document.getElementById("node-rows"), "node-row", status.daemons,
       (n) => n.node, "node", showNode);

@@ -1,0 +1,23 @@
+"""Text from the API, plans or the store, made safe to show as written: the one
+function every table (`jupcron status`, `audit`, `report`, `plans`), the status
+page and the charts pass such text through.
+
+Bidi controls (U+202E reverses what follows: ``invoice\u202etxt.exe``), other
+invisible format characters and C0/C1 controls (a terminal's escape sequences)
+become a visible ``\\uXXXX``, never obeyed; a newline becomes a space (a table's
+rows and a reader's eyes stay where they are). Letters of right-to-left scripts
+are left alone: only the invisible controls are touched.
+"""
+
+from __future__ import annotations
+
+import re
+
+UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+def visible(text: str) -> str:
+    """`text` with its controls shown as ``\\uXXXX`` escapes and newlines as spaces."""
+    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).replace("\n", " ")
