@@ -10,9 +10,10 @@ import click
 
 from jupcron.app import open_store
 from jupcron.cli.main import Context, pass_ctx
-from jupcron.cli.output import format_option, render
+from jupcron.cli.output import format_option
 from jupcron.domain import PlanKind, RunStatus
 from jupcron.errors import ConfigError
+from jupcron.report.listing import render
 from jupcron.store import tokens
 from jupcron.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows
 from jupcron.store.plans import get_plan

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from jupcron.cli.main import Context, pass_ctx
-from jupcron.cli.output import format_option, render
+from jupcron.cli.output import format_option
 from jupcron.config import DEFAULT_PATH, Config
 from jupcron.errors import ConfigError, PlanError
 from jupcron.plans.apply import apply_paths
@@ -21,6 +21,7 @@ from jupcron.products.recurring.minimums import (
     lookups_from,
     needs_network,
 )
+from jupcron.report.listing import render
 from jupcron.schedule import next_fire_times, parse_instant, parse_schedule
 from jupcron.store import migrate, runs
 from jupcron.store import plans as store_plans

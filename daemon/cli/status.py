@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 import click
 
 from jupcron.cli.main import Context, pass_ctx
-from jupcron.cli.output import render
 from jupcron.config import Config
 from jupcron.plans.apply import FilesState, files_vs_store
+from jupcron.report.listing import render
 from jupcron.runner.preflight import kill_switch
 from jupcron.store import migrate
 from jupcron.store import status as store_status

@@ -28,13 +28,13 @@ from typing import TextIO
 
 from sqlalchemy import text
 
-from jupcron.cli.output import render
 from jupcron.demo.watch import Reporter, Watcher
 from jupcron.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
 from jupcron.private import PRIVATE_FILE, open_private
 from jupcron.proc import terminate
 from jupcron.report.build import build
 from jupcron.report.chart import write_chart
+from jupcron.report.listing import render
 from jupcron.store.engine import make_engine
 
 DONE = {"succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt"}
@@ -221,7 +221,7 @@ def print_summary(ws: Workspace, result: DemoResult, out: TextIO) -> None:
 
 def print_report(ws: Workspace, out: TextIO) -> None:
     """`jupcron report` on the demo's store, and its chart."""
-    from jupcron.cli.report import table_row, total_lines, totals
+    from jupcron.report.rows import table_row, total_lines, totals
 
     engine = make_engine(ws.db_url)
     try:

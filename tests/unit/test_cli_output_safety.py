@@ -9,7 +9,7 @@ import io
 
 import pytest
 
-from jupcron.cli.output import csv_cell, render, table_cell
+from jupcron.report.listing import csv_cell, render, table_cell
 
 CSV_CASES = [
     ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),
