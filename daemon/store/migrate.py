@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 SCRIPT_LOCATION = str(Path(migrations.__file__).parent)
 # the newest revision in migrations/versions; a test keeps it equal to Alembic's head
-HEAD = "0006_token_prices"
+HEAD = "0007_runways"
 
 
 def alembic_config(url: str) -> AlembicConfig:
