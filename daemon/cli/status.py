@@ -24,6 +24,7 @@ from daemon.store import status as store_status
 from daemon.store.control import STALE_AFTER, NodeBeat
 from daemon.store.engine import open_reader, session_factory
 from daemon.store.port import Pause
+from daemon.store.runway import RunwayState, runway_text
 from daemon.store.status import SETTLE, Status, as_json, when
 
 
@@ -90,6 +91,18 @@ def _safety(found: Status, config: Config) -> list[tuple[str, str]]:
     return rows + [("", more) for more in paused[1:]]
 
 
+RUNWAY_COLUMNS = ["wallet", "token", "balance", "runway", "plans", "checked"]
+
+
+def _runway_row(state: RunwayState) -> dict[str, str]:
+    r = state.runway
+    return {
+        "wallet": r.wallet, "token": state.label,
+        "balance": state.amount(r.balance) or "unknown", "runway": runway_text(state),
+        "plans": ", ".join(r.plans), "checked": when(state.checked_at) or "",
+    }  # fmt: skip
+
+
 def table(found: Status, config: Config, files: FilesState | None = None) -> str:
     """The status for people: a head of `label  value` lines, then the tables."""
     daemons = [_node_line(n, found) for n in found.daemons]
@@ -115,6 +128,11 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
     ]  # fmt: skip
     columns = ["plan", "kind", "next_fire", "paused", "last_status", "last_slot", "last_error"]
     lines += ["", f"plans ({len(plans)})", render(plans, columns, "table")]
+    lines += [
+        "",
+        f"runway ({len(found.runways)}, per wallet and input mint)",
+        render([_runway_row(r) for r in found.runways], RUNWAY_COLUMNS, "table"),
+    ]
     run_columns = ["run_id", "plan_name", "status", "scheduled_for", "trigger", "signature"]
     flight = [store_status.run_json(r) for r in found.in_flight.runs]
     lines += ["", f"in flight ({found.in_flight.count})", render(flight, run_columns, "table")]

@@ -125,5 +125,5 @@ def runway_json(state: RunwayState) -> dict[str, Any]:
         "needed": str(r.needed), "short_at": moment(r.short_at), "plans": list(r.plans),
         "low": state.low, "alert_below": state.threshold, "horizon_s": state.horizon_s,
         "problem": r.problem, "checked_at": moment(state.checked_at),
-        "text": runway_text(state),
+        "summary": runway_text(state),
     }  # fmt: skip

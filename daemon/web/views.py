@@ -35,7 +35,14 @@ from daemon.store.status import SETTLE, plan_json, summary_json, when
 from daemon.store.types import RunStatus
 from daemon.web.activity import Counts
 from daemon.web.chart import series
-from daemon.web.text import node_text, pause_text, plan_text, run_text, status_text
+from daemon.web.text import (
+    node_text,
+    pause_text,
+    plan_text,
+    run_text,
+    runway_text,
+    status_text,
+)
 
 NEXT_FIRES = 3  # fire times shown per plan
 PAGE_SIZE = 100  # plans per page
@@ -125,6 +132,8 @@ def status_view(
         pause["text"] = pause_text(pause)
     view["in_flight"] = [_brief(r) for r in view["in_flight"]]
     view["in_doubt"] = [_brief(r) for r in view["in_doubt"]]
+    for runway in view["runway"]:
+        runway["text"] = runway_text(runway)
     own = next((n for n in view["daemons"] if n["this"]), None)
     view.update({
         "refresh": refresh,
