@@ -332,7 +332,7 @@ class RunwayConfig(_Section):
     enabled: bool = True
     # a low_balance alert when fewer upcoming runs than this are covered (0: never)
     alert_below: Annotated[int, Field(ge=0, le=1000)] = 3
-    refresh: Annotated[float, Field(ge=10, le=86_400)] = 300.0  # seconds between two reads
+    refresh: Annotated[float, Field(ge=1, le=86_400)] = 300.0  # seconds between two reads
     horizon: int = 30 * 86_400  # how far ahead runs are counted (30d, 1w, or seconds)
 
     @field_validator("horizon", mode="before")
