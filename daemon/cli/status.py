@@ -1,6 +1,7 @@
 """`jupcron status`: is a daemon running (node, leader or standby, since when), is
 dry run, a pause or the kill switch in effect, each plan's next fire time and
-last result, runs in flight, `in_doubt` runs waiting for the operator.
+last result, the runway of each input mint (as the leader last read it), runs in
+flight, `in_doubt` runs waiting for the operator.
 
 Read-only: it opens the database as a reader (never creates a file, takes no
 write lock) and exits 0 whenever it could read it, whatever it found (the JSON
@@ -38,7 +39,8 @@ def status(ctx: Context, fmt: str) -> None:
     """Is a daemon running, what is in effect, next fires, runs needing attention.
 
     The daemons (node, leader or standby, since when), dry run / pauses / kill
-    switch in effect, each plan's next fire time and last result, runs in flight,
+    switch in effect, each plan's next fire time and last result, the runway of
+    each input mint (upcoming runs the balance covers), runs in flight,
     and in_doubt runs with their 'jupcron settle' command. Read-only; exit 0 if
     the database could be read (1 if not)."""
     config = ctx.config

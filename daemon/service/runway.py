@@ -79,6 +79,11 @@ class RunwayWatch:
         config = self.config()
         settings = config.runway
         now = self.clock()
+        if not settings.enabled:  # turned off by a reload: nothing shown rather than stale
+            with begin(self.engine) as conn:
+                store_runway.save(conn, self.wallet, [])
+            self._show([])
+            return []
         with Session(self.engine) as session:
             plans = store_plans.enabled_plans(session)
             conn = session.connection()

@@ -192,3 +192,17 @@ def test_an_api_that_does_not_answer_is_unknown_never_zero_and_alerts_nothing(
     rig.emulator.faults.clear()
     (state,) = watched.watch.check()
     assert state.low
+
+
+def test_a_runway_turned_off_by_a_reload_leaves_nothing_stale(watched: Watched) -> None:
+    swap(watched.rig, "hourly", 5_000_000)
+    assert len(watched.watch.check()) == 1
+    assert metric(watched.get("/metrics"), "jupcron_runway_runs")
+    off = watched.rig.config.model_copy(
+        update={"runway": Config.model_validate({"runway": {"enabled": False}}).runway}
+    )
+    later = RunwayWatch(watched.rig.engine, watched.watch.api, watched.wallet,
+                        config=lambda: off, gauges=watched.metrics.runway)  # fmt: skip
+    assert later.check() == []
+    assert json.loads(watched.status("--format", "json"))["runway"] == []
+    assert metric(watched.get("/metrics"), "jupcron_runway_runs") == []
