@@ -1,7 +1,7 @@
-"""`python -m daemon` is `jupcron`."""
+"""`python -m jupcron` is `jupcron`."""
 
 from __future__ import annotations
 
-from daemon.cli.main import main
+from jupcron.cli.main import main
 
 main()

@@ -15,15 +15,15 @@ import structlog
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.api.client import JupiterClient
-from daemon.config import Config, api_key
-from daemon.rpc import SolanaRpc, rpc_from_config
-from daemon.runner.core import Runner
-from daemon.runner.outcome import RunListener
-from daemon.store import migrate
-from daemon.store.engine import open_existing, session_factory
-from daemon.store.runstore import SqlRunStore
-from daemon.wallet import Wallet, load_wallet
+from jupcron.api.client import JupiterClient
+from jupcron.config import Config, api_key
+from jupcron.rpc import SolanaRpc, rpc_from_config
+from jupcron.runner.core import Runner
+from jupcron.runner.outcome import RunListener
+from jupcron.store import migrate
+from jupcron.store.engine import open_existing, session_factory
+from jupcron.store.runstore import SqlRunStore
+from jupcron.wallet import Wallet, load_wallet
 
 log = structlog.get_logger(__name__)
 

@@ -32,12 +32,12 @@ from solders.pubkey import Pubkey
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from daemon.errors import ConfigError, YamlLoadError
-from daemon.private import read_private
-from daemon.schedule import parse_duration
-from daemon.urls import check_http_url
-from daemon.urls import mask_url as mask_url  # where it lived before daemon.urls
-from daemon.yamlfile import decode, load, problems_from, read_checked
+from jupcron.errors import ConfigError, YamlLoadError
+from jupcron.private import read_private
+from jupcron.schedule import parse_duration
+from jupcron.urls import check_http_url
+from jupcron.urls import mask_url as mask_url  # where it lived before jupcron.urls
+from jupcron.yamlfile import decode, load, problems_from, read_checked
 
 DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
 LEGACY_HOSTS = ("lite-api.jup.ag",)
@@ -496,7 +496,7 @@ def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr |
     """The API key: ``$JUPITER_API_KEY``, else ``api.key_file``, else the systemd
     credential ``api-key``; ``None`` means keyless (paced at 0.5 requests/s).
 
-    The file is checked like the keypair (`daemon.private.read_private`: owner,
+    The file is checked like the keypair (`jupcron.private.read_private`: owner,
     mode, a regular file); surrounding whitespace (the trailing newline) is
     dropped, and a key an HTTP header cannot carry is refused here, not on the
     first request."""

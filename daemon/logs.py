@@ -218,7 +218,7 @@ def configure_logging(
             root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(min(numeric, foreign))
-    logging.getLogger("daemon").setLevel(numeric)
+    logging.getLogger("jupcron").setLevel(numeric)
     for name in FOREIGN_LOGGERS:
         logging.getLogger(name).setLevel(foreign)
 

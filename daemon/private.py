@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NoReturn
 
-from daemon.errors import FatalError
+from jupcron.errors import FatalError
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700

@@ -16,10 +16,10 @@ from typing import Literal
 
 import httpx
 
-from daemon.api.client import JupiterClient
-from daemon.config import Config, api_key
-from daemon.errors import ApiAuthError, JupcronError, RetryableError
-from daemon.urls import mask_url
+from jupcron.api.client import JupiterClient
+from jupcron.config import Config, api_key
+from jupcron.errors import ApiAuthError, JupcronError, RetryableError
+from jupcron.urls import mask_url
 
 Verdict = Literal["ok", "warn", "fail"]
 KEY_FIX = (
@@ -77,7 +77,7 @@ def check_api(
 
 
 def check_rpc(config: Config, address: str | None) -> Check:
-    from daemon.rpc import rpc_from_config
+    from jupcron.rpc import rpc_from_config
 
     rpc = rpc_from_config(config.rpc)
     if rpc is None:
@@ -102,9 +102,9 @@ def check_rpc(config: Config, address: str | None) -> Check:
 
 def check_all(config: Config, transport: httpx.BaseTransport | None = None) -> list[Check]:
     """Every check, in the order an operator fixes things."""
-    from daemon.app import open_store
-    from daemon.plans.load import load_plans
-    from daemon.wallet import load_wallet
+    from jupcron.app import open_store
+    from jupcron.plans.load import load_plans
+    from jupcron.wallet import load_wallet
 
     checks: list[Check] = [Check("config", "ok", config.source or "(built-in defaults)")]
     address: str | None = None
@@ -134,7 +134,7 @@ def check_all(config: Config, transport: httpx.BaseTransport | None = None) -> l
         if not urls and not config.notify.webhook_url:
             return Check("notify", "warn", "no notify.urls: nobody is told of failures",
                          "add notify.urls (docs/notify.md)")  # fmt: skip
-        from daemon.service.alerts import channel_of, check_urls
+        from jupcron.service.alerts import channel_of, check_urls
 
         check_urls(urls)
         shown = [channel_of(u) for u in urls] + (["webhook"] if config.notify.webhook_url else [])

@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 
-from daemon.config import RpcConfig
-from daemon.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError, ConfigError
-from daemon.urls import check_http_url, mask_url
+from jupcron.config import RpcConfig
+from jupcron.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError, ConfigError
+from jupcron.urls import check_http_url, mask_url
 
 MAX_ACCOUNTS_PER_CALL = 100  # getMultipleAccounts' documented limit
 TOKEN_PROGRAMS = frozenset(

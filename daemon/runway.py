@@ -24,9 +24,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from itertools import islice
 
-from daemon.plans.schema import in_amount_of
-from daemon.schedule import Schedule, next_fire_times
-from daemon.store.records import PlanRecord
+from jupcron.plans.schema import in_amount_of
+from jupcron.schedule import Schedule, next_fire_times
+from jupcron.store.records import PlanRecord
 
 MAX_RUNS = 10_000  # runs looked at per wallet and mint
 CHUNK = 32  # fire times computed at a time per plan

@@ -12,18 +12,18 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.schedule import (
+from jupcron.schedule import (
     MAX_SKIPPED,
     Schedule,
     fire_times_between,
     next_fire_times,
     parse_schedule,
 )
-from daemon.store import plans as store_plans
-from daemon.store import runs
-from daemon.store.engine import transaction
-from daemon.store.records import PlanRecord
-from daemon.store.types import RunStatus
+from jupcron.store import plans as store_plans
+from jupcron.store import runs
+from jupcron.store.engine import transaction
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import RunStatus
 
 CHANGED_ERROR = "missed: the plan changed before this slot fired"
 

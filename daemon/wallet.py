@@ -5,7 +5,7 @@ The keypair file is the Solana CLI format: a JSON array of 64 integers (the
 ``wallet.keypair`` in the config, else from the systemd credentials directory
 (``$CREDENTIALS_DIRECTORY/keypair``). Like ssh with private keys, a file that
 group or others may access, or that another user owns, is refused
-(`daemon.private.read_private`, which the API key file goes through too).
+(`jupcron.private.read_private`, which the API key file goes through too).
 
 The secret never leaves this module: `Wallet` prints as its address only, and
 no error or log line quotes the file's content.
@@ -28,8 +28,8 @@ from solders.message import Message, MessageV0, from_bytes_versioned, to_bytes_v
 from solders.pubkey import Pubkey
 from solders.transaction import SanitizeError, Transaction, VersionedTransaction
 
-from daemon.errors import KeypairError, RejectedError
-from daemon.private import read_private
+from jupcron.errors import KeypairError, RejectedError
+from jupcron.private import read_private
 
 log = structlog.get_logger(__name__)
 
@@ -249,7 +249,7 @@ class MessageSigningError(RejectedError):
 def sign_message(wallet: Wallet, message: bytes) -> bytes:
     """The wallet's signature over an off-chain message (a login challenge).
 
-    Only txguard's checked path calls this (`daemon.txguard.challenge`, enforced
+    Only txguard's checked path calls this (`jupcron.txguard.challenge`, enforced
     by tests/unit/test_no_unguarded_signing.py). As a last line, bytes that parse
     as a Solana transaction or message are refused here too: a signature over
     them could authorise that transaction."""

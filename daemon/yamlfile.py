@@ -21,7 +21,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from daemon.errors import Problem, YamlLoadError
+from jupcron.errors import Problem, YamlLoadError
 
 MAX_BYTES = 1024 * 1024
 MAX_NODES = 100_000

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from alembic import context
 
-from daemon.store.engine import make_engine
-from daemon.store.models import Base
+from jupcron.store.engine import make_engine
+from jupcron.store.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from daemon.api.client import Attempt, JupiterClient, Observer
-from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapEvent, UltraOrder
+from jupcron.api.client import Attempt, JupiterClient, Observer
+from jupcron.api.models import ExecuteResult, OrderResponse, Portfolio, SwapEvent, UltraOrder
 
 __all__ = [
     "Attempt",

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from daemon.api.models import SWAP_EXECUTES, ErrorEnvelope
-from daemon.errors import (
+from jupcron.api.models import SWAP_EXECUTES, ErrorEnvelope
+from jupcron.errors import (
     ApiAuthError,
     ApiErrorInfo,
     ApiGarbageError,

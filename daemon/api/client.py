@@ -24,27 +24,27 @@ import httpx
 import structlog
 from pydantic import SecretStr
 
-from daemon import __version__
-from daemon.api import classify, jsonbody
-from daemon.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
-from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
-from daemon.api.orders import OrderPage, TokenFacts
-from daemon.api.pacer import SPARE_SHARE, Buckets, Pacer
-from daemon.api.parse import (
+from jupcron import __version__
+from jupcron.api import classify, jsonbody
+from jupcron.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
+from jupcron.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
+from jupcron.api.orders import OrderPage, TokenFacts
+from jupcron.api.pacer import SPARE_SHARE, Buckets, Pacer
+from jupcron.api.parse import (
     check_request,
     listing_parser,
     model_parser,
     query_value,
     tokens_parser,
 )
-from daemon.api.requests import (
+from jupcron.api.requests import (
     RecurringCreateRequest,
     SwapV2OrderRequest,
     TriggerCancelRequest,
     UltraOrderRequest,
 )
-from daemon.config import LEGACY_HOSTS, ApiPaths, Config
-from daemon.errors import (
+from jupcron.config import LEGACY_HOSTS, ApiPaths, Config
+from jupcron.errors import (
     ApiGarbageError,
     JupcronError,
     NoSpareCapacityError,

@@ -1,4 +1,4 @@
-"""The HTTP layer under `daemon.api.client.JupiterClient`: an `httpx.Client`
+"""The HTTP layer under `jupcron.api.client.JupiterClient`: an `httpx.Client`
 that keeps no cookies (the Jupiter API has no session), the record of one HTTP
 attempt for the caller's observer, and the backoff between attempts."""
 
@@ -67,7 +67,7 @@ def build_request(
 ) -> httpx.Request:
     """The request, built directly: one URL parse (not three, as merging with the
     client's base URL takes) and the client's headers merged once, at its start.
-    `content`: a JSON body already encoded (`daemon.api.jsonbody`)."""
+    `content`: a JSON body already encoded (`jupcron.api.jsonbody`)."""
     url = base_url + path
     if params:
         url += "?" + str(httpx.QueryParams(params))

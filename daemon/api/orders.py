@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, ValidationError
 from pydantic.alias_generators import to_camel
 
-from daemon.api.models import Amount
+from jupcron.api.models import Amount
 
 
 def _when(value: Any) -> Any:

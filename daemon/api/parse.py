@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from daemon.api import classify
-from daemon.api.orders import OrderPage, TokenFacts, parse_page, parse_tokens
-from daemon.errors import ApiErrorInfo, ApiRejectedError
+from jupcron.api import classify
+from jupcron.api.orders import OrderPage, TokenFacts, parse_page, parse_tokens
+from jupcron.errors import ApiErrorInfo, ApiRejectedError
 
 M = TypeVar("M", bound=BaseModel)
 Parser = Callable[[int, Any, httpx.Response], M]

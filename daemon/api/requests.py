@@ -19,7 +19,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from daemon.api.models import Amount
+from jupcron.api.models import Amount
 
 NonNegative = Annotated[StrictInt, Field(ge=0)]
 Positive = Annotated[StrictInt, Field(gt=0)]

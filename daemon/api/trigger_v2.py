@@ -31,9 +31,9 @@ import httpx
 import structlog
 from pydantic import BaseModel, SecretStr
 
-from daemon.api import classify
-from daemon.api.client import JupiterClient, Observer
-from daemon.api.trigger_v2_models import (
+from jupcron.api import classify
+from jupcron.api.client import JupiterClient, Observer
+from jupcron.api.trigger_v2_models import (
     CancelCraft,
     Challenge,
     Created,
@@ -45,8 +45,8 @@ from daemon.api.trigger_v2_models import (
     jwt_expiry,
     parse_history,
 )
-from daemon.errors import ApiAuthError, ApiRejectedError, JupcronError
-from daemon.logs import forget_value, mask_value
+from jupcron.errors import ApiAuthError, ApiRejectedError, JupcronError
+from jupcron.logs import forget_value, mask_value
 
 log = structlog.get_logger(__name__)
 

@@ -3,7 +3,7 @@ unknown fields (the API is in beta), strict on the ones we use. Amounts stay
 exact: integer strings as given.
 
 History pages are read item by item: an order that cannot be read is a
-problem of the page, the rest is kept (as `daemon.api.orders` does for v1).
+problem of the page, the rest is kept (as `jupcron.api.orders` does for v1).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, StrictStr, ValidationError
 
-from daemon.api.models import Amount, ApiModel
+from jupcron.api.models import Amount, ApiModel
 
 Text = Annotated[StrictStr, Field(min_length=1)]
 

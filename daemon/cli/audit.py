@@ -8,14 +8,14 @@ from typing import Any
 
 import click
 
-from daemon.app import open_store
-from daemon.cli.main import Context, pass_ctx
-from daemon.cli.output import format_option, render
-from daemon.errors import ConfigError
-from daemon.store import tokens
-from daemon.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows
-from daemon.store.plans import get_plan
-from daemon.store.types import PlanKind, RunStatus
+from jupcron.app import open_store
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.cli.output import format_option, render
+from jupcron.errors import ConfigError
+from jupcron.store import tokens
+from jupcron.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows
+from jupcron.store.plans import get_plan
+from jupcron.store.types import PlanKind, RunStatus
 
 TABLE_COLUMNS = (
     "run_id", "plan_name", "kind", "scheduled_for", "status", "request_id", "signature",

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from daemon.cli.main import Context, pass_ctx
+from jupcron.cli.main import Context, pass_ctx
 
 
 @click.group()
@@ -23,7 +23,7 @@ def check(ctx: Context, fmt: str) -> None:
     key (one authenticated read), the RPC node (and the wallet's SOL) and the
     notification URLs. Exit 0 when nothing failed, 1 otherwise (warnings do not fail).
     """
-    from daemon.probe import check_all
+    from jupcron.probe import check_all
 
     checks = check_all(ctx.config)  # a config that does not load: one error line, exit 1
     failed = [c for c in checks if c.verdict == "fail"]

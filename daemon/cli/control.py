@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 
 import click
 
-from daemon.app import open_store
-from daemon.cli.main import Context, login_name, pass_ctx
-from daemon.errors import ConfigError
-from daemon.store import control
-from daemon.store.engine import begin
-from daemon.store.port import ALL_PLANS, Pause
-from daemon.store.status import when
+from jupcron.app import open_store
+from jupcron.cli.main import Context, login_name, pass_ctx
+from jupcron.errors import ConfigError
+from jupcron.store import control
+from jupcron.store.engine import begin
+from jupcron.store.port import ALL_PLANS, Pause
+from jupcron.store.status import when
 
 names_argument = click.argument("names", nargs=-1, metavar="[NAME]...")
 

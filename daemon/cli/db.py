@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from daemon.cli.main import Context, pass_ctx
-from daemon.config import mask_url
-from daemon.store import migrate
-from daemon.store.engine import make_engine, open_existing, sqlite_file
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.config import mask_url
+from jupcron.store import migrate
+from jupcron.store.engine import make_engine, open_existing, sqlite_file
 
 
 @click.group()

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import click
 
-from daemon.demo.driver import drive, print_summary
-from daemon.demo.watch import reporter_for
-from daemon.demo.workspace import create
-from daemon.errors import ConfigError
-from daemon.private import PRIVATE_DIR
+from jupcron.demo.driver import drive, print_summary
+from jupcron.demo.watch import reporter_for
+from jupcron.demo.workspace import create
+from jupcron.errors import ConfigError
+from jupcron.private import PRIVATE_DIR
 
 
 @click.command()

@@ -16,11 +16,11 @@ from types import FrameType
 
 import click
 
-from daemon.emulator import Emulator
-from daemon.emulator.faults import fault_from_dict
-from daemon.emulator.server import EmulatorServer
-from daemon.errors import ConfigError
-from daemon.logs import configure_logging
+from jupcron.emulator import Emulator
+from jupcron.emulator.faults import fault_from_dict
+from jupcron.emulator.server import EmulatorServer
+from jupcron.errors import ConfigError
+from jupcron.logs import configure_logging
 
 
 def _listen(value: str) -> tuple[str, int]:

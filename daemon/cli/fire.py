@@ -6,16 +6,16 @@ from datetime import UTC, datetime
 
 import click
 
-from daemon.app import build_runtime
-from daemon.cli.main import Context, login_name, pass_ctx
-from daemon.errors import ConfigError
-from daemon.runner.core import RunOptions
-from daemon.runner.outcome import RunOutcome
-from daemon.runner.recovery import recover
-from daemon.service.alerts import AlertEvent, alerts_from_config
-from daemon.store import control
-from daemon.store.engine import begin
-from daemon.store.plans import get_plan
+from jupcron.app import build_runtime
+from jupcron.cli.main import Context, login_name, pass_ctx
+from jupcron.errors import ConfigError
+from jupcron.runner.core import RunOptions
+from jupcron.runner.outcome import RunOutcome
+from jupcron.runner.recovery import recover
+from jupcron.service.alerts import AlertEvent, alerts_from_config
+from jupcron.store import control
+from jupcron.store.engine import begin
+from jupcron.store.plans import get_plan
 
 
 @click.command()

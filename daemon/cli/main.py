@@ -16,10 +16,10 @@ from typing import Any, TextIO, cast
 
 import click
 
-from daemon import __version__
-from daemon.config import Config, load_config, load_database_config, mask_url
-from daemon.errors import JupcronError, PlanError
-from daemon.logs import configure_logging, mask_secrets
+from jupcron import __version__
+from jupcron.config import Config, load_config, load_database_config, mask_url
+from jupcron.errors import JupcronError, PlanError
+from jupcron.logs import configure_logging, mask_secrets
 
 EXIT_USER = 1
 EXIT_USAGE = 2
@@ -71,7 +71,7 @@ class JupcronGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in COMMANDS:
-            module = importlib.import_module(f"daemon.cli.{COMMANDS[cmd_name]}")
+            module = importlib.import_module(f"jupcron.cli.{COMMANDS[cmd_name]}")
             command = cast(click.Command, getattr(module, cmd_name))
             self.add_command(command, cmd_name)
         return command
@@ -168,7 +168,7 @@ class _Stderr:
         return sys.stderr.isatty()
 
 
-# command name -> module in daemon.cli (the command is the module's attribute of that name)
+# command name -> module in jupcron.cli (the command is the module's attribute of that name)
 COMMANDS = {
     "db": "db", "plans": "plans", "run": "run", "fire": "fire", "audit": "audit", "tx": "tx",
     "wallet": "wallet", "portfolio": "portfolio", "emulator": "emulator", "demo": "demo",
@@ -178,8 +178,8 @@ COMMANDS = {
 
 
 if __name__ == "__main__":
-    # `python -m daemon.cli.main`: run the importable module, not this copy of it
-    from daemon.cli.main import main as _main
+    # `python -m jupcron.cli.main`: run the importable module, not this copy of it
+    from jupcron.cli.main import main as _main
 
     _main()
 

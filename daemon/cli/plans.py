@@ -8,19 +8,19 @@ from typing import Any
 
 import click
 
-from daemon.cli.main import Context, pass_ctx
-from daemon.cli.output import format_option, render
-from daemon.config import DEFAULT_PATH, Config
-from daemon.errors import ConfigError, PlanError
-from daemon.plans.apply import apply_paths
-from daemon.plans.load import LoadedPlan, LoadResult, load_plans
-from daemon.plans.minimums import Lookups, check_recurring, lookups_from, needs_network
-from daemon.plans.mints import check_mints, mints_of
-from daemon.schedule import next_fire_times, parse_instant, parse_schedule
-from daemon.store import migrate, runs
-from daemon.store import plans as store_plans
-from daemon.store.engine import open_existing, session_factory, transaction
-from daemon.store.records import PlanRecord
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.cli.output import format_option, render
+from jupcron.config import DEFAULT_PATH, Config
+from jupcron.errors import ConfigError, PlanError
+from jupcron.plans.apply import apply_paths
+from jupcron.plans.load import LoadedPlan, LoadResult, load_plans
+from jupcron.plans.minimums import Lookups, check_recurring, lookups_from, needs_network
+from jupcron.plans.mints import check_mints, mints_of
+from jupcron.schedule import next_fire_times, parse_instant, parse_schedule
+from jupcron.store import migrate, runs
+from jupcron.store import plans as store_plans
+from jupcron.store.engine import open_existing, session_factory, transaction
+from jupcron.store.records import PlanRecord
 
 PATHS = click.Path(path_type=Path)
 now_option = click.option(

@@ -8,11 +8,11 @@ from decimal import Decimal
 
 import click
 
-from daemon.api.client import JupiterClient
-from daemon.api.models import Portfolio, PortfolioElement
-from daemon.cli.main import Context, pass_ctx
-from daemon.config import api_key
-from daemon.logs import configure_logging
+from jupcron.api.client import JupiterClient
+from jupcron.api.models import Portfolio, PortfolioElement
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.config import api_key
+from jupcron.logs import configure_logging
 
 
 def _usd(value: Decimal | None) -> str:

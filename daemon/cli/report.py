@@ -14,13 +14,13 @@ from typing import Any
 
 import click
 
-from daemon.app import open_store
-from daemon.cli.audit import When
-from daemon.cli.main import Context, pass_ctx
-from daemon.cli.output import format_option, render
-from daemon.errors import StoreError
-from daemon.report.build import SHOWN_DIGITS, PlanReport, build
-from daemon.store import tokens
+from jupcron.app import open_store
+from jupcron.cli.audit import When
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.cli.output import format_option, render
+from jupcron.errors import StoreError
+from jupcron.report.build import SHOWN_DIGITS, PlanReport, build
+from jupcron.store import tokens
 
 TABLE_COLUMNS = ("plan_name", "kind", "runs", "spent", "received", "average_price", "fills",
                  "refunded", "fees", "network_fees", "value_now", "unrealised_pnl",
@@ -239,7 +239,7 @@ def report(
     fills, refunds, fees (Jupiter's, and the network's in SOL), value now and
     unrealised P&L; then the totals."""
     if chart is not None:
-        from daemon.report.chart import chart_format
+        from jupcron.report.chart import chart_format
 
         chart_format(chart)  # a wrong extension fails before anything is read
     if since is not None and until is not None and since >= until:
@@ -271,7 +271,7 @@ def report(
         if len(reports) > 1:
             click.echo("\n" + total_lines(totals(reports, known)))
     if chart is not None:
-        from daemon.report.chart import write_chart
+        from jupcron.report.chart import write_chart
 
         written = write_chart(reports, chart)
         click.echo(f"chart written to {written}", err=fmt != "table")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from daemon.cli.main import Context, pass_ctx
-from daemon.service.daemon import Daemon
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.service.daemon import Daemon
 
 
 @click.command()

@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 
 import click
 
-from daemon.app import open_store
-from daemon.cli.main import Context, login_name, pass_ctx
-from daemon.rpc import rpc_from_config
-from daemon.runner.manual import Verdict, settle_in_doubt
-from daemon.store.runstore import SqlRunStore
+from jupcron.app import open_store
+from jupcron.cli.main import Context, login_name, pass_ctx
+from jupcron.rpc import rpc_from_config
+from jupcron.runner.manual import Verdict, settle_in_doubt
+from jupcron.store.runstore import SqlRunStore
 
 
 @click.command()

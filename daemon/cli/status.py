@@ -15,18 +15,18 @@ from datetime import UTC, datetime
 
 import click
 
-from daemon.cli.main import Context, pass_ctx
-from daemon.cli.output import render
-from daemon.config import Config
-from daemon.plans.apply import FilesState, files_vs_store
-from daemon.runner.preflight import kill_switch
-from daemon.store import migrate
-from daemon.store import status as store_status
-from daemon.store.control import STALE_AFTER, NodeBeat
-from daemon.store.engine import open_reader, session_factory
-from daemon.store.port import Pause
-from daemon.store.runway import RunwayState, runway_text
-from daemon.store.status import SETTLE, Status, as_json, when
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.cli.output import render
+from jupcron.config import Config
+from jupcron.plans.apply import FilesState, files_vs_store
+from jupcron.runner.preflight import kill_switch
+from jupcron.store import migrate
+from jupcron.store import status as store_status
+from jupcron.store.control import STALE_AFTER, NodeBeat
+from jupcron.store.engine import open_reader, session_factory
+from jupcron.store.port import Pause
+from jupcron.store.runway import RunwayState, runway_text
+from jupcron.store.status import SETTLE, Status, as_json, when
 
 
 @click.command()

@@ -16,22 +16,22 @@ from typing import Any
 import click
 from solders.pubkey import Pubkey
 
-from daemon.cli.main import Context, pass_ctx
-from daemon.cli.wallet import config_or_defaults, configured_wallet
-from daemon.config import Config
-from daemon.errors import ConfigError, PlanError
-from daemon.plans.load import load_plans
-from daemon.price.protection import pair_of, protection_for
-from daemon.rpc import rpc_from_config
-from daemon.runner.judge import judge, ordered_facts
-from daemon.runner.preflight import spend_of
-from daemon.store import migrate
-from daemon.store.engine import open_reader, session_factory
-from daemon.store.plans import get_plan
-from daemon.store.records import PlanRecord
-from daemon.txguard import GuardPolicy, NotATransactionError, Verdict, flows, inspect
-from daemon.txguard.decode import OversizeError, TxSummary
-from daemon.txguard.instructions import DECODERS
+from jupcron.cli.main import Context, pass_ctx
+from jupcron.cli.wallet import config_or_defaults, configured_wallet
+from jupcron.config import Config
+from jupcron.errors import ConfigError, PlanError
+from jupcron.plans.load import load_plans
+from jupcron.price.protection import pair_of, protection_for
+from jupcron.rpc import rpc_from_config
+from jupcron.runner.judge import judge, ordered_facts
+from jupcron.runner.preflight import spend_of
+from jupcron.store import migrate
+from jupcron.store.engine import open_reader, session_factory
+from jupcron.store.plans import get_plan
+from jupcron.store.records import PlanRecord
+from jupcron.txguard import GuardPolicy, NotATransactionError, Verdict, flows, inspect
+from jupcron.txguard.decode import OversizeError, TxSummary
+from jupcron.txguard.instructions import DECODERS
 
 EXIT_REFUSED = 3
 EXIT_NOT_A_TRANSACTION = 2

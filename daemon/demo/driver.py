@@ -28,14 +28,14 @@ from typing import TextIO
 
 from sqlalchemy import text
 
-from daemon.cli.output import render
-from daemon.demo.watch import Reporter, Watcher
-from daemon.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
-from daemon.private import PRIVATE_FILE, open_private
-from daemon.proc import terminate
-from daemon.report.build import build
-from daemon.report.chart import write_chart
-from daemon.store.engine import make_engine
+from jupcron.cli.output import render
+from jupcron.demo.watch import Reporter, Watcher
+from jupcron.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
+from jupcron.private import PRIVATE_FILE, open_private
+from jupcron.proc import terminate
+from jupcron.report.build import build
+from jupcron.report.chart import write_chart
+from jupcron.store.engine import make_engine
 
 FINAL = {"succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt"}
 STOP_TIMEOUT = 30.0
@@ -84,7 +84,7 @@ class Demo:
         self.failed_daemon: str | None = None
 
     def jupcron(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "daemon", "--config", str(self.ws.config), *args]
+        return [sys.executable, "-m", "jupcron", "--config", str(self.ws.config), *args]
 
     # ---- processes ----------------------------------------------------------------
 
@@ -221,7 +221,7 @@ def print_summary(ws: Workspace, result: DemoResult, out: TextIO) -> None:
 
 def print_report(ws: Workspace, out: TextIO) -> None:
     """`jupcron report` on the demo's store, and its chart."""
-    from daemon.cli.report import table_row, total_lines, totals
+    from jupcron.cli.report import table_row, total_lines, totals
 
     engine = make_engine(ws.db_url)
     try:

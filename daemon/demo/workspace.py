@@ -18,7 +18,7 @@ plus the emulator (served over loopback) primed to make the story happen:
 
 Every file the demo writes is 0600 and every folder 0700, whatever the umask:
 the keypair, the config, the plans, the database (and its -wal and -shm files,
-see `daemon.store.engine`) and the daemons' logs.
+see `jupcron.store.engine`) and the daemons' logs.
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from typing import Any
 
 from solders.keypair import Keypair
 
-from daemon.emulator import Emulator
-from daemon.emulator.keeper import fill_trigger
-from daemon.emulator.ledger import TriggerOrder
-from daemon.emulator.server import EmulatorServer
-from daemon.private import PRIVATE_DIR, write_private
-from daemon.store import migrate
-from daemon.wallet import Wallet, write_keypair_file
+from jupcron.emulator import Emulator
+from jupcron.emulator.keeper import fill_trigger
+from jupcron.emulator.ledger import TriggerOrder
+from jupcron.emulator.server import EmulatorServer
+from jupcron.private import PRIVATE_DIR, write_private
+from jupcron.store import migrate
+from jupcron.wallet import Wallet, write_keypair_file
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

@@ -27,9 +27,9 @@ from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
 from solders.transaction import VersionedTransaction
 
-from daemon.emulator.common import TOKENS, State, token
-from daemon.emulator.ledger import SOL_MINT, IssuedOrder, Ledger
-from daemon.txguard.decode import summarize
+from jupcron.emulator.common import TOKENS, State, token
+from jupcron.emulator.ledger import SOL_MINT, IssuedOrder, Ledger
+from jupcron.txguard.decode import summarize
 
 SYSTEM = "11111111111111111111111111111111"
 TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id)
@@ -139,7 +139,7 @@ class ChainView:
 def fee_of(tx: VersionedTransaction) -> int:
     """The fee the runtime charges: 5,000 lamports a signature plus the priority fee,
     with the runtime's default compute limit when the message sets none (the rule
-    txguard computes too: `daemon.txguard.decode.compute_budget`)."""
+    txguard computes too: `jupcron.txguard.decode.compute_budget`)."""
     return summarize(tx, {}).compute_budget.total_fee_lamports
 
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from solders.pubkey import Pubkey
 
-from daemon.emulator.faults import Faults
-from daemon.emulator.ledger import Ledger
-from daemon.emulator.v2state import V2State
+from jupcron.emulator.faults import Faults
+from jupcron.emulator.ledger import Ledger
+from jupcron.emulator.v2state import V2State
 
 if TYPE_CHECKING:
-    from daemon.emulator.oracle import OracleState
+    from jupcron.emulator.oracle import OracleState
 
 
 @dataclass
@@ -87,7 +87,7 @@ class State:
 
 
 def _oracle() -> OracleState:
-    from daemon.emulator.oracle import OracleState  # it reads TOKENS, defined below
+    from jupcron.emulator.oracle import OracleState  # it reads TOKENS, defined below
 
     return OracleState()
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from daemon.emulator import chain, keeper
-from daemon.emulator.common import EmuResponse, State, json_response, parse_pubkey
-from daemon.emulator.ledger import TriggerOrder
+from jupcron.emulator import chain, keeper
+from jupcron.emulator.common import EmuResponse, State, json_response, parse_pubkey
+from jupcron.emulator.ledger import TriggerOrder
 
 RECENT_SECONDS = 150.0  # what getSignatureStatuses finds without searchTransactionHistory
 

@@ -23,12 +23,12 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from daemon.emulator import control, execute, keeper, listings, orders, swaps, trigger_v2
-from daemon.emulator import trigger_v2_cancel as trigger_v2_keeper
-from daemon.emulator.common import EmuResponse, State, json_response, text_response
-from daemon.emulator.faults import Fault, FaultKind, Faults, request_fields
-from daemon.emulator.ledger import Ledger
-from daemon.emulator.ratelimit import SlidingWindow
+from jupcron.emulator import control, execute, keeper, listings, orders, swaps, trigger_v2
+from jupcron.emulator import trigger_v2_cancel as trigger_v2_keeper
+from jupcron.emulator.common import EmuResponse, State, json_response, text_response
+from jupcron.emulator.faults import Fault, FaultKind, Faults, request_fields
+from jupcron.emulator.ledger import Ledger
+from jupcron.emulator.ratelimit import SlidingWindow
 
 # path prefix of each product -> the names it is served under
 PREFIXES: dict[str, tuple[str, ...]] = {

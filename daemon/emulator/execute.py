@@ -17,16 +17,16 @@ from typing import Any
 
 from solders.pubkey import Pubkey
 
-from daemon.emulator import keeper, txbuild
-from daemon.emulator.common import (
+from jupcron.emulator import keeper, txbuild
+from jupcron.emulator.common import (
     SWAP_FEE_BPS,
     EmuResponse,
     State,
     json_response,
     parse_json_object,
 )
-from daemon.emulator.faults import Fault, FaultKind, request_fields
-from daemon.emulator.ledger import Execution, IssuedOrder, RecurringOrder
+from jupcron.emulator.faults import Fault, FaultKind, request_fields
+from jupcron.emulator.ledger import Execution, IssuedOrder, RecurringOrder
 
 # which issued kinds each execute endpoint accepts
 ACCEPTS = {

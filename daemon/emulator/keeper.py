@@ -23,8 +23,8 @@ from typing import Any
 
 from solders.signature import Signature
 
-from daemon.emulator.common import State, quote, token
-from daemon.emulator.ledger import RecurringOrder, TriggerOrder
+from jupcron.emulator.common import State, quote, token
+from jupcron.emulator.ledger import RecurringOrder, TriggerOrder
 
 FEE_BPS = 10  # the recurring fee, 0.1%, in the output mint
 PRICE_SWING = Decimal("0.04")  # the price moves within +-4% around the quote

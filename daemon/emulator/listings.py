@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from daemon.emulator.common import TOKENS, EmuResponse, State, json_response, parse_pubkey
-from daemon.emulator.keeper import iso, ui
-from daemon.emulator.ledger import RecurringOrder, TriggerOrder
+from jupcron.emulator.common import TOKENS, EmuResponse, State, json_response, parse_pubkey
+from jupcron.emulator.keeper import iso, ui
+from jupcron.emulator.ledger import RecurringOrder, TriggerOrder
 
 PAGE_SIZE = 10
 MISSING = "user and orderStatus (active|history) are required"

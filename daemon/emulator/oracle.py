@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from daemon.emulator.common import TOKENS
-from daemon.price.oracle import DEFAULT_FEEDS, RECEIVER_PROGRAM
+from jupcron.emulator.common import TOKENS
+from jupcron.price.oracle import DEFAULT_FEEDS, RECEIVER_PROGRAM
 
 EXPONENT = -8
 ACCOUNT_LEN = 134  # PriceUpdateV2::LEN

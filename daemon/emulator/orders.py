@@ -1,5 +1,5 @@
 """The order-creating calls (recurring createOrder, trigger cancelOrder; the swap
-orders are in `daemon.emulator.swaps`) and the portfolio call, answered from
+orders are in `jupcron.emulator.swaps`) and the portfolio call, answered from
 and recorded in the ledger."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
 
-from daemon.emulator import txbuild
-from daemon.emulator.common import (
+from jupcron.emulator import txbuild
+from jupcron.emulator.common import (
     TOKEN_2022_PROGRAM,
     EmuResponse,
     State,
@@ -23,8 +23,8 @@ from daemon.emulator.common import (
     ui_amount,
     usd_value,
 )
-from daemon.emulator.faults import Fault, FaultKind
-from daemon.emulator.ledger import SOL_MINT, IssuedOrder
+from jupcron.emulator.faults import Fault, FaultKind
+from jupcron.emulator.ledger import SOL_MINT, IssuedOrder
 
 MIN_RECURRING_USD = Decimal(100)
 MIN_RECURRING_PER_ORDER_USD = Decimal(50)

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 import structlog
 import uvicorn
 
-from daemon.emulator.core import Emulator
+from jupcron.emulator.core import Emulator
 
 log = structlog.get_logger(__name__)
 

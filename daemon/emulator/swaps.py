@@ -15,7 +15,7 @@ from typing import Any
 
 from solders.pubkey import Pubkey
 
-from daemon.emulator.common import (
+from jupcron.emulator.common import (
     VALID_BLOCKS,
     EmuResponse,
     State,
@@ -24,9 +24,9 @@ from daemon.emulator.common import (
     quote,
     usd_value,
 )
-from daemon.emulator.faults import Fault, FaultKind
-from daemon.emulator.ledger import SOL_MINT
-from daemon.emulator.orders import GAS_RESERVE_LAMPORTS, issue
+from jupcron.emulator.faults import Fault, FaultKind
+from jupcron.emulator.ledger import SOL_MINT
+from jupcron.emulator.orders import GAS_RESERVE_LAMPORTS, issue
 
 
 def ultra_order(state: State, query: Mapping[str, str], hostile: Fault | None) -> EmuResponse:

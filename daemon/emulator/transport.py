@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import httpx
 
-from daemon.emulator.core import Emulator
+from jupcron.emulator.core import Emulator
 
 
 class EmulatorTransport(httpx.BaseTransport):

@@ -3,10 +3,10 @@ vault, history, and the routes' table (docs/products.md has the facts).
 
 Error shapes as documented: the Trigger API's own errors are ``{"error": ...}``
 (validation adds ``details``); the gateway's (API key, 429) stay as they are
-for every product (`daemon.emulator.core`). Every authenticated route wants
+for every product (`jupcron.emulator.core`). Every authenticated route wants
 ``Authorization: Bearer <jwt>``: missing, unknown, expired → ``401
 {"error": "Unauthorized"}``. Order creation, cancel and confirm-cancel live in
-`daemon.emulator.trigger_v2_orders`.
+`jupcron.emulator.trigger_v2_orders`.
 """
 
 from __future__ import annotations
@@ -22,20 +22,20 @@ from typing import Any
 from solders.pubkey import Pubkey
 from solders.signature import Signature
 
-from daemon.emulator import trigger_v2_cancel as cancels
-from daemon.emulator import trigger_v2_orders as orders
-from daemon.emulator import trigger_v2_tx as txs
-from daemon.emulator.common import (
+from jupcron.emulator import trigger_v2_cancel as cancels
+from jupcron.emulator import trigger_v2_orders as orders
+from jupcron.emulator import trigger_v2_tx as txs
+from jupcron.emulator.common import (
     EmuResponse,
     State,
     json_response,
     parse_json_object,
     parse_pubkey,
 )
-from daemon.emulator.faults import Fault
-from daemon.emulator.keeper import iso
-from daemon.emulator.ledger import SOL_MINT
-from daemon.emulator.v2state import CHALLENGE_TTL, V2Order
+from jupcron.emulator.faults import Fault
+from jupcron.emulator.keeper import iso
+from jupcron.emulator.ledger import SOL_MINT
+from jupcron.emulator.v2state import CHALLENGE_TTL, V2Order
 
 PREFIX = "Sign this message to authenticate with Jupiter Trigger Order API: "
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"

@@ -1,7 +1,7 @@
 """Trigger V2 cancels, confirm-cancels and the keeper's fills in the emulator.
 
 Cancel crafts a withdrawal of what is left (kind ``trigger_v2_withdraw``, the
-documented shape: `daemon.emulator.trigger_v2_tx.withdrawal`); a hostile cancel
+documented shape: `jupcron.emulator.trigger_v2_tx.withdrawal`); a hostile cancel
 (fault ``hostile`` on ``trigger_v2_cancel``) withdraws to a stranger.
 Confirm-cancel lands it: the vault's remainder back to the wallet. The keeper
 fills DCA rounds from the vault, output straight to the wallet, and expires
@@ -15,14 +15,14 @@ from typing import Any
 
 from solders.pubkey import Pubkey
 
-from daemon.emulator import trigger_v2_tx as txs
-from daemon.emulator import txbuild
-from daemon.emulator.common import EmuResponse, State, json_response, parse_json_object, quote
-from daemon.emulator.faults import Fault
-from daemon.emulator.keeper import iso, keeper_now, price_factor
-from daemon.emulator.ledger import IssuedOrder
-from daemon.emulator.trigger_v2_orders import STRANGER, _error, _execution, _verified
-from daemon.emulator.v2state import V2Order
+from jupcron.emulator import trigger_v2_tx as txs
+from jupcron.emulator import txbuild
+from jupcron.emulator.common import EmuResponse, State, json_response, parse_json_object, quote
+from jupcron.emulator.faults import Fault
+from jupcron.emulator.keeper import iso, keeper_now, price_factor
+from jupcron.emulator.ledger import IssuedOrder
+from jupcron.emulator.trigger_v2_orders import STRANGER, _error, _execution, _verified
+from jupcron.emulator.v2state import V2Order
 
 # --- cancel ------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """Trigger V2 deposits and orders in the emulator (cancels and fills:
-`daemon.emulator.trigger_v2_cancel`).
+`jupcron.emulator.trigger_v2_cancel`).
 
 A crafted deposit is remembered like any issued transaction (`IssuedOrder`,
 kind ``trigger_v2_deposit``); the create call verifies that the signed bytes
@@ -28,9 +28,9 @@ from typing import Any
 from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 
-from daemon.emulator import trigger_v2_tx as txs
-from daemon.emulator import txbuild
-from daemon.emulator.common import (
+from jupcron.emulator import trigger_v2_tx as txs
+from jupcron.emulator import txbuild
+from jupcron.emulator.common import (
     EmuResponse,
     State,
     json_response,
@@ -39,10 +39,10 @@ from daemon.emulator.common import (
     token,
     usd_value,
 )
-from daemon.emulator.faults import Fault
-from daemon.emulator.keeper import iso
-from daemon.emulator.ledger import SOL_MINT, Execution, IssuedOrder
-from daemon.emulator.v2state import V2Order
+from jupcron.emulator.faults import Fault
+from jupcron.emulator.keeper import iso
+from jupcron.emulator.ledger import SOL_MINT, Execution, IssuedOrder
+from jupcron.emulator.v2state import V2Order
 
 MIN_USD = Decimal(10)
 TOLERANCE = Decimal("0.20")

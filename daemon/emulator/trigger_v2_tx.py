@@ -34,7 +34,7 @@ from solders.system_program import (
 )
 from solders.transaction import VersionedTransaction
 
-from daemon.emulator.jupiter_ix import TOKEN_PROGRAM, WSOL, ata, create_ata_idempotent
+from jupcron.emulator.jupiter_ix import TOKEN_PROGRAM, WSOL, ata, create_ata_idempotent
 
 # the read-only co-signer of the documented withdrawal example (its role is not documented)
 COSIGNER = Pubkey.from_string("trfb53BmkHNeoqaa3REgqnrbwUZqAFYdjTkivkJ6aWg")

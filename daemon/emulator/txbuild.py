@@ -38,8 +38,8 @@ from solders.signature import Signature
 from solders.system_program import TransferParams, transfer
 from solders.transaction import VersionedTransaction
 
-from daemon.emulator import jupiter_ix as jup
-from daemon.emulator.jupiter_ix import (
+from jupcron.emulator import jupiter_ix as jup
+from jupcron.emulator.jupiter_ix import (
     AGGREGATOR_PROGRAM,
     DCA_PROGRAM,
     LIMIT_ORDER_PROGRAM,

@@ -3,8 +3,8 @@ orders, and token facts, polled in the background on spare API capacity."""
 
 from __future__ import annotations
 
-from daemon.follower.loop import FollowerLoop
-from daemon.follower.orders import OrderFollower, PollResult
-from daemon.follower.tokens import refresh_tokens
+from jupcron.follower.loop import FollowerLoop
+from jupcron.follower.orders import OrderFollower, PollResult
+from jupcron.follower.tokens import refresh_tokens
 
 __all__ = ["FollowerLoop", "OrderFollower", "PollResult", "refresh_tokens"]

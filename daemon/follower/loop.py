@@ -11,10 +11,10 @@ from typing import Protocol
 import structlog
 from sqlalchemy import Engine
 
-from daemon.api.client import SPARE_WAIT
-from daemon.follower.orders import ListingApi, OrderFollower
-from daemon.follower.tokens import MintRpc, TokenApi, refresh_tokens
-from daemon.follower.trigger_v2 import HistoryApi, TriggerV2Follower
+from jupcron.api.client import SPARE_WAIT
+from jupcron.follower.orders import ListingApi, OrderFollower
+from jupcron.follower.tokens import MintRpc, TokenApi, refresh_tokens
+from jupcron.follower.trigger_v2 import HistoryApi, TriggerV2Follower
 
 log = structlog.get_logger(__name__)
 

@@ -27,10 +27,10 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy import Engine
 
-from daemon.api.orders import ListedOrder, OrderPage
-from daemon.errors import JupcronError
-from daemon.store import follow
-from daemon.store.engine import begin
+from jupcron.api.orders import ListedOrder, OrderPage
+from jupcron.errors import JupcronError
+from jupcron.store import follow
+from jupcron.store.engine import begin
 
 log = structlog.get_logger(__name__)
 

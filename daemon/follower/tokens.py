@@ -1,5 +1,5 @@
 """Token facts for every mint the plans, runs and followed orders use, and their
-USD prices, kept fresh in the store (`daemon.store.tokens`).
+USD prices, kept fresh in the store (`jupcron.store.tokens`).
 
     Jupiter's Tokens V2 ``/search`` (up to 100 mints a call, spare capacity only):
         symbol, name, decimals, token program, ``usdPrice``
@@ -21,12 +21,12 @@ from typing import Protocol
 import structlog
 from sqlalchemy import Engine
 
-from daemon.api.orders import TokenFacts
-from daemon.errors import JupcronError
-from daemon.price.oracle import AccountState
-from daemon.rpc import DECIMALS_AT, MINT_SIZE, TOKEN_PROGRAMS
-from daemon.store import follow, tokens
-from daemon.store.engine import begin
+from jupcron.api.orders import TokenFacts
+from jupcron.errors import JupcronError
+from jupcron.price.oracle import AccountState
+from jupcron.rpc import DECIMALS_AT, MINT_SIZE, TOKEN_PROGRAMS
+from jupcron.store import follow, tokens
+from jupcron.store.engine import begin
 
 log = structlog.get_logger(__name__)
 

@@ -1,7 +1,7 @@
 """Following our Trigger V2 orders: their fills and their fate, from the
 history (``GET /orders/history/dca`` and ``/orders/history``).
 
-The same rules as the v1 follower (`daemon.follower.orders`): only orders a
+The same rules as the v1 follower (`jupcron.follower.orders`): only orders a
 run of ours created (DCA, price order) or cancels; with none of ours open, no
 request at all; every poll reads the whole truth again and a fill is stored
 once (order, tx, action). Stored like v1's so the fills view, the audit and
@@ -20,13 +20,13 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy import Engine, select
 
-from daemon.api.trigger_v2_models import Family, HistoryOrder, HistoryPage
-from daemon.errors import JupcronError
-from daemon.follower.orders import PollResult
-from daemon.store import follow
-from daemon.store.engine import begin
-from daemon.store.models import Plan, Run
-from daemon.store.types import PlanKind, RunStatus
+from jupcron.api.trigger_v2_models import Family, HistoryOrder, HistoryPage
+from jupcron.errors import JupcronError
+from jupcron.follower.orders import PollResult
+from jupcron.store import follow
+from jupcron.store.engine import begin
+from jupcron.store.models import Plan, Run
+from jupcron.store.types import PlanKind, RunStatus
 
 log = structlog.get_logger(__name__)
 

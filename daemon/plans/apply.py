@@ -10,10 +10,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.plans.load import LoadedPlan, LoadResult, load_plans
-from daemon.store import plans as store_plans
-from daemon.store.engine import transaction
-from daemon.store.plans import PlanDiff, PlanInput
+from jupcron.plans.load import LoadedPlan, LoadResult, load_plans
+from jupcron.store import plans as store_plans
+from jupcron.store.engine import transaction
+from jupcron.store.plans import PlanDiff, PlanInput
 
 
 def to_input(loaded: LoadedPlan) -> PlanInput:

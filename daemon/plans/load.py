@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from daemon.errors import PlanError, Problem, YamlLoadError
-from daemon.plans.schema import (
+from jupcron.errors import PlanError, Problem, YamlLoadError
+from jupcron.plans.schema import (
     RECURRING_V1_UNMAINTAINED,
     REQUEST_MODELS,
     WALLET_FIELD,
@@ -28,10 +28,10 @@ from daemon.plans.schema import (
     checks,
     price_notes,
 )
-from daemon.plans.trigger_v2 import MAX_ACTIVE_DCA, active_dca_overlap
-from daemon.price.limits import quote_mint
-from daemon.store.types import PlanKind
-from daemon.yamlfile import Locator, load, problems_from
+from jupcron.plans.trigger_v2 import MAX_ACTIVE_DCA, active_dca_overlap
+from jupcron.price.limits import quote_mint
+from jupcron.store.types import PlanKind
+from jupcron.yamlfile import Locator, load, problems_from
 
 SUFFIXES = (".yaml", ".yml")
 

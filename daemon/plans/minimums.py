@@ -15,18 +15,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from daemon.api.client import JupiterClient
-from daemon.config import Config, api_key
-from daemon.errors import JupcronError, Problem
-from daemon.plans.load import LoadedPlan
-from daemon.plans.schema import (
+from jupcron.api.client import JupiterClient
+from jupcron.config import Config, api_key
+from jupcron.errors import JupcronError, Problem
+from jupcron.plans.load import LoadedPlan
+from jupcron.plans.schema import (
     RECURRING_MIN_PER_ORDER_USD,
     RECURRING_MIN_TOTAL_USD,
     STABLECOINS,
     RecurringRequest,
 )
-from daemon.rpc import rpc_from_config
-from daemon.txguard.instructions import TOKEN_2022
+from jupcron.rpc import rpc_from_config
+from jupcron.txguard.instructions import TOKEN_2022
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 USDC_DECIMALS = 6

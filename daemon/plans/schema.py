@@ -36,14 +36,14 @@ from pydantic import (
     model_validator,
 )
 
-from daemon.api.requests import SwapV2OrderRequest, UltraOrderRequest
-from daemon.config import SwapApi
-from daemon.cron import parse_cron
-from daemon.plans import trigger_v2
-from daemon.plans.fields import (
-    STABLECOINS as STABLECOINS,  # where it lived before daemon.plans.fields
+from jupcron.api.requests import SwapV2OrderRequest, UltraOrderRequest
+from jupcron.config import SwapApi
+from jupcron.cron import parse_cron
+from jupcron.plans import trigger_v2
+from jupcron.plans.fields import (
+    STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields
 )
-from daemon.plans.fields import (
+from jupcron.plans.fields import (
     U64_MAX,
     Amount,
     Duration,
@@ -52,16 +52,16 @@ from daemon.plans.fields import (
     _at_least,
     _Model,
 )
-from daemon.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
-from daemon.price.oracle import DEFAULT_FEEDS
-from daemon.schedule import (
+from jupcron.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
+from jupcron.price.oracle import DEFAULT_FEEDS
+from jupcron.schedule import (
     Misfire,
     Schedule,
     parse_instant,
     parse_schedule,
     parse_timezone,
 )
-from daemon.store.types import PlanKind
+from jupcron.store.types import PlanKind
 
 RECURRING_MIN_TOTAL_USD = 100
 RECURRING_MIN_PER_ORDER_USD = 50
@@ -165,7 +165,7 @@ def _routers(value: str) -> str:
 
 class SwapRequest(_Model):
     """GET /swap/v2/order or /ultra/v1/order query, minus ``taker``: the parameters
-    either spec lists. Each API is sent only its own (`daemon.runner.steps.swap_query`;
+    either spec lists. Each API is sent only its own (`jupcron.runner.steps.swap_query`;
     `checks` says which of a plan's parameters its API would not be sent)."""
 
     input_mint: Pubkey = Field(alias="inputMint")

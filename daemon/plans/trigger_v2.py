@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, PlainValidator, StrictBool, StrictInt
 
-from daemon.plans.fields import (
+from jupcron.plans.fields import (
     STABLECOINS,
     Amount,
     Duration,
@@ -29,7 +29,7 @@ from daemon.plans.fields import (
     _Model,
     _short,
 )
-from daemon.schedule import Schedule, next_fire_times, parse_duration, parse_instant
+from jupcron.schedule import Schedule, next_fire_times, parse_duration, parse_instant
 
 DCA_MIN_ROUNDS = 2
 DCA_INTERVAL_MIN, DCA_INTERVAL_MAX = 60, 31_536_000  # 1 minute .. 1 year

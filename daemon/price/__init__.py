@@ -2,5 +2,5 @@
 an on-chain reference price (`oracle`, `reference`) and, for the runner and
 txguard, a run's protection in one value (`protection.protection_for`).
 
-Nothing is imported here: `daemon.plans.schema` imports `limits`, and
+Nothing is imported here: `jupcron.plans.schema` imports `limits`, and
 `protection` imports the schema."""

@@ -28,7 +28,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, model_validator
 
-from daemon.plans.fields import Amount, Price, _Model, _pubkey
+from jupcron.plans.fields import Amount, Price, _Model, _pubkey
 
 SOL_MINT = "So11111111111111111111111111111111111111112"
 USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

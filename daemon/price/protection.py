@@ -25,25 +25,25 @@ from typing import Any, Protocol
 
 import structlog
 
-from daemon.config import Config
-from daemon.errors import JupcronError
-from daemon.plans.schema import (
+from jupcron.config import Config
+from jupcron.errors import JupcronError
+from jupcron.plans.schema import (
     RecurringRequest,
     Request,
     SwapRequest,
     TriggerV2DcaRequest,
     TriggerV2OrderRequest,
 )
-from daemon.price.limits import UnknownDecimals, decimals_of, minimum_out
-from daemon.price.oracle import AccountState
-from daemon.price.reference import Reference, feeds_of, reference_for
-from daemon.store.records import PlanRecord
+from jupcron.price.limits import UnknownDecimals, decimals_of, minimum_out
+from jupcron.price.oracle import AccountState
+from jupcron.price.reference import Reference, feeds_of, reference_for
+from jupcron.store.records import PlanRecord
 
 log = structlog.get_logger(__name__)
 
 
 class PriceRpc(Protocol):
-    """The part of `daemon.rpc.SolanaRpc` price protection reads through."""
+    """The part of `jupcron.rpc.SolanaRpc` price protection reads through."""
 
     def accounts(self, addresses: Sequence[str]) -> Sequence[AccountState | None]: ...
     def mint_decimals(self, mint: str) -> int | None: ...

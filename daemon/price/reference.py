@@ -22,9 +22,9 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from daemon.config import Config
-from daemon.price.limits import as_decimal
-from daemon.price.oracle import DEFAULT_FEEDS, AccountReader, Feed, read_prices
+from jupcron.config import Config
+from jupcron.price.limits import as_decimal
+from jupcron.price.oracle import DEFAULT_FEEDS, AccountReader, Feed, read_prices
 
 BPS = 10_000
 

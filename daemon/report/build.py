@@ -38,11 +38,11 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, or_, select, text
 
-from daemon.price.limits import SOL_MINT, USDC_MINT, USDT_MINT, decimals_of, quote_mint
-from daemon.price.reference import vs_reference_bps
-from daemon.store import tokens
-from daemon.store.models import ExecuteResultRow, FollowedOrder, Plan, Run, RunEvent
-from daemon.store.types import RunStatus
+from jupcron.price.limits import SOL_MINT, USDC_MINT, USDT_MINT, decimals_of, quote_mint
+from jupcron.price.reference import vs_reference_bps
+from jupcron.store import tokens
+from jupcron.store.models import ExecuteResultRow, FollowedOrder, Plan, Run, RunEvent
+from jupcron.store.types import RunStatus
 
 PRICE_DIGITS = 12
 SHOWN_DIGITS = 8  # significant digits of a price for people (the JSON keeps PRICE_DIGITS)
@@ -499,7 +499,7 @@ def fees_paid(signed_tx: str, run_id: int | None = None) -> tuple[int, int] | No
     gasless swap's payer signs at execute); None otherwise. Cached per run."""
     if run_id is not None and run_id in _FEES:
         return _FEES[run_id]
-    from daemon.txguard.decode import load, summarize
+    from jupcron.txguard.decode import load, summarize
 
     paid: tuple[int, int] | None = None
     try:

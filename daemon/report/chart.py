@@ -26,8 +26,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from daemon.errors import ConfigError
-from daemon.report.build import PlanReport
+from jupcron.errors import ConfigError
+from jupcron.report.build import PlanReport
 
 FORMATS = {".png": "png", ".svg": "svg"}
 COST, VALUE, PRICE, AVERAGE, MARKET = "#0969da", "#1a7f37", "#24292f", "#8250df", "#bc4c00"

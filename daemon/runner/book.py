@@ -20,11 +20,11 @@ from typing import Any
 
 import structlog
 
-from daemon.errors import ApiError, JupcronError
-from daemon.logs import without_secrets
-from daemon.store.port import Event, ExecuteValues, RunStore
-from daemon.store.records import RunRecord
-from daemon.store.types import RunStatus
+from jupcron.errors import ApiError, JupcronError
+from jupcron.logs import without_secrets
+from jupcron.store.port import Event, ExecuteValues, RunStore
+from jupcron.store.records import RunRecord
+from jupcron.store.types import RunStatus
 
 log = structlog.get_logger(__name__)
 

@@ -1,5 +1,5 @@
 """The runner: claim a slot, then drive its run through DESIGN §2's states
-(`daemon.runner.flow`), one drive per run at a time, and tell the listeners.
+(`jupcron.runner.flow`), one drive per run at a time, and tell the listeners.
 """
 
 from __future__ import annotations
@@ -16,24 +16,24 @@ from urllib.parse import urlsplit
 
 import structlog
 
-from daemon import failpoints
-from daemon.api.client import JupiterClient
-from daemon.api.trigger_v2 import TriggerV2Api
-from daemon.config import Config
-from daemon.errors import FatalError, RejectedError, RetryableError
-from daemon.logs import run_context
-from daemon.rpc import SolanaRpc
-from daemon.runner.book import RunBook
-from daemon.runner.flow import drive
-from daemon.runner.outcome import RunListener, RunOutcome
-from daemon.runner.ports import Clock, Ports, RunOptions, run_mode
-from daemon.runner.steps import OrderApi
-from daemon.store.port import RunStore
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
-from daemon.txguard import GuardPolicy
-from daemon.txguard.challenge import login_signer
-from daemon.wallet import Wallet
+from jupcron import failpoints
+from jupcron.api.client import JupiterClient
+from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.config import Config
+from jupcron.errors import FatalError, RejectedError, RetryableError
+from jupcron.logs import run_context
+from jupcron.rpc import SolanaRpc
+from jupcron.runner.book import RunBook
+from jupcron.runner.flow import drive
+from jupcron.runner.outcome import RunListener, RunOutcome
+from jupcron.runner.ports import Clock, Ports, RunOptions, run_mode
+from jupcron.runner.steps import OrderApi
+from jupcron.store.port import RunStore
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import RunStatus
+from jupcron.txguard import GuardPolicy
+from jupcron.txguard.challenge import login_signer
+from jupcron.wallet import Wallet
 
 __all__ = ["RunOptions", "Runner", "node_name", "utcnow"]
 

@@ -25,13 +25,13 @@ from datetime import datetime
 
 import structlog
 
-from daemon.errors import RejectedError, RetryableError
-from daemon.runner.book import api_detail
-from daemon.runner.ports import Ports
-from daemon.runner.steps import SWAP_V2, SwapTerms
-from daemon.runner.timing import surely_expired, within_grace
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
+from jupcron.errors import RejectedError, RetryableError
+from jupcron.runner.book import api_detail
+from jupcron.runner.ports import Ports
+from jupcron.runner.steps import SWAP_V2, SwapTerms
+from jupcron.runner.timing import surely_expired, within_grace
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import RunStatus
 
 log = structlog.get_logger(__name__)
 

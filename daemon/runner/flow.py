@@ -20,18 +20,18 @@ from typing import Any
 
 import structlog
 
-from daemon import failpoints
-from daemon.errors import ApiRejectedError, GuardRejectedError, RejectedError, RetryableError
-from daemon.runner import judge, preflight, pricecheck, submit
-from daemon.runner import trigger_v2 as v2
-from daemon.runner.book import api_detail, api_fields, programs_of
-from daemon.runner.ports import Ports, RunOptions, run_mode
-from daemon.runner.steps import order, output_mint_of, swap_api_of
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import PlanKind, RunStatus
-from daemon.txguard import Verdict
-from daemon.txguard.simulate import BalanceCheck
-from daemon.wallet import sign_transaction
+from jupcron import failpoints
+from jupcron.errors import ApiRejectedError, GuardRejectedError, RejectedError, RetryableError
+from jupcron.runner import judge, preflight, pricecheck, submit
+from jupcron.runner import trigger_v2 as v2
+from jupcron.runner.book import api_detail, api_fields, programs_of
+from jupcron.runner.ports import Ports, RunOptions, run_mode
+from jupcron.runner.steps import order, output_mint_of, swap_api_of
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import PlanKind, RunStatus
+from jupcron.txguard import Verdict
+from jupcron.txguard.simulate import BalanceCheck
+from jupcron.wallet import sign_transaction
 
 log = structlog.get_logger(__name__)
 

@@ -18,16 +18,16 @@ from typing import Any, Protocol
 import structlog
 from solders.pubkey import Pubkey
 
-from daemon.errors import RejectedError, RetryableError
-from daemon.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
-from daemon.runner import trigger_v2 as v2
-from daemon.runner.preflight import Spend, spend_of
-from daemon.runner.steps import output_mint_of
-from daemon.store.records import PlanRecord
-from daemon.store.types import PlanKind
-from daemon.txguard import GuardPolicy, Verdict, guard, inspect
-from daemon.txguard.expect import Expectation, RecurringTerms
-from daemon.txguard.simulate import Simulator
+from jupcron.errors import RejectedError, RetryableError
+from jupcron.plans.schema import RecurringRequest, SwapRequest, TriggerCancelRequest
+from jupcron.runner import trigger_v2 as v2
+from jupcron.runner.preflight import Spend, spend_of
+from jupcron.runner.steps import output_mint_of
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import PlanKind
+from jupcron.txguard import GuardPolicy, Verdict, guard, inspect
+from jupcron.txguard.expect import Expectation, RecurringTerms
+from jupcron.txguard.simulate import Simulator
 
 log = structlog.get_logger(__name__)
 

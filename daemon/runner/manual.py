@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from daemon.errors import ConfigError, RetryableError
-from daemon.rpc import SignatureStatus, SolanaRpc
-from daemon.store.port import RunStore
-from daemon.store.records import RunRecord
-from daemon.store.types import RunStatus
+from jupcron.errors import ConfigError, RetryableError
+from jupcron.rpc import SignatureStatus, SolanaRpc
+from jupcron.store.port import RunStore
+from jupcron.store.records import RunRecord
+from jupcron.store.types import RunStatus
 
 SETTLED_CODE = "settled_by_operator"
 

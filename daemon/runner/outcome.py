@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from daemon.store.types import RunStatus
+from jupcron.store.types import RunStatus
 
 
 @dataclass(frozen=True)

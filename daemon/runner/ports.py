@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from daemon.api.trigger_v2 import TriggerV2Api
-from daemon.config import Config
-from daemon.rpc import SolanaRpc
-from daemon.runner.book import RunBook
-from daemon.runner.steps import OrderApi
-from daemon.store.port import RunStore
-from daemon.store.records import PlanRecord
-from daemon.txguard import GuardPolicy
-from daemon.wallet import Wallet
+from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.config import Config
+from jupcron.rpc import SolanaRpc
+from jupcron.runner.book import RunBook
+from jupcron.runner.steps import OrderApi
+from jupcron.store.port import RunStore
+from jupcron.store.records import PlanRecord
+from jupcron.txguard import GuardPolicy
+from jupcron.wallet import Wallet
 
 Clock = Callable[[], datetime]
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from daemon.config import Config
-from daemon.errors import FatalError, JupcronError
-from daemon.plans.schema import in_amount_of
-from daemon.runner.ports import Ports
-from daemon.runner.steps import OrderApi, output_mint_of
-from daemon.store.port import CapWindow, Reservation
-from daemon.store.records import PlanRecord, RunRecord
+from jupcron.config import Config
+from jupcron.errors import FatalError, JupcronError
+from jupcron.plans.schema import in_amount_of
+from jupcron.runner.ports import Ports
+from jupcron.runner.steps import OrderApi, output_mint_of
+from jupcron.store.port import CapWindow, Reservation
+from jupcron.store.records import PlanRecord, RunRecord
 
 DAY = timedelta(days=1)
 WEEK = timedelta(days=7)

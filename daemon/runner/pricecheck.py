@@ -17,10 +17,10 @@ from typing import Any
 
 import structlog
 
-from daemon.price.limits import LimitCheck
-from daemon.price.protection import Protection, pair_of, protection_for
-from daemon.runner.ports import Ports
-from daemon.store.records import PlanRecord
+from jupcron.price.limits import LimitCheck
+from jupcron.price.protection import Protection, pair_of, protection_for
+from jupcron.runner.ports import Ports
+from jupcron.store.records import PlanRecord
 
 log = structlog.get_logger(__name__)
 

@@ -19,11 +19,11 @@ from typing import Protocol
 
 import structlog
 
-from daemon.runner.outcome import RunOutcome
-from daemon.runner.ports import Ports, RunOptions
-from daemon.runner.timing import within_grace
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
+from jupcron.runner.outcome import RunOutcome
+from jupcron.runner.ports import Ports, RunOptions
+from jupcron.runner.timing import within_grace
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import RunStatus
 
 log = structlog.get_logger(__name__)
 

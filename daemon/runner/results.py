@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from daemon.runner.book import RunBook
-from daemon.store.port import ExecuteValues, SwapEventValues
-from daemon.store.records import RunRecord
+from jupcron.runner.book import RunBook
+from jupcron.store.port import ExecuteValues, SwapEventValues
+from jupcron.store.records import RunRecord
 
 
 def values_of(run: RunRecord, result: Any, now: datetime) -> ExecuteValues | None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from daemon.errors import RetryableError
-from daemon.runner.book import api_detail
-from daemon.runner.ports import Ports
-from daemon.runner.timing import surely_expired
-from daemon.store.records import RunRecord
-from daemon.store.types import RunStatus
+from jupcron.errors import RetryableError
+from jupcron.runner.book import api_detail
+from jupcron.runner.ports import Ports
+from jupcron.runner.timing import surely_expired
+from jupcron.store.records import RunRecord
+from jupcron.store.types import RunStatus
 
 IN_DOUBT_ERROR = (
     "execute gave no answer and the outcome could not be settled before "

@@ -15,25 +15,25 @@ from typing import Any, Protocol
 
 import structlog
 
-from daemon.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
-from daemon.api.requests import SwapV2OrderRequest, UltraOrderRequest
-from daemon.config import Config
-from daemon.plans.schema import (
+from jupcron.api.models import ExecuteResult, OrderResponse, Portfolio, SwapOrder, UltraOrder
+from jupcron.api.requests import SwapV2OrderRequest, UltraOrderRequest
+from jupcron.config import Config
+from jupcron.plans.schema import (
     RecurringRequest,
     SwapRequest,
     TriggerCancelRequest,
     TriggerV2DcaRequest,
     TriggerV2OrderRequest,
 )
-from daemon.store.records import PlanRecord
-from daemon.store.types import PlanKind
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import PlanKind
 
 Observer = Callable[[Any], None]
 log = structlog.get_logger(__name__)
 
 
 class OrderApi(Protocol):
-    """The part of `daemon.api.client.JupiterClient` the runner uses."""
+    """The part of `jupcron.api.client.JupiterClient` the runner uses."""
 
     def create_recurring_order(
         self, user: str, request: Mapping[str, Any], observe: Observer | None = None

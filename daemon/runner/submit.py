@@ -12,18 +12,18 @@ from typing import Any
 
 import structlog
 
-from daemon import failpoints
-from daemon.api.models import ExecuteResult
-from daemon.errors import RejectedError, RetryableError
-from daemon.runner import expiry, results, trigger_v2
-from daemon.runner.book import api_detail, api_fields
-from daemon.runner.ports import Ports
-from daemon.runner.settle import settle_unanswered
-from daemon.runner.steps import SwapTerms
-from daemon.runner.steps import execute as post_execute
-from daemon.runner.timing import grace_end, within_grace
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import PlanKind, RunStatus
+from jupcron import failpoints
+from jupcron.api.models import ExecuteResult
+from jupcron.errors import RejectedError, RetryableError
+from jupcron.runner import expiry, results, trigger_v2
+from jupcron.runner.book import api_detail, api_fields
+from jupcron.runner.ports import Ports
+from jupcron.runner.settle import settle_unanswered
+from jupcron.runner.steps import SwapTerms
+from jupcron.runner.steps import execute as post_execute
+from jupcron.runner.timing import grace_end, within_grace
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import PlanKind, RunStatus
 
 # Ultra / Swap V2 execute codes after which the transaction can no longer land (-1004:
 # invalid block height, V2's answer to a lastValidBlockHeight passed): a fresh order is safe

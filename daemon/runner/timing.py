@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from daemon.store.records import PlanRecord, RunRecord
+from jupcron.store.records import PlanRecord, RunRecord
 
 
 def grace_end(run: RunRecord, plan: PlanRecord) -> datetime:

@@ -10,7 +10,7 @@ The create and confirm-cancel bodies are identical on every post. A post the
 API refuses or leaves unanswered is settled from the history first: an order
 whose ``deposit`` (create) or ``withdrawal`` (cancel) event carries this run's
 signature proves it done. Otherwise the error goes on to the run's usual
-settling (`daemon.runner.submit`): failed on a first post, else the chain
+settling (`jupcron.runner.submit`): failed on a first post, else the chain
 (``rpc.url``) or ``in_doubt``.
 """
 
@@ -22,23 +22,23 @@ from typing import Any
 
 import structlog
 
-from daemon.api.client import Observer
-from daemon.api.models import ExecuteResult
-from daemon.api.trigger_v2 import TriggerV2Api
-from daemon.api.trigger_v2_models import Created, Family, HistoryOrder
-from daemon.errors import ApiRejectedError, JupcronError, RejectedError, RetryableError
-from daemon.plans.trigger_v2 import (
+from jupcron.api.client import Observer
+from jupcron.api.models import ExecuteResult
+from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.api.trigger_v2_models import Created, Family, HistoryOrder
+from jupcron.errors import ApiRejectedError, JupcronError, RejectedError, RetryableError
+from jupcron.plans.trigger_v2 import (
     BEGIN_FILL_MAX,
     TriggerV2CancelRequest,
     TriggerV2DcaRequest,
     TriggerV2OrderRequest,
     expires_at_ms,
 )
-from daemon.runner.ports import Ports
-from daemon.runner.steps import Ordered
-from daemon.schedule import parse_instant
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.txguard.expect import Expectation
+from jupcron.runner.ports import Ports
+from jupcron.runner.steps import Ordered
+from jupcron.schedule import parse_instant
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.txguard.expect import Expectation
 
 log = structlog.get_logger(__name__)
 

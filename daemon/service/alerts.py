@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
-from daemon.errors import ConfigError
-from daemon.logs import mask_secrets
-from daemon.runner.outcome import RunOutcome
-from daemon.store.types import RunStatus
+from jupcron.errors import ConfigError
+from jupcron.logs import mask_secrets
+from jupcron.runner.outcome import RunOutcome
+from jupcron.store.types import RunStatus
 
 if TYPE_CHECKING:
-    from daemon.config import NotifyConfig
+    from jupcron.config import NotifyConfig
 
 log = structlog.get_logger(__name__)
 

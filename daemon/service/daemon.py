@@ -31,36 +31,36 @@ import httpx
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
-from daemon import __version__, failpoints
-from daemon.app import Runtime, Store, build_runtime, open_store
-from daemon.config import Config, mask_url
-from daemon.errors import FatalError, JupcronError, StoreBusyError
-from daemon.follower import FollowerLoop
-from daemon.logs import configure_logging
-from daemon.plans.apply import apply_paths, files_vs_store
-from daemon.probe import check_api, check_rpc
-from daemon.runner.core import node_name
-from daemon.runner.outcome import RunListener, RunOutcome
-from daemon.runner.recovery import recover
-from daemon.scheduler import Scheduler
-from daemon.service.alerts import AlertEvent, Alerts, alerts_from_config
-from daemon.service.heartbeat import Heartbeat
-from daemon.service.leader import Leadership, leadership_for
-from daemon.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
-from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
-from daemon.service.notify import Notifier, watchdog_interval
-from daemon.service.reload import ConfigFile
-from daemon.service.runway import RunwayWatch
-from daemon.service.signals import SignalEvent, SignalInbox
-from daemon.service.watchdog import Watchdog
-from daemon.service.webhook import Notification, WebhookNotifier
-from daemon.store import plans as store_plans
-from daemon.store import runs
-from daemon.store.records import PlanRecord
-from daemon.store.types import RunStatus
-from daemon.web.activity import Activity
-from daemon.web.serve import WebServer, check_web, start_web
-from daemon.web.views import LiveState
+from jupcron import __version__, failpoints
+from jupcron.app import Runtime, Store, build_runtime, open_store
+from jupcron.config import Config, mask_url
+from jupcron.errors import FatalError, JupcronError, StoreBusyError
+from jupcron.follower import FollowerLoop
+from jupcron.logs import configure_logging
+from jupcron.plans.apply import apply_paths, files_vs_store
+from jupcron.probe import check_api, check_rpc
+from jupcron.runner.core import node_name
+from jupcron.runner.outcome import RunListener, RunOutcome
+from jupcron.runner.recovery import recover
+from jupcron.scheduler import Scheduler
+from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
+from jupcron.service.heartbeat import Heartbeat
+from jupcron.service.leader import Leadership, leadership_for
+from jupcron.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
+from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.service.notify import Notifier, watchdog_interval
+from jupcron.service.reload import ConfigFile
+from jupcron.service.runway import RunwayWatch
+from jupcron.service.signals import SignalEvent, SignalInbox
+from jupcron.service.watchdog import Watchdog
+from jupcron.service.webhook import Notification, WebhookNotifier
+from jupcron.store import plans as store_plans
+from jupcron.store import runs
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import RunStatus
+from jupcron.web.activity import Activity
+from jupcron.web.serve import WebServer, check_web, start_web
+from jupcron.web.views import LiveState
 
 log = structlog.get_logger(__name__)
 

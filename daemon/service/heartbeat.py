@@ -20,12 +20,12 @@ import structlog
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from daemon.config import Config
-from daemon.errors import JupcronError
-from daemon.runner.preflight import kill_switch
-from daemon.store import control
-from daemon.store.control import BEAT, NodeBeat
-from daemon.store.engine import begin
+from jupcron.config import Config
+from jupcron.errors import JupcronError
+from jupcron.runner.preflight import kill_switch
+from jupcron.store import control
+from jupcron.store.control import BEAT, NodeBeat
+from jupcron.store.engine import begin
 
 log = structlog.get_logger(__name__)
 

@@ -34,7 +34,7 @@ import structlog
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
-from daemon.errors import StoreBusyError, StoreError
+from jupcron.errors import StoreBusyError, StoreError
 
 log = structlog.get_logger(__name__)
 

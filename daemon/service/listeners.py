@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from daemon.runner.outcome import RunOutcome
-from daemon.service.metrics import Metrics
-from daemon.service.webhook import NOTIFY_STATUSES, Notification, WebhookNotifier
+from jupcron.runner.outcome import RunOutcome
+from jupcron.service.metrics import Metrics
+from jupcron.service.webhook import NOTIFY_STATUSES, Notification, WebhookNotifier
 
 
 class MetricsListener:

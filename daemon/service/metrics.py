@@ -28,10 +28,10 @@ import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from daemon.errors import ConfigError
-from daemon.service.runway_metrics import RunwayGauges
-from daemon.urls import is_loopback_host
-from daemon.web.http import MAX_BODY, WebRequest, WebResponse, host_is_local
+from jupcron.errors import ConfigError
+from jupcron.service.runway_metrics import RunwayGauges
+from jupcron.urls import is_loopback_host
+from jupcron.web.http import MAX_BODY, WebRequest, WebResponse, host_is_local
 
 log = structlog.get_logger(__name__)
 

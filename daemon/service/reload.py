@@ -27,8 +27,8 @@ from typing import Any
 import structlog
 from pydantic import BaseModel
 
-from daemon.config import MASKED, Config, config_digest, load_config, mask_url
-from daemon.errors import JupcronError
+from jupcron.config import MASKED, Config, config_digest, load_config, mask_url
+from jupcron.errors import JupcronError
 
 log = structlog.get_logger(__name__)
 

@@ -24,18 +24,18 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from daemon.api.client import SPARE_WAIT
-from daemon.api.models import Portfolio
-from daemon.config import Config
-from daemon.errors import JupcronError
-from daemon.runway import needs_of, runways
-from daemon.service.alerts import AlertEvent
-from daemon.service.runway_metrics import RunwayGauges
-from daemon.store import control, tokens
-from daemon.store import plans as store_plans
-from daemon.store import runway as store_runway
-from daemon.store.engine import begin
-from daemon.store.runway import RunwayState, moment
+from jupcron.api.client import SPARE_WAIT
+from jupcron.api.models import Portfolio
+from jupcron.config import Config
+from jupcron.errors import JupcronError
+from jupcron.runway import needs_of, runways
+from jupcron.service.alerts import AlertEvent
+from jupcron.service.runway_metrics import RunwayGauges
+from jupcron.store import control, tokens
+from jupcron.store import plans as store_plans
+from jupcron.store import runway as store_runway
+from jupcron.store.engine import begin
+from jupcron.store.runway import RunwayState, moment
 
 log = structlog.get_logger(__name__)
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Gauge
 
-from daemon.runway import ui
+from jupcron.runway import ui
 
 NAMESPACE = "jupcron"
 LABELS = ("wallet", "mint", "symbol")

@@ -1,7 +1,7 @@
 """The systemd watchdog, pinged from the scheduling loop only while it is healthy.
 
 systemd passes ``WATCHDOG_USEC``; we send ``WATCHDOG=1`` every half of it
-(`daemon.service.notify.watchdog_interval`). There is no free-running thread:
+(`jupcron.service.notify.watchdog_interval`). There is no free-running thread:
 the loop calls `Watchdog.tick` on each turn and waits at most
 `Watchdog.seconds_until_due`, so a stuck loop (or an unhealthy store) stops
 the pings and systemd restarts the service.
@@ -24,7 +24,7 @@ log = structlog.get_logger(__name__)
 
 
 class WatchdogSink(Protocol):
-    """Where pings go (`daemon.service.notify.Notifier` in the daemon)."""
+    """Where pings go (`jupcron.service.notify.Notifier` in the daemon)."""
 
     def watchdog(self) -> bool: ...
 

@@ -28,11 +28,11 @@ from typing import Any
 import httpx
 import structlog
 
-from daemon.errors import ConfigError
-from daemon.logs import mask_secrets
-from daemon.store.records import RunRecord
-from daemon.store.types import RunStatus
-from daemon.urls import check_http_url, mask_url
+from jupcron.errors import ConfigError
+from jupcron.logs import mask_secrets
+from jupcron.store.records import RunRecord
+from jupcron.store.types import RunStatus
+from jupcron.urls import check_http_url, mask_url
 
 log = structlog.get_logger(__name__)
 

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, select, text
 from sqlalchemy.orm import Session
 
-from daemon.store.models import Plan, Run
-from daemon.store.types import RunStatus
+from jupcron.store.models import Plan, Run
+from jupcron.store.types import RunStatus
 
 # statuses whose input amount has left, may have left, or is about to leave the wallet
 SPENDING = (

@@ -18,8 +18,8 @@ from typing import Any, cast
 from sqlalchemy import Connection, Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from daemon.store.models import DaemonNode, PauseRow, Plan
-from daemon.store.port import ALL_PLANS, Pause
+from jupcron.store.models import DaemonNode, PauseRow, Plan
+from jupcron.store.port import ALL_PLANS, Pause
 
 PAUSES = cast(Table, PauseRow.__table__)
 NODES = cast(Table, DaemonNode.__table__)

@@ -22,9 +22,9 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.errors import StoreBusyError, StoreError
-from daemon.private import create_private
-from daemon.urls import mask_url
+from jupcron.errors import StoreBusyError, StoreError
+from jupcron.private import create_private
+from jupcron.urls import mask_url
 
 SQLITE_BUSY_MS = 30_000
 

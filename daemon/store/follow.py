@@ -17,9 +17,9 @@ from typing import Any, cast
 from sqlalchemy import Insert, Table, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from daemon.store.models import FollowedOrder, FollowEvent, OrderTrade, Plan, Run
-from daemon.store.runs import Conn, _dialect
-from daemon.store.types import PlanKind, RunStatus
+from jupcron.store.models import FollowedOrder, FollowEvent, OrderTrade, Plan, Run
+from jupcron.store.runs import Conn, _dialect
+from jupcron.store.types import PlanKind, RunStatus
 
 TRADES = cast(Table, OrderTrade.__table__)
 ORDERS = cast(Table, FollowedOrder.__table__)

@@ -27,8 +27,8 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine
 
-from daemon.errors import StoreBusyError
-from daemon.store.engine import begin
+from jupcron.errors import StoreBusyError
+from jupcron.store.engine import begin
 
 T = TypeVar("T")
 MAX_BATCH = 64

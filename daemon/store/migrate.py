@@ -13,8 +13,8 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
 import migrations
-from daemon.config import mask_url
-from daemon.errors import ConfigError, StoreBusyError, StoreError
+from jupcron.config import mask_url
+from jupcron.errors import ConfigError, StoreBusyError, StoreError
 
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig

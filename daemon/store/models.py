@@ -24,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from daemon.store.types import UTCDateTime
+from jupcron.store.types import UTCDateTime
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",

@@ -21,9 +21,9 @@ import structlog
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from daemon.errors import StoreError
-from daemon.store.models import Plan, PlanVersion, StoreMeta
-from daemon.store.records import PlanRecord
+from jupcron.errors import StoreError
+from jupcron.store.models import Plan, PlanVersion, StoreMeta
+from jupcron.store.records import PlanRecord
 
 log = structlog.get_logger(__name__)
 
@@ -32,7 +32,7 @@ REVISION_KEY = "plans_revision"
 
 @dataclass(frozen=True)
 class PlanInput:
-    """One valid plan as the store keeps it (see `daemon.plans.apply.to_input`)."""
+    """One valid plan as the store keeps it (see `jupcron.plans.apply.to_input`)."""
 
     name: str
     kind: str

@@ -1,6 +1,6 @@
 """The run store port: everything a run needs of the database, as one protocol.
 
-The runner sees only this (and plain values); `daemon.store.runstore` is the
+The runner sees only this (and plain values); `jupcron.store.runstore` is the
 one implementation, on Core connections. Every method is one committed
 transaction (or one share of a group commit): when it returns, what it wrote
 is durable, so the side effect that follows may go ahead (DESIGN §2).
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import RunStatus
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import RunStatus
 
 PAUSE_TTL = 0.5  # seconds a run store may serve its copy of the pauses
 

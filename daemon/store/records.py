@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from daemon.plans.schema import (
+from jupcron.plans.schema import (
     PlanSettings,
     PlanSpec,
     Request,
@@ -16,11 +16,11 @@ from daemon.plans.schema import (
     stored_request,
     stored_settings,
 )
-from daemon.schedule import Schedule, parse_schedule
-from daemon.store.types import PlanKind, RunStatus
+from jupcron.schedule import Schedule, parse_schedule
+from jupcron.store.types import PlanKind, RunStatus
 
 if TYPE_CHECKING:
-    from daemon.store.models import Plan, Run
+    from jupcron.store.models import Plan, Run
 
 
 def compact(value: Any) -> Any:

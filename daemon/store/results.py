@@ -10,9 +10,9 @@ from typing import Any, cast
 from sqlalchemy import Insert, Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from daemon.store.models import ExecuteResultRow, SwapEventRow
-from daemon.store.port import ExecuteValues
-from daemon.store.runs import Conn, _dialect
+from jupcron.store.models import ExecuteResultRow, SwapEventRow
+from jupcron.store.port import ExecuteValues
+from jupcron.store.runs import Conn, _dialect
 
 RESULTS = cast(Table, ExecuteResultRow.__table__)
 EVENTS = cast(Table, SwapEventRow.__table__)

@@ -28,10 +28,10 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from daemon.store.models import Run, RunEvent
-from daemon.store.port import Event, Reservation
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.types import FINAL, RunStatus, UTCDateTime, utc
+from jupcron.store.models import Run, RunEvent
+from jupcron.store.port import Event, Reservation
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.types import FINAL, RunStatus, UTCDateTime, utc
 
 # The runner writes these on every step, so they are Core statements built once
 # and reused: building a statement and its cache key per call, and the ORM's

@@ -1,7 +1,7 @@
 """`RunStore` on Core connections: the one way a run reaches the database.
 
-Statements are built once (`daemon.store.runs`); no ORM session on the run
-path. Writes go through a `GroupCommit` (`daemon.store.group`): the workers'
+Statements are built once (`jupcron.store.runs`); no ORM session on the run
+path. Writes go through a `GroupCommit` (`jupcron.store.group`): the workers'
 writes of one moment share a transaction, and each call returns once its own
 write is committed. `group_commit=False` gives each write its own transaction.
 """
@@ -17,12 +17,12 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, select
 
-from daemon.store import audit, control, runs
-from daemon.store.engine import begin
-from daemon.store.group import GroupCommit
-from daemon.store.models import Plan
-from daemon.store.plans import PLAN_COLUMNS
-from daemon.store.port import (
+from jupcron.store import audit, control, runs
+from jupcron.store.engine import begin
+from jupcron.store.group import GroupCommit
+from jupcron.store.models import Plan
+from jupcron.store.plans import PLAN_COLUMNS
+from jupcron.store.port import (
     PAUSE_TTL,
     CapHit,
     CapWindow,
@@ -31,9 +31,9 @@ from daemon.store.port import (
     Pause,
     Reservation,
 )
-from daemon.store.records import PlanRecord, RunRecord
-from daemon.store.results import record_execute
-from daemon.store.types import RunStatus
+from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.results import record_execute
+from jupcron.store.types import RunStatus
 
 _PLAN = select(*PLAN_COLUMNS).where(Plan.id == bindparam("b_id"))
 T = TypeVar("T")

@@ -11,9 +11,9 @@ from typing import Any, cast
 
 from sqlalchemy import Connection, Table, delete, insert, select
 
-from daemon.runway import Runway, ui
-from daemon.store.models import RunwayRow
-from daemon.store.tokens import plain, short
+from jupcron.runway import Runway, ui
+from jupcron.store.models import RunwayRow
+from jupcron.store.tokens import plain, short
 
 RUNWAYS = cast(Table, RunwayRow.__table__)
 

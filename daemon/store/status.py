@@ -16,15 +16,15 @@ from typing import Any, cast
 from sqlalchemy import Table, func, select
 from sqlalchemy.orm import Session
 
-from daemon.schedule import Schedule, next_fire_times, parse_schedule
-from daemon.store import control
-from daemon.store import runway as store_runway
-from daemon.store.control import NodeBeat
-from daemon.store.models import Plan, Run
-from daemon.store.port import Pause
-from daemon.store.records import PlanRecord
-from daemon.store.runway import RunwayState, runway_json
-from daemon.store.types import IN_FLIGHT, RunStatus
+from jupcron.schedule import Schedule, next_fire_times, parse_schedule
+from jupcron.store import control
+from jupcron.store import runway as store_runway
+from jupcron.store.control import NodeBeat
+from jupcron.store.models import Plan, Run
+from jupcron.store.port import Pause
+from jupcron.store.records import PlanRecord
+from jupcron.store.runway import RunwayState, runway_json
+from jupcron.store.types import IN_FLIGHT, RunStatus
 
 RUNS = cast(Table, Run.__table__)
 PLANS = cast(Table, Plan.__table__)

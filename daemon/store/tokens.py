@@ -1,7 +1,7 @@
 """Token facts cached in the store: decimals, symbol, name, token program, and the
 last USD price read for the mint (with when).
 
-Where they come from (`daemon.follower.tokens`): Jupiter's Tokens V2 ``/search``
+Where they come from (`jupcron.follower.tokens`): Jupiter's Tokens V2 ``/search``
 (symbol, name, decimals, token program, USD price) and, with ``rpc.url``, the mint
 account itself (decimals at byte 44, the owner program), which wins where both
 speak. `known` adds the few mints every Solana user knows (`KNOWN_MINTS`, source
@@ -20,9 +20,9 @@ from typing import cast
 
 from sqlalchemy import Table, select
 
-from daemon.price.limits import KNOWN_MINTS
-from daemon.store.models import TokenInfo, TokenPrice
-from daemon.store.runs import Conn
+from jupcron.price.limits import KNOWN_MINTS
+from jupcron.store.models import TokenInfo, TokenPrice
+from jupcron.store.runs import Conn
 
 TOKENS = cast(Table, TokenInfo.__table__)
 PRICES = cast(Table, TokenPrice.__table__)

@@ -6,9 +6,9 @@ See DESIGN §4. `inspect` gives a `Verdict`; `check` raises
 
 from __future__ import annotations
 
-from daemon.txguard.decode import NotATransactionError, TxSummary
-from daemon.txguard.guard import check, check_and_sign, inspect
-from daemon.txguard.policy import GuardPolicy, Verdict
+from jupcron.txguard.decode import NotATransactionError, TxSummary
+from jupcron.txguard.guard import check, check_and_sign, inspect
+from jupcron.txguard.policy import GuardPolicy, Verdict
 
 __all__ = [
     "GuardPolicy",

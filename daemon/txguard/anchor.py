@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from daemon.txguard.borsh import BorshError, CannotDecodeError, Reader
+from jupcron.txguard.borsh import BorshError, CannotDecodeError, Reader
 
 # The role vocabulary the rules use (a spec may add descriptive ones).
 ROLES = (

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import structlog
 from solders.signature import Signature
 
-from daemon.errors import GuardRejectedError
-from daemon.wallet import Wallet, parses_as_transaction, sign_message
+from jupcron.errors import GuardRejectedError
+from jupcron.wallet import Wallet, parses_as_transaction, sign_message
 
 log = structlog.get_logger(__name__)
 
@@ -142,7 +142,7 @@ def sign_challenge(
 
 def login_signer(wallet: Wallet, expected_host: str) -> Callable[..., str]:
     """`sign_challenge` bound to our wallet and the configured API host: what the
-    Trigger V2 client calls to log in (`daemon.api.trigger_v2.LoginSigner`)."""
+    Trigger V2 client calls to log in (`jupcron.api.trigger_v2.LoginSigner`)."""
 
     def sign(challenge_type: object, challenge: object, *, origin_host: str) -> str:
         return sign_challenge(

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from daemon.txguard import vault
-from daemon.txguard.decode import Instruction
-from daemon.txguard.expect import Expectation
-from daemon.txguard.ours import Ours
-from daemon.txguard.policy import GuardPolicy
+from jupcron.txguard import vault
+from jupcron.txguard.decode import Instruction
+from jupcron.txguard.expect import Expectation
+from jupcron.txguard.ours import Ours
+from jupcron.txguard.policy import GuardPolicy
 
 
 @dataclass(frozen=True)

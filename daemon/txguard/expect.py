@@ -27,7 +27,7 @@ class Expectation:
     swap's ``amount``, a recurring order's total ``inAmount``); ``order``: the
     order account a trigger cancel may close; ``receiver``: a swap's documented
     receiver of the output, the one owner besides our wallet whose token account
-    our rent may create. Trigger V2 (`daemon.txguard.vault`): ``vault``, the
+    our rent may create. Trigger V2 (`jupcron.txguard.vault`): ``vault``, the
     wallet's vault as ``GET /vault`` named it; ``deposit``, what the deposit craft
     said it is: (receiverAddress, mint, amount).
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from daemon.txguard.decode import Instruction, TxSummary
-from daemon.txguard.instructions import ASSOCIATED_TOKEN, SYSTEM, TOKEN_PROGRAMS
-from daemon.txguard.ours import Ours
-from daemon.txguard.token import Effect
+from jupcron.txguard.decode import Instruction, TxSummary
+from jupcron.txguard.instructions import ASSOCIATED_TOKEN, SYSTEM, TOKEN_PROGRAMS
+from jupcron.txguard.ours import Ours
+from jupcron.txguard.token import Effect
 
 TOKEN_ACCOUNT_RENT = 2_039_280  # a 165-byte token account's rent-exempt minimum
 

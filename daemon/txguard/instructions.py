@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from daemon.txguard import jupiter, token
-from daemon.txguard.borsh import Reader
+from jupcron.txguard import jupiter, token
+from jupcron.txguard.borsh import Reader
 
 SYSTEM = "11111111111111111111111111111111"
 TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id, not a secret)

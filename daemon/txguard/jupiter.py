@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from daemon.txguard import jupiter_aggregator as aggregator
-from daemon.txguard import jupiter_orders as orders
-from daemon.txguard import jupiter_rfq as rfq
-from daemon.txguard.anchor import Decoded, InstructionSpec, decode_with, discriminator
+from jupcron.txguard import jupiter_aggregator as aggregator
+from jupcron.txguard import jupiter_orders as orders
+from jupcron.txguard import jupiter_rfq as rfq
+from jupcron.txguard.anchor import Decoded, InstructionSpec, decode_with, discriminator
 
 AGGREGATOR = aggregator.PROGRAM
 DCA = orders.DCA_PROGRAM

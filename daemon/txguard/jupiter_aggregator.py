@@ -23,7 +23,7 @@ down) and `max_in_amount` (exact out: quoted in plus slippage, rounded up).
 
 from __future__ import annotations
 
-from daemon.txguard.anchor import (
+from jupcron.txguard.anchor import (
     ArgsReader,
     Fields,
     InstructionSpec,
@@ -31,8 +31,8 @@ from daemon.txguard.anchor import (
     accounts,
     by_discriminator,
 )
-from daemon.txguard.borsh import Reader
-from daemon.txguard.jupiter_swap import UnknownSwapError, read_route_plan
+from jupcron.txguard.borsh import Reader
+from jupcron.txguard.jupiter_swap import UnknownSwapError, read_route_plan
 
 PROGRAM = "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4"
 BPS = 10_000

@@ -17,7 +17,7 @@ always goes to the maker.
 
 from __future__ import annotations
 
-from daemon.txguard.anchor import (
+from jupcron.txguard.anchor import (
     ArgsReader,
     Fields,
     InstructionSpec,
@@ -26,7 +26,7 @@ from daemon.txguard.anchor import (
     by_discriminator,
     optional,
 )
-from daemon.txguard.borsh import Reader
+from jupcron.txguard.borsh import Reader
 
 DCA_PROGRAM = "DCA265Vj8a9CEuX1eb1LWRnDT7uK6q1xMipnNyatn23M"
 LIMIT_ORDER_PROGRAM = "j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X"

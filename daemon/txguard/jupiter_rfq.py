@@ -20,8 +20,8 @@ and output token accounts when present, else the taker itself (lamports);
 
 from __future__ import annotations
 
-from daemon.txguard.anchor import Fields, InstructionSpec, Roles, accounts, by_discriminator
-from daemon.txguard.borsh import Reader
+from jupcron.txguard.anchor import Fields, InstructionSpec, Roles, accounts, by_discriminator
+from jupcron.txguard.borsh import Reader
 
 PROGRAM = "61DFfeTKM7trxYcPQCM78bJ794ddZprZpAwAnLiwTpYH"
 

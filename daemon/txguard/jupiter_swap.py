@@ -13,7 +13,7 @@ ordinals 0-89 match jup-ag/jupiter-amm-implementation idls/jupiter_aggregator_v6
 
 from __future__ import annotations
 
-from daemon.txguard.borsh import CannotDecodeError, Layout, Reader, skip
+from jupcron.txguard.borsh import CannotDecodeError, Layout, Reader, skip
 
 SIDE: Layout = ("enum", 2)  # Bid | Ask
 YES_NO: Layout = ("enum", 2)  # BisonFiPredictSide

@@ -23,12 +23,12 @@ whole terms:
 
 from __future__ import annotations
 
-from daemon.txguard.context import Context
-from daemon.txguard.decode import Instruction, TxSummary
-from daemon.txguard.expect import Expectation
-from daemon.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
-from daemon.txguard.jupiter import PROGRAMS, action_of
-from daemon.txguard.ours import ata
+from jupcron.txguard.context import Context
+from jupcron.txguard.decode import Instruction, TxSummary
+from jupcron.txguard.expect import Expectation
+from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
+from jupcron.txguard.jupiter import PROGRAMS, action_of
+from jupcron.txguard.ours import ata
 
 BPS = 10_000
 # the actions a plan kind may sign, besides "helper"

@@ -40,8 +40,8 @@ from functools import lru_cache
 from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
 
-from daemon.txguard.decode import Instruction, TxSummary
-from daemon.txguard.instructions import (
+from jupcron.txguard.decode import Instruction, TxSummary
+from jupcron.txguard.instructions import (
     ASSOCIATED_TOKEN,
     TOKEN,
     TOKEN_2022,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from daemon.config import DEFAULT_PROGRAMS, GuardConfig
-from daemon.txguard.decode import TxSummary
-from daemon.txguard.ours import Ours
-from daemon.txguard.simulate import BalanceCheck
+from jupcron.config import DEFAULT_PROGRAMS, GuardConfig
+from jupcron.txguard.decode import TxSummary
+from jupcron.txguard.ours import Ours
+from jupcron.txguard.simulate import BalanceCheck
 
 
 @dataclass(frozen=True)

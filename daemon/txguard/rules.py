@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from daemon.txguard import vault
-from daemon.txguard.context import Context
-from daemon.txguard.decode import MAX_TX_BYTES, ComputeBudget, Instruction, TxSummary
-from daemon.txguard.instructions import (
+from jupcron.txguard import vault
+from jupcron.txguard.context import Context
+from jupcron.txguard.decode import MAX_TX_BYTES, ComputeBudget, Instruction, TxSummary
+from jupcron.txguard.instructions import (
     ASSOCIATED_TOKEN,
     COMPUTE_BUDGET,
     NONCE_INSTRUCTIONS,
@@ -22,10 +22,10 @@ from daemon.txguard.instructions import (
     TOKEN_PROGRAMS,
     WRAPPED_SOL,
 )
-from daemon.txguard.jupiter import AGGREGATOR, ORDER_ENGINE
-from daemon.txguard.orders import jupiter
-from daemon.txguard.ours import TOKEN_ACCOUNT_RENT, ata, rent_exempt
-from daemon.txguard.token import Effect
+from jupcron.txguard.jupiter import AGGREGATOR, ORDER_ENGINE
+from jupcron.txguard.orders import jupiter
+from jupcron.txguard.ours import TOKEN_ACCOUNT_RENT, ata, rent_exempt
+from jupcron.txguard.token import Effect
 
 Rule = Callable[[TxSummary, Context], list[str]]
 

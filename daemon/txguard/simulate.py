@@ -42,11 +42,11 @@ from typing import Protocol
 from solders.message import Message, MessageV0
 from solders.pubkey import Pubkey
 
-from daemon.rpc import AccountState, Simulation
-from daemon.txguard.decode import TxSummary
-from daemon.txguard.expect import Expectation
-from daemon.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
-from daemon.txguard.ours import Ours, ata
+from jupcron.rpc import AccountState, Simulation
+from jupcron.txguard.decode import TxSummary
+from jupcron.txguard.expect import Expectation
+from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
+from jupcron.txguard.ours import Ours, ata
 
 LAMPORTS_PER_SIGNATURE = 5_000
 MINT_SIZE = 82  # bytes of an SPL mint (Token-2022 extensions follow at 165 + 1)
@@ -60,7 +60,7 @@ SOL = "SOL"
 
 
 class Simulator(Protocol):
-    """The part of `daemon.rpc.SolanaRpc` the balance check uses."""
+    """The part of `jupcron.rpc.SolanaRpc` the balance check uses."""
 
     def accounts(self, addresses: Sequence[str]) -> list[AccountState | None]: ...
     def simulate(self, tx_b64: str, addresses: Sequence[str]) -> Simulation: ...

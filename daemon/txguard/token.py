@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from daemon.txguard.borsh import Reader
-from daemon.txguard.token_extensions import FAMILIES, SUB_INSTRUCTIONS
+from jupcron.txguard.borsh import Reader
+from jupcron.txguard.token_extensions import FAMILIES, SUB_INSTRUCTIONS
 
 
 class Effect(StrEnum):

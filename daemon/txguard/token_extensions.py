@@ -17,7 +17,7 @@ interface's names.
 
 from __future__ import annotations
 
-# what an instruction does to value: the values of `daemon.txguard.token.Effect`
+# what an instruction does to value: the values of `jupcron.txguard.token.Effect`
 BURNS, EXTENSION, MOVES, WITHDRAWS = "burns", "extension", "moves", "withdraws"
 
 # (tag, sub) -> (name, roles in order, authority index, effect, argument names)

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from daemon.txguard.decode import Instruction, TxSummary
-from daemon.txguard.expect import Expectation
-from daemon.txguard.instructions import (
+from jupcron.txguard.decode import Instruction, TxSummary
+from jupcron.txguard.expect import Expectation
+from jupcron.txguard.instructions import (
     ASSOCIATED_TOKEN,
     COMPUTE_BUDGET,
     SYSTEM,
@@ -39,7 +39,7 @@ from daemon.txguard.instructions import (
     TOKEN_PROGRAMS,
     WRAPPED_SOL,
 )
-from daemon.txguard.ours import KNOWN_MINT_PROGRAMS, Ours, ata, rent_exempt
+from jupcron.txguard.ours import KNOWN_MINT_PROGRAMS, Ours, ata, rent_exempt
 
 DEPOSIT_KINDS = frozenset({"trigger-v2-dca", "trigger-v2-order"})
 WITHDRAW_KINDS = frozenset({"trigger-v2-cancel"})

@@ -14,9 +14,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from daemon.api.client import Attempt
-from daemon.runner.outcome import RunOutcome
-from daemon.store.types import RunStatus
+from jupcron.api.client import Attempt
+from jupcron.runner.outcome import RunOutcome
+from jupcron.store.types import RunStatus
 
 RATE_WINDOW = 60.0  # seconds
 ERROR_WINDOW = 3600.0

@@ -22,15 +22,15 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from daemon.errors import JupcronError
-from daemon.report.build import PlanReport
-from daemon.service.metrics import Metrics
-from daemon.store.engine import session_factory
-from daemon.web import views
-from daemon.web.activity import Activity
-from daemon.web.auth import COOKIE, Token
-from daemon.web.chart import HEIGHT, WIDTH, chart_svg
-from daemon.web.http import (
+from jupcron.errors import JupcronError
+from jupcron.report.build import PlanReport
+from jupcron.service.metrics import Metrics
+from jupcron.store.engine import session_factory
+from jupcron.web import views
+from jupcron.web.activity import Activity
+from jupcron.web.auth import COOKIE, Token
+from jupcron.web.chart import HEIGHT, WIDTH, chart_svg
+from jupcron.web.http import (
     HTML,
     MAX_BODY,
     SVG,
@@ -40,7 +40,7 @@ from daemon.web.http import (
     json_response,
     text_response,
 )
-from daemon.web.render import render
+from jupcron.web.render import render
 
 log = structlog.get_logger(__name__)
 
@@ -96,7 +96,7 @@ class WebApp:
         self.reports = views.ReportCache()
         self._charts: dict[tuple[Any, ...], bytes] = {}
         self._charts_lock = threading.Lock()
-        folder = resources.files("daemon.web") / "static"
+        folder = resources.files("jupcron.web") / "static"
         self.static = {name: (folder / name).read_bytes() for name in STATIC}
 
     # ---- entry ---------------------------------------------------------------------

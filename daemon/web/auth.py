@@ -15,9 +15,9 @@ import hmac
 from pathlib import Path
 from typing import NoReturn
 
-from daemon.errors import ConfigError
-from daemon.private import read_private
-from daemon.web.http import WebRequest
+from jupcron.errors import ConfigError
+from jupcron.private import read_private
+from jupcron.web.http import WebRequest
 
 COOKIE = "jupcron_session"
 MIN_LENGTH = 16  # characters: a token is for machines; `openssl rand -hex 32` makes one
@@ -59,7 +59,7 @@ class Token:
 
 def load_token(path: Path) -> Token:
     """The token in `path` (surrounding white space stripped), after the checks every
-    secret file gets (`daemon.private`); every problem is one `ConfigError` naming it."""
+    secret file gets (`jupcron.private`); every problem is one `ConfigError` naming it."""
 
     def fail(problem: str) -> NoReturn:
         raise ConfigError(f"{path}: {problem}")

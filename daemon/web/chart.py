@@ -1,7 +1,7 @@
 """Each plan's chart on the page, and the fills behind it (``/api/plans/NAME/fills``).
 
 The picture is drawn by the one renderer `jupcron report --chart` uses
-(`daemon.report.chart`: matplotlib, SVG from the server): the page needs no
+(`jupcron.report.chart`: matplotlib, SVG from the server): the page needs no
 third-party script (nothing to vendor, nothing a CSP must allow) and shows the
 same picture as the report. A picture is drawn once per plan and fill count
 (`ChartCache`); drawing one costs tens of milliseconds.
@@ -17,11 +17,11 @@ from datetime import datetime
 from decimal import Decimal, localcontext
 from typing import Any
 
-from daemon.report.build import PlanReport
-from daemon.report.chart import card_svg
-from daemon.web.render import render
+from jupcron.report.build import PlanReport
+from jupcron.report.chart import card_svg
+from jupcron.web.render import render
 
-WIDTH, HEIGHT = 640, 260  # the card's picture, pixels (`daemon.report.chart.CARD`)
+WIDTH, HEIGHT = 640, 260  # the card's picture, pixels (`jupcron.report.chart.CARD`)
 PRICE_DIGITS = 8
 
 

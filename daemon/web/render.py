@@ -11,7 +11,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 @cache
 def environment() -> Environment:
     return Environment(
-        loader=PackageLoader("daemon.web", "templates"),
+        loader=PackageLoader("jupcron.web", "templates"),
         autoescape=select_autoescape(enabled_extensions=("html", "svg"), default=True),
         undefined=StrictUndefined,
         trim_blocks=True,

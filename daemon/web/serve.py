@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from daemon.config import Config
-from daemon.errors import ConfigError
-from daemon.service.metrics import Metrics, MetricsServer, parse_listen, serve_metrics
-from daemon.store.engine import open_reader
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.auth import Token, load_token
-from daemon.web.views import LiveState
+from jupcron.config import Config
+from jupcron.errors import ConfigError
+from jupcron.service.metrics import Metrics, MetricsServer, parse_listen, serve_metrics
+from jupcron.store.engine import open_reader
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.auth import Token, load_token
+from jupcron.web.views import LiveState
 
 KEY = "web.listen"
 

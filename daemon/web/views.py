@@ -24,18 +24,18 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from daemon.report.build import PlanReport, build
-from daemon.schedule import next_fire_times
-from daemon.store import plans as store_plans
-from daemon.store import status as store_status
-from daemon.store import tokens
-from daemon.store.audit import AuditFilter, audit_rows
-from daemon.store.records import PlanRecord
-from daemon.store.status import SETTLE, plan_json, summary_json, when
-from daemon.store.types import RunStatus
-from daemon.web.activity import Counts
-from daemon.web.chart import series
-from daemon.web.text import (
+from jupcron.report.build import PlanReport, build
+from jupcron.schedule import next_fire_times
+from jupcron.store import plans as store_plans
+from jupcron.store import status as store_status
+from jupcron.store import tokens
+from jupcron.store.audit import AuditFilter, audit_rows
+from jupcron.store.records import PlanRecord
+from jupcron.store.status import SETTLE, plan_json, summary_json, when
+from jupcron.store.types import RunStatus
+from jupcron.web.activity import Counts
+from jupcron.web.chart import series
+from jupcron.web.text import (
     node_text,
     pause_text,
     plan_text,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from daemon.store.models import AUDIT_VIEW_SQL
+from jupcron.store.models import AUDIT_VIEW_SQL
 
 revision = "0001"
 down_revision = None

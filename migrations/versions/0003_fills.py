@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from daemon.store.models import AUDIT_VIEW_SQL as AUDIT_VIEW_BEFORE
-from daemon.store.views import AUDIT_VIEW_SQL, FILLS_VIEW_SQL
+from jupcron.store.models import AUDIT_VIEW_SQL as AUDIT_VIEW_BEFORE
+from jupcron.store.views import AUDIT_VIEW_SQL, FILLS_VIEW_SQL
 
 revision = "0003_fills"
 down_revision = "0001"

@@ -23,12 +23,12 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
-from daemon.proc import terminate
-from daemon.store import migrate
-from daemon.store.engine import make_engine
-from daemon.wallet import write_keypair_file
+from jupcron.proc import terminate
+from jupcron.store import migrate
+from jupcron.store.engine import make_engine
+from jupcron.wallet import write_keypair_file
 
-JUPCRON = [sys.executable, "-m", "daemon"]
+JUPCRON = [sys.executable, "-m", "jupcron"]
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"
 TICKS = os.sysconf("SC_CLK_TCK")

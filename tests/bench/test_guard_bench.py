@@ -9,10 +9,10 @@ import time
 
 from solders.pubkey import Pubkey
 
-from daemon.config import GuardConfig
-from daemon.runner.judge import judge, ordered_facts
-from daemon.store.types import PlanKind
-from daemon.txguard import GuardPolicy, inspect
+from jupcron.config import GuardConfig
+from jupcron.runner.judge import judge, ordered_facts
+from jupcron.store.types import PlanKind
+from jupcron.txguard import GuardPolicy, inspect
 from tests.bench.conftest import Figures
 from tests.bench.report import NO_STORE
 from tests.fixtures import real

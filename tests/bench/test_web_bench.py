@@ -13,11 +13,11 @@ from pathlib import Path
 
 import httpx
 
-from daemon.service.metrics import Metrics, serve_metrics
-from daemon.store.engine import open_reader
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.views import LiveState
+from jupcron.service.metrics import Metrics, serve_metrics
+from jupcron.store.engine import open_reader
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.views import LiveState
 from tests.bench.conftest import Figures
 from tests.bench.harness import Bench, add_runs, daily_plans
 from tests.bench.test_bench import FOOTPRINT_PLANS

@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 import pytest
 
-from daemon.emulator import Emulator
-from daemon.emulator.server import EmulatorServer
-from daemon.schedule import next_fire_times, parse_schedule
-from daemon.web.text import moment
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
+from jupcron.schedule import next_fire_times, parse_schedule
+from jupcron.web.text import moment
 from tests.fixtures.browser import Watched
 from tests.fixtures.daemon import DaemonEnv, at, swap_plan
 from tests.fixtures.plans import recurring_plan

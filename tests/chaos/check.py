@@ -21,9 +21,9 @@ from typing import Any
 
 from sqlalchemy import text
 
-from daemon.emulator.ledger import Execution
-from daemon.schedule import fire_times_between, parse_schedule
-from daemon.store.engine import make_engine
+from jupcron.emulator.ledger import Execution
+from jupcron.schedule import fire_times_between, parse_schedule
+from jupcron.store.engine import make_engine
 
 # a slot this close to the stop may not have been claimed yet
 STOP_MARGIN = timedelta(seconds=3)

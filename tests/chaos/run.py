@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from daemon import failpoints
-from daemon.emulator.ledger import Execution
+from jupcron import failpoints
+from jupcron.emulator.ledger import Execution
 from tests.chaos.check import Verdict, check
 from tests.chaos.world import World
 from tests.support.pgcluster import PgCluster

@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 
-from daemon import failpoints
-from daemon.emulator import Emulator
-from daemon.emulator.server import EmulatorServer
+from jupcron import failpoints
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
 from tests.fixtures.daemon import USDC, DaemonEnv, swap_plan
 from tests.support.pgcluster import PgCluster
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
-JUPCRON = [sys.executable, "-m", "daemon"]
+JUPCRON = [sys.executable, "-m", "jupcron"]
 
 
 def jupcron(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from daemon.emulator import Emulator
+from jupcron.emulator import Emulator
 from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
 from tests.fixtures.receivers import HttpReceiver
 

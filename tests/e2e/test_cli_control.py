@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from daemon.store.engine import make_engine
+from jupcron.store.engine import make_engine
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
 

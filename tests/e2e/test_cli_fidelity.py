@@ -15,10 +15,10 @@ import pytest
 from solders.keypair import Keypair
 from sqlalchemy import text
 
-from daemon.emulator.ledger import TriggerOrder
-from daemon.store.engine import make_engine
-from daemon.txguard.decode import load, summarize
-from daemon.wallet import write_keypair_file
+from jupcron.emulator.ledger import TriggerOrder
+from jupcron.store.engine import make_engine
+from jupcron.txguard.decode import load, summarize
+from jupcron.wallet import write_keypair_file
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import SOL, USDC, DaemonEnvFactory
 
@@ -108,7 +108,7 @@ def test_recurring_price_bounds_reach_the_api_as_exact_json_numbers(
 def emulator_process() -> Iterator[str]:
     """`jupcron emulator` as a user starts it; yields its URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daemon", "emulator", "--listen", "127.0.0.1:0"],
+        [sys.executable, "-m", "jupcron", "emulator", "--listen", "127.0.0.1:0"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from daemon.emulator import Emulator
-from daemon.emulator.server import EmulatorServer
-from daemon.store import migrate
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
+from jupcron.store import migrate
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import SOL, USDC
 from tests.support.pgcluster import free_port

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.emulator import Emulator
-from daemon.emulator.server import EmulatorServer
-from daemon.wallet import write_keypair_file
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
+from jupcron.wallet import write_keypair_file
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import swap_plan
 
@@ -43,7 +43,7 @@ def server() -> Iterator[EmulatorServer]:
 def run_in(cwd: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`jupcron --config CONFIG ARGS` with `cwd` as the current folder."""
     return subprocess.run(
-        [sys.executable, "-m", "daemon", "--config", str(config), *args],
+        [sys.executable, "-m", "jupcron", "--config", str(config), *args],
         cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
 

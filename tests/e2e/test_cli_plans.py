@@ -7,10 +7,10 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from daemon.store import plans as store_plans
-from daemon.store import runs
-from daemon.store.engine import make_engine, session_factory, transaction
-from daemon.store.types import RunStatus
+from jupcron.store import plans as store_plans
+from jupcron.store import runs
+from jupcron.store.engine import make_engine, session_factory, transaction
+from jupcron.store.types import RunStatus
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import DaemonEnvFactory
 from tests.fixtures.daemon import swap_plan as env_swap_plan

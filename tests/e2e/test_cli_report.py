@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.emulator import Emulator
+from jupcron.emulator import Emulator
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from daemon.emulator import Emulator
+from jupcron.emulator import Emulator
 from tests.e2e.cli import jupcron
 from tests.e2e.test_cli_settle import events, in_doubt_run
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, at, swap_plan

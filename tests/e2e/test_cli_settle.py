@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from daemon.store.engine import make_engine
+from jupcron.store.engine import make_engine
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
 
 

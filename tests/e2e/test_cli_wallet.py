@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from daemon.wallet import load_wallet
+from jupcron.wallet import load_wallet
 from tests.e2e.cli import jupcron
 
 

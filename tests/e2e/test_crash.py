@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from daemon import failpoints
-from daemon.store.types import RunStatus
+from jupcron import failpoints
+from jupcron.store.types import RunStatus
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, at, swap_plan
 
 FINAL = {str(RunStatus.SUCCEEDED), str(RunStatus.IN_DOUBT)}

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from daemon import failpoints
+from jupcron import failpoints
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, at, swap_plan
 
 RUNS = 12

@@ -12,8 +12,8 @@ from typing import ClassVar
 
 import httpx
 
-from daemon.store import plans as store_plans
-from daemon.store.engine import make_engine, session_factory, transaction
+from jupcron.store import plans as store_plans
+from jupcron.store.engine import make_engine, session_factory, transaction
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, at, swap_plan
 from tests.fixtures.service import NotifyListener
 from tests.support.pgcluster import free_port

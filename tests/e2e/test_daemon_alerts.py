@@ -3,7 +3,7 @@ Apprise's json:// channel: start, fatal stop, failures, manual fires."""
 
 from __future__ import annotations
 
-from daemon.emulator import Emulator
+from jupcron.emulator import Emulator
 from tests.fixtures.daemon import DaemonEnvFactory, at, swap_plan
 from tests.fixtures.receivers import HttpReceiver, SmtpReceiver, wait_for
 

@@ -4,7 +4,7 @@ exit 1 and the fix, before any slot is claimed; nothing ordered, nothing signed.
 
 from __future__ import annotations
 
-from daemon.emulator import Emulator
+from jupcron.emulator import Emulator
 from tests.fixtures.daemon import DaemonEnvFactory, at, swap_plan
 
 

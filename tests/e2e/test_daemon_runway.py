@@ -9,7 +9,7 @@ import json
 import httpx
 from sqlalchemy import text
 
-from daemon.store.engine import make_engine
+from jupcron.store.engine import make_engine
 from tests.fixtures.daemon import USDC, DaemonEnv, DaemonEnvFactory, swap_plan
 from tests.fixtures.receivers import HttpReceiver, free_port, wait_for
 

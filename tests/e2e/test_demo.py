@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from daemon.demo.workspace import demo_plans
+from jupcron.demo.workspace import demo_plans
 from tests.e2e.cli import JUPCRON, jupcron
 
 KINDS = ("swap", "recurring", "trigger-cancel")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import text
 
-from daemon.store.engine import make_engine
+from jupcron.store.engine import make_engine
 from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
 
 

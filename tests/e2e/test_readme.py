@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from daemon.cli.main import COMMANDS
-from daemon.emulator import Emulator
-from daemon.emulator.server import EmulatorServer
-from daemon.store.engine import make_engine, session_factory, transaction
-from daemon.store.models import Plan, Run, RunEvent
+from jupcron.cli.main import COMMANDS
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
+from jupcron.store.engine import make_engine, session_factory, transaction
+from jupcron.store.models import Plan, Run, RunEvent
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -104,7 +104,7 @@ def quickstart(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], Emulator]
 def run_daemon(cwd: Path, env: dict[str, str], args: list[str]) -> None:
     log = cwd / "run.log"
     with log.open("w") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "daemon", *args], cwd=cwd, env=env,
+        proc = subprocess.Popen([sys.executable, "-m", "jupcron", *args], cwd=cwd, env=env,
                                 stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
     try:
         deadline = time.monotonic() + 30
@@ -130,7 +130,7 @@ def test_the_quickstart_runs_as_written(quickstart: tuple[Path, dict[str, str], 
         if args == ["run"]:
             run_daemon(cwd, env, args)
         else:
-            done = subprocess.run([sys.executable, "-m", "daemon", *args], cwd=cwd, env=env,
+            done = subprocess.run([sys.executable, "-m", "jupcron", *args], cwd=cwd, env=env,
                                   capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
             assert done.returncode == 0, (command, done.stdout, done.stderr)
         ran.append(args[0])

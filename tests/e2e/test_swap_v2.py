@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from daemon.emulator import Emulator
-from daemon.emulator.common import VALID_BLOCKS
-from daemon.store.engine import make_engine
+from jupcron.emulator import Emulator
+from jupcron.emulator.common import VALID_BLOCKS
+from jupcron.store.engine import make_engine
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, at, swap_plan
 from tests.fixtures.plans import write_plans

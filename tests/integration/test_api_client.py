@@ -11,13 +11,13 @@ from solders.message import MessageV0
 from solders.signature import Signature
 from solders.transaction import VersionedTransaction
 
-from daemon.api.client import JupiterClient
-from daemon.config import ApiPaths
-from daemon.emulator import Emulator
-from daemon.emulator.server import EmulatorServer
-from daemon.emulator.txbuild import from_b64, to_b64
-from daemon.errors import ApiAuthError, ApiRejectedError
-from daemon.wallet import Wallet
+from jupcron.api.client import JupiterClient
+from jupcron.config import ApiPaths
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
+from jupcron.emulator.txbuild import from_b64, to_b64
+from jupcron.errors import ApiAuthError, ApiRejectedError
+from jupcron.wallet import Wallet
 from tests.fixtures.emulator import (
     RECURRING_REQUEST,
     SOL,

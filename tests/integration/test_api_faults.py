@@ -9,18 +9,18 @@ import httpx
 import pytest
 from solders.pubkey import Pubkey
 
-from daemon.api.client import JupiterClient
-from daemon.emulator import Emulator
-from daemon.emulator.server import EmulatorServer
-from daemon.errors import (
+from jupcron.api.client import JupiterClient
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
+from jupcron.errors import (
     ApiAuthError,
     ApiGarbageError,
     ApiServerError,
     ApiTransportError,
     GuardRejectedError,
 )
-from daemon.txguard import GuardPolicy, check
-from daemon.wallet import Wallet
+from jupcron.txguard import GuardPolicy, check
+from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, FakeTime, Recorder, sign
 
 
@@ -201,7 +201,7 @@ def test_lost_answer_then_rpc_reports_the_signature_finalized(
     signed = sign(payer, quote.transaction)
     with pytest.raises(ApiTransportError):
         client.execute_ultra(signed, quote.request_id)
-    from daemon.wallet import sign_transaction
+    from jupcron.wallet import sign_transaction
 
     signature = sign_transaction(payer, quote.transaction).signature
     rpc = httpx.post(

@@ -11,14 +11,14 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.plans.apply import apply_paths
-from daemon.scheduler import Scheduler
-from daemon.store import plans as store_plans
-from daemon.store import runs
-from daemon.store.engine import transaction
-from daemon.store.models import Plan, Run
-from daemon.store.records import PlanRecord
-from daemon.store.types import RunStatus
+from jupcron.plans.apply import apply_paths
+from jupcron.scheduler import Scheduler
+from jupcron.store import plans as store_plans
+from jupcron.store import runs
+from jupcron.store.engine import transaction
+from jupcron.store.models import Plan, Run
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import RunStatus
 from tests.fixtures.plans import PlanFiles, swap_plan
 
 

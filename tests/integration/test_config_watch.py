@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from daemon.config import Config, config_digest, load_config
-from daemon.service.reload import UNREADABLE, ConfigWatch, config_changes, restart_only
+from jupcron.config import Config, config_digest, load_config
+from jupcron.service.reload import UNREADABLE, ConfigWatch, config_changes, restart_only
 
 FAR = 0  # a wall clock far from every file's mtime: no file counts as just written
 

@@ -11,15 +11,15 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
-from daemon.store import control, runs
-from daemon.store import status as store_status
-from daemon.store.control import STALE_AFTER, NodeBeat
-from daemon.store.engine import begin, make_engine, session_factory, transaction
-from daemon.store.models import Plan
-from daemon.store.port import ALL_PLANS
-from daemon.store.records import PlanRecord
-from daemon.store.runstore import SqlRunStore
-from daemon.store.types import RunStatus
+from jupcron.store import control, runs
+from jupcron.store import status as store_status
+from jupcron.store.control import STALE_AFTER, NodeBeat
+from jupcron.store.engine import begin, make_engine, session_factory, transaction
+from jupcron.store.models import Plan
+from jupcron.store.port import ALL_PLANS
+from jupcron.store.records import PlanRecord
+from jupcron.store.runstore import SqlRunStore
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import RigFactory, outcome_of
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

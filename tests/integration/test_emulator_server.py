@@ -13,11 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from daemon.emulator import Emulator
-from daemon.emulator.transport import in_process_transport
-from daemon.wallet import Wallet
+from jupcron.emulator import Emulator
+from jupcron.emulator.transport import in_process_transport
+from jupcron.wallet import Wallet
 
-CLI = [sys.executable, "-m", "daemon.cli.main"]
+CLI = [sys.executable, "-m", "jupcron.cli.main"]
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ answer: from the chain, or by re-posting the same signed bytes, never recorded
 
 from __future__ import annotations
 
-from daemon.runner.recovery import recover
-from daemon.store.types import RunStatus
+from jupcron.runner.recovery import recover
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import RigFactory, outcome_of
 from tests.integration.test_runner import SLOT
 

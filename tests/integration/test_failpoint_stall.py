@@ -14,7 +14,7 @@ import pytest
 
 SCRIPT = """
 import threading, time
-from daemon import failpoints
+from jupcron import failpoints
 failpoints.load_from_env()
 ticks = []
 def loop():

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from daemon.follower import refresh_tokens
-from daemon.store import follow, tokens
-from daemon.store.engine import begin
-from daemon.store.results import results_of
-from daemon.store.types import RunStatus
+from jupcron.follower import refresh_tokens
+from jupcron.store import follow, tokens
+from jupcron.store.engine import begin
+from jupcron.store.results import results_of
+from jupcron.store.types import RunStatus
 from tests.fixtures.follow import SOL, FollowRig, FollowRigFactory
 from tests.fixtures.runner import USDC, outcome_of
 

@@ -9,9 +9,9 @@ import threading
 import pytest
 from sqlalchemy import text
 
-from daemon.follower import OrderFollower
-from daemon.store import follow
-from daemon.store.engine import make_engine
+from jupcron.follower import OrderFollower
+from jupcron.store import follow
+from jupcron.store.engine import make_engine
 from tests.fixtures.follow import DAY, FollowRig, FollowRigFactory, recurring_request
 
 ROUNDS = 5

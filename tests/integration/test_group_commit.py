@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import Connection, Engine, text
 
-from daemon.errors import StoreBusyError
-from daemon.store.engine import make_engine
-from daemon.store.group import GroupCommit
+from jupcron.errors import StoreBusyError
+from jupcron.store.engine import make_engine
+from jupcron.store.group import GroupCommit
 from tests.support.wait import wait_until
 
 INSERT = text("INSERT INTO store_meta (key, value) VALUES (:k, 'x')")

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from daemon.emulator.faults import FaultKind
-from daemon.rpc import SolanaRpc
-from daemon.store.types import RunStatus
+from jupcron.emulator.faults import FaultKind
+from jupcron.rpc import SolanaRpc
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import USDC, Rig, RigFactory, outcome_of
 
 USDT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"

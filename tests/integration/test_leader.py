@@ -17,15 +17,15 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from structlog.testing import capture_logs
 
-from daemon.errors import StoreBusyError, StoreError
-from daemon.service.leader import (
+from jupcron.errors import StoreBusyError, StoreError
+from jupcron.service.leader import (
     AlwaysLeader,
     PgAdvisoryLeadership,
     SqliteFileLeadership,
     leadership_for,
     lock_key,
 )
-from daemon.store.engine import make_engine
+from jupcron.store.engine import make_engine
 
 
 def psycopg_dsn(url: str) -> str:
@@ -123,8 +123,8 @@ def test_sigkilled_leader_process_is_replaced(pg_url: str, pg_engine: Engine) ->
     program = textwrap.dedent(
         """
         import sys, time
-        from daemon.service.leader import leadership_for
-        from daemon.store.engine import make_engine
+        from jupcron.service.leader import leadership_for
+        from jupcron.store.engine import make_engine
         url = sys.argv[1]
         leadership = leadership_for(url, make_engine(url))
         assert leadership.acquire()
@@ -201,7 +201,7 @@ def test_sqlite_lock_held_by_another_process(sqlite_url: str) -> None:
     program = textwrap.dedent(
         """
         import sys, time
-        from daemon.service.leader import SqliteFileLeadership
+        from jupcron.service.leader import SqliteFileLeadership
         leadership = SqliteFileLeadership(sys.argv[1])
         leadership.acquire()
         print("locked", flush=True)

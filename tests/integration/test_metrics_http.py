@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from daemon.errors import ConfigError
-from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.errors import ConfigError
+from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
 
 
 @contextlib.contextmanager

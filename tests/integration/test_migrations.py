@@ -7,10 +7,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from daemon.errors import StoreError
-from daemon.store import migrate
-from daemon.store.engine import make_engine
-from daemon.store.models import Base
+from jupcron.errors import StoreError
+from jupcron.store import migrate
+from jupcron.store.engine import make_engine
+from jupcron.store.models import Base
 
 AUDIT_CONTRACT = {
     "plan_name",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from daemon.config import NotifyConfig
-from daemon.runner.outcome import RunOutcome
-from daemon.service.alerts import AlertEvent, Alerts, alerts_from_config, apprise_sender
-from daemon.store.types import RunStatus
+from jupcron.config import NotifyConfig
+from jupcron.runner.outcome import RunOutcome
+from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config, apprise_sender
+from jupcron.store.types import RunStatus
 from tests.fixtures.receivers import HttpReceiver, SmtpReceiver, wait_for
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)

@@ -10,16 +10,16 @@ import sys
 import textwrap
 import uuid
 
-from daemon.service.notify import Notifier
+from jupcron.service.notify import Notifier
 from tests.fixtures.service import NotifyListener
 
 # A stub service loop built from our pieces, the way `jupcron run` uses them.
 STUB = textwrap.dedent(
     """
     import sys
-    from daemon.service.notify import Notifier, watchdog_interval
-    from daemon.service.signals import SignalEvent, SignalInbox
-    from daemon.service.watchdog import Watchdog
+    from jupcron.service.notify import Notifier, watchdog_interval
+    from jupcron.service.signals import SignalEvent, SignalInbox
+    from jupcron.service.watchdog import Watchdog
 
     notifier = Notifier()
     inbox = SignalInbox()

@@ -7,9 +7,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from daemon.plans.apply import apply_paths
-from daemon.store import plans as store_plans
-from daemon.store.engine import make_engine, session_factory
+from jupcron.plans.apply import apply_paths
+from jupcron.store import plans as store_plans
+from jupcron.store.engine import make_engine, session_factory
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

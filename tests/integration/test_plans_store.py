@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.errors import PlanError
-from daemon.plans.apply import apply_paths
-from daemon.store import plans as store_plans
-from daemon.store.engine import transaction
-from daemon.store.models import PlanVersion
+from jupcron.errors import PlanError
+from jupcron.plans.apply import apply_paths
+from jupcron.store import plans as store_plans
+from jupcron.store.engine import transaction
+from jupcron.store.models import PlanVersion
 from tests.fixtures.plans import PlanFiles, cancel_plan, recurring_plan, swap_plan, write_plans
 
 T0 = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)

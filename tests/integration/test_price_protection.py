@@ -13,13 +13,13 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from daemon.cli.report import fill_rows
-from daemon.emulator import Emulator
-from daemon.price.oracle import DEFAULT_FEEDS, decode_price_update
-from daemon.price.protection import protection_for
-from daemon.report.build import build
-from daemon.rpc import SolanaRpc
-from daemon.store.types import RunStatus
+from jupcron.cli.report import fill_rows
+from jupcron.emulator import Emulator
+from jupcron.price.oracle import DEFAULT_FEEDS, decode_price_update
+from jupcron.price.protection import protection_for
+from jupcron.report.build import build
+from jupcron.rpc import SolanaRpc
+from jupcron.store.types import RunStatus
 from tests.fixtures.follow import FollowRigFactory
 from tests.fixtures.runner import USDC, Clock, Rig, RigFactory, outcome_of
 

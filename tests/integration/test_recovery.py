@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from daemon import failpoints
-from daemon.runner.recovery import recover
-from daemon.store.types import RunStatus
+from jupcron import failpoints
+from jupcron.runner.recovery import recover
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import Clock, RigFactory
 
 # a slot ahead of the wall clock (the runner's own clock is the real one here), so
@@ -147,7 +147,7 @@ def test_recovery_leaves_fresh_runs_of_other_processes_alone(make_rig: RigFactor
 
 
 def _in_flight(rig):  # type: ignore[no-untyped-def]
-    from daemon.store import runs
+    from jupcron.store import runs
 
     with rig.factory() as session:
         return runs.in_flight(session)
@@ -177,8 +177,8 @@ def test_two_runners_racing_for_one_slot_make_one_order(make_rig: RigFactory, db
 
 
 def test_recovery_of_a_disabled_plan_before_signing_skips(make_rig: RigFactory) -> None:
-    from daemon.store.engine import transaction
-    from daemon.store.models import Plan
+    from jupcron.store.engine import transaction
+    from jupcron.store.models import Plan
 
     rig = make_rig()
     plan = rig.plan("swap")

@@ -12,11 +12,11 @@ from decimal import Decimal
 
 import pytest
 
-from daemon.follower import refresh_tokens
-from daemon.report.build import build
-from daemon.store import tokens
-from daemon.web.text import plan_text
-from daemon.web.views import _money
+from jupcron.follower import refresh_tokens
+from jupcron.report.build import build
+from jupcron.store import tokens
+from jupcron.web.text import plan_text
+from jupcron.web.views import _money
 from tests.fixtures.follow import SOL, FollowRig, FollowRigFactory
 from tests.fixtures.runner import USDC, outcome_of
 

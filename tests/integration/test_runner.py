@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from daemon.runner.core import RunOptions
-from daemon.store.models import Run
-from daemon.store.types import RunStatus
+from jupcron.runner.core import RunOptions
+from jupcron.store.models import Run
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import SOL, USDC, RigFactory, outcome_of
 
 # a slot ahead of the wall clock (the runner's own clock is the real one here), so
@@ -309,8 +309,8 @@ def test_caps_hold_when_runs_race_for_the_last_of_a_cap(make_rig: RigFactory, db
 
 
 def test_recovered_runs_say_so_in_their_events(make_rig: RigFactory) -> None:
-    from daemon import failpoints
-    from daemon.runner.recovery import recover
+    from jupcron import failpoints
+    from jupcron.runner.recovery import recover
 
     rig = make_rig()
     failpoints.arm("after_sign")

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from daemon.emulator import Emulator
-from daemon.errors import ApiAuthError, FatalError
-from daemon.store.types import RunStatus
+from jupcron.emulator import Emulator
+from jupcron.errors import ApiAuthError, FatalError
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import RigFactory
 
 SLOT = (datetime.now(UTC) + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)

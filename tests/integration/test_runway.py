@@ -16,16 +16,16 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from daemon.api.client import JupiterClient
-from daemon.cli.main import cli
-from daemon.config import Config
-from daemon.service.alerts import Alerts, apprise_sender
-from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
-from daemon.service.runway import RunwayWatch
-from daemon.store.engine import open_reader
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.views import LiveState
+from jupcron.api.client import JupiterClient
+from jupcron.cli.main import cli
+from jupcron.config import Config
+from jupcron.service.alerts import Alerts, apprise_sender
+from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.service.runway import RunwayWatch
+from jupcron.store.engine import open_reader
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.views import LiveState
 from tests.fixtures.receivers import HttpReceiver, wait_for
 from tests.fixtures.runner import USDC, Rig, RigFactory
 

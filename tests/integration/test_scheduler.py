@@ -16,13 +16,13 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 from structlog.testing import capture_logs
 
-from daemon.plans.apply import apply_paths
-from daemon.scheduler import MISSED_ERROR, Scheduler
-from daemon.store import plans as store_plans
-from daemon.store import runs
-from daemon.store.engine import transaction
-from daemon.store.records import PlanRecord
-from daemon.store.types import RunStatus
+from jupcron.plans.apply import apply_paths
+from jupcron.scheduler import MISSED_ERROR, Scheduler
+from jupcron.store import plans as store_plans
+from jupcron.store import runs
+from jupcron.store.engine import transaction
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import RunStatus
 from tests.fixtures.plans import PlanFiles, swap_plan
 from tests.fixtures.scheduler import Fires, run_rows
 

@@ -9,9 +9,9 @@ import pytest
 from apscheduler.util import check_callable_args
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.plans.apply import apply_paths
-from daemon.scheduler import WATCH_JOB, Scheduler
-from daemon.store.records import PlanRecord
+from jupcron.plans.apply import apply_paths
+from jupcron.scheduler import WATCH_JOB, Scheduler
+from jupcron.store.records import PlanRecord
 from tests.fixtures.plans import PlanFiles, swap_plan
 
 

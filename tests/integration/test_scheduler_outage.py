@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 from structlog.testing import capture_logs
 
-from daemon.plans.apply import apply_paths
-from daemon.scheduler import UNAVAILABLE_ERROR, Scheduler
-from daemon.store.engine import make_engine, session_factory
+from jupcron.plans.apply import apply_paths
+from jupcron.scheduler import UNAVAILABLE_ERROR, Scheduler
+from jupcron.store.engine import make_engine, session_factory
 from tests.fixtures.plans import PlanFiles, swap_plan
 from tests.fixtures.scheduler import Fires, run_rows
 

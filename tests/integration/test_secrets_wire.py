@@ -16,13 +16,13 @@ import pytest
 from sqlalchemy import text
 from structlog.testing import capture_logs
 
-from daemon.config import Config
-from daemon.emulator.server import EmulatorServer
-from daemon.errors import ConfigError
-from daemon.rpc import SolanaRpc, rpc_from_config
-from daemon.service.leader import SqliteFileLeadership
-from daemon.store import migrate
-from daemon.store.engine import make_engine
+from jupcron.config import Config
+from jupcron.emulator.server import EmulatorServer
+from jupcron.errors import ConfigError
+from jupcron.rpc import SolanaRpc, rpc_from_config
+from jupcron.service.leader import SqliteFileLeadership
+from jupcron.store import migrate
+from jupcron.store.engine import make_engine
 
 RPC_KEY = "rpcKEY-4c1d9e"
 UNKNOWN_SIGNATURE = "1" * 88

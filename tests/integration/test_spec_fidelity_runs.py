@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.store.types import RunStatus
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import REQUESTS, Rig, RigFactory, outcome_of
 from tests.fixtures.trigger_v2 import SLOT, cancel_plan, order_plan
 

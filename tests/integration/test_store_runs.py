@@ -13,14 +13,14 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from daemon.errors import StoreBusyError
-from daemon.runner.book import RunBook
-from daemon.store import runs
-from daemon.store.engine import begin, make_engine, session_factory, transaction
-from daemon.store.models import Plan, Run
-from daemon.store.records import PlanRecord
-from daemon.store.runstore import SqlRunStore
-from daemon.store.types import RunStatus
+from jupcron.errors import StoreBusyError
+from jupcron.runner.book import RunBook
+from jupcron.store import runs
+from jupcron.store.engine import begin, make_engine, session_factory, transaction
+from jupcron.store.models import Plan, Run
+from jupcron.store.records import PlanRecord
+from jupcron.store.runstore import SqlRunStore
+from jupcron.store.types import RunStatus
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SWAP = {

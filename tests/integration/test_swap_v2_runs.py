@@ -15,16 +15,16 @@ from typing import Any
 import httpx
 import pytest
 
-from daemon import failpoints
-from daemon.emulator import Emulator
-from daemon.emulator.common import VALID_BLOCKS
-from daemon.emulator.server import EmulatorServer
-from daemon.rpc import SolanaRpc
-from daemon.runner.recovery import recover
-from daemon.store.engine import begin
-from daemon.store.results import results_of
-from daemon.store.types import RunStatus
-from daemon.wallet import Wallet
+from jupcron import failpoints
+from jupcron.emulator import Emulator
+from jupcron.emulator.common import VALID_BLOCKS
+from jupcron.emulator.server import EmulatorServer
+from jupcron.rpc import SolanaRpc
+from jupcron.runner.recovery import recover
+from jupcron.store.engine import begin
+from jupcron.store.results import results_of
+from jupcron.store.types import RunStatus
+from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, Recorder, sign
 from tests.fixtures.follow import FollowRigFactory
 from tests.fixtures.runner import USDC, Clock, Rig, RigFactory, outcome_of
@@ -97,8 +97,8 @@ def test_a_swap_v2_run_passes_its_height_back_and_is_audited_and_reported(
 def test_swap_v2_over_loopback_needs_the_api_key(make_rig: RigFactory) -> None:
     from pydantic import SecretStr
 
-    from daemon.api.client import JupiterClient
-    from daemon.errors import ApiAuthError
+    from jupcron.api.client import JupiterClient
+    from jupcron.errors import ApiAuthError
 
     rig = make_rig(loopback=True, swap_api=V2, emulator=Emulator(seed=4, api_key="k"))
     with pytest.raises(ApiAuthError):  # the rig's client sends no key: 401 stops the daemon

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.api.client import SPARE_WAIT
-from daemon.follower.trigger_v2 import TriggerV2Follower
-from daemon.runner.core import trigger_v2_session
+from jupcron.api.client import SPARE_WAIT
+from jupcron.follower.trigger_v2 import TriggerV2Follower
+from jupcron.runner.core import trigger_v2_session
 from tests.fixtures.follow import FollowRig, FollowRigFactory
 from tests.fixtures.runner import SOL, USDC
 from tests.fixtures.trigger_v2 import DCA_REQUEST, requests, v2_orders

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from structlog.testing import capture_logs
 
-from daemon.store.types import RunStatus
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import USDC, Rig, RigFactory, outcome_of
 from tests.fixtures.trigger_v2 import SLOT, cancel_plan, dca_plan, open_dca, requests, v2_orders
 

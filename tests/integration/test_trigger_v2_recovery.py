@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from daemon import failpoints
-from daemon.runner.recovery import recover
-from daemon.store.types import RunStatus
+from jupcron import failpoints
+from jupcron.runner.recovery import recover
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import RigFactory, outcome_of
 from tests.fixtures.trigger_v2 import KINDS, SLOT, dca_plan, plan_of, requests, v2_orders
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from daemon import failpoints
-from daemon.emulator import Emulator
-from daemon.store.types import RunStatus
+from jupcron import failpoints
+from jupcron.emulator import Emulator
+from jupcron.store.types import RunStatus
 from tests.fixtures.runner import SOL, USDC, Clock, RigFactory, outcome_of
 from tests.fixtures.trigger_v2 import (
     SLOT,

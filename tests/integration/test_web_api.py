@@ -13,11 +13,11 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
-from daemon.store.engine import open_reader, transaction
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.views import LiveState
+from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.store.engine import open_reader, transaction
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.views import LiveState
 from tests.fixtures.runner import Rig, RigFactory
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'

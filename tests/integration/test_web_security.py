@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
-from daemon.store.engine import open_reader
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.auth import COOKIE, Token, load_token
+from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.store.engine import open_reader
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.auth import COOKIE, Token, load_token
 from tests.integration.test_web_api import live
 
 TOKEN = "s3cret-token-0123456789abcdef"
@@ -151,7 +151,7 @@ def test_a_large_body_is_refused(locked_site: str) -> None:
 def test_the_token_file_is_checked_like_the_keypair(
     tmp_path: Path, content: str, mode: int, problem: str
 ) -> None:
-    from daemon.errors import ConfigError
+    from jupcron.errors import ConfigError
 
     path = tmp_path / "web-token"
     path.write_text(content + "\n")

@@ -13,18 +13,18 @@ import httpx
 import pytest
 from sqlalchemy import Engine, text
 
-from daemon.config import Config
-from daemon.emulator.faults import FaultKind
-from daemon.service.heartbeat import Heartbeat
-from daemon.service.metrics import Metrics, MetricsServer, serve_metrics
-from daemon.store import control
-from daemon.store import status as store_status
-from daemon.store.control import NodeBeat
-from daemon.store.engine import begin, open_reader, session_factory
-from daemon.store.port import ALL_PLANS
-from daemon.web.activity import Activity
-from daemon.web.app import WebApp
-from daemon.web.views import LiveState
+from jupcron.config import Config
+from jupcron.emulator.faults import FaultKind
+from jupcron.service.heartbeat import Heartbeat
+from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.store import control
+from jupcron.store import status as store_status
+from jupcron.store.control import NodeBeat
+from jupcron.store.engine import begin, open_reader, session_factory
+from jupcron.store.port import ALL_PLANS
+from jupcron.web.activity import Activity
+from jupcron.web.app import WebApp
+from jupcron.web.views import LiveState
 from tests.fixtures.runner import Rig, RigFactory, outcome_of
 from tests.support.agree import agreeing
 

@@ -14,11 +14,11 @@ import httpx
 import pytest
 from structlog.testing import capture_logs
 
-from daemon.errors import ConfigError
-from daemon.service.webhook import Notification, WebhookEvent, WebhookNotifier
-from daemon.store.records import RunRecord
-from daemon.store.types import RunStatus
-from daemon.urls import mask_url
+from jupcron.errors import ConfigError
+from jupcron.service.webhook import Notification, WebhookEvent, WebhookNotifier
+from jupcron.store.records import RunRecord
+from jupcron.store.types import RunStatus
+from jupcron.urls import mask_url
 from tests.support.pgcluster import free_port
 
 NOW = datetime(2025, 3, 1, 12, 0, 5, tzinfo=UTC)

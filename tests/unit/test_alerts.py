@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from daemon.config import NOTIFY_EVENTS, Config, NotifyConfig
-from daemon.errors import ConfigError
-from daemon.runner.outcome import RunOutcome
-from daemon.service.alerts import AlertEvent, Alerts, apprise_sender, channel_of, render
-from daemon.service.metrics import Metrics
-from daemon.store.types import RunStatus
+from jupcron.config import NOTIFY_EVENTS, Config, NotifyConfig
+from jupcron.errors import ConfigError
+from jupcron.runner.outcome import RunOutcome
+from jupcron.service.alerts import AlertEvent, Alerts, apprise_sender, channel_of, render
+from jupcron.service.metrics import Metrics
+from jupcron.store.types import RunStatus
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from daemon.api.jsonbody import encode, number_text
+from jupcron.api.jsonbody import encode, number_text
 
 
 @pytest.mark.parametrize(

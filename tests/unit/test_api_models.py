@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from daemon.api.models import (
+from jupcron.api.models import (
     EXECUTE_CODES,
     ErrorEnvelope,
     ExecuteResult,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from daemon.api.models import ExecuteResult
-from daemon.api.orders import parse_page, parse_tokens
+from jupcron.api.models import ExecuteResult
+from jupcron.api.orders import parse_page, parse_tokens
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.api.client import JupiterClient, backoff
-from daemon.api.pacer import HEADROOM, Pacer
-from daemon.emulator import Emulator
-from daemon.errors import NoSpareCapacityError
+from jupcron.api.client import JupiterClient, backoff
+from jupcron.api.pacer import HEADROOM, Pacer
+from jupcron.emulator import Emulator
+from jupcron.errors import NoSpareCapacityError
 from tests.fixtures.emulator import ClientFactory, FakeTime, Recorder
 
 

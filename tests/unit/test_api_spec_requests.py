@@ -8,10 +8,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from daemon.api.client import JupiterClient
-from daemon.api.models import SwapOrder
-from daemon.errors import ApiGarbageError, ApiRejectedError
-from daemon.plans import schema
+from jupcron.api.client import JupiterClient
+from jupcron.api.models import SwapOrder
+from jupcron.errors import ApiGarbageError, ApiRejectedError
+from jupcron.plans import schema
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

@@ -8,13 +8,13 @@ import io
 import pytest
 import structlog
 
-from daemon.api.client import JupiterClient
-from daemon.api.trigger_v2 import TriggerV2Api
-from daemon.emulator import Emulator
-from daemon.errors import ApiAuthError, ApiGarbageError, ApiRejectedError, GuardRejectedError
-from daemon.logs import configure_logging
-from daemon.txguard.challenge import login_signer
-from daemon.wallet import Wallet
+from jupcron.api.client import JupiterClient
+from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.emulator import Emulator
+from jupcron.errors import ApiAuthError, ApiGarbageError, ApiRejectedError, GuardRejectedError
+from jupcron.logs import configure_logging
+from jupcron.txguard.challenge import login_signer
+from jupcron.wallet import Wallet
 from tests.fixtures.emulator import ClientFactory, FakeTime, Recorder
 
 
@@ -119,9 +119,9 @@ def test_a_verify_answer_without_a_jwt_is_refused(
 
 
 def test_an_answer_echoing_a_jwt_is_stored_without_it() -> None:
-    from daemon.errors import ApiErrorInfo
-    from daemon.logs import forget_value, mask_value
-    from daemon.runner.book import api_detail
+    from jupcron.errors import ApiErrorInfo
+    from jupcron.logs import forget_value, mask_value
+    from jupcron.runner.book import api_detail
 
     token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
     opaque = "an-opaque-session-value-1234"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from daemon.cli.audit import with_units
-from daemon.store import tokens
+from jupcron.cli.audit import with_units
+from jupcron.store import tokens
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

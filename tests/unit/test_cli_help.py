@@ -8,8 +8,8 @@ import sys
 import click
 from click.testing import CliRunner
 
-from daemon import __version__
-from daemon.cli.main import cli
+from jupcron import __version__
+from jupcron.cli.main import cli
 
 
 def walk(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -44,10 +44,10 @@ def test_version() -> None:
 def test_the_daemon_command_does_not_import_what_it_does_not_use() -> None:
     """`jupcron run` keeps Alembic, the emulator's server and the demo out of memory."""
     probe = (
-        "import sys; from daemon.cli.main import cli; import daemon.cli.run, daemon.app; "
+        "import sys; from jupcron.cli.main import cli; import jupcron.cli.run, jupcron.app; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
-        "{'alembic', 'mako', 'uvicorn', 'starlette', 'daemon.emulator'}), "
-        "'daemon.emulator' in sys.modules, 'daemon.demo' in sys.modules)"
+        "{'alembic', 'mako', 'uvicorn', 'starlette', 'jupcron.emulator'}), "
+        "'jupcron.emulator' in sys.modules, 'jupcron.demo' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["[]", "False", "False"], done.stdout + done.stderr

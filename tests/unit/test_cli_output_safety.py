@@ -9,7 +9,7 @@ import io
 
 import pytest
 
-from daemon.cli.output import csv_cell, render, table_cell
+from jupcron.cli.output import csv_cell, render, table_cell
 
 CSV_CASES = [
     ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import api_key, config_path, load_config, mask_url
-from daemon.errors import ConfigError
+from jupcron.config import api_key, config_path, load_config, mask_url
+from jupcron.errors import ConfigError
 
 
 def write(tmp_path: Path, text: str) -> Path:

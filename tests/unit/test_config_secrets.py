@@ -11,10 +11,10 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from daemon.config import Config, load_config
-from daemon.errors import ConfigError
-from daemon.logs import mask_secrets
-from daemon.urls import is_loopback_host, mask_url
+from jupcron.config import Config, load_config
+from jupcron.errors import ConfigError
+from jupcron.logs import mask_secrets
+from jupcron.urls import is_loopback_host, mask_url
 
 # (config section, key, a URL carrying a secret, the secret, how it is shown)
 SECRET_URLS = [
@@ -86,7 +86,7 @@ def test_a_log_line_of_those_urls_shows_no_secret() -> None:
         }
     )
     with capture_logs(processors=[mask_secrets]) as logs:
-        log = structlog.get_logger("daemon.test")
+        log = structlog.get_logger("jupcron.test")
         log.info("config_seen", config=config.model_dump(), rpc=f"calling {config.rpc.url}")
         log.info("url_seen", url=config.database.url)
     text = repr(logs)

@@ -10,18 +10,18 @@ from typing import Any
 import pytest
 from solders.pubkey import Pubkey
 
-from daemon.emulator import Emulator, build_unsigned
-from daemon.emulator.core import ROUTES
-from daemon.emulator.faults import FaultKind, Faults
-from daemon.emulator.ledger import EXAMPLE_TRIGGER_ORDERS, SOL_MINT
-from daemon.emulator.txbuild import (
+from jupcron.emulator import Emulator, build_unsigned
+from jupcron.emulator.core import ROUTES
+from jupcron.emulator.faults import FaultKind, Faults
+from jupcron.emulator.ledger import EXAMPLE_TRIGGER_ORDERS, SOL_MINT
+from jupcron.emulator.txbuild import (
     AGGREGATOR_PROGRAM,
     DCA_PROGRAM,
     LIMIT_ORDER_PROGRAM,
     fee_payer_signature_ok,
     from_b64,
 )
-from daemon.wallet import Wallet
+from jupcron.wallet import Wallet
 from tests.fixtures.emulator import RECURRING_REQUEST, SWAP_REQUEST, USDC, sign
 
 PYUSD = "2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo"  # a Token-2022 mint

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from solders.keypair import Keypair
 
-from daemon.emulator import Emulator
-from daemon.emulator.common import EmuResponse
-from daemon.emulator.trigger_v2_tx import COSIGNER
-from daemon.emulator.txbuild import from_b64
+from jupcron.emulator import Emulator
+from jupcron.emulator.common import EmuResponse
+from jupcron.emulator.trigger_v2_tx import COSIGNER
+from jupcron.emulator.txbuild import from_b64
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

@@ -7,8 +7,8 @@ import inspect
 
 import pytest
 
-from daemon import errors
-from daemon.errors import (
+from jupcron import errors
+from jupcron.errors import (
     ApiAuthError,
     ApiError,
     FatalError,

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from daemon.config import Config, load_config
-from daemon.demo.workspace import CONFIG, demo_plans
-from daemon.emulator import Emulator
-from daemon.plans.load import load_plans
-from daemon.plans.schema import TriggerCancelRequest
+from jupcron.config import Config, load_config
+from jupcron.demo.workspace import CONFIG, demo_plans
+from jupcron.emulator import Emulator
+from jupcron.plans.load import load_plans
+from jupcron.plans.schema import TriggerCancelRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_FILE = ROOT / "config" / "jupcron.yaml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemon import failpoints
+from jupcron import failpoints
 
 
 @pytest.mark.parametrize(

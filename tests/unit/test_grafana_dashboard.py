@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from daemon.service.metrics import Metrics, serve_metrics
+from jupcron.service.metrics import Metrics, serve_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "docs" / "grafana" / "jupcron-dashboard.json"

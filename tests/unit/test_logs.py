@@ -1,4 +1,4 @@
-"""daemon.logs: JSON lines, one chain for stdlib loggers, bound context, no secrets."""
+"""jupcron.logs: JSON lines, one chain for stdlib loggers, bound context, no secrets."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from daemon.logs import (
+from jupcron.logs import (
     MASK,
     bind_run,
     configure_logging,
@@ -34,7 +34,7 @@ def out() -> Iterator[io.StringIO]:
     structlog.reset_defaults()
     root.handlers[:] = before[0]
     root.setLevel(before[1])
-    for name in ("daemon", "sqlalchemy", "httpx", "httpcore", "apscheduler", "alembic", "uvicorn"):
+    for name in ("jupcron", "sqlalchemy", "httpx", "httpcore", "apscheduler", "alembic", "uvicorn"):
         logging.getLogger(name).setLevel(logging.NOTSET)
 
 
@@ -43,11 +43,11 @@ def lines(stream: io.StringIO) -> list[dict[str, object]]:
 
 
 def test_json_line_has_event_level_timestamp_and_logger(out: io.StringIO) -> None:
-    structlog.get_logger("daemon.runner").info("run_submitted", plan="dca-sol", amount=5)
+    structlog.get_logger("jupcron.runner").info("run_submitted", plan="dca-sol", amount=5)
     (record,) = lines(out)
     assert record["event"] == "run_submitted"
     assert record["level"] == "info"
-    assert record["logger"] == "daemon.runner"
+    assert record["logger"] == "jupcron.runner"
     assert record["plan"] == "dca-sol"
     assert str(record["timestamp"]).endswith("Z")
 
@@ -69,14 +69,14 @@ def test_json_line_has_event_level_timestamp_and_logger(out: io.StringIO) -> Non
     ],
 )
 def test_secret_fields_are_masked_in_output(out: io.StringIO, field: str) -> None:
-    structlog.get_logger("daemon.api").info("api_call", **{field: SECRET})
+    structlog.get_logger("jupcron.api").info("api_call", **{field: SECRET})
     text = out.getvalue()
     assert SECRET not in text
     assert lines(out)[0][field] == MASK
 
 
 def test_nested_secrets_and_url_passwords_are_masked(out: io.StringIO) -> None:
-    log = structlog.get_logger("daemon.api")
+    log = structlog.get_logger("jupcron.api")
     log.info(
         "api_call",
         headers={"x-api-key": SECRET, "accept": "json"},
@@ -92,12 +92,12 @@ def test_nested_secrets_and_url_passwords_are_masked(out: io.StringIO) -> None:
 
 def test_bound_secret_in_context_is_masked(out: io.StringIO) -> None:
     bind_run(plan="p1", token=SECRET)
-    structlog.get_logger("daemon.runner").info("run_started")
+    structlog.get_logger("jupcron.runner").info("run_started")
     assert SECRET not in out.getvalue()
 
 
 def test_public_fields_that_mention_key_are_kept(out: io.StringIO) -> None:
-    structlog.get_logger("daemon.runner").info(
+    structlog.get_logger("jupcron.runner").info(
         "run_claimed", idempotency_key="p1:2025", key_file="/etc/k", token_account="Abc"
     )
     record = lines(out)[0]
@@ -144,7 +144,7 @@ def test_stdlib_extra_secret_is_masked(out: io.StringIO) -> None:
 
 
 def test_run_context_binds_and_restores(out: io.StringIO) -> None:
-    log = structlog.get_logger("daemon.runner")
+    log = structlog.get_logger("jupcron.runner")
     bind_run(plan="outer")
     with run_context(run_id=7, request_id="req-1"):
         log.info("run_submitted")
@@ -160,12 +160,12 @@ def test_run_context_binds_and_restores(out: io.StringIO) -> None:
 
 def test_configure_twice_writes_each_line_once(out: io.StringIO) -> None:
     configure_logging("info", "json", out)
-    structlog.get_logger("daemon.x").info("once")
+    structlog.get_logger("jupcron.x").info("once")
     assert len(lines(out)) == 1
 
 
 def test_level_filters_our_debug_lines(out: io.StringIO) -> None:
-    log = structlog.get_logger("daemon.x")
+    log = structlog.get_logger("jupcron.x")
     log.debug("noise")
     log.info("signal")
     assert [r["event"] for r in lines(out)] == ["signal"]
@@ -174,7 +174,7 @@ def test_level_filters_our_debug_lines(out: io.StringIO) -> None:
 def test_console_format_is_not_json(out: io.StringIO) -> None:
     stream = io.StringIO()
     configure_logging("info", "console", stream)
-    structlog.get_logger("daemon.x").info("run_submitted", api_key=SECRET)
+    structlog.get_logger("jupcron.x").info("run_submitted", api_key=SECRET)
     text = stream.getvalue()
     assert "run_submitted" in text
     assert SECRET not in text
@@ -185,7 +185,7 @@ def test_console_format_is_not_json(out: io.StringIO) -> None:
 def test_auto_format_uses_json_off_a_tty(out: io.StringIO) -> None:
     stream = io.StringIO()  # isatty() is False
     configure_logging("info", "auto", stream)
-    structlog.get_logger("daemon.x").info("hello")
+    structlog.get_logger("jupcron.x").info("hello")
     assert json.loads(stream.getvalue())["event"] == "hello"
 
 

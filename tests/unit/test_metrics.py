@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from prometheus_client import REGISTRY
 
-from daemon.errors import ConfigError
-from daemon.service.metrics import Metrics, parse_listen
+from jupcron.errors import ConfigError
+from jupcron.service.metrics import Metrics, parse_listen
 
 
 def value(metrics: Metrics, name: str, labels: dict[str, str] | None = None) -> float | None:

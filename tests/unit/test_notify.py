@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from structlog.testing import capture_logs
 
-from daemon.service.notify import Notifier, format_message, socket_address, watchdog_interval
-from daemon.service.watchdog import Watchdog
+from jupcron.service.notify import Notifier, format_message, socket_address, watchdog_interval
+from jupcron.service.watchdog import Watchdog
 
 
 class Sink:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from daemon.api import requests as api_requests
-from daemon.api import trigger_v2_models as v2
-from daemon.api.models import (
+from jupcron.api import requests as api_requests
+from jupcron.api import trigger_v2_models as v2
+from jupcron.api.models import (
     ErrorEnvelope,
     ExecuteResult,
     OrderResponse,
@@ -22,8 +22,8 @@ from daemon.api.models import (
     SwapOrder,
     UltraOrder,
 )
-from daemon.api.orders import parse_page
-from daemon.plans import schema
+from jupcron.api.orders import parse_page
+from jupcron.plans import schema
 from tests.fixtures.openapi_spec import SPECS, Example, examples, pages, validator
 
 Check = Callable[[Any], None]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from daemon.store.plans import PlanDiff, field_changes
+from jupcron.store.plans import PlanDiff, field_changes
 
 CASES: list[tuple[str, Any, Any, list[str]]] = [
     ("same", {"a": 1}, {"a": 1}, []),

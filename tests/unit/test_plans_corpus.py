@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.plans.load import load_plans
+from jupcron.plans.load import load_plans
 
 CORPUS = Path(__file__).parent / "plan_corpus"
 

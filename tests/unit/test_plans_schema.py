@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from daemon.plans.load import load_plans
-from daemon.plans.schema import RecurringRequest
+from jupcron.plans.load import load_plans
+from jupcron.plans.schema import RecurringRequest
 from tests.fixtures.plans import (
     CONFIG_DIR,
     SOL,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from daemon.plans.load import load_plans
-from daemon.plans.trigger_v2 import TriggerV2DcaRequest, TriggerV2OrderRequest
+from jupcron.plans.load import load_plans
+from jupcron.plans.trigger_v2 import TriggerV2DcaRequest, TriggerV2OrderRequest
 from tests.fixtures.plans import recurring_plan, write_plans
 
 CONFIG_V2 = Path(__file__).resolve().parents[2] / "config" / "plans-v2"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from daemon.api.models import Portfolio
+from jupcron.api.models import Portfolio
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

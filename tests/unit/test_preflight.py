@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from daemon.config import Config
-from daemon.plans.schema import stored_request, stored_settings
-from daemon.runner.preflight import caps_apply
-from daemon.schedule import parse_schedule
-from daemon.store.records import PlanRecord
-from daemon.store.types import PlanKind
+from jupcron.config import Config
+from jupcron.plans.schema import stored_request, stored_settings
+from jupcron.runner.preflight import caps_apply
+from jupcron.schedule import parse_schedule
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import PlanKind
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

@@ -12,19 +12,19 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from daemon.config import Config
-from daemon.emulator.oracle import price_update_bytes
-from daemon.errors import ApiTransportError
-from daemon.plans.load import quote_check
-from daemon.plans.schema import (
+from jupcron.config import Config
+from jupcron.emulator.oracle import price_update_bytes
+from jupcron.errors import ApiTransportError
+from jupcron.plans.load import quote_check
+from jupcron.plans.schema import (
     REQUEST_MODELS,
     PlanSpec,
     limit_checks,
     stored_request,
     stored_settings,
 )
-from daemon.price.limits import PriceLimits, UnknownDecimals, minimum_out
-from daemon.price.oracle import (
+from jupcron.price.limits import PriceLimits, UnknownDecimals, minimum_out
+from jupcron.price.oracle import (
     ACCOUNT_LEN,
     DEFAULT_FEEDS,
     DISCRIMINATOR,
@@ -34,11 +34,11 @@ from daemon.price.oracle import (
     feed_account,
     judge,
 )
-from daemon.price.protection import Protection, per_cycle, protection_for
-from daemon.price.reference import deviation_problem, reference_out, vs_reference_bps
-from daemon.schedule import parse_schedule
-from daemon.store.records import PlanRecord
-from daemon.store.types import PlanKind
+from jupcron.price.protection import Protection, per_cycle, protection_for
+from jupcron.price.reference import deviation_problem, reference_out, vs_reference_bps
+from jupcron.schedule import parse_schedule
+from jupcron.store.records import PlanRecord
+from jupcron.store.types import PlanKind
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

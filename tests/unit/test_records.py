@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from daemon.store.records import compact
+from jupcron.store.records import compact
 
 MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import daemon.runner
+import jupcron.runner
 
-RUNNER = Path(daemon.runner.__file__).parent
-FORBIDDEN = ("sqlalchemy", "daemon.store.models", "daemon.store.engine")
+RUNNER = Path(jupcron.runner.__file__).parent
+FORBIDDEN = ("sqlalchemy", "jupcron.store.models", "jupcron.store.engine")
 
 
 def imports_of(path: Path) -> set[str]:
@@ -24,8 +24,8 @@ def imports_of(path: Path) -> set[str]:
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level:  # relative: resolve against daemon.runner
-                base = "daemon.runner" + (f".{base}" if base else "")
+            if node.level:  # relative: resolve against jupcron.runner
+                base = "jupcron.runner" + (f".{base}" if base else "")
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
     return found
@@ -54,10 +54,10 @@ def test_the_checker_sees_an_import_in_any_form(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from daemon.store.models import Run\n"
+        "if TYPE_CHECKING:\n    from jupcron.store.models import Run\n"
         "def f():\n    import sqlalchemy.orm\n"
     )
-    assert {"daemon.store.models", "sqlalchemy.orm"} <= imports_of(sample)
+    assert {"jupcron.store.models", "sqlalchemy.orm"} <= imports_of(sample)
 
 
 def test_runner_modules_import_each_other_without_a_loop() -> None:
@@ -66,7 +66,7 @@ def test_runner_modules_import_each_other_without_a_loop() -> None:
         f.stem: {
             name.split(".")[2]
             for name in imports_of(f)
-            if name.startswith("daemon.runner.") and name.split(".")[2] in names
+            if name.startswith("jupcron.runner.") and name.split(".")[2] in names
         }
         - {f.stem}
         for f in FILES

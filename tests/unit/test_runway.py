@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from daemon.runway import Need, needs_of, runway, runways, ui
-from daemon.store.records import PlanRecord
-from daemon.store.runway import RunwayState, runway_json, runway_text
+from jupcron.runway import Need, needs_of, runway, runways, ui
+from jupcron.store.records import PlanRecord
+from jupcron.store.runway import RunwayState, runway_json, runway_text
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"  # 6 decimals
 SOL = "So11111111111111111111111111111111111111112"  # 9 decimals

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from daemon.schedule import (
+from jupcron.schedule import (
     Misfire,
     Schedule,
     fire_times_between,

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from daemon.api.client import KEYED_EXECUTE_RATE, KEYLESS_EXECUTE_RATE, JupiterClient
-from daemon.api.models import SwapOrder, UltraOrder
-from daemon.config import Config
-from daemon.emulator import Emulator
-from daemon.emulator.common import VALID_BLOCKS
-from daemon.plans.load import load_plans
-from daemon.runner.steps import SWAP_V2, ULTRA_V1, Ordered, SwapTerms
-from daemon.wallet import Wallet
+from jupcron.api.client import KEYED_EXECUTE_RATE, KEYLESS_EXECUTE_RATE, JupiterClient
+from jupcron.api.models import SwapOrder, UltraOrder
+from jupcron.config import Config
+from jupcron.emulator import Emulator
+from jupcron.emulator.common import VALID_BLOCKS
+from jupcron.plans.load import load_plans
+from jupcron.runner.steps import SWAP_V2, ULTRA_V1, Ordered, SwapTerms
+from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, FakeTime, Recorder, sign
 from tests.fixtures.plans import recurring_plan, swap_plan, write_plans
 

@@ -161,13 +161,13 @@ MDWE_PROBE = textwrap.dedent(
         pass
     import apscheduler.schedulers.background, alembic, click, httpx, prometheus_client
     import psycopg, pydantic, ruamel.yaml, sqlalchemy, structlog
-    import daemon.cli.main, daemon.config, daemon.logs, daemon.store.engine
+    import jupcron.cli.main, jupcron.config, jupcron.logs, jupcron.store.engine
     from solders.keypair import Keypair
     from sqlalchemy import text
     keypair = Keypair()
     signature = keypair.sign_message(b"jupcron")
     assert signature.verify(keypair.pubkey(), b"jupcron")
-    engine = daemon.store.engine.make_engine("sqlite://")
+    engine = jupcron.store.engine.make_engine("sqlite://")
     with engine.connect() as conn:
         assert conn.execute(text("select 1")).scalar() == 1
     print("mdwe-ok")

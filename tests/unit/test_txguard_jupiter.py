@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from daemon.txguard import jupiter
-from daemon.txguard.instructions import DECODERS, parse
+from jupcron.txguard import jupiter
+from jupcron.txguard.instructions import DECODERS, parse
 from tests.fixtures.jupiter import (
     AGGREGATOR,
     DCA,

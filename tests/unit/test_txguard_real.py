@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from solders.pubkey import Pubkey
 
-from daemon.config import Config, GuardConfig
-from daemon.runner.judge import judge, ordered_facts
-from daemon.runner.steps import swap_body
-from daemon.store.types import PlanKind
-from daemon.txguard import GuardPolicy, inspect
+from jupcron.config import Config, GuardConfig
+from jupcron.runner.judge import judge, ordered_facts
+from jupcron.runner.steps import swap_body
+from jupcron.store.types import PlanKind
+from jupcron.txguard import GuardPolicy, inspect
 from tests.fixtures import real
 
 POLICY = GuardPolicy.from_config(GuardConfig())

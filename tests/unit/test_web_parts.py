@@ -8,14 +8,14 @@ from decimal import Decimal
 
 import pytest
 
-from daemon.api.client import Attempt
-from daemon.report.build import Fill, PlanReport
-from daemon.runner.outcome import RunOutcome
-from daemon.store.tokens import Token
-from daemon.store.types import RunStatus
-from daemon.web.activity import Activity
-from daemon.web.chart import chart_svg, series
-from daemon.web.http import host_is_local, json_response
+from jupcron.api.client import Attempt
+from jupcron.report.build import Fill, PlanReport
+from jupcron.runner.outcome import RunOutcome
+from jupcron.store.tokens import Token
+from jupcron.store.types import RunStatus
+from jupcron.web.activity import Activity
+from jupcron.web.chart import chart_svg, series
+from jupcron.web.http import host_is_local, json_response
 
 USDC, SOL = (
     "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
