@@ -34,6 +34,7 @@ from sqlalchemy.exc import ArgumentError
 
 from jupcron.errors import ConfigError, YamlLoadError
 from jupcron.private import read_private
+from jupcron.schedule import parse_duration
 from jupcron.urls import check_http_url
 from jupcron.urls import mask_url as mask_url  # where it lived before jupcron.urls
 from jupcron.yamlfile import decode, load, problems_from, read_checked
@@ -326,6 +327,26 @@ class NotifyConfig(_Section):
         return _http_url(value, info, "notify", "the webhook's token and the runs' details")
 
 
+class RunwayConfig(_Section):
+    """The runway of the wallet's balance (docs/notify.md): how many upcoming runs it
+    covers per input mint, read by the leader every `refresh` seconds (the portfolio
+    API, on spare capacity), shown in `jupcron status`, the page and /metrics."""
+
+    enabled: bool = True
+    # a low_balance alert when fewer upcoming runs than this are covered (0: never)
+    alert_below: Annotated[int, Field(ge=0, le=1000)] = 3
+    refresh: Annotated[float, Field(ge=1, le=86_400)] = 300.0  # seconds between two reads
+    horizon: int = 30 * 86_400  # how far ahead runs are counted (30d, 1w, or seconds)
+
+    @field_validator("horizon", mode="before")
+    @classmethod
+    def _horizon(cls, value: Any) -> int:
+        seconds = parse_duration(value, what="horizon")
+        if seconds < 3600:
+            raise ValueError("horizon must be at least 1h")
+        return seconds
+
+
 class LoggingConfig(_Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console"] = "auto"
@@ -345,6 +366,7 @@ class Config(_Section):
     metrics: MetricsConfig = MetricsConfig()
     web: WebConfig = WebConfig()
     notify: NotifyConfig = NotifyConfig()
+    runway: RunwayConfig = RunwayConfig()
     logging: LoggingConfig = LoggingConfig()
     # where the file was read from ('' = built in defaults)
     source: str = ""

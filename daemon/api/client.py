@@ -271,7 +271,9 @@ class JupiterClient:
         address: str,
         platforms: Sequence[str] | None = None,
         observe: Observer | None = None,
+        spare: float | None = None,
     ) -> Portfolio:
+        """`spare`: a background read (the runway watch) on spare capacity only."""
         op = "positions"
         params = {"platforms": ",".join(platforms)} if platforms else None
         path = f"{self.paths.portfolio}/positions/{quote(address, safe='')}"
@@ -280,7 +282,8 @@ class JupiterClient:
             portfolio = model_parser(Portfolio)(status, data, response)
             return portfolio.model_copy(update={"raw": data})
 
-        return self._call(op, "GET", path, params=params, parse=parse, observe=observe)
+        return self._call(op, "GET", path, params=params, parse=parse, observe=observe,
+                          spare=spare)  # fmt: skip
 
     # --- background reads (the order follower): spare capacity only --------
     def recurring_orders(

@@ -1,6 +1,7 @@
 """`jupcron status`: is a daemon running (node, leader or standby, since when), is
 dry run, a pause or the kill switch in effect, each plan's next fire time and
-last result, runs in flight, `in_doubt` runs waiting for the operator.
+last result, the runway of each input mint (as the leader last read it), runs in
+flight, `in_doubt` runs waiting for the operator.
 
 Read-only: it opens the database as a reader (never creates a file, takes no
 write lock) and exits 0 whenever it could read it, whatever it found (the JSON
@@ -24,6 +25,7 @@ from jupcron.store import status as store_status
 from jupcron.store.control import STALE_AFTER, NodeBeat
 from jupcron.store.engine import open_reader, session_factory
 from jupcron.store.port import Pause
+from jupcron.store.runway import RunwayState, runway_text
 from jupcron.store.status import SETTLE, Status, as_json, when
 from jupcron.visible import visible
 
@@ -38,7 +40,8 @@ def status(ctx: Context, fmt: str) -> None:
     """Is a daemon running, what is in effect, next fires, runs needing attention.
 
     The daemons (node, leader or standby, since when), dry run / pauses / kill
-    switch in effect, each plan's next fire time and last result, runs in flight,
+    switch in effect, each plan's next fire time and last result, the runway of
+    each input mint (upcoming runs the balance covers), runs in flight,
     and in_doubt runs with their 'jupcron settle' command. Read-only; exit 0 if
     the database could be read (1 if not)."""
     config = ctx.config
@@ -92,6 +95,18 @@ def _safety(found: Status, config: Config) -> list[tuple[str, str]]:
     return rows + [("", more) for more in paused[1:]]
 
 
+RUNWAY_COLUMNS = ["wallet", "token", "balance", "runway", "plans", "checked"]
+
+
+def _runway_row(state: RunwayState) -> dict[str, str]:
+    r = state.runway
+    return {
+        "wallet": r.wallet, "token": state.label,
+        "balance": state.amount(r.balance) or "unknown", "runway": runway_text(state),
+        "plans": ", ".join(r.plans), "checked": when(state.checked_at) or "",
+    }  # fmt: skip
+
+
 def table(found: Status, config: Config, files: FilesState | None = None) -> str:
     """The status for people: a head of `label  value` lines, then the tables."""
     daemons = [_node_line(n, found) for n in found.daemons]
@@ -117,6 +132,11 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
     ]  # fmt: skip
     columns = ["plan", "kind", "next_fire", "paused", "last_status", "last_slot", "last_error"]
     lines += ["", f"plans ({len(plans)})", render(plans, columns, "table")]
+    lines += [
+        "",
+        f"runway ({len(found.runways)}, per wallet and input mint)",
+        render([_runway_row(r) for r in found.runways], RUNWAY_COLUMNS, "table"),
+    ]
     run_columns = ["run_id", "plan_name", "status", "scheduled_for", "trigger", "signature"]
     flight = [store_status.run_json(r) for r in found.in_flight.runs]
     lines += ["", f"in flight ({found.in_flight.count})", render(flight, run_columns, "table")]

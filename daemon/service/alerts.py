@@ -150,8 +150,10 @@ class Alerts:
         source: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         queue_size: int = 1000,
+        on_result: Callable[[list[str], bool], None] | None = None,
     ) -> None:
         self.sender = sender
+        self.on_result = on_result  # each message's alert events, and whether it went out
         self.events = {AlertEvent(e) for e in events} if events else set(AlertEvent)
         self.batch = batch
         self.min_interval = min_interval
@@ -278,12 +280,21 @@ class Alerts:
             ok = self.sender(title, body, severe)
         except Exception as exc:  # noqa: BLE001 - a channel library error must never stop the daemon
             log.warning("alert_failed", alerts=len(alerts), error=type(exc).__name__)
+            self._counted(alerts, False)
             return
+        self._counted(alerts, bool(ok))
         if ok:
             self.messages += 1
             log.info("alert_sent", alerts=len(alerts), events=sorted({a.event for a in alerts}))
         else:
             log.warning("alert_failed", alerts=len(alerts), error="not delivered")
+
+    def _counted(self, alerts: list[Alert], sent: bool) -> None:
+        if self.on_result is not None:
+            try:
+                self.on_result([str(a.event) for a in alerts], sent)
+            except Exception:
+                log.exception("alert_count_failed")
 
 
 @dataclass
@@ -322,7 +333,12 @@ def render(alerts: Sequence[Alert], source: str) -> tuple[str, str]:
     return title[:250], "\n".join(lines)
 
 
-def alerts_from_config(notify: NotifyConfig, *, immediate: bool = False) -> Alerts | None:
+def alerts_from_config(
+    notify: NotifyConfig,
+    *,
+    immediate: bool = False,
+    on_result: Callable[[list[str], bool], None] | None = None,
+) -> Alerts | None:
     """The configured `Alerts` (not started), or None without ``notify.urls``;
     ``immediate``: no gathering (a command that sends before it ends)."""
     urls = [u.get_secret_value() for u in notify.urls]
@@ -332,5 +348,5 @@ def alerts_from_config(notify: NotifyConfig, *, immediate: bool = False) -> Aler
         apprise_sender(urls), events=notify.events,
         batch=0.0 if immediate else notify.batch,
         min_interval=0.0 if immediate else notify.min_interval,
-        skip_summary=notify.skip_summary,
+        skip_summary=notify.skip_summary, on_result=on_result,
     )  # fmt: skip

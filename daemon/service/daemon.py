@@ -52,6 +52,7 @@ from jupcron.service.listeners import AttemptMetrics, MetricsListener, WebhookLi
 from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
 from jupcron.service.notify import Notifier, watchdog_interval
 from jupcron.service.reload import ConfigFile
+from jupcron.service.runway import RunwayWatch
 from jupcron.service.signals import SignalEvent, SignalInbox
 from jupcron.service.watchdog import Watchdog
 from jupcron.service.webhook import Notification, WebhookNotifier
@@ -104,6 +105,7 @@ class Daemon:
         self._files: tuple[float, dict[str, Any]] | None = None  # (when read, plan files state)
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
+        self.runway: RunwayWatch | None = None
         self.heartbeat: Heartbeat | None = None
         self._last_recovery = 0.0
         self._store_ok = True
@@ -139,7 +141,8 @@ class Daemon:
 
     def _start(self) -> None:
         config = self.config
-        self.alerts = alerts_from_config(config.notify)  # first: a failed start is said too
+        # first: a failed start is said too
+        self.alerts = alerts_from_config(config.notify, on_result=self.metrics.record_notifications)
         if self.alerts is not None:
             self.alerts.start()
         check_web(config)  # a bad web.* (the token file, say) stops the start here
@@ -251,6 +254,7 @@ class Daemon:
         if self.scheduler is not None:
             self.scheduler.stop(wait=False)
         self._stop_follower()
+        self._stop_runway()
         self._wait_for_runs(deadline)
         if self.heartbeat is not None:
             self.heartbeat.stop()
@@ -427,6 +431,7 @@ class Daemon:
         )  # fmt: skip
         self.scheduler.start()
         self._start_follower()
+        self._start_runway()
 
     def _start_follower(self) -> None:
         """The order follower runs beside the leader's scheduler, on spare API capacity."""
@@ -440,6 +445,23 @@ class Daemon:
             clock=lambda: datetime.now(UTC), rpc=rt.rpc, trigger_v2=rt.runner.ports.trigger_v2,
         ).start()  # fmt: skip
 
+    def _start_runway(self) -> None:
+        """The runway watch (daemon/service/runway.py) beside the leader's scheduler."""
+        assert self.runtime is not None
+        if not self.config.runway.enabled:
+            return
+        rt = self.runtime
+        self.runway = RunwayWatch(
+            rt.store.engine, rt.api, str(rt.wallet.address), config=lambda: self.config,
+            gauges=self.metrics.runway, alert=self._alert,
+        ).start()  # fmt: skip
+
+    def _stop_runway(self) -> None:
+        if self.runway is not None:
+            self.runway.stop()
+            self.runway = None
+            self.metrics.runway.keep_only(())  # the new leader shows them
+
     def _stop_follower(self) -> None:
         if self.follower is not None:
             self.follower.stop()
@@ -452,6 +474,7 @@ class Daemon:
         self._role_since = datetime.now(UTC)
         self.metrics.set_leader(False)
         self._stop_follower()
+        self._stop_runway()
         if self.scheduler is not None:
             self.scheduler.stop(wait=False)
             self.scheduler = None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -29,6 +29,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from jupcron.errors import ConfigError
+from jupcron.service.runway_metrics import RunwayGauges
 from jupcron.urls import is_loopback_host
 from jupcron.web.http import MAX_BODY, WebRequest, WebResponse, host_is_local
 
@@ -115,6 +116,15 @@ class Metrics:
             namespace=NAMESPACE,
             registry=r,
         )
+        self.notifications_total = Counter(
+            "notifications",
+            "Alerts handed to the notification channels (notify.urls), by event and result "
+            "(sent, failed); a message carrying a burst counts each alert in it.",
+            ["event", "result"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.runway = RunwayGauges(r)
 
     # -- recording (names match the issue; all cheap and thread-safe) -----
     def record_run(self, kind: str, status: str) -> None:
@@ -147,6 +157,12 @@ class Metrics:
 
     def set_plans(self, count: int) -> None:
         self.plans.set(count)
+
+    def record_notifications(self, events: Sequence[str], sent: bool) -> None:
+        """One message's alerts (their events), delivered or not."""
+        result = "sent" if sent else "failed"
+        for event in events:
+            self.notifications_total.labels(event=str(event), result=result).inc()
 
     def render(self) -> bytes:
         """The registry in the Prometheus text format."""

@@ -302,3 +302,28 @@ class DaemonNode(Base):
     version: Mapped[str] = mapped_column(String(32))
     # what it found not working at start and runs without (0007_node_degraded)
     degraded: Mapped[str | None] = mapped_column(Text)
+
+
+class RunwayRow(Base):
+    """What the wallet's balance of one mint covers (daemon/runway.py), as the leader
+    last read it: `jupcron status` and the page show it, a low one is alerted once.
+    Amounts are base units as text; ``balance`` and ``runs`` NULL: unknown (``problem``
+    says why), never 0."""
+
+    __tablename__ = "runways"
+
+    wallet: Mapped[str] = mapped_column(PUBKEY, primary_key=True)
+    mint: Mapped[str] = mapped_column(PUBKEY, primary_key=True)
+    symbol: Mapped[str | None] = mapped_column(String(32))
+    decimals: Mapped[int | None] = mapped_column(Integer)
+    balance: Mapped[str | None] = mapped_column(AMOUNT)
+    runs: Mapped[int | None] = mapped_column(Integer)  # upcoming runs covered
+    upcoming: Mapped[int] = mapped_column(Integer)  # runs in the horizon
+    needed: Mapped[str] = mapped_column(AMOUNT)  # what they all take
+    short_at: Mapped[datetime | None]  # the first run not covered
+    horizon_s: Mapped[int] = mapped_column(Integer)
+    plans: Mapped[list[str]] = mapped_column(JSON)
+    low: Mapped[bool] = mapped_column(Boolean)  # under runway.alert_below (alerted once)
+    threshold: Mapped[int] = mapped_column(Integer)
+    problem: Mapped[str | None] = mapped_column(Text)
+    checked_at: Mapped[datetime]

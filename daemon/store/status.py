@@ -19,10 +19,12 @@ from sqlalchemy.orm import Session
 from jupcron.domain import IN_FLIGHT, RunStatus
 from jupcron.schedule import Schedule, next_fire_times, parse_schedule
 from jupcron.store import control
+from jupcron.store import runway as store_runway
 from jupcron.store.control import NodeBeat
 from jupcron.store.models import Plan, Run
 from jupcron.store.port import Pause
 from jupcron.store.records import PlanRecord
+from jupcron.store.runway import RunwayState, runway_json
 
 RUNS = cast(Table, Run.__table__)
 PLANS = cast(Table, Plan.__table__)
@@ -81,6 +83,7 @@ class Status:
     plans: tuple[PlanState, ...]
     in_flight: RunList
     in_doubt: RunList
+    runways: tuple[RunwayState, ...] = ()  # per wallet and input mint, as the leader read them
 
     @property
     def running(self) -> tuple[NodeBeat, ...]:
@@ -203,13 +206,14 @@ def run_errors_since(session: Session, since: datetime) -> int:
 
 def overview(session: Session, now: datetime) -> Status:
     """The status without the plans (``plans`` empty): the daemons, the pauses and
-    the runs that need a look, in five queries."""
+    the runs that need a look, and the runways, in six queries."""
     found = pauses(session)
     nodes = sorted(daemons(session), key=lambda n: (not n.running(now), n.role != "leader"))
     return Status(
         now=now, daemons=tuple(nodes), pauses=tuple(found), plans=(),
         in_flight=runs_in(session, sorted(IN_FLIGHT)),
         in_doubt=runs_in(session, [RunStatus.IN_DOUBT]),
+        runways=tuple(store_runway.read(session.connection())),
     )  # fmt: skip
 
 
@@ -289,6 +293,7 @@ def summary_json(status: Status) -> dict[str, Any]:
         "in_flight_count": status.in_flight.count,
         "in_doubt": [run_json(r) for r in status.in_doubt.runs],
         "in_doubt_count": status.in_doubt.count,
+        "runway": [runway_json(r) for r in status.runways],
     }
 
 

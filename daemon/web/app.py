@@ -59,7 +59,7 @@ CHART_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'non
 # an empty row for the page's <template> elements: the same markup, no values
 BLANK: dict[str, Any] = {"text": {}, "chart": None, "next_fires": [], "last_status": None,
                          "status": "", "paused": None, "role": None, "running": False,
-                         "this": False, "all": False, "plan": None}  # fmt: skip
+                         "this": False, "all": False, "plan": None, "low": False}  # fmt: skip
 
 
 class BadRequest(Exception):

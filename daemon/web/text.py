@@ -161,6 +161,27 @@ def pause_text(pause: dict[str, Any]) -> dict[str, str]:
     )
 
 
+def runway_text(runway: dict[str, Any]) -> dict[str, str]:
+    """One runway row: the token, its balance (``unknown`` while the API did not
+    answer, never 0) and what it covers."""
+    symbol = runway["symbol"] or short(runway["mint"])
+    if runway["balance"] is None:
+        balance = "unknown"
+    elif runway["balance_ui"] is not None:
+        balance = f"{runway['balance_ui']} {symbol}"
+    else:
+        balance = f"{runway['balance']} (base units)"
+    return {
+        "key": f"{runway['wallet']}/{runway['mint']}",
+        "wallet": short(runway["wallet"]),
+        "token": symbol,
+        "balance": balance,
+        "runway": runway["summary"],
+        "plans": ", ".join(runway["plans"]),
+        "checked": moment(runway["checked_at"]),
+    }
+
+
 def _in_effect(value: Any, on: str) -> str:
     if value is None:
         return "unknown: no daemon is running"

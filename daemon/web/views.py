@@ -36,7 +36,14 @@ from jupcron.store.records import PlanRecord
 from jupcron.store.status import SETTLE, plan_json, summary_json, when
 from jupcron.web.activity import Counts
 from jupcron.web.chart import series
-from jupcron.web.text import node_text, pause_text, plan_text, run_text, status_text
+from jupcron.web.text import (
+    node_text,
+    pause_text,
+    plan_text,
+    run_text,
+    runway_text,
+    status_text,
+)
 
 NEXT_FIRES = 3  # fire times shown per plan
 PAGE_SIZE = 100  # plans per page
@@ -126,6 +133,8 @@ def status_view(
         pause["text"] = pause_text(pause)
     view["in_flight"] = [_brief(r) for r in view["in_flight"]]
     view["in_doubt"] = [_brief(r) for r in view["in_doubt"]]
+    for runway in view["runway"]:
+        runway["text"] = runway_text(runway)
     own = next((n for n in view["daemons"] if n["this"]), None)
     view.update({
         "refresh": refresh,

@@ -13,6 +13,7 @@ from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
 from jupcron.runner.outcome import RunOutcome
 from jupcron.service.alerts import AlertEvent, Alerts, apprise_sender, channel_of, render
+from jupcron.service.metrics import Metrics
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)
 
@@ -136,3 +137,26 @@ def test_notify_urls_are_secrets_everywhere() -> None:
 def test_unknown_events_are_a_config_error() -> None:
     with pytest.raises(ValueError, match="unknown event"):
         NotifyConfig(events=["failed", "exploded"])
+
+
+def test_each_alert_of_a_message_is_counted_sent_or_failed_on_the_metrics() -> None:
+    metrics = Metrics()
+    answers = iter([True, False])
+
+    def sender(title: str, body: str, severe: bool) -> bool:
+        return next(answers)
+
+    def broken(title: str, body: str, severe: bool) -> bool:
+        raise RuntimeError("the channel library broke")
+
+    for send in (sender, sender, broken):
+        alerts = Alerts(send, batch=0, min_interval=0, on_result=metrics.record_notifications)
+        alerts.note(AlertEvent.FAILED, "plan a run 1 failed")
+        alerts.note(AlertEvent.LOW_BALANCE, "wallet W: 0 USDC covers 0 runs")
+        alerts.start()
+        alerts.stop()
+    text = metrics.render().decode()
+    assert 'jupcron_notifications_total{event="failed",result="sent"} 1.0' in text
+    assert 'jupcron_notifications_total{event="low_balance",result="sent"} 1.0' in text
+    assert 'jupcron_notifications_total{event="failed",result="failed"} 2.0' in text
+    assert 'jupcron_notifications_total{event="low_balance",result="failed"} 2.0' in text

@@ -87,6 +87,13 @@
     document.getElementById("doubt-help").textContent = status.in_doubt_help || "";
     sync(document.getElementById("doubt-rows"), "doubt-row", status.in_doubt,
       (r) => r.run_id, "run", (el, r) => fill(el, r.text));
+    document.getElementById("runway").hidden = status.runway.length === 0;
+    sync(document.getElementById("runway-rows"), "runway-row", status.runway,
+      (w) => w.text.key, "runway", (el, w) => {
+        fill(el, w.text);
+        if (w.low) el.dataset.low = "yes";
+        else delete el.dataset.low;
+      });
   }
 
   function showPlan(el, plan) {
