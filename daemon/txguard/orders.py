@@ -202,8 +202,12 @@ def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> lis
             f"the plan: {expect.output_mint}"
         )
     reasons += _recurring_terms(ix, where, expect)
-    if expect.order and ix.role.get("order") and ix.role["order"] != expect.order:
-        reasons.append(f"{where} is for order {ix.role['order']}; the plan names {expect.order}")
+    if expect.order and ix.role.get("order") != expect.order:
+        # an instruction that names no order account cannot be shown to be the plan's
+        reasons.append(
+            f"{where} is for order {ix.role.get('order', '(none named)')}; "
+            f"the plan names {expect.order}"
+        )
     if expect.orders and ix.role.get("order") not in expect.orders:
         named = ", ".join(expect.orders)
         reasons.append(f"{where} is for order {ix.role.get('order')}; the plan names {named}")
