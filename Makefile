@@ -30,10 +30,12 @@ systemd-tools:
 	@bash tests/ensure-systemd.sh --optional
 
 # two workers for all but tests/system, which then runs alone: it boots one machine and
-# runs its checks in order (and its watchdog and journal checks want a quiet machine);
-# the long e2e and browser tests are handed out first, so no worker ends on one alone
+# runs its checks in order (and its watchdog and journal checks want a quiet machine).
+# Order matters on 2 cores: e2e tests run a daemon, an emulator and CLI processes each, so
+# two of them at once compete for the CPU; in this order they meet unit tests instead
+# (e2e first measured 807 s against 592 s)
 test: $(STAMP) postgres-tools chromium systemd-tools
-	$(BIN)/python -m pytest -q -n 2 tests/e2e tests/browser tests/integration tests/unit
+	$(BIN)/python -m pytest -q -n 2 tests/unit tests/integration tests/e2e tests/browser
 	$(BIN)/python -m pytest -q tests/system
 
 # jupcron.service under a real systemd booted in namespaces of its own, one line per check;
