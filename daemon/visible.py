@@ -4,7 +4,7 @@ page and the charts pass such text through.
 
 Bidi controls (U+202E reverses what follows: ``invoice\u202etxt.exe``), other
 invisible format characters and C0/C1 controls (a terminal's escape sequences)
-become a visible ``\\uXXXX``, never obeyed; a newline becomes a space (a table's
+become a visible escape (``\\u202e``), never obeyed; a newline becomes a space (a table's
 rows and a reader's eyes stay where they are). Letters of right-to-left scripts
 are left alone: only the invisible controls are touched.
 """
@@ -19,5 +19,6 @@ UNSAFE = re.compile(
 
 
 def visible(text: str) -> str:
-    """`text` with its controls shown as ``\\uXXXX`` escapes and newlines as spaces."""
+    """`text` with its controls shown as ``\\u`` escapes (four hex digits) and newlines
+    as spaces."""
     return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).replace("\n", " ")

@@ -64,6 +64,7 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 Q = TypeVar("Q", bound=UltraOrder)
+_Answer = TypeVar("_Answer", OrderResponse, BatchResponse)
 KEYLESS_RATE = 0.5
 KEYED_RATE = 1.0
 # Swap V2 execute's own bucket (docs/products.md): keyless 20, Free 50, paid 100 requests/s
@@ -189,25 +190,29 @@ class JupiterClient:
     def cancel_trigger_order(
         self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> OrderResponse:
-        op = "cancel_trigger_order"
-        checked = check_request(op, TriggerCancelRequest, request)
-        # the API takes a string: an integer from the plan goes out as its digits
-        body = {**request, "computeUnitPrice": checked.wire_compute_unit_price, "maker": maker}
-        path = f"{self.paths.trigger}/cancelOrder"
-        return self._call(
-            op, "POST", path, json=body, parse=model_parser(OrderResponse), observe=observe
-        )
+        return self._trigger_cancel(
+            "cancel_trigger_order", TriggerCancelRequest, "cancelOrder", OrderResponse,
+            maker, request, observe,
+        )  # fmt: skip
 
     def cancel_trigger_orders(
         self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
     ) -> BatchResponse:
-        op = "cancel_trigger_orders"
-        checked = check_request(op, TriggerCancelBatchRequest, request)
+        return self._trigger_cancel(
+            "cancel_trigger_orders", TriggerCancelBatchRequest, "cancelOrders", BatchResponse,
+            maker, request, observe,
+        )  # fmt: skip
+
+    def _trigger_cancel(
+        self, op: str, model: Any, endpoint: str, answer: type[_Answer], maker: str,
+        request: Mapping[str, Any], observe: Observer | None,
+    ) -> _Answer:  # fmt: skip
+        """Trigger v1's cancels: the plan's body with our wallet as ``maker`` and the
+        compute-unit price as the API takes it (a string: an integer goes out as its digits)."""
+        checked = check_request(op, model, request)
         body = {**request, "computeUnitPrice": checked.wire_compute_unit_price, "maker": maker}
-        path = f"{self.paths.trigger}/cancelOrders"
-        return self._call(
-            op, "POST", path, json=body, parse=model_parser(BatchResponse), observe=observe
-        )
+        path = f"{self.paths.trigger}/{endpoint}"
+        return self._call(op, "POST", path, json=body, parse=model_parser(answer), observe=observe)
 
     def execute_trigger(
         self, signed_transaction: str, request_id: str, observe: Observer | None = None
