@@ -16,14 +16,14 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.api.client import JupiterClient
+from jupcron.chain.rpc import SolanaRpc, rpc_from_config
+from jupcron.chain.wallet import Wallet, load_wallet
 from jupcron.config import Config, api_key
-from jupcron.rpc import SolanaRpc, rpc_from_config
 from jupcron.runner.core import Runner
 from jupcron.runner.outcome import RunListener
 from jupcron.store import migrate
 from jupcron.store.engine import open_existing, session_factory
 from jupcron.store.runstore import SqlRunStore
-from jupcron.wallet import Wallet, load_wallet
 
 log = structlog.get_logger(__name__)
 

@@ -23,7 +23,7 @@ def check(ctx: Context, fmt: str) -> None:
     key (one authenticated read), the RPC node (and the wallet's SOL) and the
     notification URLs. Exit 0 when nothing failed, 1 otherwise (warnings do not fail).
     """
-    from jupcron.probe import check_all
+    from jupcron.service.probe import check_all
 
     checks = check_all(ctx.config)  # a config that does not load: one error line, exit 1
     failed = [c for c in checks if c.verdict == "fail"]

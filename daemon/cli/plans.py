@@ -22,7 +22,7 @@ from jupcron.products.recurring.minimums import (
     needs_network,
 )
 from jupcron.report.listing import render
-from jupcron.schedule import next_fire_times, parse_instant, parse_schedule
+from jupcron.scheduling.schedule import next_fire_times, parse_instant, parse_schedule
 from jupcron.store import migrate, runs
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import open_existing, session_factory, transaction

@@ -16,13 +16,13 @@ from typing import Any
 import click
 from solders.pubkey import Pubkey
 
+from jupcron.chain.rpc import rpc_from_config
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.wallet import config_or_defaults, configured_wallet
 from jupcron.config import Config
 from jupcron.errors import ConfigError, PlanError
 from jupcron.plans.load import load_plans
 from jupcron.price.protection import pair_of, protection_for
-from jupcron.rpc import rpc_from_config
 from jupcron.runner.judge import judge, ordered_facts
 from jupcron.runner.preflight import spend_of
 from jupcron.store import migrate

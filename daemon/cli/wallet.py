@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from jupcron.chain.wallet import Wallet, load_wallet, write_keypair_file
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import DEFAULT_PATH, Config
-from jupcron.wallet import Wallet, load_wallet, write_keypair_file
 
 
 def config_or_defaults(ctx: Context) -> Config:

@@ -28,10 +28,10 @@ from typing import TextIO
 
 from sqlalchemy import text
 
+from jupcron.demo.proc import terminate
 from jupcron.demo.watch import Reporter, Watcher
 from jupcron.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
 from jupcron.private import PRIVATE_FILE, open_private
-from jupcron.proc import terminate
 from jupcron.report.build import build
 from jupcron.report.chart import write_chart
 from jupcron.report.listing import render

@@ -32,13 +32,13 @@ from typing import Any
 
 from solders.keypair import Keypair
 
+from jupcron.chain.wallet import Wallet, write_keypair_file
 from jupcron.emulator import Emulator
 from jupcron.emulator.keeper import fill_trigger
 from jupcron.emulator.ledger import TriggerOrder
 from jupcron.emulator.server import EmulatorServer
 from jupcron.private import PRIVATE_DIR, write_private
 from jupcron.store import migrate
-from jupcron.wallet import Wallet, write_keypair_file
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"

@@ -22,9 +22,9 @@ import structlog
 from sqlalchemy import Engine
 
 from jupcron.api.orders import TokenFacts
+from jupcron.chain.rpc import DECIMALS_AT, MINT_SIZE, TOKEN_PROGRAMS
 from jupcron.errors import JupcronError
 from jupcron.price.oracle import AccountState
-from jupcron.rpc import DECIMALS_AT, MINT_SIZE, TOKEN_PROGRAMS
 from jupcron.store import follow, tokens
 from jupcron.store.engine import begin
 

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer, PlainValidator
 from solders.pubkey import Pubkey as _SoldersPubkey
 
-from jupcron.schedule import parse_duration
+from jupcron.scheduling.schedule import parse_duration
 
 U64_MAX = 2**64 - 1
 # known stablecoins: mint -> (symbol, decimals); used for the offline minimums

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from jupcron.config.yamlfile import Locator, load, problems_from
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
 from jupcron.plans.schema import (
@@ -28,7 +29,6 @@ from jupcron.plans.schema import (
 )
 from jupcron.price.limits import quote_mint
 from jupcron.products import kinds
-from jupcron.yamlfile import Locator, load, problems_from
 
 SUFFIXES = (".yaml", ".yml")
 

@@ -33,7 +33,6 @@ from pydantic import (
 )
 
 from jupcron.config import SwapApi
-from jupcron.cron import parse_cron
 from jupcron.domain import PlanKind
 from jupcron.plans.fields import (
     STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields
@@ -65,7 +64,8 @@ from jupcron.products.trigger_v2.model import (
     TriggerV2DcaRequest,
     TriggerV2OrderRequest,
 )
-from jupcron.schedule import (
+from jupcron.scheduling.cron import parse_cron
+from jupcron.scheduling.schedule import (
     Misfire,
     Schedule,
     parse_instant,

@@ -141,7 +141,7 @@ class AccountState(Protocol):
 
 
 class AccountReader(Protocol):
-    """The part of `jupcron.rpc.SolanaRpc` the oracle uses."""
+    """The part of `jupcron.chain.rpc.SolanaRpc` the oracle uses."""
 
     def accounts(self, addresses: Sequence[str]) -> Sequence[AccountState | None]: ...
 

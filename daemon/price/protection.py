@@ -38,7 +38,7 @@ log = structlog.get_logger(__name__)
 
 
 class PriceRpc(Protocol):
-    """The part of `jupcron.rpc.SolanaRpc` price protection reads through."""
+    """The part of `jupcron.chain.rpc.SolanaRpc` price protection reads through."""
 
     def accounts(self, addresses: Sequence[str]) -> Sequence[AccountState | None]: ...
     def mint_decimals(self, mint: str) -> int | None: ...

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from jupcron.price.limits import PriceLimits
 from jupcron.products.findings import Finding
-from jupcron.schedule import Schedule
+from jupcron.scheduling.schedule import Schedule
 
 # (input mint, total input amount, where it is in the request)
 Spent = tuple[str, int, tuple[str, ...]]

@@ -19,12 +19,13 @@ import structlog
 from jupcron import failpoints
 from jupcron.api.client import JupiterClient
 from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.chain.rpc import SolanaRpc
+from jupcron.chain.wallet import Wallet
 from jupcron.config import Config
 from jupcron.domain import RunStatus
 from jupcron.errors import FatalError, RejectedError, RetryableError
 from jupcron.logs import run_context
 from jupcron.products.base import OrderApi
-from jupcron.rpc import SolanaRpc
 from jupcron.runner.book import RunBook
 from jupcron.runner.flow import drive
 from jupcron.runner.outcome import RunListener, RunOutcome
@@ -33,7 +34,6 @@ from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.txguard import GuardPolicy
 from jupcron.txguard.challenge import login_signer
-from jupcron.wallet import Wallet
 
 __all__ = ["RunOptions", "Runner", "node_name", "utcnow"]
 

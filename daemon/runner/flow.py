@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 
 from jupcron import failpoints
+from jupcron.chain.wallet import sign_transaction
 from jupcron.domain import RunStatus
 from jupcron.errors import GuardRejectedError, RejectedError, RetryableError
 from jupcron.products.registry import product
@@ -30,7 +31,6 @@ from jupcron.runner.ports import Ports, RunOptions, run_mode
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.txguard import Verdict
 from jupcron.txguard.simulate import BalanceCheck
-from jupcron.wallet import sign_transaction
 
 log = structlog.get_logger(__name__)
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from jupcron.chain.rpc import SignatureStatus, SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError, RetryableError
-from jupcron.rpc import SignatureStatus, SolanaRpc
 from jupcron.store.port import RunStore
 from jupcron.store.records import RunRecord
 

@@ -13,14 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.chain.rpc import SolanaRpc
+from jupcron.chain.wallet import Wallet
 from jupcron.config import Config
 from jupcron.products.base import OrderApi
-from jupcron.rpc import SolanaRpc
 from jupcron.runner.book import RunBook
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
 from jupcron.txguard import GuardPolicy
-from jupcron.wallet import Wallet
 
 Clock = Callable[[], datetime]
 

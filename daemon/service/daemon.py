@@ -43,7 +43,7 @@ from jupcron.plans.apply import apply_paths, files_vs_store
 from jupcron.runner.core import node_name
 from jupcron.runner.outcome import RunListener, RunOutcome
 from jupcron.runner.recovery import recover
-from jupcron.scheduler import Scheduler
+from jupcron.scheduling.scheduler import Scheduler
 from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
 from jupcron.service.dependencies import Dependencies
 from jupcron.service.heartbeat import Heartbeat

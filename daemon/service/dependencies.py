@@ -2,7 +2,7 @@
 
 at start ─► the wallet's keypair (read by `build_runtime`: unreadable, open to
             others or malformed ─► fatal, with the fix), then the API key and
-            the RPC node (daemon/probe.py):
+            the RPC node (daemon/service/probe.py):
     a key the API refuses ─► fatal (FatalError, exit 1, the fix said)
     the API or the RPC node does not answer,
     or the wallet holds no SOL ─► degraded: the daemon runs (runs retry, a node
@@ -25,7 +25,7 @@ import structlog
 
 from jupcron.config import Config
 from jupcron.errors import FatalError
-from jupcron.probe import Check, check_api, check_rpc
+from jupcron.service.probe import Check, check_api, check_rpc
 
 log = structlog.get_logger(__name__)
 

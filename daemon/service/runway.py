@@ -1,6 +1,6 @@
 """The leader's runway watch: every ``runway.refresh`` seconds, the wallet's balance
 (the portfolio API, as the pre-flight balance check reads it, on spare capacity)
-against the upcoming runs of its plans (daemon/runway.py), stored for `jupcron
+against the upcoming runs of its plans (daemon/scheduling/runway.py), stored for `jupcron
 status` and the page (daemon/store/runway.py), set on /metrics, and a runway that
 falls under ``runway.alert_below`` said once (``low_balance``).
 
@@ -28,7 +28,7 @@ from jupcron.api.client import SPARE_WAIT
 from jupcron.api.models import Portfolio
 from jupcron.config import Config
 from jupcron.errors import JupcronError
-from jupcron.runway import needs_of, runways
+from jupcron.scheduling.runway import needs_of, runways
 from jupcron.service.alerts import AlertEvent
 from jupcron.service.runway_metrics import RunwayGauges
 from jupcron.store import control, tokens

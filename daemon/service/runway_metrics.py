@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Gauge
 
-from jupcron.runway import ui
+from jupcron.scheduling.runway import ui
 
 NAMESPACE = "jupcron"
 LABELS = ("wallet", "mint", "symbol")

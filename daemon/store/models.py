@@ -305,7 +305,7 @@ class DaemonNode(Base):
 
 
 class RunwayRow(Base):
-    """What the wallet's balance of one mint covers (daemon/runway.py), as the leader
+    """What the wallet's balance of one mint covers (daemon/scheduling/runway.py), as the leader
     last read it: `jupcron status` and the page show it, a low one is alerted once.
     Amounts are base units as text; ``balance`` and ``runs`` NULL: unknown (``problem``
     says why), never 0."""

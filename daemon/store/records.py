@@ -17,7 +17,7 @@ from jupcron.plans.schema import (
     stored_request,
     stored_settings,
 )
-from jupcron.schedule import Schedule, parse_schedule
+from jupcron.scheduling.schedule import Schedule, parse_schedule
 
 if TYPE_CHECKING:
     from jupcron.store.models import Plan, Run

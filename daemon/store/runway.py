@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from sqlalchemy import Connection, Table, delete, insert, select
 
-from jupcron.runway import Runway, ui
+from jupcron.scheduling.runway import Runway, ui
 from jupcron.store.models import RunwayRow
 from jupcron.store.tokens import plain, short
 

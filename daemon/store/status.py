@@ -17,7 +17,7 @@ from sqlalchemy import Table, func, select
 from sqlalchemy.orm import Session
 
 from jupcron.domain import IN_FLIGHT, RunStatus
-from jupcron.schedule import Schedule, next_fire_times, parse_schedule
+from jupcron.scheduling.schedule import Schedule, next_fire_times, parse_schedule
 from jupcron.store import control
 from jupcron.store import runway as store_runway
 from jupcron.store.control import NodeBeat

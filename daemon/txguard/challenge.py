@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import structlog
 from solders.signature import Signature
 
+from jupcron.chain.wallet import Wallet, parses_as_transaction, sign_message
 from jupcron.errors import GuardRejectedError
-from jupcron.wallet import Wallet, parses_as_transaction, sign_message
 
 log = structlog.get_logger(__name__)
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from solders.message import Message, MessageV0
 from solders.transaction import SanitizeError, VersionedTransaction
 
+from jupcron.chain.wallet import decode_transaction
 from jupcron.errors import GuardRejectedError
 from jupcron.txguard.instructions import COMPUTE_BUDGET, Parsed, parse
-from jupcron.wallet import decode_transaction
 
 MAX_TX_BYTES = 1232  # the network's packet limit for a transaction
 # input this long is not decoded at all: base64 of four times the network's limit

@@ -10,13 +10,13 @@ import structlog
 from solders.message import Message, MessageV0
 from solders.pubkey import Pubkey
 
+from jupcron.chain.wallet import SignedTransaction, Wallet, sign_transaction
 from jupcron.errors import GuardRejectedError, RejectedError, RetryableError
 from jupcron.txguard import ours, rules, simulate, vault
 from jupcron.txguard.context import Context
 from jupcron.txguard.decode import load, summarize
 from jupcron.txguard.expect import Expectation
 from jupcron.txguard.policy import GuardPolicy, Verdict
-from jupcron.wallet import SignedTransaction, Wallet, sign_transaction
 
 log = structlog.get_logger(__name__)
 

@@ -42,7 +42,7 @@ from typing import Protocol
 from solders.message import Message, MessageV0
 from solders.pubkey import Pubkey
 
-from jupcron.rpc import AccountState, Simulation
+from jupcron.chain.rpc import AccountState, Simulation
 from jupcron.txguard.decode import TxSummary
 from jupcron.txguard.expect import Expectation
 from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
@@ -60,7 +60,7 @@ SOL = "SOL"
 
 
 class Simulator(Protocol):
-    """The part of `jupcron.rpc.SolanaRpc` the balance check uses."""
+    """The part of `jupcron.chain.rpc.SolanaRpc` the balance check uses."""
 
     def accounts(self, addresses: Sequence[str]) -> list[AccountState | None]: ...
     def simulate(self, tx_b64: str, addresses: Sequence[str]) -> Simulation: ...

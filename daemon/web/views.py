@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from jupcron.domain import RunStatus
 from jupcron.report.build import build
 from jupcron.report.plan import PlanReport
-from jupcron.schedule import next_fire_times
+from jupcron.scheduling.schedule import next_fire_times
 from jupcron.store import plans as store_plans
 from jupcron.store import status as store_status
 from jupcron.store import tokens

@@ -23,10 +23,10 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
-from jupcron.proc import terminate
+from jupcron.chain.wallet import write_keypair_file
+from jupcron.demo.proc import terminate
 from jupcron.store import migrate
 from jupcron.store.engine import make_engine
-from jupcron.wallet import write_keypair_file
 
 JUPCRON = [sys.executable, "-m", "jupcron"]
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

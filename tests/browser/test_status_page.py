@@ -22,7 +22,7 @@ import pytest
 
 from jupcron.emulator import Emulator
 from jupcron.emulator.server import EmulatorServer
-from jupcron.schedule import next_fire_times, parse_schedule
+from jupcron.scheduling.schedule import next_fire_times, parse_schedule
 from jupcron.web.text import moment
 from tests.fixtures.browser import Watched
 from tests.fixtures.daemon import DaemonEnv, at, swap_plan

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import text
 
 from jupcron.emulator.ledger import Execution
-from jupcron.schedule import fire_times_between, parse_schedule
+from jupcron.scheduling.schedule import fire_times_between, parse_schedule
 from jupcron.store.engine import make_engine
 
 # a slot this close to the stop may not have been claimed yet

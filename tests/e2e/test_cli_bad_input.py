@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jupcron.wallet import write_keypair_file
+from jupcron.chain.wallet import write_keypair_file
 from tests.e2e.cli import jupcron
 
 # (what is wrong, arguments after `--config CONFIG`; CONFIG names a good config whose

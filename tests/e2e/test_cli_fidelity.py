@@ -15,10 +15,10 @@ import pytest
 from solders.keypair import Keypair
 from sqlalchemy import text
 
+from jupcron.chain.wallet import write_keypair_file
 from jupcron.emulator.ledger import TriggerOrder
 from jupcron.store.engine import make_engine
 from jupcron.txguard.decode import load, summarize
-from jupcron.wallet import write_keypair_file
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import SOL, USDC, DaemonEnvFactory
 

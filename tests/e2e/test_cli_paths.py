@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from jupcron.chain.wallet import write_keypair_file
 from jupcron.emulator import Emulator
 from jupcron.emulator.server import EmulatorServer
-from jupcron.wallet import write_keypair_file
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import swap_plan
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from solders.system_program import TransferParams, transfer
 
-from jupcron.wallet import write_keypair_file
+from jupcron.chain.wallet import write_keypair_file
 from tests.e2e.cli import jupcron
 from tests.fixtures.wallet import (
     AGGREGATOR,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from jupcron.wallet import load_wallet
+from jupcron.chain.wallet import load_wallet
 from tests.e2e.cli import jupcron
 
 

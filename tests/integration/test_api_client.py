@@ -12,12 +12,12 @@ from solders.signature import Signature
 from solders.transaction import VersionedTransaction
 
 from jupcron.api.client import JupiterClient
+from jupcron.chain.wallet import Wallet
 from jupcron.config import ApiPaths
 from jupcron.emulator import Emulator
 from jupcron.emulator.server import EmulatorServer
 from jupcron.emulator.txbuild import from_b64, to_b64
 from jupcron.errors import ApiAuthError, ApiRejectedError
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import (
     RECURRING_REQUEST,
     SOL,

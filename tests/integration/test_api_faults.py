@@ -10,6 +10,7 @@ import pytest
 from solders.pubkey import Pubkey
 
 from jupcron.api.client import JupiterClient
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator
 from jupcron.emulator.server import EmulatorServer
 from jupcron.errors import (
@@ -20,7 +21,6 @@ from jupcron.errors import (
     GuardRejectedError,
 )
 from jupcron.txguard import GuardPolicy, check
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, FakeTime, Recorder, sign
 
 
@@ -201,7 +201,7 @@ def test_lost_answer_then_rpc_reports_the_signature_finalized(
     signed = sign(payer, quote.transaction)
     with pytest.raises(ApiTransportError):
         client.execute_ultra(signed, quote.request_id)
-    from jupcron.wallet import sign_transaction
+    from jupcron.chain.wallet import sign_transaction
 
     signature = sign_transaction(payer, quote.transaction).signature
     rpc = httpx.post(

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.domain import RunStatus
 from jupcron.plans.apply import apply_paths
-from jupcron.scheduler import Scheduler
+from jupcron.scheduling.scheduler import Scheduler
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from jupcron.store.models import Plan, Run

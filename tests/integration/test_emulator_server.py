@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator
 from jupcron.emulator.transport import in_process_transport
-from jupcron.wallet import Wallet
 
 CLI = [sys.executable, "-m", "jupcron.cli.main"]
 

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.emulator.faults import FaultKind
-from jupcron.rpc import SolanaRpc
 from tests.fixtures.runner import USDC, Rig, RigFactory, outcome_of
 
 USDT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"

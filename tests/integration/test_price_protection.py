@@ -13,13 +13,13 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
 from jupcron.price.oracle import DEFAULT_FEEDS, decode_price_update
 from jupcron.price.protection import protection_for
 from jupcron.report.build import build
 from jupcron.report.rows import fill_rows
-from jupcron.rpc import SolanaRpc
 from tests.fixtures.follow import FollowRigFactory
 from tests.fixtures.runner import USDC, Clock, Rig, RigFactory, outcome_of
 

@@ -18,7 +18,7 @@ from structlog.testing import capture_logs
 
 from jupcron.domain import RunStatus
 from jupcron.plans.apply import apply_paths
-from jupcron.scheduler import MISSED_ERROR, Scheduler
+from jupcron.scheduling.scheduler import MISSED_ERROR, Scheduler
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from jupcron.store.records import PlanRecord

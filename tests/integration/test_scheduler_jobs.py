@@ -10,7 +10,7 @@ from apscheduler.util import check_callable_args
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.plans.apply import apply_paths
-from jupcron.scheduler import WATCH_JOB, Scheduler
+from jupcron.scheduling.scheduler import WATCH_JOB, Scheduler
 from jupcron.store.records import PlanRecord
 from tests.fixtures.plans import PlanFiles, swap_plan
 

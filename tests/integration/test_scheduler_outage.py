@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from structlog.testing import capture_logs
 
 from jupcron.plans.apply import apply_paths
-from jupcron.scheduler import UNAVAILABLE_ERROR, Scheduler
+from jupcron.scheduling.scheduler import UNAVAILABLE_ERROR, Scheduler
 from jupcron.store.engine import make_engine, session_factory
 from tests.fixtures.plans import PlanFiles, swap_plan
 from tests.fixtures.scheduler import Fires, run_rows

@@ -16,10 +16,10 @@ import pytest
 from sqlalchemy import text
 from structlog.testing import capture_logs
 
+from jupcron.chain.rpc import SolanaRpc, rpc_from_config
 from jupcron.config import Config
 from jupcron.emulator.server import EmulatorServer
 from jupcron.errors import ConfigError
-from jupcron.rpc import SolanaRpc, rpc_from_config
 from jupcron.service.leader import SqliteFileLeadership
 from jupcron.store import migrate
 from jupcron.store.engine import make_engine

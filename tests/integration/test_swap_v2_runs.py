@@ -16,15 +16,15 @@ import httpx
 import pytest
 
 from jupcron import failpoints
+from jupcron.chain.rpc import SolanaRpc
+from jupcron.chain.wallet import Wallet
 from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
 from jupcron.emulator.common import VALID_BLOCKS
 from jupcron.emulator.server import EmulatorServer
-from jupcron.rpc import SolanaRpc
 from jupcron.runner.recovery import recover
 from jupcron.store.engine import begin
 from jupcron.store.results import results_of
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, Recorder, sign
 from tests.fixtures.follow import FollowRigFactory
 from tests.fixtures.runner import USDC, Clock, Rig, RigFactory, outcome_of

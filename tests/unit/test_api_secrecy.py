@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from structlog.testing import capture_logs
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator
 from jupcron.errors import ApiAuthError, JupcronError
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, Recorder, sign
 
 KEY = "jup_SECRET-7f3a9c1e55"

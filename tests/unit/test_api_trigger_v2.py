@@ -10,11 +10,11 @@ import structlog
 
 from jupcron.api.client import JupiterClient
 from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator
 from jupcron.errors import ApiAuthError, ApiGarbageError, ApiRejectedError, GuardRejectedError
 from jupcron.logs import configure_logging
 from jupcron.txguard.challenge import login_signer
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import ClientFactory, FakeTime, Recorder
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupcron.ctl import (
+from jupcron.cli.ctl import (
     CtlError,
     Request,
     base_command,

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from solders.pubkey import Pubkey
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator, build_unsigned
 from jupcron.emulator.core import ROUTES
 from jupcron.emulator.faults import FaultKind, Faults
@@ -21,7 +22,6 @@ from jupcron.emulator.txbuild import (
     fee_payer_signature_ok,
     from_b64,
 )
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import RECURRING_REQUEST, SWAP_REQUEST, USDC, sign
 
 PYUSD = "2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo"  # a Token-2022 mint

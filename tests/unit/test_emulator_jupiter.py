@@ -13,12 +13,12 @@ import pytest
 from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator, build_unsigned
 from jupcron.emulator.txbuild import dca_address, from_b64, to_b64
 from jupcron.txguard import GuardPolicy, inspect
 from jupcron.txguard.decode import Instruction, TxSummary, summarize
 from jupcron.txguard.jupiter import AGGREGATOR, DCA, LIMIT_ORDER, action_of
-from jupcron.wallet import Wallet
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 WSOL = "So11111111111111111111111111111111111111112"

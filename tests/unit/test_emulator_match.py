@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator
 from jupcron.emulator.faults import fault_from_dict, request_fields
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import sign
 from tests.fixtures.openapi_spec import component, examples, validator
 

@@ -11,7 +11,7 @@ from jupcron.config import Config
 from jupcron.domain import PlanKind
 from jupcron.plans.schema import stored_request, stored_settings
 from jupcron.runner.preflight import caps_apply
-from jupcron.schedule import parse_schedule
+from jupcron.scheduling.schedule import parse_schedule
 from jupcron.store.records import PlanRecord
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

@@ -37,7 +37,7 @@ from jupcron.price.oracle import (
 )
 from jupcron.price.protection import Protection, per_cycle, protection_for
 from jupcron.price.reference import deviation_problem, reference_out, vs_reference_bps
-from jupcron.schedule import parse_schedule
+from jupcron.scheduling.schedule import parse_schedule
 from jupcron.store.records import PlanRecord
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

@@ -22,7 +22,7 @@ from jupcron.plans.schema import stored_request, stored_settings
 from jupcron.products.kinds import spec
 from jupcron.products.recurring_cancel.model import RecurringCancelRequest
 from jupcron.runner.judge import judge
-from jupcron.schedule import parse_schedule
+from jupcron.scheduling.schedule import parse_schedule
 from jupcron.store.records import PlanRecord
 from jupcron.txguard import GuardPolicy
 from tests.fixtures.plans import write_plans

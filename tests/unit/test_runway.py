@@ -1,4 +1,4 @@
-"""The runway maths (daemon/runway.py): several plans on different schedules spending
+"""The runway maths (daemon/scheduling/runway.py): several plans on different schedules spending
 one mint, mints of 6 and 9 decimals, what is left out (paused, dry run, disabled,
 cancels), and an unknown balance that is neither 0, nor endless, nor low."""
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from jupcron.runway import Need, needs_of, runway, runways, ui
+from jupcron.scheduling.runway import Need, needs_of, runway, runways, ui
 from jupcron.store.records import PlanRecord
 from jupcron.store.runway import RunwayState, runway_json, runway_text
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jupcron.schedule import (
+from jupcron.scheduling.schedule import (
     Misfire,
     Schedule,
     fire_times_between,

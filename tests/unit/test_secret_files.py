@@ -13,10 +13,10 @@ import pytest
 from pydantic import SecretStr
 
 from jupcron.api.client import JupiterClient
+from jupcron.chain.wallet import load_wallet, write_keypair_file
 from jupcron.config import Config, api_key
 from jupcron.errors import ConfigError, KeypairError
 from jupcron.private import is_credential
-from jupcron.wallet import load_wallet, write_keypair_file
 
 KEY = "jup_Z9secretKEY42"
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")

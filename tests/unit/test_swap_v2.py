@@ -14,12 +14,12 @@ from pydantic import ValidationError
 
 from jupcron.api.client import KEYED_EXECUTE_RATE, KEYLESS_EXECUTE_RATE, JupiterClient
 from jupcron.api.models import SwapOrder, UltraOrder
+from jupcron.chain.wallet import Wallet
 from jupcron.config import Config
 from jupcron.emulator import Emulator
 from jupcron.emulator.common import VALID_BLOCKS
 from jupcron.plans.load import load_plans
 from jupcron.products.base import SWAP_V2, ULTRA_V1, Ordered, SwapTerms
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import SWAP_REQUEST, ClientFactory, FakeTime, Recorder, sign
 from tests.fixtures.plans import recurring_plan, swap_plan, write_plans
 

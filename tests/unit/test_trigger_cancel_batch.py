@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator
 from jupcron.emulator.txbuild import from_b64
 from jupcron.plans.load import load_plans
-from jupcron.wallet import Wallet
 from tests.fixtures.emulator import sign
 from tests.fixtures.plans import write_plans
 

@@ -34,11 +34,11 @@ from solders.token.associated import get_associated_token_address
 from solders.transaction import VersionedTransaction
 from structlog.testing import capture_logs
 
+from jupcron.chain.wallet import Wallet
 from jupcron.config import GuardConfig
 from jupcron.errors import GuardRejectedError, RejectedError
 from jupcron.txguard import GuardPolicy, NotATransactionError, check, check_and_sign, inspect
 from jupcron.txguard.instructions import WRAPPED_SOL
-from jupcron.wallet import Wallet
 from tests.fixtures.wallet import (
     AGGREGATOR,
     DCA,

@@ -13,9 +13,9 @@ from solders.signature import Signature
 from solders.system_program import TransferParams, transfer
 from structlog.testing import capture_logs
 
+from jupcron.chain.wallet import MessageSigningError, Wallet, sign_message
 from jupcron.errors import GuardRejectedError
 from jupcron.txguard.challenge import PREFIX, check_challenge, sign_challenge
-from jupcron.wallet import MessageSigningError, Wallet, sign_message
 from tests.fixtures.wallet import jupiter_swap
 
 HOST = "api.jup.ag"

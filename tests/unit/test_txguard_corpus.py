@@ -20,9 +20,9 @@ from solders.signature import Signature
 from solders.token.associated import get_associated_token_address
 from solders.transaction import VersionedTransaction
 
+from jupcron.chain.wallet import Wallet
 from jupcron.errors import GuardRejectedError
 from jupcron.txguard import GuardPolicy, check_and_sign, inspect
-from jupcron.wallet import Wallet
 from tests.fixtures import hostile as h
 from tests.fixtures.chain import START_TOKENS, Chain
 from tests.fixtures.wallet import TOKEN, TOKEN_2022, USDC, WSOL, budget, to_b64

@@ -14,12 +14,12 @@ import pytest
 from solders.keypair import Keypair
 from solders.transaction import VersionedTransaction
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import jupiter_ix as jup
 from jupcron.emulator.core import Emulator
 from jupcron.emulator.txbuild import build_unsigned, fee_payer_signature_ok, to_b64
 from jupcron.errors import GuardRejectedError
 from jupcron.txguard import GuardPolicy, check_and_sign, inspect
-from jupcron.wallet import Wallet
 
 POLICY = GuardPolicy()
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

@@ -19,9 +19,9 @@ from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 from solders.transaction import VersionedTransaction
 
+from jupcron.chain.wallet import Wallet
 from jupcron.txguard import GuardPolicy, inspect
 from jupcron.txguard.decode import summarize
-from jupcron.wallet import Wallet
 from tests.fixtures.wallet import AGGREGATOR, build, new_key, program_call
 
 ED25519 = Pubkey.from_string("Ed25519SigVerify111111111111111111111111111")

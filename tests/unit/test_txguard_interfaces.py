@@ -21,10 +21,10 @@ from solders.instruction import AccountMeta, Instruction
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
+from jupcron.chain.wallet import Wallet
 from jupcron.txguard import GuardPolicy, inspect
 from jupcron.txguard.instructions import parse
 from jupcron.txguard.token import Effect
-from jupcron.wallet import Wallet
 from tests.fixtures.wallet import budget, build, new_key
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "interfaces"

@@ -12,11 +12,11 @@ from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator import jupiter_ix as jix
 from jupcron.emulator.txbuild import build_unsigned, to_b64
 from jupcron.txguard import GuardPolicy, check_and_sign, inspect
 from jupcron.txguard.expect import Expectation
-from jupcron.wallet import Wallet
 from tests.fixtures.wallet import USDC, WSOL, budget, build, new_key, route
 
 POLICY = GuardPolicy()

@@ -17,10 +17,10 @@ from solders.system_program import TransferParams, transfer
 from solders.token.associated import get_associated_token_address
 from solders.transaction import VersionedTransaction
 
+from jupcron.chain.wallet import Wallet
 from jupcron.config import GuardConfig
 from jupcron.txguard import GuardPolicy, inspect
 from jupcron.txguard.decode import load, summarize
-from jupcron.wallet import Wallet
 from tests.fixtures.chain import Chain
 from tests.fixtures.wallet import TOKEN
 

@@ -16,10 +16,10 @@ from solders.signature import Signature
 from solders.token.associated import get_associated_token_address
 from solders.transaction import VersionedTransaction
 
-from jupcron.rpc import AccountState, Simulation
+from jupcron.chain.rpc import AccountState, Simulation
+from jupcron.chain.wallet import Wallet
 from jupcron.txguard import GuardPolicy, inspect
 from jupcron.txguard.simulate import rent_exempt
-from jupcron.wallet import Wallet
 from tests.fixtures.chain import account_data
 from tests.fixtures.wallet import (
     AGGREGATOR,

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator.core import Emulator
 from jupcron.errors import GuardRejectedError
 from jupcron.txguard import GuardPolicy, check, check_and_sign
 from jupcron.txguard.expect import Expectation
-from jupcron.wallet import Wallet
 
 POLICY = GuardPolicy()
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

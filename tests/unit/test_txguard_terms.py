@@ -18,11 +18,11 @@ from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 from solders.token.associated import get_associated_token_address
 
+from jupcron.chain.wallet import decode_transaction
 from jupcron.config import GuardConfig
 from jupcron.emulator import jupiter_ix as jix
 from jupcron.runner.judge import expectation, judge, ordered_facts
 from jupcron.txguard import GuardPolicy, Verdict, inspect
-from jupcron.wallet import decode_transaction
 from tests.fixtures import real
 from tests.fixtures.mutate import instruction_data, mutate, put
 from tests.fixtures.wallet import USDC, WSOL, budget, build, create_ata_idempotent, new_key

@@ -11,12 +11,12 @@ from solders.instruction import Instruction
 from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 
+from jupcron.chain.wallet import Wallet
 from jupcron.emulator.products.trigger_v2 import tx as txs
 from jupcron.emulator.txbuild import to_b64
 from jupcron.txguard import GuardPolicy, inspect
 from jupcron.txguard.expect import Expectation
 from jupcron.txguard.vault import DOCUMENTED_COSIGNER
-from jupcron.wallet import Wallet
 from tests.fixtures.hostile import ata_create, tok_transfer
 
 USDC = Pubkey.from_string("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")

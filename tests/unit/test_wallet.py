@@ -11,8 +11,8 @@ import pytest
 from solders.keypair import Keypair
 from structlog.testing import capture_logs
 
+from jupcron.chain.wallet import Wallet, load_wallet, write_keypair_file
 from jupcron.errors import FatalError, KeypairError
-from jupcron.wallet import Wallet, load_wallet, write_keypair_file
 from tests.fixtures.wallet import KeypairFile
 
 

@@ -13,8 +13,8 @@ from solders.signature import Signature
 from solders.transaction import VersionedTransaction
 from structlog.testing import capture_logs
 
+from jupcron.chain.wallet import SigningError, Wallet, sign_transaction
 from jupcron.errors import RejectedError
-from jupcron.wallet import SigningError, Wallet, sign_transaction
 from tests.fixtures.wallet import AGGREGATOR, build, jupiter_swap, program_call, to_b64
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from jupcron.api.client import JupiterClient
+from jupcron.chain.rpc import rpc_from_config
 from jupcron.config import Config, api_key
 from jupcron.errors import JupcronError, Problem
 from jupcron.plans.fields import STABLECOINS
@@ -25,7 +26,6 @@ from jupcron.products.recurring.model import (
     RECURRING_MIN_TOTAL_USD,
     RecurringRequest,
 )
-from jupcron.rpc import rpc_from_config
 from jupcron.txguard.instructions import TOKEN_2022
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"

@@ -16,7 +16,7 @@ from jupcron.products.trigger_v2.model import (
     TriggerV2OrderRequest,
     TriggerV2Request,
 )
-from jupcron.schedule import Schedule, next_fire_times, parse_duration, parse_instant
+from jupcron.scheduling.schedule import Schedule, next_fire_times, parse_duration, parse_instant
 
 
 def checks(request: TriggerV2Request, now: datetime | None = None) -> list[Finding]:

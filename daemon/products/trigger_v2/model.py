@@ -26,7 +26,7 @@ from jupcron.plans.fields import (
     _Model,
     _short,
 )
-from jupcron.schedule import parse_instant
+from jupcron.scheduling.schedule import parse_instant
 
 DCA_MIN_ROUNDS = 2
 DCA_INTERVAL_MIN, DCA_INTERVAL_MAX = 60, 31_536_000  # 1 minute .. 1 year

@@ -36,7 +36,7 @@ from jupcron.products.trigger_v2.model import (
     TriggerV2DcaRequest,
     TriggerV2OrderRequest,
 )
-from jupcron.schedule import parse_instant
+from jupcron.scheduling.schedule import parse_instant
 from jupcron.txguard.expect import Expectation
 
 if TYPE_CHECKING:

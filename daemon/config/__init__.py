@@ -32,12 +32,12 @@ from solders.pubkey import Pubkey
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from jupcron.config.yamlfile import decode, load, problems_from, read_checked
 from jupcron.errors import ConfigError, YamlLoadError
 from jupcron.private import read_private
-from jupcron.schedule import parse_duration
+from jupcron.scheduling.schedule import parse_duration
 from jupcron.urls import check_http_url
 from jupcron.urls import mask_url as mask_url  # where it lived before jupcron.urls
-from jupcron.yamlfile import decode, load, problems_from, read_checked
 
 DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
 LEGACY_HOSTS = ("lite-api.jup.ag",)

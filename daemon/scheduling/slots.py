@@ -12,7 +12,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.schedule import (
+from jupcron.scheduling.schedule import (
     MAX_SKIPPED,
     Schedule,
     fire_times_between,

@@ -2,7 +2,7 @@
 
 Plans are data: the jobs live in APScheduler's MemoryJobStore and are rebuilt
 from the store at start and on every reload; nothing is pickled. Fire times
-come from our own schedule maths (`jupcron.schedule`), not APScheduler's
+come from our own schedule maths (`jupcron.scheduling.schedule`), not APScheduler's
 triggers: each plan has one pending one-shot job for its next slot (job id
 ``plan-<id>-v<version>-<slot>``, args are plain values); when it runs it first
 queues the following slot, then hands ``(plan, scheduled_for)`` to `fire`.
@@ -11,7 +11,7 @@ The runner's unique (plan, slot) claim makes a double fire harmless.
 Misfires: APScheduler's own misfire handling is off (``misfire_grace_time=None``,
 ``coalesce=True``, ``max_instances=1``); a job that starts more than the plan's
 ``grace`` late, and every slot that passed while the daemon was down, is
-settled by `jupcron.schedule.catch_up` (``skip``: recorded as ``skipped``;
+settled by `jupcron.scheduling.schedule.catch_up` (``skip``: recorded as ``skipped``;
 ``run-once``: the latest within grace runs, the rest are ``skipped``).
 
 Reload: `reload()` (the SIGHUP path) re-reads the enabled plans; a watch job
@@ -34,14 +34,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import JupcronError, StoreBusyError
-from jupcron.schedule import (
+from jupcron.scheduling.schedule import (
     Schedule,
     catch_up,
     is_late,
     jitter_delay,
     next_fire_times,
 )
-from jupcron.slots import pending_of_previous, record_unfired
+from jupcron.scheduling.slots import pending_of_previous, record_unfired
 from jupcron.store import plans as store_plans
 from jupcron.store import runs
 from jupcron.store.engine import transaction

@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from jupcron.cron import CronExpr, parse_cron
+from jupcron.scheduling.cron import CronExpr, parse_cron
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DEFAULT_GRACE = 300

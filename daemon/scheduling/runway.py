@@ -25,7 +25,7 @@ from decimal import Decimal
 from itertools import islice
 
 from jupcron.plans.schema import in_amount_of
-from jupcron.schedule import Schedule, next_fire_times
+from jupcron.scheduling.schedule import Schedule, next_fire_times
 from jupcron.store.records import PlanRecord
 
 MAX_RUNS = 10_000  # runs looked at per wallet and mint

@@ -77,7 +77,7 @@ def check_api(
 
 
 def check_rpc(config: Config, address: str | None) -> Check:
-    from jupcron.rpc import rpc_from_config
+    from jupcron.chain.rpc import rpc_from_config
 
     rpc = rpc_from_config(config.rpc)
     if rpc is None:
@@ -103,8 +103,8 @@ def check_rpc(config: Config, address: str | None) -> Check:
 def check_all(config: Config, transport: httpx.BaseTransport | None = None) -> list[Check]:
     """Every check, in the order an operator fixes things."""
     from jupcron.app import open_store
+    from jupcron.chain.wallet import load_wallet
     from jupcron.plans.load import load_plans
-    from jupcron.wallet import load_wallet
 
     checks: list[Check] = [Check("config", "ok", config.source or "(built-in defaults)")]
     address: str | None = None

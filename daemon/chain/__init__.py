@@ -1,0 +1,1 @@
+"""Solana itself: the keypair and signing (wallet), the JSON-RPC client (rpc)."""
