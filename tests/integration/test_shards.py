@@ -1,0 +1,251 @@
+"""Leadership per wallet on a real PostgreSQL: several `PgShardLeadership` objects,
+each on its own connection, as several daemons would hold them; and the SQLite
+single-daemon model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+from structlog.testing import capture_logs
+
+from jupcron.errors import StoreBusyError, StoreError
+from jupcron.service.assign import assign
+from jupcron.service.shards import (
+    EveryShard,
+    PgShardLeadership,
+    SqliteShardLeadership,
+    shard_leadership_for,
+    split_key,
+    wallet_key,
+)
+from jupcron.store.engine import make_engine
+
+WALLETS = ["alice", "bob", "carol"]
+
+
+class Clock:
+    """The orphan timer's monotonic clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def pg_engine(pg_url: str) -> Iterator[Engine]:
+    engine = make_engine(pg_url)
+    yield engine
+    engine.dispose()
+
+
+Make = Callable[[str], PgShardLeadership]
+
+
+@pytest.fixture
+def make(pg_engine: Engine) -> Iterator[tuple[Make, Clock]]:
+    made: list[PgShardLeadership] = []
+    clock = Clock()
+
+    def new(node: str) -> PgShardLeadership:
+        one = PgShardLeadership(pg_engine, node, orphan_after=3.0, monotonic=clock)
+        made.append(one)
+        return one
+
+    yield new, clock
+    for one in made:
+        one.release()
+
+
+def turn(members: list[PgShardLeadership], rounds: int = 2) -> dict[str, frozenset[str]]:
+    """Every member rebalances, ``rounds`` times (a hand-over takes two turns)."""
+    names = [m.node for m in members]
+    led: dict[str, frozenset[str]] = {}
+    for _ in range(rounds):
+        for m in members:
+            led[m.node] = m.rebalance(WALLETS, names)
+    return led
+
+
+def owners(led: dict[str, frozenset[str]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {w: [] for w in WALLETS}
+    for node, wallets in led.items():
+        for w in wallets:
+            found[w].append(node)
+    return found
+
+
+def terminate(pg_url: str, pid: int) -> None:
+    dsn = make_url(pg_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone() == (True,)
+
+
+def test_split_key_matches_pg_locks(pg_url: str, make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    one = new("a:1")
+    assert one.rebalance(["alice"], []) == {"alice"}
+    dsn = make_url(pg_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT classid::bigint, objid::bigint FROM pg_locks WHERE locktype = 'advisory'"
+        ).fetchall()
+    assert split_key(wallet_key("alice")) in {(int(c), int(o)) for c, o in rows}
+
+
+@pytest.mark.postgres
+def test_one_daemon_leads_every_wallet(make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    one = new("a:1")
+    assert one.rebalance(WALLETS, ["a:1"]) == set(WALLETS)
+    assert all(one.leads(w) for w in WALLETS)
+    assert not one.leads("dave")
+
+
+@pytest.mark.postgres
+def test_three_daemons_share_the_wallets_one_each(make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    members = [new("a:1"), new("b:2"), new("c:3")]
+    led = turn(members)
+    found = owners(led)
+    assert all(len(nodes) == 1 for nodes in found.values()), found
+    expected = assign(WALLETS, [m.node for m in members])
+    assert {w: nodes[0] for w, nodes in found.items()} == expected
+    for m in members:  # the lease check agrees with the turn, on every wallet
+        assert {w for w in WALLETS if m.leads(w)} == led[m.node]
+
+
+@pytest.mark.postgres
+def test_a_joining_daemon_gets_its_share(make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    first = new("a:1")
+    assert turn([first]) == {"a:1": set(WALLETS)}
+    second = new("b:2")
+    with capture_logs() as logs:
+        led = turn([first, second], rounds=3)
+    found = owners(led)
+    assert all(len(nodes) == 1 for nodes in found.values()), found
+    assert led["b:2"]  # it has its share
+    assert {len(led["a:1"]), len(led["b:2"])} == {1, 2}
+    events = [e["event"] for e in logs]
+    assert "wallet_released" in events
+    assert "wallet_acquired" in events
+
+
+@pytest.mark.postgres
+def test_a_wallet_under_way_is_handed_over_only_when_idle(make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    first = new("a:1")
+    turn([first])
+    second = new("b:2")
+    names = ["a:1", "b:2"]
+    theirs = {w for w, n in assign(WALLETS, names).items() if n == "b:2"}
+    assert second.rebalance(WALLETS, names) == set()  # present; every wallet is held
+    busy = True
+    led = first.rebalance(WALLETS, names, busy=lambda w: busy)
+    assert led == set(WALLETS) - theirs  # no more fires for theirs at once
+    assert not any(first.leads(w) for w in theirs)
+    assert second.rebalance(WALLETS, names) == set()  # still locked: a run is under way
+    busy = False
+    first.rebalance(WALLETS, names, busy=lambda w: busy)
+    assert second.rebalance(WALLETS, names) == theirs
+
+
+@pytest.mark.postgres
+def test_takeover_after_a_connection_is_closed(pg_url: str, make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    members = [new("a:1"), new("b:2"), new("c:3")]
+    led = turn(members)
+    victim = next(m for m in members if led[m.node])
+    lost = led[victim.node]
+    pid = victim.backend_pid
+    assert pid is not None
+    terminate(pg_url, pid)  # as a kill -9 of its daemon: the server drops its locks
+    with capture_logs() as logs:
+        assert not any(victim.leads(w) for w in lost)  # the very next lease check
+    assert "leader_lost" in [e["event"] for e in logs]
+    survivors = [m for m in members if m is not victim]
+    # the victim's heartbeat row is still there (a candidate), its presence lock is not
+    led = {}
+    for m in survivors:
+        led[m.node] = m.rebalance(WALLETS, [n.node for n in members])
+    found = owners(led)
+    assert all(len(nodes) == 1 for nodes in found.values()), found
+
+
+@pytest.mark.postgres
+def test_an_orphan_is_adopted_after_its_grace(pg_engine: Engine, make: tuple[Make, Clock]) -> None:
+    new, clock = make
+    first = new("a:1")
+    names = ["a:1", "ghost:9"]
+    # the ghost is live (its presence lock held) but never takes its wallets
+    ghost = PgShardLeadership(pg_engine, "ghost:9")
+    try:
+        ghost.rebalance([], names)
+        theirs = {w for w, n in assign(WALLETS, names).items() if n == "ghost:9"}
+        assert first.rebalance(WALLETS, names) == set(WALLETS) - theirs
+        clock.now += 1.0
+        assert first.rebalance(WALLETS, names) == set(WALLETS) - theirs
+        clock.now += 3.0
+        assert first.rebalance(WALLETS, names) == set(WALLETS)
+    finally:
+        ghost.release()
+
+
+@pytest.mark.postgres
+def test_a_wallet_no_longer_configured_is_let_go(make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    first = new("a:1")
+    assert first.rebalance(WALLETS, []) == set(WALLETS)
+    assert first.rebalance(["alice"], []) == {"alice"}
+    second = new("b:2")
+    second.rebalance([], [])
+    assert second.rebalance(["bob"], ["b:2"]) == {"bob"}  # free at once
+
+
+@pytest.mark.postgres
+def test_release_frees_every_wallet(make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    first, second = new("a:1"), new("b:2")
+    assert first.rebalance(WALLETS, ["a:1"]) == set(WALLETS)
+    first.release()
+    assert first.led() == set()
+    assert second.rebalance(WALLETS, ["a:1", "b:2"]) == set(WALLETS)
+
+
+@pytest.mark.postgres
+def test_two_sessions_cannot_be_one_node(make: tuple[Make, Clock]) -> None:
+    new, _ = make
+    new("a:1").rebalance(WALLETS, [])
+    with pytest.raises(StoreBusyError):
+        new("a:1").rebalance(WALLETS, [])
+
+
+def test_sqlite_one_daemon_leads_every_wallet(tmp_path: Path) -> None:
+    database = str(tmp_path / "jupcron.db")
+    first = SqliteShardLeadership(database, "a:1")
+    second = SqliteShardLeadership(database, "b:2")
+    try:
+        assert first.rebalance(WALLETS, ["a:1", "b:2"]) == set(WALLETS)
+        assert all(first.leads(w) for w in WALLETS)
+        with pytest.raises(StoreError):
+            second.rebalance(WALLETS, ["a:1", "b:2"])
+        first.release()
+        assert first.led() == set()
+        assert second.rebalance(WALLETS, []) == set(WALLETS)
+    finally:
+        first.release()
+        second.release()
+
+
+def test_leadership_for_each_backend(tmp_path: Path, pg_engine: Engine, pg_url: str) -> None:
+    assert isinstance(shard_leadership_for(pg_url, pg_engine, "n"), PgShardLeadership)
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    assert isinstance(shard_leadership_for(url, pg_engine, "n"), SqliteShardLeadership)
+    assert isinstance(shard_leadership_for("sqlite://", pg_engine, "n"), EveryShard)

@@ -1,0 +1,143 @@
+"""The wallet assignment maths (jupcron.service.assign): tables of cases."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+
+from jupcron.service.assign import assign, plan_turn, ranking, score
+
+NODES = ["host-a:101", "host-b:202", "host-c:303"]
+WALLETS = ["alice", "bob", "carol"]
+
+
+@pytest.mark.parametrize(
+    ("shards", "nodes", "expected"),
+    [
+        ([], [], {}),
+        (["alice"], [], {}),
+        ([], ["n1"], {}),
+        (["alice"], ["n1"], {"alice": "n1"}),
+        (["alice", "bob", "carol"], ["n1"], {"alice": "n1", "bob": "n1", "carol": "n1"}),
+        (["alice", "alice"], ["n1", "n1"], {"alice": "n1"}),
+    ],
+)
+def test_small_cases(shards: list[str], nodes: list[str], expected: dict[str, str]) -> None:
+    assert assign(shards, nodes) == expected
+
+
+@pytest.mark.parametrize(
+    ("n_shards", "n_nodes"),
+    [(1, 1), (1, 3), (2, 3), (3, 3), (3, 2), (4, 3), (7, 3), (10, 4), (100, 7), (5, 5), (2, 5)],
+)
+def test_every_shard_once_and_loads_within_one(n_shards: int, n_nodes: int) -> None:
+    shards = [f"wallet-{i}" for i in range(n_shards)]
+    nodes = [f"node-{i}:{1000 + i}" for i in range(n_nodes)]
+    owner = assign(shards, nodes)
+    assert sorted(owner) == sorted(shards)
+    assert set(owner.values()) <= set(nodes)
+    loads = Counter(owner.values())
+    counts = [loads.get(n, 0) for n in nodes]
+    assert max(counts) - min(counts) <= 1
+
+
+def test_three_wallets_on_three_nodes_one_each() -> None:
+    owner = assign(WALLETS, NODES)
+    assert sorted(owner.values()) == sorted(NODES)
+
+
+def test_input_order_does_not_matter() -> None:
+    first = assign(WALLETS, NODES)
+    for shards, nodes in zip(
+        itertools.permutations(WALLETS), itertools.permutations(NODES), strict=True
+    ):
+        assert assign(shards, nodes) == first
+
+
+def test_ranking_is_by_score_and_stable() -> None:
+    ranked = ranking("alice", NODES)
+    assert sorted(ranked) == sorted(NODES)
+    assert [score("alice", n) for n in ranked] == sorted(
+        (score("alice", n) for n in NODES), reverse=True
+    )
+    assert score("alice", "n1") == score("alice", "n1")
+    assert score("alice", "n1") != score("alice", "n2")
+
+
+@pytest.mark.parametrize("n_shards", [3, 12, 60])
+def test_a_node_leaving_moves_only_what_balance_needs(n_shards: int) -> None:
+    shards = [f"w{i}" for i in range(n_shards)]
+    before = assign(shards, NODES)
+    gone = NODES[0]
+    after = assign(shards, NODES[1:])
+    assert gone not in after.values()
+    moved = [s for s in shards if before[s] != gone and after[s] != before[s]]
+    # the survivors each gain about a share; few of their own wallets change hands
+    assert len(moved) <= n_shards // 3
+
+
+@pytest.mark.parametrize("n_shards", [3, 12, 60])
+def test_a_node_joining_takes_its_share(n_shards: int) -> None:
+    shards = [f"w{i}" for i in range(n_shards)]
+    before = assign(shards, NODES[:2])
+    after = assign(shards, NODES)
+    joined = [s for s in shards if after[s] == NODES[2]]
+    assert len(joined) >= n_shards // 3
+    moved_elsewhere = [s for s in shards if after[s] not in (before[s], NODES[2])]
+    assert len(moved_elsewhere) <= n_shards // 3
+
+
+ME = "me:1"
+OTHER = "other:2"
+
+
+def _mine_and_theirs() -> tuple[str, str]:
+    owner = assign(["w1", "w2"], [ME, OTHER])
+    mine = next(s for s, n in owner.items() if n == ME)
+    theirs = next(s for s, n in owner.items() if n == OTHER)
+    return mine, theirs
+
+
+@pytest.mark.parametrize(
+    ("case", "live", "holders", "free_for", "take", "hand_over", "orphans"),
+    [
+        # alone: take every free wallet
+        ("alone", [], {}, {}, {"w1", "w2"}, set(), set()),
+        # both live, nothing held: take only mine; theirs is not an orphan yet
+        ("fresh", [OTHER], {}, {}, {"mine"}, set(), set()),
+        # theirs free for long enough: adopt it as an orphan
+        ("orphan", [OTHER], {}, {"theirs": 5.0}, {"mine", "theirs"}, set(), {"theirs"}),
+        # theirs free but not long enough
+        ("not yet", [OTHER], {}, {"theirs": 1.0}, {"mine"}, set(), set()),
+        # I hold theirs (adopted earlier), they are live: hand it over
+        ("hand over", [OTHER], {"mine": ME, "theirs": ME}, {}, set(), {"theirs"}, set()),
+        # they hold mine: wait for their hand-over, take nothing
+        ("wait", [OTHER], {"mine": OTHER, "theirs": OTHER}, {}, set(), set(), set()),
+        # an unknown session holds mine: not free, wait
+        ("unknown holder", [OTHER], {"mine": "pid 77"}, {"mine": 9.0}, set(), set(), set()),
+        # they left (not live): their wallet is mine by assignment, no orphan wait
+        ("dead", [], {"mine": ME}, {}, {"theirs"}, set(), set()),
+    ],
+)
+def test_plan_turn(
+    case: str,
+    live: list[str],
+    holders: dict[str, str],
+    free_for: dict[str, float],
+    take: set[str],
+    hand_over: set[str],
+    orphans: set[str],
+) -> None:
+    mine, theirs = _mine_and_theirs()
+    names = {"mine": mine, "theirs": theirs, "w1": "w1", "w2": "w2"}
+    turn = plan_turn(
+        ME, ["w1", "w2"], live,
+        {names[s]: n for s, n in holders.items()},
+        {names[s]: t for s, t in free_for.items()},
+        orphan_after=3.0,
+    )  # fmt: skip
+    assert turn.take == {names[s] for s in take}, case
+    assert turn.hand_over == {names[s] for s in hand_over}, case
+    assert turn.orphans == {names[s] for s in orphans}, case
