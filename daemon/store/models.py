@@ -14,6 +14,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Double,
     ForeignKey,
     Index,
     Integer,
@@ -302,6 +303,8 @@ class DaemonNode(Base):
     version: Mapped[str] = mapped_column(String(32))
     # what it found not working at start and runs without (0007_node_degraded)
     degraded: Mapped[str | None] = mapped_column(Text)
+    # the wallets it leads now (0010_shards); NULL: a daemon from before per-wallet leadership
+    wallets: Mapped[list[str] | None] = mapped_column(JSON)
 
 
 class RunwayRow(Base):
@@ -327,3 +330,21 @@ class RunwayRow(Base):
     threshold: Mapped[int] = mapped_column(Integer)
     problem: Mapped[str | None] = mapped_column(Text)
     checked_at: Mapped[datetime]
+
+
+class RateBucket(Base):
+    """The API rate budget of one key, shared by every daemon on one PostgreSQL
+    (jupcron.store.ratebudget): a token bucket the daemons draw batches from with
+    one atomic UPDATE. Times are seconds of the database's clock (one clock for
+    every daemon). Keyed by a digest, never the key itself."""
+
+    __tablename__ = "api_rate_buckets"
+
+    bucket: Mapped[str] = mapped_column(String(80), primary_key=True)  # digest:name
+    rate: Mapped[float] = mapped_column(Double)  # tokens added per second
+    capacity: Mapped[float] = mapped_column(Double)  # at most this many saved up
+    tokens: Mapped[float] = mapped_column(Double)  # as of refilled_at
+    refilled_at: Mapped[float] = mapped_column(Double)
+    blocked_until: Mapped[float] = mapped_column(Double)  # a 429's Retry-After, for all
+    granted: Mapped[int] = mapped_column(Integer)  # the last draw's grant
+    drawn: Mapped[int] = mapped_column(BigInteger)  # every token ever granted
