@@ -68,6 +68,8 @@ def _node_line(node: NodeBeat, found: Status) -> str:
         f"{node.node}  {node.role} since {when(node.role_since)}  "
         f"(started {when(node.started_at)}, version {node.version})"
     )
+    if node.wallets is not None:  # the wallets it leads (shared on PostgreSQL)
+        line += f"  wallets: {', '.join(node.wallets) or 'none'}"
     return f"{line}  DEGRADED: {node.degraded}" if node.degraded else line
 
 
