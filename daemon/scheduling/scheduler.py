@@ -17,6 +17,10 @@ settled by `jupcron.scheduling.schedule.catch_up` (``skip``: recorded as ``skipp
 Reload: `reload()` (the SIGHUP path) re-reads the enabled plans; a watch job
 polls the store's plans revision every ``poll_interval`` seconds and reloads
 when it changed (so `plans apply` from anywhere takes effect).
+
+Shards: ``include`` (the wallets this daemon leads, on PostgreSQL) filters the
+plans at every load; the daemon calls `reload()` when its led set changes. A plan
+filtered out is dropped without recording anything: its new leader fires its slots.
 """
 
 from __future__ import annotations
@@ -81,7 +85,9 @@ class Scheduler:
         on_misfire: Callable[[PlanRecord, list[datetime]], None] | None = None,
         store_retry: float = STORE_RETRY,
         runs: RunStore | None = None,
+        include: Callable[[PlanRecord], bool] | None = None,
     ) -> None:
+        self._include = include
         self._factory = factory  # reads only: every run it records goes through `runs`
         self._runs = runs if runs is not None else SqlRunStore(factory.kw["bind"])
         self._store_retry = store_retry
@@ -168,16 +174,24 @@ class Scheduler:
             with transaction(self._factory) as session:
                 rev = store_plans.revision(session)
                 fresh = {p.id: p for p in store_plans.enabled_plans(session)}
+                if self._include is not None:  # another daemon leads the others
+                    led = {pid: p for pid, p in fresh.items() if self._include(p)}
+                    handed = {pid for pid in self._plans if pid in fresh and pid not in led}
+                    fresh = led
+                else:
+                    handed = set()
                 lasts = runs.last_slots(session)  # one query, not one per plan
                 # plans that left the enabled set: as they are now (disabled, with its time)
                 gone = {
                     pid: store_plans.plan_by_id(session, pid)
                     for pid in self._plans
-                    if pid not in fresh
+                    if pid not in fresh and pid not in handed
                 }
             added: list[str] = []
             changed: list[str] = []
             disabled: list[str] = []
+            for pid in handed:
+                self._drop(pid)
             for pid, known in list(self._plans.items()):
                 if pid not in fresh:
                     disabled.append(known.name)
