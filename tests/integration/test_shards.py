@@ -249,3 +249,54 @@ def test_leadership_for_each_backend(tmp_path: Path, pg_engine: Engine, pg_url: 
     url = f"sqlite:///{tmp_path / 'x.db'}"
     assert isinstance(shard_leadership_for(url, pg_engine, "n"), SqliteShardLeadership)
     assert isinstance(shard_leadership_for("sqlite://", pg_engine, "n"), EveryShard)
+
+
+def _beat(engine: Engine, node: str) -> None:
+    from datetime import UTC, datetime
+
+    from jupcron.store import control
+    from jupcron.store.control import NodeBeat
+    from jupcron.store.engine import begin
+
+    now = datetime.now(UTC)
+    with begin(engine) as conn:
+        control.beat(conn, NodeBeat(node=node, role="standby", role_since=now, started_at=now,
+                                    last_beat=now, dry_run=False, kill_switch=None,
+                                    version="t"))  # fmt: skip
+
+
+@pytest.mark.postgres
+def test_wallet_leads_read_the_candidates_from_the_heartbeats(pg_engine: Engine) -> None:
+    """The daemon's side: the heartbeat rows name the candidates; a joining daemon
+    gets its share, and a wallet with a fire under way waits for its end."""
+    from jupcron.service.wallet_leads import WalletLeads
+
+    first = WalletLeads(PgShardLeadership(pg_engine, "a:1"), pg_engine)
+    second = WalletLeads(PgShardLeadership(pg_engine, "b:2"), pg_engine)
+    try:
+        _beat(pg_engine, "a:1")
+        change = first.turn(WALLETS, now=True)
+        assert change is not None
+        assert change.gained == set(WALLETS)
+        assert first.turn(WALLETS) is None  # not due yet
+        theirs = {w for w, n in assign(WALLETS, ["a:1", "b:2"]).items() if n == "b:2"}
+        wallet = sorted(theirs)[0]
+        _beat(pg_engine, "b:2")
+        assert second.turn(WALLETS, now=True) is None  # present, nothing free yet
+        with first.firing(wallet):
+            change = first.turn(WALLETS, now=True)
+            assert change is not None
+            assert change.lost == theirs  # no more fires of them here
+            assert not first.leads(wallet)
+            change = second.turn(WALLETS, now=True)  # the idle ones come at once
+            assert (change.gained if change else set()) == theirs - {wallet}
+            assert wallet not in second.led  # still locked: a fire under way
+        first.turn(WALLETS, now=True)  # idle now: unlocked
+        change = second.turn(WALLETS, now=True)
+        assert change is not None
+        assert change.gained == {wallet}
+        assert first.led | second.led == set(WALLETS)
+        assert not first.led & second.led
+    finally:
+        first.release()
+        second.release()
