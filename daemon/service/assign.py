@@ -3,9 +3,10 @@
 Rendezvous (highest random weight) hashing with bounded loads: each wallet ranks
 the live nodes by a hash of (wallet, node); wallets are placed in a fixed order,
 each on the first node of its ranking that has room (``wallets // nodes``, one
-more for ``wallets % nodes`` of them). So every node gets its share (loads differ
-by at most one), every daemon computes the same answer from the same two sets, and a
-node joining or leaving moves few wallets (most keep their first choice).
+more for ``wallets % nodes`` of them). A wallet stays with the live node holding
+it while that node's load allows (no needless hand-over). So every node gets its
+share (loads differ by at most one), every daemon computes the same answer from
+the same view of who holds what, and a node joining or leaving moves few wallets.
 
     assign(["alice", "bob", "carol"], ["host-a:10", "host-b:11"])
     -> {"alice": "host-b:11", "bob": "host-a:10", "carol": "host-a:10"}
@@ -34,9 +35,14 @@ def ranking(shard: str, nodes: Iterable[str]) -> list[str]:
     return sorted(set(nodes), key=lambda n: (-score(shard, n), n))
 
 
-def assign(shards: Iterable[str], nodes: Iterable[str]) -> dict[str, str]:
+def assign(
+    shards: Iterable[str], nodes: Iterable[str], holders: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Each shard's node: rendezvous hashing with loads that differ by at most one.
-    No nodes: an empty map. The order of either argument does not matter."""
+    ``holders`` (shard -> node holding it now): a live holder keeps its shard while
+    its load allows (no needless hand-over: a second daemon does not take the only
+    wallet from the first). No nodes: an empty map. The order of the arguments'
+    items does not matter."""
     wanted = sorted(set(shards))
     live = sorted(set(nodes))
     if not live:
@@ -44,14 +50,22 @@ def assign(shards: Iterable[str], nodes: Iterable[str]) -> dict[str, str]:
     low, extra = divmod(len(wanted), len(live))  # `extra` nodes get one more than `low`
     load = dict.fromkeys(live, 0)
     out: dict[str, str] = {}
+
+    def room(node: str) -> bool:
+        full = sum(1 for n in live if load[n] > low)  # nodes already at low + 1
+        return load[node] < (low + 1 if full < extra or load[node] > low else low)
+
+    kept = [(s, holders[s]) for s in wanted if holders and holders.get(s) in load]
+    for shard, node in sorted(kept, key=lambda sn: (-score(*sn), sn[0])):
+        if room(node):
+            out[shard] = node
+            load[node] += 1
     # place the shards whose first choice is strongest first: their choice holds
     # under the bound more often, so fewer shards move when a node comes or goes
-    order = sorted(wanted, key=lambda s: (-max(score(s, n) for n in live), s))
-    for shard in order:
-        full = sum(1 for n in live if load[n] > low)  # nodes already at low + 1
+    rest = [s for s in wanted if s not in out]
+    for shard in sorted(rest, key=lambda s: (-max(score(s, n) for n in live), s)):
         for node in ranking(shard, live):
-            room = low + 1 if full < extra or load[node] > low else low
-            if load[node] < room:
+            if room(node):
                 out[shard] = node
                 load[node] += 1
                 break
@@ -89,7 +103,7 @@ def plan_turn(
     """
     wanted = set(shards)
     nodes = set(live) | {me}
-    owner = assign(wanted, nodes)
+    owner = assign(wanted, nodes, holders)
     take: set[str] = set()
     orphans: set[str] = set()
     hand_over: set[str] = set()

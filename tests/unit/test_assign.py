@@ -100,6 +100,15 @@ def _mine_and_theirs() -> tuple[str, str]:
     return mine, theirs
 
 
+def test_a_holder_of_too_many_hands_the_excess_over() -> None:
+    holders = {"w1": ME, "w2": ME}
+    turn = plan_turn(ME, ["w1", "w2"], [OTHER], holders, {}, orphan_after=3.0)
+    owner = assign(["w1", "w2"], [ME, OTHER], holders)
+    assert turn.hand_over == {s for s, n in owner.items() if n == OTHER}
+    assert len(turn.hand_over) == 1
+    assert turn.take == set()
+
+
 @pytest.mark.parametrize(
     ("case", "live", "holders", "free_for", "take", "hand_over", "orphans"),
     [
@@ -111,8 +120,6 @@ def _mine_and_theirs() -> tuple[str, str]:
         ("orphan", [OTHER], {}, {"theirs": 5.0}, {"mine", "theirs"}, set(), {"theirs"}),
         # theirs free but not long enough
         ("not yet", [OTHER], {}, {"theirs": 1.0}, {"mine"}, set(), set()),
-        # I hold theirs (adopted earlier), they are live: hand it over
-        ("hand over", [OTHER], {"mine": ME, "theirs": ME}, {}, set(), {"theirs"}, set()),
         # they hold mine: wait for their hand-over, take nothing
         ("wait", [OTHER], {"mine": OTHER, "theirs": OTHER}, {}, set(), set(), set()),
         # an unknown session holds mine: not free, wait
@@ -141,3 +148,47 @@ def test_plan_turn(
     assert turn.take == {names[s] for s in take}, case
     assert turn.hand_over == {names[s] for s in hand_over}, case
     assert turn.orphans == {names[s] for s in orphans}, case
+
+
+@pytest.mark.parametrize(
+    ("case", "shards", "nodes", "holders", "expected_loads", "kept"),
+    [
+        # the only wallet stays with its holder when a second daemon joins
+        ("one wallet", ["w"], ["a", "b"], {"w": "a"}, {"a": 1, "b": 0}, {"w": "a"}),
+        # a holder of everything keeps two of three when a second joins, gives one
+        ("join 2", ["w1", "w2", "w3"], ["a", "b"], {"w1": "a", "w2": "a", "w3": "a"},
+         {"a": 2, "b": 1}, None),
+        # three nodes: one each, whoever held what before
+        ("join 3", ["w1", "w2", "w3"], ["a", "b", "c"], {"w1": "a", "w2": "a", "w3": "b"},
+         {"a": 1, "b": 1, "c": 1}, {"w3": "b"}),
+        # a holder that is not live keeps nothing
+        ("dead holder", ["w1", "w2"], ["b"], {"w1": "a", "w2": "a"}, {"b": 2}, None),
+        # an unknown session's wallet is placed as if free
+        ("unknown", ["w1"], ["a"], {"w1": "pid 7"}, {"a": 1}, None),
+    ],
+)  # fmt: skip
+def test_holders_keep_their_wallets_within_the_bound(
+    case: str,
+    shards: list[str],
+    nodes: list[str],
+    holders: dict[str, str],
+    expected_loads: dict[str, int],
+    kept: dict[str, str] | None,
+) -> None:
+    owner = assign(shards, nodes, holders)
+    assert sorted(owner) == sorted(shards), case
+    loads = Counter(owner.values())
+    assert {n: loads.get(n, 0) for n in nodes} == expected_loads, case
+    for shard, node in (kept or {}).items():
+        assert owner[shard] == node, case
+    # a holder within its bound keeps every wallet it may keep
+    for shard, node in holders.items():
+        if node in nodes and loads[node] < expected_loads[node]:
+            assert owner[shard] == node, case
+
+
+def test_with_holders_the_answer_is_still_the_same_for_everyone() -> None:
+    holders = {"alice": NODES[0], "bob": NODES[0]}
+    first = assign(WALLETS, NODES, holders)
+    for nodes in itertools.permutations(NODES):
+        assert assign(list(reversed(WALLETS)), nodes, dict(reversed(holders.items()))) == first
