@@ -1,4 +1,5 @@
-"""A running daemon follows its config file: a changed file is re-read by itself.
+"""A running daemon's config: re-read on SIGHUP (with the plans folder), and its
+file followed: a changed file is re-read by itself (`Reload`).
 
     each loop turn (about 1 s): stat the file (device, inode, size, mtime, ctime; no read)
       the same as at the last look ─► nothing
@@ -21,14 +22,21 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pydantic import BaseModel
 
 from jupcron.config import MASKED, Config, config_digest, load_config, mask_url
 from jupcron.errors import JupcronError
+from jupcron.plans.apply import apply_paths
+from jupcron.service.notify import Notifier
+
+if TYPE_CHECKING:
+    from jupcron.app import Runtime
+    from jupcron.web.serve import WebServer
 
 log = structlog.get_logger(__name__)
 
@@ -183,3 +191,77 @@ class ConfigFile:
         if changes or new.digest != old.digest:
             log.info("config_reloaded", trigger=trigger, changed=changes, config=new.digest,
                      previous=old.digest, dry_run=new.safety.dry_run)  # fmt: skip
+
+
+class Reload:
+    """The config in effect for the daemon (replaced whole, never mutated) and how it
+    changes: SIGHUP (`signal`), or the config file's content changing (`follow`, once a
+    loop turn). The parts a reload reaches are set once built (`runtime`, `page`)."""
+
+    def __init__(
+        self,
+        config: Config,
+        config_file: ConfigFile | None,
+        *,
+        notifier: Notifier,
+        status_text: Callable[[], str],
+        plans_changed: Callable[[], None],
+    ) -> None:
+        self.config = config
+        self.config_file = config_file
+        self.notifier = notifier
+        self.status_text = status_text  # the STATUS= line once the reload is done
+        self.plans_changed = plans_changed  # the scheduler reads the plans again
+        self.runtime: Runtime | None = None
+        self.page: WebServer | None = None
+
+    def signal(self) -> bool:
+        """SIGHUP: re-read the config and the plans folder; keep the old on any error."""
+        self.notifier.reloading()
+        try:
+            ok = self._reload()
+        finally:
+            self.notifier.ready(self.status_text())
+        return ok
+
+    def _reload(self) -> bool:
+        assert self.runtime is not None
+        config = self.config
+        if self.config_file is not None:
+            read = self.config_file.read(self.config, "signal")
+            if read is None:
+                return False
+            config = self._use(read, "signal")
+        folder = config.plans.dir
+        if folder.is_dir():
+            try:
+                diff, _ = apply_paths(self.runtime.store.factory, [folder], now=datetime.now(UTC))
+            except JupcronError as exc:
+                log.error("reload_failed", what="plans", error=str(exc))
+                return False
+            log.info("plans_applied", diff=diff.lines())
+        self.plans_changed()
+        log.info("reloaded")
+        return True
+
+    def follow(self) -> None:
+        """A loop turn: a config file whose content changed is re-read, as on SIGHUP."""
+        if self.config_file is not None:
+            config = self.config_file.changed(self.config)
+            if config is not None:
+                self._use(config, "file")
+        if self.page is not None:
+            self.page.follow(self.config)  # the token file, watched by itself
+
+    def _use(self, config: Config, trigger: str) -> Config:
+        """`config` in effect for every run that starts from now on (a run under way
+        finishes under the config it started with); one reference, replaced whole."""
+        assert self.runtime is not None
+        old = self.config
+        self.runtime.runner.reconfigure(config)
+        self.config = config
+        if self.config_file is not None:
+            self.config_file.in_effect(old, config, trigger)
+        if self.page is not None:
+            self.page.apply(config, trigger)  # the token read again: a new one ends sessions
+        return config
