@@ -33,6 +33,8 @@ from jupcron import __version__, failpoints
 from jupcron.app import Store, open_store
 from jupcron.config import Config, mask_url
 from jupcron.errors import FatalError, JupcronError, StoreBusyError
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import PageFactory
 from jupcron.logs import configure_logging
 from jupcron.runner.core import node_name
 from jupcron.service.alerts import AlertEvent
@@ -40,7 +42,6 @@ from jupcron.service.duties import LeaderDuties
 from jupcron.service.heartbeat import Heartbeat
 from jupcron.service.leader import Leadership, leadership_for
 from jupcron.service.leading import Leading, one_unit
-from jupcron.service.metrics import Metrics
 from jupcron.service.notify import Notifier, watchdog_interval
 from jupcron.service.reload import ConfigFile, Reload
 from jupcron.service.signals import SignalEvent, SignalInbox
@@ -61,6 +62,7 @@ class Daemon:
         *,
         config_path: str | None = None,
         env: Mapping[str, str] | None = None,
+        page: PageFactory,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         config_path = config_path or config.source or None
@@ -68,7 +70,7 @@ class Daemon:
         self.notifier = Notifier(self.env)
         self.metrics = Metrics()
         self.inbox = SignalInbox()
-        self.wiring = Wiring(metrics=self.metrics, transport=transport)
+        self.wiring = Wiring(metrics=self.metrics, page=page, transport=transport)
         self.status = Status(config=self.current, metrics=self.metrics,
                              notifier=self.notifier, degraded=self.wiring.degraded)  # fmt: skip
         config_file = ConfigFile(Path(config_path), self.env, config) if config_path else None

@@ -26,10 +26,10 @@ from jupcron.app import Runtime
 from jupcron.config import Config
 from jupcron.errors import FatalError
 from jupcron.follower import FollowerLoop
+from jupcron.listen.metrics import Metrics
 from jupcron.runner.recovery import recover
 from jupcron.scheduling.scheduler import Scheduler
 from jupcron.service.alerts import AlertEvent
-from jupcron.service.metrics import Metrics
 from jupcron.service.runway import Alert, RunwayWatch
 from jupcron.service.webhook import Notification, WebhookNotifier
 from jupcron.store.records import PlanRecord

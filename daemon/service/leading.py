@@ -22,11 +22,11 @@ from datetime import UTC, datetime
 import structlog
 
 from jupcron.errors import StoreBusyError
+from jupcron.listen.metrics import Metrics
 from jupcron.runner.core import node_name
 from jupcron.service.alerts import AlertEvent
 from jupcron.service.duties import LeaderDuties
 from jupcron.service.leader import Leadership
-from jupcron.service.metrics import Metrics
 from jupcron.service.runway import Alert
 
 log = structlog.get_logger(__name__)

@@ -19,15 +19,15 @@ from jupcron.app import Runtime
 from jupcron.config import Config
 from jupcron.domain import RunStatus
 from jupcron.errors import JupcronError
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
 from jupcron.plans.apply import files_vs_store
 from jupcron.runner.core import node_name
 from jupcron.runner.outcome import RunOutcome
 from jupcron.service.heartbeat import Heartbeat
-from jupcron.service.metrics import Metrics
 from jupcron.service.notify import Notifier
 from jupcron.store import plans as store_plans
 from jupcron.store import runs
-from jupcron.web.views import LiveState
 
 log = structlog.get_logger(__name__)
 

@@ -17,28 +17,29 @@ import httpx
 from jupcron.app import Runtime, Store, build_runtime
 from jupcron.config import Config
 from jupcron.errors import FatalError
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState, Page, PageFactory
+from jupcron.listen.server import Listener, start_listener
 from jupcron.runner.outcome import RunListener
 from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
 from jupcron.service.dependencies import Dependencies
 from jupcron.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
-from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
 from jupcron.service.webhook import WebhookNotifier
-from jupcron.web.activity import Activity
-from jupcron.web.serve import WebServer, check_web, start_web
-from jupcron.web.views import LiveState
 
 
 class Wiring:
-    def __init__(self, *, metrics: Metrics, transport: httpx.BaseTransport | None) -> None:
+    def __init__(
+        self, *, metrics: Metrics, page: PageFactory, transport: httpx.BaseTransport | None
+    ) -> None:
         self.metrics = metrics
+        self.page = page  # the status page, made by the composition root (daemon/cli/run.py)
         self.transport = transport
-        self.activity = Activity()
         self.alerts: Alerts | None = None
         self.webhook: WebhookNotifier | None = None
         self.runtime: Runtime | None = None
         self.dependencies: Dependencies | None = None  # API key, RPC, wallet: asked at start
-        self.metrics_server: MetricsServer | None = None
-        self.web_server: WebServer | None = None
+        self.metrics_server: Listener | None = None
+        self.web_server: Page | None = None
 
     def alert(self, event: AlertEvent, text: str) -> None:
         if self.alerts is not None:
@@ -50,12 +51,12 @@ class Wiring:
         self.alerts = alerts_from_config(config.notify, on_result=self.metrics.record_notifications)
         if self.alerts is not None:
             self.alerts.start()
-        check_web(config)
+        self.page.check(config)
 
     def build_runtime(self, config: Config, store: Store, status: RunListener) -> Runtime:
         """The runtime, its runs heard by the metrics, `status`, the page, the alerts and
         the webhook (started here when configured)."""
-        listeners: list[RunListener] = [MetricsListener(self.metrics), status, self.activity]
+        listeners: list[RunListener] = [MetricsListener(self.metrics), status, self.page]
         if self.alerts is not None:
             listeners.append(self.alerts)
         if config.notify.webhook_url:
@@ -78,7 +79,7 @@ class Wiring:
 
         def observe(attempt: Any) -> None:
             to_metrics(attempt)
-            self.activity.attempt(attempt)
+            self.page.attempt(attempt)
 
         return observe
 
@@ -108,10 +109,8 @@ class Wiring:
         """/metrics and /healthz on ``metrics.listen`` (unless the page's address), the
         page (with them) on ``web.listen``."""
         if config.metrics.listen and config.metrics.listen != config.web.listen:
-            self.metrics_server = serve_metrics(self.metrics, config.metrics.listen, health)
-        self.web_server = start_web(
-            config, metrics=self.metrics, health=health, live=live, activity=self.activity,
-        )  # fmt: skip
+            self.metrics_server = start_listener(self.metrics, config.metrics.listen, health)
+        self.web_server = self.page.start(config, metrics=self.metrics, health=health, live=live)
 
     def stop_servers(self) -> None:
         if self.metrics_server is not None:
