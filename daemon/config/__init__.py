@@ -41,6 +41,7 @@ from jupcron.config.sections import (
     GuardConfig,
     LoggingConfig,
     MetricsConfig,
+    NamedWalletConfig,
     NotifyConfig,
     PlansConfig,
     PriceConfig,
@@ -51,6 +52,7 @@ from jupcron.config.sections import (
     SafetyConfig,
     WalletConfig,
     WebConfig,
+    unknown_wallet,
 )
 from jupcron.urls import mask_url as mask_url  # where it lived before jupcron.urls
 
@@ -71,6 +73,7 @@ __all__ = [
     "LoggingConfig",
     "MaskedUrl",
     "MetricsConfig",
+    "NamedWalletConfig",
     "NotifyConfig",
     "OptionalMaskedUrl",
     "PlansConfig",
@@ -90,4 +93,5 @@ __all__ = [
     "load_config",
     "load_database_config",
     "mask_url",
+    "unknown_wallet",
 ]

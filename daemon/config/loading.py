@@ -84,6 +84,11 @@ def load_config(
         part = data.get(section)
         if isinstance(part, dict) and key in part:
             part[key] = _resolve(base, part[key])
+    wallets = data.get("wallets")
+    if isinstance(wallets, dict):
+        for entry in wallets.values():
+            if isinstance(entry, dict) and "keypair" in entry:
+                entry["keypair"] = _resolve(base, entry["keypair"])
     database = data.get("database")
     if isinstance(database, dict) and "url" in database:
         database["url"] = _resolve_sqlite(base, database["url"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -16,6 +18,8 @@ from jupcron.config.fields import (
     SwapApi,
     http_url_field,
 )
+from jupcron.domain import DEFAULT_WALLET
+from jupcron.errors import ConfigError
 from jupcron.scheduling.schedule import parse_duration
 
 LEGACY_HOSTS = ("lite-api.jup.ag",)
@@ -87,7 +91,21 @@ class ApiConfig(Section):
 
 
 class WalletConfig(Section):
+    """``wallet:``, the default wallet (named ``default``): its keypair file, else the
+    systemd credential ``keypair`` (only when no ``wallets:`` are configured)."""
+
     keypair: Path | None = None
+
+
+# a wallet's name (a key of ``wallets:``, a plan's ``wallet:``)
+WALLET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+WALLET_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+
+class NamedWalletConfig(Section):
+    """One entry of ``wallets:``: a wallet besides the default one."""
+
+    keypair: Path
 
 
 class DatabaseConfig(Section):
@@ -295,6 +313,8 @@ class LoggingConfig(Section):
 class Config(Section):
     api: ApiConfig = ApiConfig()
     wallet: WalletConfig = WalletConfig()
+    # more wallets by name (docs/wallets.md); `default` is wallet.keypair's own name
+    wallets: dict[str, NamedWalletConfig] = Field(default_factory=dict)
     database: DatabaseConfig = DatabaseConfig()
     plans: PlansConfig = PlansConfig()
     guard: GuardConfig = GuardConfig()
@@ -314,6 +334,79 @@ class Config(Section):
     # record it, and a daemon compares it to notice a changed file
     digest: str = ""
 
+    @field_validator("wallets", mode="before")
+    @classmethod
+    def _entries(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for name, entry in value.items():
+                if not isinstance(entry, dict):
+                    raise ValueError(
+                        f"wallets.{name} must be a mapping {{keypair: PATH}} (one wallet "
+                        "by name; the default wallet's keypair is wallet.keypair)"
+                    )
+        return value
+
+    @field_validator("wallets")
+    @classmethod
+    def _wallets(
+        cls, value: dict[str, NamedWalletConfig], info: ValidationInfo
+    ) -> dict[str, NamedWalletConfig]:
+        default = info.data.get("wallet")
+        seen: dict[Path, str] = {}
+        if isinstance(default, WalletConfig) and default.keypair is not None:
+            seen[default.keypair] = "wallet.keypair"
+        for name, entry in value.items():
+            if name == DEFAULT_WALLET:
+                raise ValueError(
+                    f"'{DEFAULT_WALLET}' is the name of wallet.keypair's wallet: give this "
+                    f"one another name, or set its keypair as wallet.keypair"
+                )
+            if not WALLET_NAME.fullmatch(name):
+                raise ValueError(f"wallet name '{name}' must be {WALLET_NAME_RULE}")
+            earlier = seen.get(entry.keypair)
+            if earlier is not None:
+                raise ValueError(
+                    f"wallets.{name}: its keypair file {entry.keypair} is {earlier}'s "
+                    "already: one key, one wallet name"
+                )
+            seen[entry.keypair] = f"wallets.{name}"
+        return value
+
     @property
     def programs(self) -> set[str]:
         return set(self.guard.allowed_programs) | set(self.guard.extra_programs)
+
+    @property
+    def has_default_wallet(self) -> bool:
+        """Whether there is a wallet named ``default``: ``wallet.keypair`` is set, or no
+        ``wallets:`` are (then it is the systemd credential ``keypair``, as before there
+        were several wallets). With only ``wallets:``, every plan must name its wallet."""
+        return self.wallet.keypair is not None or not self.wallets
+
+    def wallet_names(self) -> tuple[str, ...]:
+        """Every configured wallet's name: ``default`` first (when there is one), then
+        the ``wallets:`` in name order."""
+        named = tuple(sorted(self.wallets))
+        return (DEFAULT_WALLET, *named) if self.has_default_wallet else named
+
+    def wallet_keypair(self, name: str) -> Path | None:
+        """The keypair file of wallet `name`; ``None`` for the default wallet read from
+        the systemd credential (`jupcron.chain.wallet.keypair_path`). `ConfigError`
+        when the config has no wallet of that name."""
+        if name == DEFAULT_WALLET and self.has_default_wallet:
+            return self.wallet.keypair
+        entry = self.wallets.get(name)
+        if entry is None:
+            raise ConfigError(unknown_wallet(name, self.wallet_names()))
+        return entry.keypair
+
+
+def unknown_wallet(name: str, known: Sequence[str]) -> str:
+    """The message for a wallet name the config does not have."""
+    have = ", ".join(known) or "none"
+    if name == DEFAULT_WALLET:
+        return (
+            f"no default wallet: the config sets wallets: but not wallet.keypair, so a plan "
+            f"must name its wallet (wallet: NAME; configured: {have})"
+        )
+    return f"unknown wallet '{name}': the config has {have} (add it under wallets:)"

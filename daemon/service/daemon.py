@@ -336,7 +336,9 @@ class Daemon:
         if self._files is None or now - self._files[0] >= FILES_EVERY:
             try:
                 with self.runtime.store.factory() as session:
-                    state = files_vs_store(session, self.config.plans.dir).as_json()
+                    state = files_vs_store(
+                        session, self.config.plans.dir, self.config.wallet_names()
+                    ).as_json()
             except (JupcronError, SQLAlchemyError, OSError) as exc:
                 state = {"folder": str(self.config.plans.dir), "in_sync": False, "diff": [],
                          "problem": str(exc)}  # fmt: skip
@@ -565,7 +567,10 @@ class Daemon:
         folder = config.plans.dir
         if folder.is_dir():
             try:
-                diff, _ = apply_paths(self.runtime.store.factory, [folder], now=datetime.now(UTC))
+                diff, _ = apply_paths(
+                    self.runtime.store.factory, [folder], now=datetime.now(UTC),
+                    wallets=config.wallet_names(),
+                )  # fmt: skip
             except JupcronError as exc:
                 log.error("reload_failed", what="plans", error=str(exc))
                 return False
