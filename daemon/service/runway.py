@@ -28,9 +28,9 @@ from jupcron.api.client import SPARE_WAIT
 from jupcron.api.models import Portfolio
 from jupcron.config import Config
 from jupcron.errors import JupcronError
+from jupcron.listen.runway_metrics import RunwayGauges
 from jupcron.scheduling.runway import needs_of, runways
 from jupcron.service.alerts import AlertEvent
-from jupcron.service.runway_metrics import RunwayGauges
 from jupcron.store import control, tokens
 from jupcron.store import plans as store_plans
 from jupcron.store import runway as store_runway

@@ -3,7 +3,7 @@ wallet on PostgreSQL), and the API rate budget per key shared by the daemons
 (a token bucket per key digest, never the key).
 
 Revision ID: 0010_shards
-Revises: 0008_runways
+Revises: 0009_wallets
 Create Date: 2026-11-26 23:00:00
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010_shards"
-down_revision = "0008_runways"
+down_revision = "0009_wallets"
 branch_labels = None
 depends_on = None
 
