@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,14 +38,17 @@ from jupcron.listen.page import PageFactory
 from jupcron.logs import configure_logging
 from jupcron.runner.core import node_name
 from jupcron.service.alerts import AlertEvent
-from jupcron.service.duties import LeaderDuties
+from jupcron.service.duties import LeaderDuties, Scope
 from jupcron.service.heartbeat import Heartbeat
 from jupcron.service.leader import Leadership, leadership_for
 from jupcron.service.leading import Leading, one_unit
 from jupcron.service.notify import Notifier, watchdog_interval
 from jupcron.service.reload import ConfigFile, Reload
+from jupcron.service.shards import PgShardLeadership
 from jupcron.service.signals import SignalEvent, SignalInbox
 from jupcron.service.status import Status
+from jupcron.service.wallet_leading import WalletLeading
+from jupcron.service.wallet_leads import WalletLeads
 from jupcron.service.watchdog import Watchdog
 from jupcron.service.wiring import Wiring
 
@@ -78,7 +81,7 @@ class Daemon:
             config, config_file, notifier=self.notifier, status_text=self._status_text,
             plans_changed=self._plans_changed,
         )  # fmt: skip
-        self.leading: Leading | None = None  # once the store answers
+        self.leading: Leading | WalletLeading | None = None  # once the store answers
         self._started_at = datetime.now(UTC)
         self._fatal_reason = ""
         self._started = False  # daemon_started was logged
@@ -127,15 +130,13 @@ class Daemon:
         store = self._open_store()  # refuses an unmigrated database
         if store is None:
             return  # stopped while waiting for the database
-        lock = leadership_for(config.database.url, store.engine)
         runtime = wiring.build_runtime(config, store, self.status)
         self.status.runtime = self.reloads.runtime = runtime
-        self.leading = Leading(one_unit(lock, self._duties), metrics=self.metrics,
-                               alert=wiring.alert, since=self._started_at)  # fmt: skip
+        self.leading = self._leading(config, store)
         wiring.probe(self.current, self._fatal)
         # the lock before the listener: a second daemon on one SQLite file is told who
         # holds the file, not that the metrics port is taken
-        tries = self.leading.try_all()
+        take = self._first_try(self.leading)
         wiring.start_servers(config, health=self.healthy, live=self.status.live_state)
         self.reloads.page = wiring.web_server
         self.status.count_plans()
@@ -153,13 +154,48 @@ class Daemon:
                         use="a plan's schedule.grace")  # fmt: skip
         if config.api.swap_api == "ultra-v1":  # it works, but upstream no longer maintains it
             log.warning("swap_api_unmaintained", use="swap-v2", see="docs/products.md")
-        self.leading.take(tries)
+        take()
         self.status.heartbeat = Heartbeat(
             store.engine, node=runtime.runner.node, started_at=self._started_at,
             version=__version__,
         )  # fmt: skip
         self._beat()
         self.notifier.ready(self._status_text())
+
+    def _leading(self, config: Config, store: Store) -> Leading | WalletLeading:
+        """PostgreSQL: a share of the wallets, each under its own lock, rebalanced with
+        the other daemons; SQLite: one file lock, every wallet (the one-daemon model)."""
+        runtime = self.wiring.runtime
+        assert runtime is not None
+        if store.engine.dialect.name == "postgresql":
+            leads = WalletLeads(PgShardLeadership(store.engine, runtime.runner.node), store.engine)
+            return WalletLeading(
+                leads, self._scoped_duties, wallets=lambda: self.config.wallet_names(),
+                set_leader=self.metrics.set_leader, alert=self.wiring.alert,
+                since=self._started_at,
+            )  # fmt: skip
+        lock = leadership_for(config.database.url, store.engine)
+        return Leading(one_unit(lock, self._duties), metrics=self.metrics,
+                       alert=self.wiring.alert, since=self._started_at)  # fmt: skip
+
+    @staticmethod
+    def _first_try(leading: Leading | WalletLeading) -> Callable[[], None]:
+        """One try at the lock(s) now (SQLite says here who holds the file); the call
+        returned starts leading what was got."""
+        if isinstance(leading, WalletLeading):
+            first = leading.try_all()
+            return lambda: leading.take(first)
+        tries = leading.try_all()
+        return lambda: leading.take(tries)
+
+    def _scoped_duties(self, scope: Scope) -> LeaderDuties:
+        """What this node runs for the wallets it leads (each fire checks its wallet)."""
+        assert self.wiring.runtime is not None
+        return LeaderDuties(
+            self.wiring.runtime, config=self.current, still_leader=lambda: False,
+            metrics=self.metrics, alert=self.wiring.alert, on_fatal=self._fatal,
+            webhook=self.wiring.webhook, scope=scope,
+        )  # fmt: skip
 
     def _duties(self, lock: Leadership) -> LeaderDuties:
         """What the leader of `lock` runs (its scheduler checks `lock` before each fire)."""
@@ -220,8 +256,14 @@ class Daemon:
         return self.status.text(self.leader)
 
     def _beat(self) -> None:
-        if self.leading is not None:
-            self.status.beat(leader=self.leader, role_since=self.leading.role_since)
+        leading = self.leading
+        if leading is None:
+            return
+        if isinstance(leading, WalletLeading):
+            led = leading.led
+        else:  # SQLite: the one daemon leads every wallet
+            led = frozenset(self.config.wallet_names()) if leading.leader else frozenset()
+        self.status.beat(leader=self.leader, role_since=leading.role_since, wallets=led)
 
     def _fatal(self, exc: FatalError) -> None:
         """A run met a problem only a human can fix (a refused API key): stop, exit 1.

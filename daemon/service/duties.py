@@ -11,6 +11,11 @@ One object per led unit for the whole life of the daemon (a recovery still
 running from an earlier term is not started twice). Before every fire the lease
 is checked again (`still_leader`); a `FatalError` from a run or from recovery
 goes to `on_fatal`.
+
+With a `Scope` (leadership per wallet on PostgreSQL, daemon/service/wallet_leading.py)
+the scheduler and recovery see only the plans of the wallets this node leads, the
+lease check before a fire is that of the plan's wallet, and each fire is counted
+as under way for its wallet (a wallet is handed over only when none is).
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
+from typing import Protocol
 
 import structlog
 
@@ -37,6 +44,22 @@ from jupcron.store.records import PlanRecord
 log = structlog.get_logger(__name__)
 
 
+class Scope(Protocol):
+    """Which plans this node runs, when it leads only some of them (per wallet)."""
+
+    def includes(self, plan: PlanRecord) -> bool:
+        """The plan is this node's (its scheduler and recovery take it)."""
+        ...
+
+    def leads(self, plan: PlanRecord) -> bool:
+        """The lease check before a fire of ``plan``: re-verified."""
+        ...
+
+    def firing(self, plan: PlanRecord) -> AbstractContextManager[None]:
+        """A fire of ``plan`` under way (its wallet is not handed over meanwhile)."""
+        ...
+
+
 class LeaderDuties:
     def __init__(
         self,
@@ -48,8 +71,10 @@ class LeaderDuties:
         alert: Alert,
         on_fatal: Callable[[FatalError], None],
         webhook: WebhookNotifier | None = None,
+        scope: Scope | None = None,
     ) -> None:
         self.runtime = runtime
+        self.scope = scope
         self.config = config  # the config in effect now (a reload replaces it)
         self.still_leader = still_leader
         self.metrics = metrics
@@ -64,16 +89,32 @@ class LeaderDuties:
 
     # ---- a term -------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, *, beside: bool = True) -> None:
+        """A term starts; ``beside``: with the follower and the runway watch too."""
         self.start_recovery(startup=True)
         self.scheduler = Scheduler(
             self.runtime.store.factory, self._fire,
             workers=self.config().runner.workers, on_misfire=self._misfired,
-            runs=self.runtime.runs,
+            runs=self.runtime.runs, include=self.scope.includes if self.scope else None,
         )  # fmt: skip
         self.scheduler.start()
-        self._start_follower()
-        self._start_runway()
+        if beside:
+            self.beside(True)
+
+    def beside(self, on: bool) -> None:
+        """The follower and the runway watch, started (once) or stopped."""
+        if on:
+            if self.follower is None:
+                self._start_follower()
+            if self.runway is None:
+                self._start_runway()
+        else:
+            self._stop_follower()
+            self._stop_runway()
+
+    def recovering(self) -> bool:
+        """A recovery is driving runs right now."""
+        return self._recovery is not None and self._recovery.is_alive()
 
     def step_down(self) -> None:
         self._stop_follower()
@@ -136,10 +177,18 @@ class LeaderDuties:
 
     def _fire(self, plan: PlanRecord, scheduled_for: datetime) -> None:
         """The scheduler's callback: check the lease, then run."""
-        if not self.still_leader():
-            log.warning("fire_refused_not_leader", plan=plan.name,
-                        scheduled_for=scheduled_for.isoformat())  # fmt: skip
+        if self.scope is not None:
+            with self.scope.firing(plan):  # counted first: a hand-over now waits for it
+                if self.scope.leads(plan):
+                    self._run(plan, scheduled_for)
+                    return
+        elif self.still_leader():
+            self._run(plan, scheduled_for)
             return
+        log.warning("fire_refused_not_leader", plan=plan.name,
+                    scheduled_for=scheduled_for.isoformat())  # fmt: skip
+
+    def _run(self, plan: PlanRecord, scheduled_for: datetime) -> None:
         try:
             self.runtime.runner.fire(plan, scheduled_for)
         except FatalError as exc:
@@ -170,7 +219,8 @@ class LeaderDuties:
 
         def work() -> None:
             try:
-                outcomes = recover(runner, startup=startup)
+                only = self.scope.includes if self.scope is not None else None
+                outcomes = recover(runner, startup=startup, only=only)
             except FatalError as exc:
                 self.on_fatal(exc)
                 return

@@ -95,12 +95,15 @@ class Status:
             self._text = text
             self.notifier.status(text)
 
-    def beat(self, *, leader: bool, role_since: datetime) -> None:
-        """The heartbeat row `jupcron status` reads, with the config in effect now."""
+    def beat(
+        self, *, leader: bool, role_since: datetime, wallets: frozenset[str] | None = None
+    ) -> None:
+        """The heartbeat row `jupcron status` reads, with the config in effect now and
+        the wallets this node leads."""
         if self.heartbeat is not None:
             degraded = "; ".join(self.degraded()) or None
             self.heartbeat.tick(leader=leader, role_since=role_since, config=self.config(),
-                                degraded=degraded)  # fmt: skip
+                                degraded=degraded, wallets=wallets)  # fmt: skip
 
     def live_state(self) -> LiveState:
         """What only this process knows, for the status page (its role, dry run and

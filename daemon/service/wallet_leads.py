@@ -61,6 +61,7 @@ class WalletLeads:
         self._firing: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._failing = False
+        self.also_busy: Callable[[], bool] | None = None  # recovery driving runs, say
 
     @property
     def node(self) -> str:
@@ -120,7 +121,9 @@ class WalletLeads:
 
     def busy(self, wallet: str) -> bool:
         with self._lock:
-            return self._firing[wallet] > 0
+            if self._firing[wallet] > 0:
+                return True
+        return self.also_busy is not None and self.also_busy()
 
     def release(self) -> None:
         self.leadership.release()
