@@ -21,6 +21,7 @@ that finds the database unavailable grants one token and says so once
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from jupcron.store.engine import begin
 log = structlog.get_logger(__name__)
 
 MIN_WAIT = 0.05  # never ask again sooner than this (no busy loop)
+WINDOW = 60.0  # seconds: the API's sliding rate-limit window (its docs; the emulator's too)
 
 # the refill and the grant, written out in each SET expression: every one of them
 # reads the row as it was; RETURNING sees it as it is now
@@ -142,18 +144,26 @@ class SharedBudget:
             log.warning("rate_budget_unavailable", error=str(exc), fallback="local")
 
 
+def capacity_for(rate: float, window: float) -> float:
+    """How many tokens a bucket refilled at ``rate`` (the limit less the pacer's 1%)
+    may save up, so that no ``window`` of the API's sliding limit sees more than the
+    limit: a burst of C then ``rate`` per second stays under ``limit × window`` while
+    C ≤ (limit − rate) × window ≈ rate × window / 100. At least one token: one
+    request then ``rate`` per second never exceeds a limit of any window (as the
+    local pacer's spacing)."""
+    return float(max(1, math.floor(rate * window / 100)))
+
+
 def shared_budgets(
-    engine: Engine, api_key: SecretStr | None
+    engine: Engine, api_key: SecretStr | None, *, window: float = WINDOW
 ) -> Callable[[str, float], SharedBudget] | None:
     """The factory of the key's shared buckets on PostgreSQL (``None`` on SQLite: one
-    daemon, its own pacer). A bucket saves up at most half a second of its rate (at
-    least one token): with the pacer's 1% headroom, any window of a second or more
-    then stays under the limit."""
+    daemon, its own pacer); each bucket saves up `capacity_for` its rate."""
     if engine.dialect.name != "postgresql":
         return None
 
     def budget(name: str, rate: float) -> SharedBudget:
         return SharedBudget(engine, bucket_id(api_key, name), rate=rate,
-                            capacity=max(1.0, rate / 2))  # fmt: skip
+                            capacity=capacity_for(rate, window))  # fmt: skip
 
     return budget

@@ -4,6 +4,7 @@ bucket gives; a 429 told to one holds the other off."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterator
 
@@ -12,9 +13,14 @@ from pydantic import SecretStr
 from sqlalchemy import Engine, text
 from structlog.testing import capture_logs
 
-from jupcron.api.pacer import Pacer
+from jupcron.api.client import JupiterClient
+from jupcron.api.pacer import HEADROOM, Pacer
+from jupcron.chain.wallet import Wallet
+from jupcron.emulator import Emulator
+from jupcron.emulator.server import EmulatorServer
 from jupcron.store.engine import make_engine
-from jupcron.store.ratebudget import SharedBudget, bucket_id
+from jupcron.store.ratebudget import SharedBudget, bucket_id, capacity_for, shared_budgets
+from tests.fixtures.emulator import Recorder
 
 pytestmark = pytest.mark.postgres
 
@@ -136,3 +142,43 @@ def test_an_unreachable_database_falls_back_to_local_pacing() -> None:
         assert events.count("rate_budget_unavailable") == 1
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize(("rate", "window", "capacity"),
+                         [(0.99, 60, 1), (9.9, 60, 5), (49.5, 60, 29), (3.96, 2, 1), (0.5, 1, 1)])  # fmt: skip
+def test_a_bucket_saves_up_no_more_than_the_window_allows(
+    rate: float, window: float, capacity: float
+) -> None:
+    assert capacity_for(rate, window) == capacity
+    limit = rate / HEADROOM
+    # a full bucket spent at once, then the refill: never more than the limit in a window
+    assert math.floor(capacity + rate * window) <= round(limit * window)
+
+
+def test_two_daemons_clients_on_one_key_get_no_429(engines: tuple[Engine, Engine]) -> None:
+    """Two API clients (as two daemons, each configured with the key's limit) against an
+    emulator enforcing it: with the shared budget, together they stay under it."""
+    emu = Emulator(api_key="k", rate_limit=4, rate_window=2.0)
+    key = SecretStr("k")
+    with EmulatorServer().start(emu) as server:
+        budgets = [shared_budgets(e, key, window=2.0) for e in engines]
+        clients = [JupiterClient(server.url, api_key=key, rate_limit=4, budget_for=b)
+                   for b in budgets]  # fmt: skip
+        recorders = [Recorder(), Recorder()]
+        wallet = Wallet.generate()
+
+        def work(client: JupiterClient, recorder: Recorder) -> None:
+            for _ in range(8):
+                client.positions(wallet.address, observe=recorder)
+
+        threads = [threading.Thread(target=work, args=pair)
+                   for pair in zip(clients, recorders, strict=True)]  # fmt: skip
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=120)
+        for client in clients:
+            client.close()
+    statuses = [s for r in recorders for s in r.statuses]
+    assert len(statuses) == 16
+    assert statuses == [200] * 16  # not one 429: the two shared one budget
