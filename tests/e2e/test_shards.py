@@ -4,6 +4,7 @@ wallet; the runs of every wallet land exactly once."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,6 +100,12 @@ def test_three_daemons_share_three_wallets_and_take_over_a_killed_ones(
     assert env.wait_until(lambda: spread(pg_empty_url) == [1, 1, 1], timeout=TIMEOUT), led_by(
         pg_empty_url
     )
+    # `jupcron status` says which node leads which wallet
+    shown = env.jupcron("status", "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    daemons = json.loads(shown.stdout)["daemons"]
+    said = sorted(w for d in daemons if d["running"] for w in d["wallets"] or [])
+    assert said == sorted(WALLETS), daemons
     assert env.wait_until(
         lambda: (
             {r["wallet"] for r in runs_by_wallet(pg_empty_url) if r["status"] != "skipped"}
