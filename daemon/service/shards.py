@@ -43,6 +43,7 @@ from jupcron.service.leader import PG_CONNECT_PARAMS, SqliteFileLeadership, lock
 log = structlog.get_logger(__name__)
 
 ORPHAN_AFTER = 3.0  # seconds a wallet's lock stays free before a non-assignee takes it
+SERVER_KEEPALIVE = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
 
 _LOCKS_SQL = (
     "SELECT classid::bigint, objid::bigint, pid FROM pg_locks "
@@ -123,13 +124,41 @@ class PgShardLeadership:
     # -- connection ----------------------------------------------------------
     def _connect(self) -> None:
         cargs, cparams = self.engine.dialect.create_connect_args(self.engine.url)
-        params = {**cparams, **PG_CONNECT_PARAMS, "application_name": "jupcron-shards"}
+        # the server, too, gives up on a silent peer in seconds (not the OS's 2 hours):
+        # a partitioned daemon's session, and every wallet lock in it, goes soon
+        options = f"{cparams.get('options', '')} {SERVER_KEEPALIVE}".strip()
+        params = {**cparams, **PG_CONNECT_PARAMS, "application_name": "jupcron-shards",
+                  "options": options}  # fmt: skip
         conn = self.engine.dialect.connect(*cargs, **params)
-        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (node_key(self.node),)).fetchone()
-        if not (row and row[0]):
+        try:
+            if not self._present(conn):
+                raise StoreBusyError(f"another session already takes part as node {self.node}")
+        except BaseException:
             conn.close()
-            raise StoreBusyError(f"another session already takes part as node {self.node}")
+            raise
         self._conn = conn
+
+    def _present(self, conn: Any) -> bool:
+        """Take our presence lock. A session that holds it already is an earlier one of
+        this very process (``host:pid`` names one process), which we gave up on while
+        the server kept it: it is ended, and its wallet locks with it."""
+        key = node_key(self.node)
+        if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            return True
+        classid, objid = split_key(key)
+        stale = conn.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND objsubid = 1 AND classid = %s AND objid = %s",
+            (classid, objid),
+        ).fetchall()
+        for (pid,) in stale:
+            log.warning("stale_session_ended", node=self.node, backend_pid=pid)
+            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        for _ in range(50):  # the ended session's locks go as it exits (milliseconds)
+            if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                return True
+            time.sleep(0.02)
+        return False
 
     def _lost(self, exc: Exception) -> StoreBusyError:
         """The connection failed: every lock went with it."""
