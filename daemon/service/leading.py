@@ -2,9 +2,10 @@
 started and stopped with it (DESIGN §6).
 
 A unit is one thing a node may lead: its lock (daemon/service/leader.py) and the
-duties that run while the lock is held (daemon/service/duties.py). Today a node
-leads one unit, everything, under one lock; several units (one per wallet, say)
-are several `Unit`s, each tried, kept and stepped down from on its own.
+duties that run while the lock is held (daemon/service/duties.py). On SQLite a
+node leads one unit, everything, under one file lock. On PostgreSQL the daemon
+leads a share of the wallets instead (daemon/service/wallet_leading.py: one lock
+per wallet, rebalanced with the other daemons, one set of duties scoped to them).
 
     start ─► `try_all` (one try at each lock: SQLite says here who holds the file)
           ─► `take` what was got: became_leader, its duties start; else standby_waiting
