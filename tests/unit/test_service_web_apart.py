@@ -54,13 +54,15 @@ def test_both_packages_have_modules_to_check() -> None:
     assert {("jupcron.service", "daemon.py"), ("jupcron.web", "serve.py")} <= names
 
 
-@pytest.mark.parametrize("package,path", FILES, ids=lambda v: v if isinstance(v, str) else v.name)
+@pytest.mark.parametrize(
+    ("package", "path"), FILES, ids=lambda v: v if isinstance(v, str) else v.name
+)
 def test_service_and_web_do_not_import_each_other(package: str, path: Path) -> None:
     assert crossings(path.read_text(), package) == [], f"{package}: {path.name}"
 
 
 @pytest.mark.parametrize(
-    "package,source,found",
+    ("package", "source", "found"),
     [
         ("jupcron.web", "from jupcron.service.metrics import Metrics\n",
          ["jupcron.service.metrics", "jupcron.service.metrics.Metrics"]),
