@@ -90,6 +90,14 @@ def _lookups(ctx: Context, offline: bool, *, need_config: bool) -> Lookups:
     return lookups_from(ctx.config)
 
 
+def _wallets(ctx: Context) -> tuple[str, ...] | None:
+    """The config's wallet names, which a plan's ``wallet`` must be one of; ``None``
+    (not checked) when no config was given and none is installed."""
+    if ctx.config_path is None and not DEFAULT_PATH.exists():
+        return None
+    return ctx.config.wallet_names()
+
+
 def _check_minimums(
     ctx: Context,
     plans: list[LoadedPlan],
@@ -131,7 +139,7 @@ def validate(ctx: Context, paths: tuple[Path, ...], offline: bool, now_text: str
     config's rpc.url and API when a config is given (or exists at the default path).
     """
     now = _now(now_text)
-    result = load_plans(list(paths))
+    result = load_plans(list(paths), _wallets(ctx))
     _warn(result)
     result.raise_for_problems()
     for suggestion in result.suggestions:
@@ -160,7 +168,7 @@ def apply(
     """
     now = _now(now_text)
     targets = list(paths) or [ctx.config.plans.dir]
-    loaded = load_plans(targets)
+    loaded = load_plans(targets, ctx.config.wallet_names())
     _warn(loaded)
     loaded.raise_for_problems()
     engine = open_existing(ctx.config.database.url)

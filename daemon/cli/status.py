@@ -50,7 +50,7 @@ def status(ctx: Context, fmt: str) -> None:
         migrate.require_head(engine)
         with session_factory(engine)() as session:
             found = store_status.read(session, datetime.now(UTC))
-            files = files_vs_store(session, config.plans.dir)
+            files = files_vs_store(session, config.plans.dir, config.wallet_names())
     finally:
         engine.dispose()
     here = {"dry_run": config.safety.dry_run, "kill_switch": kill_switch(config)}

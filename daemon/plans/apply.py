@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ def to_input(loaded: LoadedPlan) -> PlanInput:
         enabled=spec.enabled,
         description=spec.description,
         source=loaded.source,
+        wallet=spec.wallet,
     )
 
 
@@ -38,16 +39,18 @@ def apply_paths(
     dry_run: bool = False,
     complete: bool = False,
     loaded: LoadResult | None = None,
+    wallets: Collection[str] | None = None,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
     Raises `PlanError` with every problem before touching the store. With
     `complete`, the files are the whole desired set: every other plan is
     disabled. Otherwise only plans whose file was scanned or is gone are.
-    `loaded`: the result of `load_plans(paths)` if the caller already has it.
+    `loaded`: the result of `load_plans(paths, wallets)` if the caller already has it;
+    `wallets`: the config's wallet names, which every plan's wallet must be one of.
     """
     if loaded is None:
-        loaded = load_plans(paths)
+        loaded = load_plans(paths, wallets)
     loaded.raise_for_problems()
     inputs = [to_input(p) for p in loaded.plans]
     scanned = None if complete else {str(f.resolve()) for f in loaded.files}
@@ -83,11 +86,13 @@ class FilesState:
                 "problem": self.problem}  # fmt: skip
 
 
-def files_vs_store(session: Session, folder: Path) -> FilesState:
+def files_vs_store(
+    session: Session, folder: Path, wallets: Collection[str] | None = None
+) -> FilesState:
     """Compare ``plans.dir`` with the store without writing (a read-only diff)."""
     if not folder.is_dir():
         return FilesState(str(folder), False, problem="no such folder")
-    loaded = load_plans([folder])
+    loaded = load_plans([folder], wallets)
     if loaded.problems:
         return FilesState(str(folder), False, problem=str(loaded.problems[0]))
     result = store_plans.diff(session, [to_input(p) for p in loaded.plans], None)

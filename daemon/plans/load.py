@@ -8,7 +8,7 @@ the operator sees all of them at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from jupcron.config.sections import unknown_wallet
 from jupcron.config.yamlfile import Locator, load, problems_from
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
@@ -89,14 +90,17 @@ def plan_files(paths: Iterable[Path]) -> tuple[list[Path], list[Problem]]:
     return unique, problems
 
 
-def load_plans(paths: Sequence[Path]) -> LoadResult:
-    """Read and check every plan under `paths`, collecting all problems."""
+def load_plans(paths: Sequence[Path], wallets: Collection[str] | None = None) -> LoadResult:
+    """Read and check every plan under `paths`, collecting all problems. `wallets`: the
+    daemon config's wallet names (`Config.wallet_names`), which a plan's ``wallet``
+    must be one of; ``None``: not checked (no config to check against)."""
     result = LoadResult()
     files, result.problems = plan_files(paths)
     result.files = files
     names: dict[str, Problem] = {}
+    known = None if wallets is None else tuple(wallets)
     for file in files:
-        for loaded in _load_file(file, result):
+        for loaded in _load_file(file, result, known):
             earlier = names.get(loaded.spec.name)
             here = Problem(str(file), loaded.line, 0, "")
             if earlier is not None:
@@ -124,7 +128,7 @@ def load_plans(paths: Sequence[Path]) -> LoadResult:
     return result
 
 
-def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
+def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:
     try:
         data, locator = load(file, exact_floats=True)  # prices keep their digits
     except YamlLoadError as exc:
@@ -144,7 +148,7 @@ def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
         )
         return []
     if "plans" not in data:
-        spec = _load_plan(data, locator, (), result)
+        spec = _load_plan(data, locator, (), result, wallets)
         return [] if spec is None else [_loaded(spec, file, locator, ())]
     extra = [k for k in data if k != "plans"]
     for key in extra:
@@ -159,7 +163,7 @@ def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
         return []
     out = []
     for index, item in enumerate(items):
-        spec = _load_plan(item, locator, ("plans", index), result)
+        spec = _load_plan(item, locator, ("plans", index), result, wallets)
         if spec is not None and not extra:
             out.append(_loaded(spec, file, locator, ("plans", index)))
     return out
@@ -173,7 +177,11 @@ def _loaded(
 
 
 def _load_plan(
-    item: Any, locator: Locator, prefix: tuple[str | int, ...], result: LoadResult
+    item: Any,
+    locator: Locator,
+    prefix: tuple[str | int, ...],
+    result: LoadResult,
+    wallets: tuple[str, ...] | None,
 ) -> PlanSpec | None:
     """One plan mapping -> PlanSpec, or None with its problems added to `result`."""
     if not isinstance(item, dict):
@@ -187,6 +195,9 @@ def _load_plan(
         head = PlanHead.model_validate(item)
     except ValidationError as exc:
         result.problems.extend(problems_from(exc, locator, PlanHead, prefix))
+    if head is not None and wallets is not None and head.wallet not in wallets:
+        message = f"wallet: {unknown_wallet(head.wallet, wallets)}"
+        result.problems.append(locator.problem((*prefix, "wallet"), message))
     kind = _kind(item.get("kind"))
     request = item.get("request")
     typed = None

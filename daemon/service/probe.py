@@ -124,7 +124,7 @@ def check_all(
         folder = config.plans.dir
         if not folder.is_dir():
             return Check("plans", "fail", f"{folder}: no such folder", "set plans.dir")
-        loaded = load_plans([folder])
+        loaded = load_plans([folder], config.wallet_names())
         if loaded.problems:
             first = "; ".join(str(p) for p in loaded.problems[:3])
             return Check("plans", "fail", f"{len(loaded.problems)} problem(s): {first}",

@@ -163,7 +163,10 @@ class Reload:
         folder = config.plans.dir
         if folder.is_dir():
             try:
-                diff, _ = apply_paths(self.runtime.store.factory, [folder], now=datetime.now(UTC))
+                diff, _ = apply_paths(
+                    self.runtime.store.factory, [folder], now=datetime.now(UTC),
+                    wallets=config.wallet_names(),
+                )  # fmt: skip
             except JupcronError as exc:
                 log.error("reload_failed", what="plans", error=str(exc))
                 return False

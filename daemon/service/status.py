@@ -119,10 +119,11 @@ class Status:
         assert self.runtime is not None
         now = time.monotonic()
         if self._files is None or now - self._files[0] >= FILES_EVERY:
-            folder = self.config().plans.dir
+            config = self.config()
+            folder = config.plans.dir
             try:
                 with self.runtime.store.factory() as session:
-                    state = files_vs_store(session, folder).as_json()
+                    state = files_vs_store(session, folder, config.wallet_names()).as_json()
             except (JupcronError, SQLAlchemyError, OSError) as exc:
                 state = {"folder": str(folder), "in_sync": False, "diff": [],
                          "problem": str(exc)}  # fmt: skip

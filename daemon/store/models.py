@@ -24,6 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.store.types import UTCDateTime
 
 NAMING = {
@@ -37,6 +38,7 @@ NAMING = {
 # amounts are raw base units as decimal text: exact on both backends, never float
 AMOUNT = String(40)
 PUBKEY = String(64)
+WALLET = String(64)  # a configured wallet's name (`jupcron.config.sections.WALLET_NAME`)
 
 
 class Base(DeclarativeBase):
@@ -63,6 +65,8 @@ class Plan(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    # the configured wallet (by name) that signs its runs; `default`: wallet.keypair
+    wallet: Mapped[str] = mapped_column(WALLET, server_default=DEFAULT_WALLET)
 
 
 class PlanVersion(Base):
@@ -114,6 +118,8 @@ class Run(Base):
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
+    # the wallet (its configured name) the run is for, the plan's when it was claimed
+    wallet: Mapped[str] = mapped_column(WALLET, server_default=DEFAULT_WALLET)
 
 
 class RunEvent(Base):

@@ -21,7 +21,9 @@ import structlog
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import StoreError
+from jupcron.plans.schema import wallet_content
 from jupcron.store.models import Plan, PlanVersion, StoreMeta
 from jupcron.store.records import PlanRecord
 
@@ -42,6 +44,7 @@ class PlanInput:
     enabled: bool = True
     description: str | None = None
     source: str | None = None
+    wallet: str = DEFAULT_WALLET
 
     def content(self) -> dict[str, Any]:
         return {
@@ -51,6 +54,7 @@ class PlanInput:
             "settings": self.settings,
             "enabled": self.enabled,
             "description": self.description,
+            **wallet_content(self.wallet),
         }
 
     def content_hash(self) -> str:
@@ -323,6 +327,7 @@ def _fill(row: Plan, plan: PlanInput, digest: str, now: datetime) -> None:
     row.enabled = plan.enabled
     row.description = plan.description
     row.source = plan.source
+    row.wallet = plan.wallet
     row.content_hash = digest
     row.updated_at = now
 
@@ -335,6 +340,7 @@ def _content_of(row: Plan) -> dict[str, Any]:
         "settings": row.settings,
         "enabled": row.enabled,
         "description": row.description,
+        **wallet_content(row.wallet),
     }
 
 
