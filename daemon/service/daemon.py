@@ -87,12 +87,8 @@ class Daemon:
         self._started = False  # daemon_started was logged
         self._exit_code = 0
 
-    @property
-    def config(self) -> Config:
-        """The config in effect: replaced whole by a reload, never mutated."""
-        return self.reloads.config
-
     def current(self) -> Config:
+        """The config in effect: replaced whole by a reload, never mutated."""
         return self.reloads.config
 
     @property
@@ -102,7 +98,8 @@ class Daemon:
     # ---- start --------------------------------------------------------------------
 
     def run(self) -> int:
-        configure_logging(self.config.logging.level, self.config.logging.format, stream=sys.stdout)
+        logging = self.current().logging
+        configure_logging(logging.level, logging.format, stream=sys.stdout)
         failpoints.load_from_env()
         self.inbox.install()
         try:
@@ -124,7 +121,7 @@ class Daemon:
         return self._exit_code
 
     def _start(self) -> None:
-        config = self.config
+        config = self.current()
         wiring = self.wiring
         wiring.start_alerts(config)  # first: a failed start is said too
         store = self._open_store()  # refuses an unmigrated database
@@ -213,7 +210,7 @@ class Daemon:
         delay = 1.0
         while True:
             try:
-                return open_store(self.config)
+                return open_store(self.current())
             except StoreBusyError as exc:
                 log.warning("store_unavailable_at_start", error=str(exc), retry_in=delay)
                 self.notifier.status(f"waiting for the database: {exc}")
@@ -280,7 +277,7 @@ class Daemon:
         if started:
             log.info("daemon_stopping")
         self.notifier.stopping("stopping")
-        deadline = time.monotonic() + self.config.runner.shutdown_timeout
+        deadline = time.monotonic() + self.current().runner.shutdown_timeout
         wiring = self.wiring
         if self.leading is not None:
             self.leading.shutdown()
