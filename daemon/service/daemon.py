@@ -167,7 +167,7 @@ class Daemon:
         if store.engine.dialect.name == "postgresql":
             leads = WalletLeads(PgShardLeadership(store.engine, runtime.runner.node), store.engine)
             return WalletLeading(
-                leads, self._scoped_duties, wallets=lambda: self.config.wallet_names(),
+                leads, self._scoped_duties, wallets=lambda: self.current().wallet_names(),
                 set_leader=self.metrics.set_leader, alert=self.wiring.alert,
                 since=self._started_at,
             )  # fmt: skip
@@ -259,7 +259,7 @@ class Daemon:
         if isinstance(leading, WalletLeading):
             led = leading.led
         else:  # SQLite: the one daemon leads every wallet
-            led = frozenset(self.config.wallet_names()) if leading.leader else frozenset()
+            led = frozenset(self.current().wallet_names()) if leading.leader else frozenset()
         self.status.beat(leader=self.leader, role_since=leading.role_since, wallets=led)
 
     def _fatal(self, exc: FatalError) -> None:
