@@ -19,7 +19,7 @@ from jupcron.store.engine import make_engine
 from tests.chaos.check import check
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]  # three daemons start: slow when loaded
 
 WALLETS = ["default", "w1", "w2"]
 TIMEOUT = 60.0  # generous: three daemons and the emulator share two cores
