@@ -182,3 +182,17 @@ def test_run_errors_of_the_last_hour_count_every_run_in_the_store(site: Site) ->
     status = site.json("/api/status")
     assert status["errors_last_hour"]["runs"] == 3
     assert "3 runs" in site.get("/").text
+
+
+def test_the_page_shows_which_daemon_leads_which_wallet(site: Site) -> None:
+    """Issue 31 item 2: the heartbeat's led wallets, in the twin and on the page."""
+    now = datetime.now(UTC)
+    beat(site.rig.engine, THIS, "leader", now, wallets=("default", "w2"))
+    beat(site.rig.engine, PEER, "leader", now, wallets=("w1",))
+    status = site.json("/api/status")
+    by_node = {d["node"]: (d["wallets"], d["text"]["wallets"]) for d in status["daemons"]}
+    assert by_node == {THIS: (["default", "w2"], "default, w2"), PEER: (["w1"], "w1")}
+    page = site.get("/").text
+    assert "<th>wallets led</th>" in page
+    assert '<td class="mono" data-k="wallets">default, w2</td>' in page
+    assert '<td class="mono" data-k="wallets">w1</td>' in page
