@@ -17,8 +17,8 @@ finds one of ours in flight. `leads(wallet)` is the lease check before every
 fire: one round trip asking the server whether this session still holds that
 wallet's lock; any error drops the connection and with it every wallet.
 
-SQLite (`SqliteShardLeadership`): the single-daemon model: one file lock
-(`SqliteFileLeadership`), and its holder leads every wallet.
+SQLite keeps the single-daemon model: one file lock (`SqliteFileLeadership`,
+daemon/service/leading.py), and its holder leads every wallet.
 
 The unique (plan, scheduled_for) claim stays the last line of defence: two
 daemons both believing they lead a wallet for a moment still fire a slot once.
@@ -34,11 +34,10 @@ from typing import Any, Protocol
 
 import structlog
 from sqlalchemy import Engine
-from sqlalchemy.engine import make_url
 
-from jupcron.errors import StoreBusyError, StoreError
+from jupcron.errors import StoreBusyError
 from jupcron.service.assign import plan_turn
-from jupcron.service.leader import PG_CONNECT_PARAMS, SqliteFileLeadership, lock_key
+from jupcron.service.leader import PG_CONNECT_PARAMS, lock_key
 
 log = structlog.get_logger(__name__)
 
@@ -83,7 +82,7 @@ class ShardLeadership(Protocol):
         busy: Callable[[str], bool] = ...,
     ) -> frozenset[str]:
         """One turn: take and hand over wallets; the wallets led after it. A store
-        error raises `StoreBusyError` (on SQLite, another daemon: `StoreError`)."""
+        error raises `StoreBusyError`."""
         ...
 
     def leads(self, shard: str) -> bool:
@@ -278,77 +277,3 @@ class PgShardLeadership:
             if conn is not None:  # closing the session drops every lock it holds
                 with contextlib.suppress(Exception):
                     conn.close()
-
-
-class SqliteShardLeadership:
-    """SQLite keeps the single-daemon model: the file lock's holder leads every wallet."""
-
-    def __init__(self, database: str, node: str) -> None:
-        self.node = node
-        self.file = SqliteFileLeadership(database)
-        self._shards: frozenset[str] = frozenset()
-        self._lock = threading.RLock()
-
-    def rebalance(
-        self,
-        shards: Sequence[str],
-        candidates: Iterable[str],
-        busy: Callable[[str], bool] = lambda shard: False,
-    ) -> frozenset[str]:
-        with self._lock:
-            self.file.acquire(block=False)  # StoreError: another daemon has the file
-            self._shards = frozenset(shards)
-            return self._shards
-
-    def leads(self, shard: str) -> bool:
-        with self._lock:
-            return shard in self._shards and self.file.is_leader()
-
-    def led(self) -> frozenset[str]:
-        with self._lock:
-            return self._shards if self.file.is_leader() else frozenset()
-
-    def release(self) -> None:
-        with self._lock:
-            self._shards = frozenset()
-            self.file.release()
-
-
-class EveryShard:
-    """An in-memory SQLite database: nothing to share, every wallet is ours."""
-
-    def __init__(self, node: str) -> None:
-        self.node = node
-        self._shards: frozenset[str] = frozenset()
-
-    def rebalance(
-        self,
-        shards: Sequence[str],
-        candidates: Iterable[str],
-        busy: Callable[[str], bool] = lambda shard: False,
-    ) -> frozenset[str]:
-        self._shards = frozenset(shards)
-        return self._shards
-
-    def leads(self, shard: str) -> bool:
-        return shard in self._shards
-
-    def led(self) -> frozenset[str]:
-        return self._shards
-
-    def release(self) -> None:
-        self._shards = frozenset()
-
-
-def shard_leadership_for(url: str, engine: Engine, node: str) -> ShardLeadership:
-    """The wallet leadership that fits the database behind ``url``."""
-    parsed = make_url(url)
-    backend = parsed.get_backend_name()
-    if backend == "postgresql":
-        return PgShardLeadership(engine, node)
-    if backend == "sqlite":
-        database = parsed.database or ""
-        if not database or database == ":memory:" or database.startswith("file::memory:"):
-            return EveryShard(node)
-        return SqliteShardLeadership(database, node)
-    raise StoreError(f"no leader election for the {backend} backend")

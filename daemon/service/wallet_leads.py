@@ -7,7 +7,7 @@ as a `Change` (the daemon then reloads its scheduler, recovers the runs of the
 wallets it gained, and writes its heartbeat at once). `firing(wallet)` wraps each
 fire, so a wallet is handed over only once none of its runs is under way here.
 
-    leads = WalletLeads(shard_leadership_for(url, engine, node), engine)
+    leads = WalletLeads(PgShardLeadership(engine, node), engine)
     change = leads.turn(["main", "treasury"])      # None: nothing changed
     if leads.leads(plan.wallet):                   # the lease check before a fire
         with leads.firing(plan.wallet): runner.fire(plan, slot)

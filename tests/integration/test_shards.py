@@ -1,11 +1,9 @@
 """Leadership per wallet on a real PostgreSQL: several `PgShardLeadership` objects,
-each on its own connection, as several daemons would hold them; and the SQLite
-single-daemon model."""
+each on its own connection, as several daemons would hold them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -13,14 +11,10 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from structlog.testing import capture_logs
 
-from jupcron.errors import StoreError
 from jupcron.service.assign import assign
 from jupcron.service.shards import (
-    EveryShard,
     PgShardLeadership,
-    SqliteShardLeadership,
     node_key,
-    shard_leadership_for,
     split_key,
     wallet_key,
 )
@@ -236,30 +230,6 @@ def test_a_stale_session_of_the_same_node_is_ended(pg_url: str, make: tuple[Make
         assert "stale_session_ended" in [e["event"] for e in logs]
         with pytest.raises(psycopg.OperationalError):
             stale.execute("SELECT 1")
-
-
-def test_sqlite_one_daemon_leads_every_wallet(tmp_path: Path) -> None:
-    database = str(tmp_path / "jupcron.db")
-    first = SqliteShardLeadership(database, "a:1")
-    second = SqliteShardLeadership(database, "b:2")
-    try:
-        assert first.rebalance(WALLETS, ["a:1", "b:2"]) == set(WALLETS)
-        assert all(first.leads(w) for w in WALLETS)
-        with pytest.raises(StoreError):
-            second.rebalance(WALLETS, ["a:1", "b:2"])
-        first.release()
-        assert first.led() == set()
-        assert second.rebalance(WALLETS, []) == set(WALLETS)
-    finally:
-        first.release()
-        second.release()
-
-
-def test_leadership_for_each_backend(tmp_path: Path, pg_engine: Engine, pg_url: str) -> None:
-    assert isinstance(shard_leadership_for(pg_url, pg_engine, "n"), PgShardLeadership)
-    url = f"sqlite:///{tmp_path / 'x.db'}"
-    assert isinstance(shard_leadership_for(url, pg_engine, "n"), SqliteShardLeadership)
-    assert isinstance(shard_leadership_for("sqlite://", pg_engine, "n"), EveryShard)
 
 
 def _beat(engine: Engine, node: str) -> None:
