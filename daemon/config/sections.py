@@ -180,6 +180,8 @@ class CapConfig(Section):
     mint: str
     per_day: Annotated[int, Field(gt=0)] | None = None
     per_week: Annotated[int, Field(gt=0)] | None = None
+    # unset: every wallet has this budget of its own; a wallet's name: that wallet's only
+    wallet: str | None = None
 
 
 class SafetyConfig(Section):
@@ -370,6 +372,22 @@ class Config(Section):
                     "already: one key, one wallet name"
                 )
             seen[entry.keypair] = f"wallets.{name}"
+        return value
+
+    @field_validator("safety")
+    @classmethod
+    def _cap_wallets(cls, value: SafetyConfig, info: ValidationInfo) -> SafetyConfig:
+        default = info.data.get("wallet")
+        named = info.data.get("wallets")
+        if not isinstance(default, WalletConfig) or not isinstance(named, dict):
+            return value  # reported on those sections
+        known = tuple(sorted(named))
+        if default.keypair is not None or not named:
+            known = (DEFAULT_WALLET, *known)
+        for index, cap in enumerate(value.caps):
+            if cap.wallet is not None and cap.wallet not in known:
+                problem = unknown_wallet(cap.wallet, known)
+                raise ValueError(f"caps[{index}].wallet: {problem}")
         return value
 
     @property

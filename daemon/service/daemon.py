@@ -33,9 +33,9 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron import __version__, failpoints
-from jupcron.app import Runtime, Store, build_runtime, open_store
+from jupcron.app import Runtime, Store, build_runtime, open_store, wallets_text
 from jupcron.config import Config, mask_url
-from jupcron.domain import RunStatus
+from jupcron.domain import DEFAULT_WALLET, RunStatus
 from jupcron.errors import FatalError, JupcronError, StoreBusyError
 from jupcron.follower import FollowerLoop
 from jupcron.logs import configure_logging
@@ -177,13 +177,14 @@ class Daemon:
         )  # fmt: skip
         self._count_plans()
         self._started = True
-        log.info("daemon_started", plans=self._plan_count, wallet=self.runtime.wallet.address,
+        addresses = self.runtime.addresses()
+        log.info("daemon_started", plans=self._plan_count, wallets=addresses,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,
                  dry_run=config.safety.dry_run, config=config.digest)  # fmt: skip
         degraded = f"; degraded: {'; '.join(self._degraded())}" if self._degraded() else ""
-        wallet = self.runtime.wallet.address
+        wallets = wallets_text(addresses)
         self._alert(AlertEvent.DAEMON_START, f"daemon started on {node_name()}: "
-                    f"{self._plan_count} plans, wallet {wallet}{degraded}")  # fmt: skip
+                    f"{self._plan_count} plans, {wallets}{degraded}")  # fmt: skip
         if config.runner.default_grace is not None:
             log.warning("config_key_ignored", key="runner.default_grace",
                         use="a plan's schedule.grace")  # fmt: skip
@@ -205,8 +206,10 @@ class Daemon:
         and the heartbeat: `jupcron status` and the page), asked again until it works
         (daemon/service/dependencies.py)."""
         assert self.runtime is not None
+        addresses = self.runtime.addresses()
+        single = list(addresses) == [DEFAULT_WALLET]
         self.dependencies = Dependencies(
-            lambda: self.config, str(self.runtime.wallet.address),
+            lambda: self.config, addresses[DEFAULT_WALLET] if single else addresses,
             transport=self.transport, on_fatal=self._fatal,
         )  # fmt: skip
         self.dependencies.at_start()
@@ -443,8 +446,8 @@ class Daemon:
             return
         rt = self.runtime
         self.follower = FollowerLoop(
-            rt.store.engine, rt.api, rt.wallet.address, interval=follow.interval,
-            clock=lambda: datetime.now(UTC), rpc=rt.rpc, trigger_v2=rt.runner.ports.trigger_v2,
+            rt.store.engine, rt.api, rt.addresses(), interval=follow.interval,
+            clock=lambda: datetime.now(UTC), rpc=rt.rpc, trigger_v2=rt.runner.sessions,
         ).start()  # fmt: skip
 
     def _start_runway(self) -> None:
@@ -454,7 +457,7 @@ class Daemon:
             return
         rt = self.runtime
         self.runway = RunwayWatch(
-            rt.store.engine, rt.api, str(rt.wallet.address), config=lambda: self.config,
+            rt.store.engine, rt.api, rt.addresses(), config=lambda: self.config,
             gauges=self.metrics.runway, alert=self._alert,
         ).start()  # fmt: skip
 
@@ -569,7 +572,7 @@ class Daemon:
             try:
                 diff, _ = apply_paths(
                     self.runtime.store.factory, [folder], now=datetime.now(UTC),
-                    wallets=config.wallet_names(),
+                    wallets=tuple(self.runtime.wallets),  # those loaded at start
                 )  # fmt: skip
             except JupcronError as exc:
                 log.error("reload_failed", what="plans", error=str(exc))

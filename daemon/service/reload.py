@@ -34,8 +34,8 @@ log = structlog.get_logger(__name__)
 
 # what the daemon reads only at start: a change is reported, and waits for a restart
 RESTART_ONLY = (
-    "api", "wallet", "database", "rpc", "metrics", "web.listen", "notify", "logging", "follow",
-    "runner.workers", "runner.group_commit",
+    "api", "wallet", "wallets", "database", "rpc", "metrics", "web.listen", "notify", "logging",
+    "follow", "runner.workers", "runner.group_commit",
 )  # fmt: skip
 RECENT_NS = 2_000_000_000  # a file written less than this ago is read at each look
 UNREADABLE = "unreadable"  # the digest of a file that cannot be read (no such file, say)
