@@ -76,11 +76,17 @@ def load_wallets(config: Config, env: Mapping[str, str] | None = None) -> dict[s
     return wallets
 
 
+def addresses_text(addresses: Mapping[str, str]) -> str:
+    """``ADDRESS`` of the one default wallet, else ``NAME ADDRESS, …``."""
+    if list(addresses) == [DEFAULT_WALLET]:
+        return addresses[DEFAULT_WALLET]
+    return ", ".join(f"{name} {address}" for name, address in addresses.items())
+
+
 def wallets_text(addresses: Mapping[str, str]) -> str:
     """``wallet ADDRESS`` for the one default wallet, else ``wallets NAME ADDRESS, …``."""
-    if list(addresses) == [DEFAULT_WALLET]:
-        return f"wallet {addresses[DEFAULT_WALLET]}"
-    return "wallets " + ", ".join(f"{name} {address}" for name, address in addresses.items())
+    one = list(addresses) == [DEFAULT_WALLET]
+    return f"{'wallet' if one else 'wallets'} {addresses_text(addresses)}"
 
 
 @dataclass

@@ -33,7 +33,14 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron import __version__, failpoints
-from jupcron.app import Runtime, Store, build_runtime, open_store, wallets_text
+from jupcron.app import (
+    Runtime,
+    Store,
+    addresses_text,
+    build_runtime,
+    open_store,
+    wallets_text,
+)
 from jupcron.config import Config, mask_url
 from jupcron.domain import DEFAULT_WALLET, RunStatus
 from jupcron.errors import FatalError, JupcronError, StoreBusyError
@@ -328,7 +335,8 @@ class Daemon:
         runtime = self.runtime
         return LiveState(
             node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
-            wallet=str(runtime.wallet.address), plan_files=self._plan_files(),
+            wallet=addresses_text(runtime.addresses()),
+            plan_files=self._plan_files(),
         )  # fmt: skip
 
     def _plan_files(self) -> dict[str, Any] | None:

@@ -57,7 +57,7 @@ IN_DOUBT_HELP = (
 )
 RUN_FIELDS = ("run_id", "plan_name", "kind", "scheduled_for", "status", "trigger", "request_id",
               "signature", "error_code", "error", "in_amount", "out_amount", "spent",
-              "received", "finished_at")  # fmt: skip
+              "received", "finished_at", "wallet")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class LiveState:
 
     node: str  # host:pid, as its heartbeat names it
     rate_limit: float  # requests/s we allow ourselves
-    wallet: str  # the public key
+    wallet: str  # the public key (several wallets: ``NAME ADDRESS, …``)
     # plans.dir against the store, as `jupcron status` has it (daemon/plans/apply.py)
     plan_files: dict[str, Any] | None = None
 
