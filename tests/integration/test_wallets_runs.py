@@ -149,3 +149,33 @@ def test_a_run_whose_wallet_is_not_configured_signs_nothing(make_rig: RigFactory
     assert "wallet 'gone' is not configured" in outcome.error
     assert rig.emulator.ledger.requests == {}  # not even an order was asked for
     assert rig.steps(outcome.run_id) == ["claimed", "wallet_unknown"]
+
+
+def test_the_runway_watch_reads_each_wallets_balance_for_its_own_plans(
+    make_rig: RigFactory,
+) -> None:
+    from jupcron.api.client import JupiterClient
+    from jupcron.service.runway import RunwayWatch
+
+    rig = make_rig()
+    main, savings, _ = two_wallets(rig)
+    hourly = {"every": "1h"}
+    swap = {"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000}
+    rig.plan("swap", swap, name="main-hourly", schedule=hourly)
+    rig.plan("swap", swap, name="savings-hourly", schedule=hourly, wallet="savings")
+    rig.emulator.ledger.set_balance(main.address, USDC, 10_000_000)  # two runs
+    rig.emulator.ledger.set_balance(savings.address, USDC, 1_000_000_000)  # 200 runs
+    api = JupiterClient(rig.url, api_key=None, transport=rig.transport, rate_limit=1000,
+                        sleep=lambda s: None)  # fmt: skip
+    try:
+        watch = RunwayWatch(rig.engine, api, {"default": main.address,
+                            "savings": savings.address}, config=lambda: rig.config)  # fmt: skip
+        states = watch.check()
+    finally:
+        api.close()
+    by_wallet = {s.runway.wallet: s.runway for s in states}
+    assert set(by_wallet) == {main.address, savings.address}
+    assert by_wallet[main.address].plans == ("main-hourly",)
+    assert by_wallet[main.address].runs == 2
+    assert by_wallet[savings.address].plans == ("savings-hourly",)
+    assert by_wallet[savings.address].runs == 200  # its plan's alone: 1000 USDC at 5 a run
