@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from solders.message import to_bytes_versioned
@@ -14,7 +15,9 @@ from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
 from solders.transaction import VersionedTransaction
 
-from jupcron.chain.wallet import Wallet
+from jupcron.app import build_runtime
+from jupcron.chain.wallet import Wallet, write_keypair_file
+from jupcron.config import NamedWalletConfig, WalletConfig
 from jupcron.domain import RunStatus
 from jupcron.report.build import build
 from jupcron.store.audit import AuditFilter, audit_rows
@@ -179,3 +182,30 @@ def test_the_runway_watch_reads_each_wallets_balance_for_its_own_plans(
     assert by_wallet[main.address].runs == 2
     assert by_wallet[savings.address].plans == ("savings-hourly",)
     assert by_wallet[savings.address].runs == 200  # its plan's alone: 1000 USDC at 5 a run
+
+
+def test_the_runtime_built_from_the_config_signs_with_each_wallets_file(
+    make_rig: RigFactory, db_url: str, tmp_path: Path
+) -> None:
+    """From the config file to the signature: `build_runtime` loads every keypair the
+    config names, and a fire of each plan lands signed by its wallet's file's key."""
+    rig = make_rig(db_url=db_url)
+    main = write_keypair_file(tmp_path / "main.json")
+    savings = write_keypair_file(tmp_path / "savings.json")
+    config = rig.config.model_copy(update={
+        "wallet": WalletConfig(keypair=tmp_path / "main.json"),
+        "wallets": {"savings": NamedWalletConfig(keypair=tmp_path / "savings.json")},
+    })  # fmt: skip
+    runtime = build_runtime(config, transport=rig.transport)
+    try:
+        assert runtime.addresses() == {"default": main.address, "savings": savings.address}
+        for wallet, key in (("default", main), ("savings", savings)):
+            plan = rig.plan("swap", wallet=wallet)
+            outcome = outcome_of(runtime.runner.fire(plan, SLOT))
+            assert outcome.status is RunStatus.SUCCEEDED, outcome.error
+            signed = rig.run(outcome.run_id).signed_tx
+            assert signed is not None
+            payer, verifies, _ = signer_of(signed)
+            assert (payer, verifies) == (key.pubkey, True)
+    finally:
+        runtime.close()
