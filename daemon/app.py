@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import structlog
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.api.client import JupiterClient
@@ -20,10 +21,11 @@ from jupcron.chain.rpc import SolanaRpc, rpc_from_config
 from jupcron.chain.wallet import Wallet, load_wallet
 from jupcron.config import Config, api_key
 from jupcron.domain import DEFAULT_WALLET
-from jupcron.errors import KeypairError
+from jupcron.errors import JupcronError, KeypairError
 from jupcron.runner.core import Runner
 from jupcron.runner.outcome import RunListener
 from jupcron.store import migrate
+from jupcron.store import plans as store_plans
 from jupcron.store.engine import open_existing, session_factory
 from jupcron.store.runstore import SqlRunStore
 
@@ -107,6 +109,20 @@ class Runtime:
     def addresses(self) -> dict[str, str]:
         """Every wallet's address, by name."""
         return {name: wallet.address for name, wallet in self.wallets.items()}
+
+    def warn_unknown_wallets(self) -> list[str]:
+        """The wallets enabled plans name that this runtime did not load (a config that
+        dropped one since `plans apply`): logged, as each of their runs is rejected."""
+        try:
+            with self.store.factory() as session:
+                used = store_plans.wallets_in_use(session)
+        except (JupcronError, SQLAlchemyError):
+            return []  # the store's trouble is reported where it is used
+        missing = sorted(used - set(self.wallets))
+        if missing:
+            log.error("plans_wallet_unknown", wallets=missing, loaded=sorted(self.wallets),
+                      fix="name them under wallets: and restart, or move the plans")  # fmt: skip
+        return missing
 
     def close(self) -> None:
         self.api.close()

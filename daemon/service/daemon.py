@@ -184,6 +184,7 @@ class Daemon:
         )  # fmt: skip
         self._count_plans()
         self._started = True
+        self.runtime.warn_unknown_wallets()
         addresses = self.runtime.addresses()
         log.info("daemon_started", plans=self._plan_count, wallets=addresses,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,

@@ -207,5 +207,8 @@ def test_the_runtime_built_from_the_config_signs_with_each_wallets_file(
             assert signed is not None
             payer, verifies, _ = signer_of(signed)
             assert (payer, verifies) == (key.pubkey, True)
+        assert runtime.warn_unknown_wallets() == []
+        rig.plan("swap", wallet="gone")  # a plan of a wallet the config no longer names
+        assert runtime.warn_unknown_wallets() == ["gone"]
     finally:
         runtime.close()
