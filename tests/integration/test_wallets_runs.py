@@ -212,3 +212,22 @@ def test_the_runtime_built_from_the_config_signs_with_each_wallets_file(
         assert runtime.warn_unknown_wallets() == ["gone"]
     finally:
         runtime.close()
+
+
+def test_the_rpc_probe_reports_each_wallets_sol(make_rig: RigFactory) -> None:
+    from jupcron.config import RpcConfig
+    from jupcron.service.probe import check_rpc
+
+    rig = make_rig(loopback=True)
+    main, savings, _ = two_wallets(rig)
+    rig.emulator.ledger.set_balance(main.address, SOL, 2 * 10**9)
+    rig.emulator.ledger.set_balance(savings.address, SOL, 0)
+    config = rig.config.model_copy(update={"rpc": RpcConfig(url=rig.url + "/rpc")})
+    wallets = {"default": main.address, "savings": savings.address}
+    empty = check_rpc(config, wallets)
+    assert (empty.verdict, empty.fix) == ("warn", "fund the wallet")
+    assert f"wallet savings ({savings.address}) holds no SOL" in empty.detail
+    rig.emulator.ledger.set_balance(savings.address, SOL, 5 * 10**8)
+    funded = check_rpc(config, wallets)
+    assert funded.verdict == "ok"
+    assert funded.detail.endswith("SOL held: default 2.0000, savings 0.5000")
