@@ -6,22 +6,26 @@ get from a config file to a working runner.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import structlog
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.api.client import JupiterClient
 from jupcron.chain.rpc import SolanaRpc, rpc_from_config
 from jupcron.chain.wallet import Wallet, load_wallet
 from jupcron.config import Config, api_key
+from jupcron.domain import DEFAULT_WALLET
+from jupcron.errors import JupcronError, KeypairError
 from jupcron.runner.core import Runner
 from jupcron.runner.outcome import RunListener
 from jupcron.store import migrate
+from jupcron.store import plans as store_plans
 from jupcron.store.engine import open_existing, session_factory
 from jupcron.store.ratebudget import shared_budgets
 from jupcron.store.runstore import SqlRunStore
@@ -51,15 +55,75 @@ def open_store(config: Config, *, check_head: bool = True) -> Store:
     return Store(engine, session_factory(engine))
 
 
+def load_wallets(config: Config, env: Mapping[str, str] | None = None) -> dict[str, Wallet]:
+    """Every configured wallet by name (`Config.wallet_names`), each keypair file
+    checked (`load_wallet`: unreadable, open to others, not a keypair: `KeypairError`
+    naming the wallet); two names holding one key are refused too."""
+    wallets: dict[str, Wallet] = {}
+    by_address: dict[str, str] = {}
+    for name in config.wallet_names():
+        try:
+            wallet = load_wallet(config.wallet_keypair(name), env)
+        except KeypairError as exc:
+            if name == DEFAULT_WALLET:
+                raise
+            raise KeypairError(f"wallet '{name}': {exc}") from None
+        earlier = by_address.get(wallet.address)
+        if earlier is not None:
+            raise KeypairError(
+                f"wallets '{earlier}' and '{name}' hold the same key ({wallet.address}): "
+                "one key, one wallet name"
+            )
+        by_address[wallet.address] = name
+        wallets[name] = wallet
+    return wallets
+
+
+def addresses_text(addresses: Mapping[str, str]) -> str:
+    """``ADDRESS`` of the one default wallet, else ``NAME ADDRESS, …``."""
+    if list(addresses) == [DEFAULT_WALLET]:
+        return addresses[DEFAULT_WALLET]
+    return ", ".join(f"{name} {address}" for name, address in addresses.items())
+
+
+def wallets_text(addresses: Mapping[str, str]) -> str:
+    """``wallet ADDRESS`` for the one default wallet, else ``wallets NAME ADDRESS, …``."""
+    one = list(addresses) == [DEFAULT_WALLET]
+    return f"{'wallet' if one else 'wallets'} {addresses_text(addresses)}"
+
+
 @dataclass
 class Runtime:
     config: Config
     store: Store
     api: JupiterClient
-    wallet: Wallet
+    wallets: dict[str, Wallet]  # every configured wallet, by name
     runner: Runner
     runs: SqlRunStore  # the one way a run is written (the runner's, the scheduler's)
     rpc: SolanaRpc | None = None
+
+    @property
+    def wallet(self) -> Wallet:
+        """The default wallet (with only named wallets: the first by name)."""
+        return self.wallets.get(DEFAULT_WALLET) or self.wallets[min(self.wallets)]
+
+    def addresses(self) -> dict[str, str]:
+        """Every wallet's address, by name."""
+        return {name: wallet.address for name, wallet in self.wallets.items()}
+
+    def warn_unknown_wallets(self) -> list[str]:
+        """The wallets enabled plans name that this runtime did not load (a config that
+        dropped one since `plans apply`): logged, as each of their runs is rejected."""
+        try:
+            with self.store.factory() as session:
+                used = store_plans.wallets_in_use(session)
+        except (JupcronError, SQLAlchemyError):
+            return []  # the store's trouble is reported where it is used
+        missing = sorted(used - set(self.wallets))
+        if missing:
+            log.error("plans_wallet_unknown", wallets=missing, loaded=sorted(self.wallets),
+                      fix="name them under wallets: and restart, or move the plans")  # fmt: skip
+        return missing
 
     def close(self) -> None:
         self.api.close()
@@ -77,7 +141,7 @@ def build_runtime(
     on_attempt: Callable[[Any], None] | None = None,
 ) -> Runtime:
     """Everything a run needs; fails early (before any order) on a bad key or keypair."""
-    wallet = load_wallet(config.wallet.keypair)
+    wallets = load_wallets(config)
     key = api_key(config)
     store = store or open_store(config)
     api = JupiterClient.from_config(
@@ -86,14 +150,14 @@ def build_runtime(
     rpc = rpc_from_config(config.rpc)
     runs = SqlRunStore(store.engine, group_commit=config.runner.group_commit)
     runner = Runner(
-        store=runs, api=api, wallet=wallet, config=config, rpc=rpc, listeners=listeners,
+        store=runs, api=api, wallets=wallets, config=config, rpc=rpc, listeners=listeners,
         on_attempt=on_attempt,
     )  # fmt: skip
     return Runtime(
         config=config,
         store=store,
         api=api,
-        wallet=wallet,
+        wallets=wallets,
         runner=runner,
         runs=runs,
         rpc=rpc,

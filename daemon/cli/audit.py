@@ -11,7 +11,7 @@ import click
 from jupcron.app import open_store
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option
-from jupcron.domain import PlanKind, RunStatus
+from jupcron.domain import DEFAULT_WALLET, PlanKind, RunStatus
 from jupcron.errors import ConfigError
 from jupcron.report.listing import render
 from jupcron.store import tokens
@@ -71,26 +71,31 @@ class When(click.ParamType):  # type: ignore[type-arg]
 @click.option("--kind", type=click.Choice([str(k) for k in PlanKind]), help="Only this kind.")
 @click.option("--since", type=When(), help="Scheduled at or after (ISO 8601; UTC if no offset).")
 @click.option("--until", type=When(), help="Scheduled before (ISO 8601; UTC if no offset).")
+@click.option("--wallet", metavar="NAME", help="Only the runs of this wallet (its config name).")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
 @format_option
 @pass_ctx
 def audit(
     ctx: Context, plan: str | None, status: str | None, kind: str | None,
-    since: datetime | None, until: datetime | None, limit: int, fmt: str,
+    since: datetime | None, until: datetime | None, wallet: str | None, limit: int, fmt: str,
 ) -> None:  # fmt: skip
     """The audit trail: one row per run, newest first (json and csv: every column of
-    the audit view)."""
+    the audit view; the table names each run's wallet when there is more than the
+    default one)."""
     store = open_store(ctx.config)
     try:
         with store.factory() as session:
             if plan is not None and get_plan(session, plan) is None:
                 raise ConfigError(f"no plan named {plan!r} in the store (see 'jupcron plans list')")
-            rows = audit_rows(session, AuditFilter(plan, status, kind, since, until, limit))
+            flt = AuditFilter(plan, status, kind, since, until, limit, wallet=wallet)
+            rows = audit_rows(session, flt)
             known = tokens.known(session)
     finally:
         store.close()
     rows = [with_units(row, known) for row in rows]
     columns = TABLE_COLUMNS if fmt == "table" else (*AUDIT_COLUMNS, *UNIT_COLUMNS)
+    if fmt == "table" and (wallet or any(r.get("wallet") != DEFAULT_WALLET for r in rows)):
+        columns = (*columns[:2], "wallet", *columns[2:])  # several wallets: say whose
     if fmt == "table":
         for row in rows:
             for key in ("request_id", "signature"):

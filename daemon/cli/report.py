@@ -31,6 +31,7 @@ from jupcron.report.rows import (
 
 @click.command()
 @click.option("--plan", help="Only this plan.")
+@click.option("--wallet", metavar="NAME", help="Only the plans of this wallet (its config name).")
 @click.option(
     "--since", type=When(), help="Fills and runs at or after (ISO 8601; UTC if no offset)."
 )
@@ -52,8 +53,8 @@ from jupcron.report.rows import (
 @format_option
 @pass_ctx
 def report(
-    ctx: Context, plan: str | None, since: datetime | None, until: datetime | None,
-    chart: Path | None, fills: bool, total: bool, fmt: str,
+    ctx: Context, plan: str | None, wallet: str | None, since: datetime | None,
+    until: datetime | None, chart: Path | None, fills: bool, total: bool, fmt: str,
 ) -> None:  # fmt: skip
     """Per plan: runs, spent, received, average price (quote per base: USDC per SOL),
     fills, refunds, fees (Jupiter's, and the network's in SOL), value now and
@@ -67,7 +68,7 @@ def report(
     store = open_store(ctx.config)  # never creates a database file
     try:
         with store.engine.connect() as conn:
-            reports, known = build(conn, plan=plan, since=since, until=until)
+            reports, known = build(conn, plan=plan, since=since, until=until, wallet=wallet)
     finally:
         store.close()
     if plan is not None and not reports:

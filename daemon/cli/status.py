@@ -17,6 +17,7 @@ import click
 
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import Config
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.plans.apply import FilesState, files_vs_store
 from jupcron.report.listing import render
 from jupcron.runner.preflight import kill_switch
@@ -121,9 +122,12 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
         head.append(("plan files", files.text()))
     width = max(len(label) for label, _ in head)
     lines = [f"{label.ljust(width)}  {visible(value)}" for label, value in head]
+    several = any(p.wallet != DEFAULT_WALLET for p in found.plans) or any(
+        r.wallet != DEFAULT_WALLET for r in (*found.in_flight.runs, *found.in_doubt.runs)
+    )  # more wallets than the default one: each plan and run says whose it is
     plans = [
         {
-            "plan": p.name, "kind": p.kind,
+            "plan": p.name, "kind": p.kind, "wallet": p.wallet,
             "next_fire": when(p.next_fire) or ("-" if p.enabled else "disabled"),
             "paused": "all" if p.pause and p.pause.all_plans else ("yes" if p.pause else ""),
             "last_status": str(p.last.status) if p.last else "-",
@@ -133,6 +137,8 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
         for p in found.plans
     ]  # fmt: skip
     columns = ["plan", "kind", "next_fire", "paused", "last_status", "last_slot", "last_error"]
+    if several:
+        columns.insert(1, "wallet")
     lines += ["", f"plans ({len(plans)})", render(plans, columns, "table")]
     lines += [
         "",
@@ -140,6 +146,8 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
         render([_runway_row(r) for r in found.runways], RUNWAY_COLUMNS, "table"),
     ]
     run_columns = ["run_id", "plan_name", "status", "scheduled_for", "trigger", "signature"]
+    if several:
+        run_columns.insert(2, "wallet")
     flight = [store_status.run_json(r) for r in found.in_flight.runs]
     lines += ["", f"in flight ({found.in_flight.count})", render(flight, run_columns, "table")]
     doubt = [store_status.run_json(r) for r in found.in_doubt.runs]
@@ -147,5 +155,6 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
     if doubt:
         lines.append("look each signature up on-chain, then record it: " + SETTLE.format(
             run_id="RUN_ID"))  # fmt: skip
-    lines.append(render(doubt, [*run_columns[:4], "signature", "error"], "table"))
+    doubt_columns = [c for c in run_columns if c not in ("trigger", "signature")]
+    lines.append(render(doubt, [*doubt_columns, "signature", "error"], "table"))
     return "\n".join(lines)

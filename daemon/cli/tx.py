@@ -20,6 +20,7 @@ from jupcron.chain.rpc import rpc_from_config
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.wallet import config_or_defaults, configured_wallet
 from jupcron.config import Config
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import ConfigError, PlanError
 from jupcron.plans.load import load_plans
 from jupcron.price.protection import pair_of, protection_for
@@ -58,7 +59,8 @@ def tx() -> None:
     "wallet_key",
     metavar="PUBKEY",
     callback=_pubkey,
-    help="Judge for this wallet (default: the configured keypair's public key).",
+    help="Judge for this wallet (default: the plan's wallet with --plan, else the default "
+    "wallet's public key).",
 )
 @click.option("--gasless", is_flag=True, help="Judge as a swap the API marked gasless/RFQ.")
 @click.option("--mint", "mints", multiple=True, metavar="MINT", help="A mint of the order.")
@@ -110,7 +112,8 @@ def inspect_command(
     plan = plan_of(ctx, config, plan_ref, plan_name) if plan_ref else None
     ordered = _ordered(ordered_json)
     text = sys.stdin.read() if transaction == "-" else transaction
-    owner = wallet_key or configured_wallet(ctx).pubkey
+    own = plan.wallet if plan is not None else DEFAULT_WALLET
+    owner = wallet_key or configured_wallet(ctx, name=own).pubkey
     policy = GuardPolicy.from_config(config.guard)
     try:
         if plan is not None:
@@ -162,7 +165,7 @@ def plan_of(ctx: Context, config: Config, ref: str, name: str | None) -> PlanRec
     plan in the store (read only: no database file is created)."""
     path = Path(ref)
     if path.is_file():
-        result = load_plans([path])
+        result = load_plans([path])  # its wallet: checked when its key is wanted
         if not result.ok:
             raise PlanError(result.problems)
         specs = [p.spec for p in result.plans if name is None or p.spec.name == name]

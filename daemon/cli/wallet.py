@@ -1,7 +1,8 @@
-"""`jupcron wallet`: the configured keypair's public key; a new keypair file."""
+"""`jupcron wallet`: the configured wallets' public keys; a new keypair file."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import click
 from jupcron.chain.wallet import Wallet, load_wallet, write_keypair_file
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import DEFAULT_PATH, Config
+from jupcron.domain import DEFAULT_WALLET
 
 
 def config_or_defaults(ctx: Context) -> Config:
@@ -19,10 +21,13 @@ def config_or_defaults(ctx: Context) -> Config:
     return ctx.config
 
 
-def configured_wallet(ctx: Context, keypair: Path | None = None) -> Wallet:
-    """``keypair`` if given, else ``wallet.keypair``, else the systemd credential."""
+def configured_wallet(
+    ctx: Context, keypair: Path | None = None, name: str = DEFAULT_WALLET
+) -> Wallet:
+    """``keypair`` if given, else wallet `name`'s keypair (the default wallet's:
+    ``wallet.keypair``, else the systemd credential)."""
     if keypair is None:
-        keypair = config_or_defaults(ctx).wallet.keypair
+        keypair = config_or_defaults(ctx).wallet_keypair(name)
     return load_wallet(keypair, os.environ)
 
 
@@ -35,12 +40,29 @@ def wallet() -> None:
 @click.option(
     "--keypair",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Keypair file (default: wallet.keypair, else $CREDENTIALS_DIRECTORY/keypair).",
+    help="Keypair file (default: the configured wallets).",
 )
+@click.option("--name", metavar="NAME", help="Only this configured wallet: its public key.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Output format.")  # fmt: skip
 @pass_ctx
-def show(ctx: Context, keypair: Path | None) -> None:
-    """Print the public key of the configured keypair."""
-    click.echo(configured_wallet(ctx, keypair).address)
+def show(ctx: Context, keypair: Path | None, name: str | None, fmt: str) -> None:
+    """Print the configured wallets' public keys: one wallet (only the default one,
+    ``wallet.keypair`` or $CREDENTIALS_DIRECTORY/keypair) as its key alone; several
+    as a NAME ADDRESS line each. With --name or --keypair: that one key."""
+    if keypair is not None or name is not None:
+        click.echo(configured_wallet(ctx, keypair, name or DEFAULT_WALLET).address)
+        return
+    config = config_or_defaults(ctx)
+    rows = [(n, configured_wallet(ctx, None, n).address) for n in config.wallet_names()]
+    if fmt == "json":
+        click.echo(json.dumps([{"name": n, "address": a} for n, a in rows], indent=2))
+    elif [n for n, _ in rows] == [DEFAULT_WALLET]:
+        click.echo(rows[0][1])
+    else:
+        width = max(len(n) for n, _ in rows)
+        for n, address in rows:
+            click.echo(f"{n:<{width}}  {address}")
 
 
 @wallet.command()

@@ -41,7 +41,6 @@ from jupcron.config.sections import (
     GuardConfig,
     LoggingConfig,
     MetricsConfig,
-    NamedWalletConfig,
     NotifyConfig,
     PlansConfig,
     PriceConfig,
@@ -50,8 +49,11 @@ from jupcron.config.sections import (
     RunnerConfig,
     RunwayConfig,
     SafetyConfig,
-    WalletConfig,
     WebConfig,
+)
+from jupcron.config.wallets import (
+    NamedWalletConfig,
+    WalletConfig,
     unknown_wallet,
 )
 from jupcron.urls import mask_url as mask_url  # where it lived before jupcron.urls

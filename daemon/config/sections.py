@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,6 +15,15 @@ from jupcron.config.fields import (
     Section,
     SwapApi,
     http_url_field,
+)
+from jupcron.config.wallets import (
+    NamedWalletConfig,
+    WalletConfig,
+    check_wallets,
+    has_default,
+    known_wallets,
+    unknown_wallet,
+    wallet_entries,
 )
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import ConfigError
@@ -88,24 +95,6 @@ class ApiConfig(Section):
     def _url(cls, value: str, info: ValidationInfo) -> str:
         carries = "the API key and the signed transactions"
         return http_url_field(value, info, "api", carries).rstrip("/")
-
-
-class WalletConfig(Section):
-    """``wallet:``, the default wallet (named ``default``): its keypair file, else the
-    systemd credential ``keypair`` (only when no ``wallets:`` are configured)."""
-
-    keypair: Path | None = None
-
-
-# a wallet's name (a key of ``wallets:``, a plan's ``wallet:``)
-WALLET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-WALLET_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
-
-
-class NamedWalletConfig(Section):
-    """One entry of ``wallets:``: a wallet besides the default one."""
-
-    keypair: Path
 
 
 class DatabaseConfig(Section):
@@ -180,6 +169,8 @@ class CapConfig(Section):
     mint: str
     per_day: Annotated[int, Field(gt=0)] | None = None
     per_week: Annotated[int, Field(gt=0)] | None = None
+    # unset: every wallet has this budget of its own; a wallet's name: that wallet's only
+    wallet: str | None = None
 
 
 class SafetyConfig(Section):
@@ -337,39 +328,25 @@ class Config(Section):
     @field_validator("wallets", mode="before")
     @classmethod
     def _entries(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            for name, entry in value.items():
-                if not isinstance(entry, dict):
-                    raise ValueError(
-                        f"wallets.{name} must be a mapping {{keypair: PATH}} (one wallet "
-                        "by name; the default wallet's keypair is wallet.keypair)"
-                    )
-        return value
+        return wallet_entries(value)
 
     @field_validator("wallets")
     @classmethod
     def _wallets(
         cls, value: dict[str, NamedWalletConfig], info: ValidationInfo
     ) -> dict[str, NamedWalletConfig]:
-        default = info.data.get("wallet")
-        seen: dict[Path, str] = {}
-        if isinstance(default, WalletConfig) and default.keypair is not None:
-            seen[default.keypair] = "wallet.keypair"
-        for name, entry in value.items():
-            if name == DEFAULT_WALLET:
-                raise ValueError(
-                    f"'{DEFAULT_WALLET}' is the name of wallet.keypair's wallet: give this "
-                    f"one another name, or set its keypair as wallet.keypair"
-                )
-            if not WALLET_NAME.fullmatch(name):
-                raise ValueError(f"wallet name '{name}' must be {WALLET_NAME_RULE}")
-            earlier = seen.get(entry.keypair)
-            if earlier is not None:
-                raise ValueError(
-                    f"wallets.{name}: its keypair file {entry.keypair} is {earlier}'s "
-                    "already: one key, one wallet name"
-                )
-            seen[entry.keypair] = f"wallets.{name}"
+        return check_wallets(value, info.data.get("wallet"))
+
+    @field_validator("safety")
+    @classmethod
+    def _cap_wallets(cls, value: SafetyConfig, info: ValidationInfo) -> SafetyConfig:
+        default, named = info.data.get("wallet"), info.data.get("wallets")
+        if not isinstance(default, WalletConfig) or not isinstance(named, dict):
+            return value  # reported on those sections
+        known = known_wallets(default, named)
+        for index, cap in enumerate(value.caps):
+            if cap.wallet is not None and cap.wallet not in known:
+                raise ValueError(f"caps[{index}].wallet: {unknown_wallet(cap.wallet, known)}")
         return value
 
     @property
@@ -378,16 +355,13 @@ class Config(Section):
 
     @property
     def has_default_wallet(self) -> bool:
-        """Whether there is a wallet named ``default``: ``wallet.keypair`` is set, or no
-        ``wallets:`` are (then it is the systemd credential ``keypair``, as before there
-        were several wallets). With only ``wallets:``, every plan must name its wallet."""
-        return self.wallet.keypair is not None or not self.wallets
+        """Whether there is a wallet named ``default`` (`jupcron.config.wallets`)."""
+        return has_default(self.wallet, self.wallets)
 
     def wallet_names(self) -> tuple[str, ...]:
         """Every configured wallet's name: ``default`` first (when there is one), then
         the ``wallets:`` in name order."""
-        named = tuple(sorted(self.wallets))
-        return (DEFAULT_WALLET, *named) if self.has_default_wallet else named
+        return known_wallets(self.wallet, self.wallets)
 
     def wallet_keypair(self, name: str) -> Path | None:
         """The keypair file of wallet `name`; ``None`` for the default wallet read from
@@ -399,14 +373,3 @@ class Config(Section):
         if entry is None:
             raise ConfigError(unknown_wallet(name, self.wallet_names()))
         return entry.keypair
-
-
-def unknown_wallet(name: str, known: Sequence[str]) -> str:
-    """The message for a wallet name the config does not have."""
-    have = ", ".join(known) or "none"
-    if name == DEFAULT_WALLET:
-        return (
-            f"no default wallet: the config sets wallets: but not wallet.keypair, so a plan "
-            f"must name its wallet (wallet: NAME; configured: {have})"
-        )
-    return f"unknown wallet '{name}': the config has {have} (add it under wallets:)"

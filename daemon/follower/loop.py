@@ -3,7 +3,7 @@ until stopped. Scheduled by the daemon while it is the leader."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,25 +26,38 @@ class FollowerApi(ListingApi, TokenApi, Protocol):
 
 
 class FollowerLoop:
+    """Follows every wallet's orders. `wallet`: the one wallet's address (its session
+    `trigger_v2`), or every wallet's address by name (their sessions by name): each
+    wallet's runs' orders are read from that wallet's listings."""
+
     def __init__(
         self,
         engine: Engine,
         api: FollowerApi,
-        wallet: str,
+        wallet: str | Mapping[str, str],
         *,
         interval: float,
         clock: Callable[[], datetime],
         rpc: MintRpc | None = None,
-        trigger_v2: HistoryApi | None = None,
+        trigger_v2: HistoryApi | Mapping[str, HistoryApi | None] | None = None,
     ) -> None:
         self.engine, self.api, self.rpc, self.clock = engine, api, rpc, clock
         self.interval = interval
-        self.follower = OrderFollower(engine, api, wallet, clock)
         from jupcron.products.trigger_v2.follower import TriggerV2Follower
 
-        self.v2 = None if trigger_v2 is None else TriggerV2Follower(
-            engine, trigger_v2, clock, SPARE_WAIT
-        )  # fmt: skip
+        self.followers: list[OrderFollower] = []
+        self.v2s: list[TriggerV2Follower] = []
+        if isinstance(wallet, str):
+            self.followers.append(OrderFollower(engine, api, wallet, clock))
+            if trigger_v2 is not None and not isinstance(trigger_v2, Mapping):
+                self.v2s.append(TriggerV2Follower(engine, trigger_v2, clock, SPARE_WAIT))
+        else:
+            sessions = trigger_v2 if isinstance(trigger_v2, Mapping) else {}
+            for name, address in wallet.items():
+                self.followers.append(OrderFollower(engine, api, address, clock, name))
+                session = sessions.get(name)
+                if session is not None:
+                    self.v2s.append(TriggerV2Follower(engine, session, clock, SPARE_WAIT, name))
         self._thread = Periodic("follower", self.poll_once, lambda: self.interval)
         self.polls = 0
 
@@ -59,9 +72,10 @@ class FollowerLoop:
     def poll_once(self) -> None:
         try:
             refresh_tokens(self.engine, self.api, self.rpc, self.clock)
-            self.follower.poll()
-            if self.v2 is not None:
-                self.v2.poll()
+            for follower in self.followers:
+                follower.poll()
+            for v2 in self.v2s:
+                v2.poll()
         except Exception:  # the follower must never take the daemon down
             log.exception("follower_failed")
         self.polls += 1

@@ -86,10 +86,20 @@ def _refund(source: str, state: str, order: ListedOrder) -> str | None:
 
 
 class OrderFollower:
+    """One wallet's orders (`wallet`: its address, which the listings are asked for;
+    `name`: its configured name, whose runs' orders are followed; ``None``: every run's,
+    the one wallet of a single-wallet daemon)."""
+
     def __init__(
-        self, engine: Engine, api: ListingApi, wallet: str, clock: Callable[[], datetime]
+        self,
+        engine: Engine,
+        api: ListingApi,
+        wallet: str,
+        clock: Callable[[], datetime],
+        name: str | None = None,
     ) -> None:
         self.engine, self.api, self.wallet, self.clock = engine, api, wallet, clock
+        self.name = name
 
     def poll(self) -> list[PollResult]:
         """Follow both sources once; never raises for the API's or the store's troubles."""
@@ -101,7 +111,7 @@ class OrderFollower:
             except JupcronError as exc:  # the store went away mid-poll: next time
                 result.errors += 1
                 log.warning("follower_poll_interrupted", source=source, error=str(exc))
-            log.info("follower_polled", **result.__dict__)
+            log.info("follower_polled", wallet=self.name, **result.__dict__)
             results.append(result)
         return results
 
@@ -109,7 +119,7 @@ class OrderFollower:
 
     def _poll(self, source: str, result: PollResult) -> None:
         with begin(self.engine) as conn:
-            ours = follow.targets(conn, source)
+            ours = follow.targets(conn, source, self.name)
             closed = follow.closed_orders(conn, source)
         pending = (set(ours.by_order) | set(ours.by_open_tx)) - closed
         if not pending:

@@ -27,7 +27,7 @@ class LiveState:
 
     node: str  # host:pid, as its heartbeat names it
     rate_limit: float  # requests/s we allow ourselves
-    wallet: str  # the public key
+    wallet: str  # the public key (several wallets: ``NAME ADDRESS, …``)
     # plans.dir against the store, as `jupcron status` has it (daemon/plans/apply.py)
     plan_files: dict[str, Any] | None = None
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jupcron.config.sections import unknown_wallet
+from jupcron.config.wallets import unknown_wallet
 from jupcron.config.yamlfile import Locator, load, problems_from
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError

@@ -33,7 +33,7 @@ from pydantic import (
 )
 
 from jupcron.config import SwapApi
-from jupcron.config.sections import WALLET_NAME, WALLET_NAME_RULE
+from jupcron.config.wallets import WALLET_NAME, WALLET_NAME_RULE
 from jupcron.domain import DEFAULT_WALLET, PlanKind
 from jupcron.plans.fields import (
     STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields

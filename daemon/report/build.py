@@ -56,15 +56,21 @@ def build(
     plan: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    wallet: str | None = None,
 ) -> tuple[list[PlanReport], dict[str, tokens.Token]]:
-    """Every plan's report (or one plan's), fills in [since, until)."""
-    stmt = select(Plan.id, Plan.name, Plan.kind, Plan.request, Plan.settings).order_by(Plan.name)
+    """Every plan's report (or one plan's, or those of the plans of `wallet`: a plan's
+    wallet is the one it names now), fills in [since, until)."""
+    columns = (Plan.id, Plan.name, Plan.kind, Plan.request, Plan.settings, Plan.wallet)
+    stmt = select(*columns).order_by(Plan.name)
     if plan is not None:
         stmt = stmt.where(Plan.name == plan)
+    if wallet is not None:
+        stmt = stmt.where(Plan.wallet == wallet)
     reports: dict[str, PlanReport] = {}
-    for _, name, kind, request, settings in conn.execute(stmt):
+    for _, name, kind, request, settings, own in conn.execute(stmt):
         request = request if isinstance(request, dict) else {}
         report = PlanReport(name, kind, request.get("inputMint"), request.get("outputMint"))
+        report.wallet = own
         if isinstance(settings, dict) and isinstance(settings.get("price_quote"), str):
             report.price_quote_override = settings["price_quote"]
         reports[name] = report

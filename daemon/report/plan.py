@@ -9,6 +9,7 @@ from datetime import datetime
 from decimal import Decimal, localcontext
 from typing import Any
 
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.price.limits import SOL_MINT, USDC_MINT, USDT_MINT, decimals_of, quote_mint
 from jupcron.price.reference import vs_reference_bps
 from jupcron.store import tokens
@@ -87,6 +88,7 @@ class PlanReport:
     order_mints: tuple[str | None, str | None] | None = None  # a followed order's pair
     # the mean USD price of each side over the plan's fills (first to last): the market
     market_usd: tuple[Decimal | None, Decimal | None] | None = None
+    wallet: str = DEFAULT_WALLET  # the plan's wallet (its configured name)
 
     # ---- quotes ---------------------------------------------------------------------
     @property
@@ -242,7 +244,7 @@ class PlanReport:
         pnl = self.unrealised_pnl()
         quote = self.quote_token
         return {
-            "plan_name": self.plan_name, "kind": self.kind,
+            "plan_name": self.plan_name, "kind": self.kind, "wallet": self.wallet,
             "input_mint": self.input_mint, "output_mint": self.output_mint,
             "input_symbol": self.input_token.symbol if self.input_token else None,
             "output_symbol": self.output_token.symbol if self.output_token else None,

@@ -22,11 +22,11 @@ CSV_COLUMNS = ("plan_name", "kind", "input_mint", "output_mint", "input_symbol",
                "average_cost", "fees", "network_fee_lamports", "priority_fee_lamports",
                "network_fee_sol", "priority_fee_sol", "current_price", "current_value",
                "unrealised_pnl", "current_value_usd", "unrealised_pnl_usd", "first_fill",
-               "last_fill", "reference_price", "vs_reference_bps")  # fmt: skip
+               "last_fill", "reference_price", "vs_reference_bps", "wallet")  # fmt: skip
 FILL_COLUMNS = ("filled_at", "plan_name", "source", "spent", "input_symbol", "received",
                 "output_symbol", "price", "price_unit", "in_amount", "out_amount", "input_mint",
                 "output_mint", "vs_reference_bps", "signature", "order_account",
-                "run_id")  # fmt: skip
+                "run_id", "wallet")  # fmt: skip
 TOTAL_COLUMNS = ("token", "spent", "received", "refunded", "fees")
 TOTAL_CSV = ("mint", "symbol", "spent", "spent_ui", "received", "received_ui", "refunded",
              "refunded_ui", "fees", "fees_ui")  # fmt: skip
@@ -173,7 +173,7 @@ def fill_rows(reports: list[PlanReport]) -> list[dict[str, Any]]:
                 "input_mint": f.input_mint, "output_mint": f.output_mint,
                 "vs_reference_bps": None if (vs := f.vs_reference_bps) is None else str(vs),
                 "signature": f.signature, "order_account": f.order_account,
-                "run_id": f.run_id,
+                "run_id": f.run_id, "wallet": r.wallet,
             })  # fmt: skip
     rows.sort(key=lambda row: (row["filled_at"], row["run_id"]))
     return rows

@@ -8,7 +8,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -22,12 +22,12 @@ from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.chain.rpc import SolanaRpc
 from jupcron.chain.wallet import Wallet
 from jupcron.config import Config
-from jupcron.domain import RunStatus
+from jupcron.domain import DEFAULT_WALLET, RunStatus
 from jupcron.errors import FatalError, RejectedError, RetryableError
 from jupcron.logs import run_context
 from jupcron.products.base import OrderApi
 from jupcron.runner.book import RunBook
-from jupcron.runner.flow import drive
+from jupcron.runner.flow import drive, without_wallet
 from jupcron.runner.outcome import RunListener, RunOutcome
 from jupcron.runner.ports import Clock, Ports, RunOptions, run_mode
 from jupcron.store.port import RunStore
@@ -56,13 +56,17 @@ def trigger_v2_session(api: JupiterClient, wallet: Wallet, clock: Clock) -> Trig
 
 
 class Runner:
+    """Drives runs; each run with the wallet it is for (`RunRecord.wallet`, its plan's
+    when claimed): that wallet signs, and txguard judges for it."""
+
     def __init__(
         self,
         *,
         store: RunStore,
         api: OrderApi,
-        wallet: Wallet,
+        wallet: Wallet | None = None,
         config: Config,
+        wallets: Mapping[str, Wallet] | None = None,
         policy: GuardPolicy | None = None,
         rpc: SolanaRpc | None = None,
         listeners: Sequence[RunListener] = (),
@@ -73,12 +77,25 @@ class Runner:
         trigger_v2: TriggerV2Api | None = None,
     ) -> None:
         self.book = RunBook(store, clock, on_attempt)
-        if trigger_v2 is None and isinstance(api, JupiterClient):
-            trigger_v2 = trigger_v2_session(api, wallet, clock)
+        # every wallet by name; `wallet` alone is the default one (a single-wallet runner)
+        self.wallets: dict[str, Wallet] = dict(wallets or {})
+        if wallet is not None:
+            self.wallets.setdefault(DEFAULT_WALLET, wallet)
+        if not self.wallets:
+            raise ValueError("a runner needs a wallet")
+        # each wallet's Trigger V2 session (its own login and JWT); `trigger_v2`: the
+        # default wallet's, given
+        self.sessions: dict[str, TriggerV2Api | None] = {}
+        for name, own in self.wallets.items():
+            given = trigger_v2 if name == DEFAULT_WALLET else None
+            if given is None and isinstance(api, JupiterClient):
+                given = trigger_v2_session(api, own, clock)
+            self.sessions[name] = given
+        first = DEFAULT_WALLET if DEFAULT_WALLET in self.wallets else min(self.wallets)
         self.ports = Ports(
-            store=store, book=self.book, api=api, wallet=wallet, config=config,
+            store=store, book=self.book, api=api, wallet=self.wallets[first], config=config,
             policy=policy or GuardPolicy.from_config(config.guard), rpc=rpc, clock=clock,
-            sleep=sleep, trigger_v2=trigger_v2,
+            sleep=sleep, trigger_v2=self.sessions[first], wallet_name=first,
         )  # fmt: skip
         self.listeners = list(listeners)
         self.node = node or node_name()
@@ -88,6 +105,16 @@ class Runner:
     @property
     def clock(self) -> Clock:
         return self.ports.clock
+
+    def ports_for(self, ports: Ports, wallet: str) -> Ports | None:
+        """`ports` with wallet `wallet` (its key and its Trigger V2 session); ``None``
+        when this runner has no wallet of that name."""
+        if wallet == ports.wallet_name:
+            return ports
+        own = self.wallets.get(wallet)
+        if own is None:
+            return None
+        return replace(ports, wallet=own, wallet_name=wallet, trigger_v2=self.sessions[wallet])
 
     def is_active(self, run_id: int) -> bool:
         with self._active_lock:
@@ -161,7 +188,12 @@ class Runner:
         book = ports.book
         with run_context(plan=plan.name, kind=str(plan.kind), run_id=run_id):
             try:
-                record = drive(ports, claimed or book.load(run_id), plan, options)
+                record = claimed or book.load(run_id)
+                own = self.ports_for(ports, record.wallet)
+                if own is None:
+                    record = without_wallet(ports, record)
+                else:
+                    record = drive(own, record, plan, options)
                 book.flush(run_id)
             except FatalError:
                 book.flush(run_id)  # what the API answered so far, then the daemon stops

@@ -68,6 +68,21 @@ def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -
                              error=f"no final state after {MAX_STEPS} steps")  # fmt: skip
 
 
+def without_wallet(ports: Ports, run: RunRecord) -> RunRecord:
+    """A run whose wallet this daemon does not have (the config no longer names it):
+    nothing is signed. Before signing it is `rejected`; once signed it is left as it is
+    (recovery tries again, and a daemon with that wallet settles it)."""
+    reason = (
+        f"wallet '{run.wallet}' is not configured (the config's wallets: no longer name "
+        "it): nothing signed"
+    )
+    if run.status in (RunStatus.PENDING, RunStatus.REQUESTED):
+        return ports.book.finish(run, RunStatus.REJECTED, step="wallet_unknown", error=reason)
+    if run.status.in_flight:
+        log.error("run_wallet_unknown", wallet=run.wallet, status=str(run.status))
+    return run
+
+
 def order_run(
     ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime
 ) -> tuple[RunRecord, dict[str, Any] | None]:

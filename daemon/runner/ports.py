@@ -16,6 +16,7 @@ from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.chain.rpc import SolanaRpc
 from jupcron.chain.wallet import Wallet
 from jupcron.config import Config
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.products.base import OrderApi
 from jupcron.runner.book import RunBook
 from jupcron.store.port import RunStore
@@ -61,3 +62,5 @@ class Ports:
     clock: Clock
     sleep: Callable[[float], None]
     trigger_v2: TriggerV2Api | None = None  # Trigger V2's session (JWT, vault), if any
+    # the configured name of `wallet` (the run's wallet: `RunRecord.wallet`)
+    wallet_name: str = DEFAULT_WALLET

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from jupcron.config import Config
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import FatalError, JupcronError
 from jupcron.plans.schema import in_amount_of
 from jupcron.products.base import OrderApi
@@ -88,8 +89,12 @@ def caps_apply(plan: PlanRecord, config: Config) -> bool:
     return any(cap.mint == spend.mint for cap in config.safety.caps)
 
 
-def cap_windows(plan: PlanRecord, config: Config, now: datetime) -> list[CapWindow]:
-    """The plan's own caps, then the config's caps on its input mint, in that order."""
+def cap_windows(
+    plan: PlanRecord, config: Config, now: datetime, wallet: str = DEFAULT_WALLET
+) -> list[CapWindow]:
+    """The plan's own caps, then the config's caps on its input mint, in that order. A
+    config cap counts the runs of the run's `wallet` only (each wallet has its own
+    budget), and one naming a wallet (``wallet:``) applies to that wallet's runs alone."""
     spend = spend_of(plan)
     out: list[CapWindow] = []
     plan_caps = plan.settings.caps
@@ -99,13 +104,14 @@ def cap_windows(plan: PlanRecord, config: Config, now: datetime) -> list[CapWind
             name = f"plan cap {key}={limit}"
             out.append(CapWindow(name, now - window, int(limit), plan_id=plan.id))
     for cap in config.safety.caps:
-        if cap.mint != spend.mint:
+        if cap.mint != spend.mint or cap.wallet not in (None, wallet):
             continue
         for key, window, cap_limit in (("per_day", DAY, cap.per_day),
                                        ("per_week", WEEK, cap.per_week)):  # fmt: skip
             if cap_limit is not None:
-                name = f"cap on {cap.mint} {key}={cap_limit}"
-                out.append(CapWindow(name, now - window, cap_limit, input_mint=cap.mint))
+                name = f"cap on {cap.mint} {key}={cap_limit} (wallet {wallet})"
+                out.append(CapWindow(name, now - window, cap_limit, input_mint=cap.mint,
+                                     wallet=wallet))  # fmt: skip
     return out
 
 
@@ -120,7 +126,8 @@ def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> st
     if per_run is not None and spend.amount > per_run:
         return f"input {spend.amount} is over the plan's max_in_amount {per_run}"
     reservation = Reservation(spend.mint, spend.amount, spec(plan.kind).output_mint(plan.request))
-    hit = ports.store.reserve(run.id, reservation, cap_windows(plan, ports.config, now), now=now)
+    caps = cap_windows(plan, ports.config, now, ports.wallet_name)
+    hit = ports.store.reserve(run.id, reservation, caps, now=now)
     if hit is None:
         return None
     return (

@@ -30,7 +30,7 @@ import httpx
 import structlog
 
 from jupcron import __version__, failpoints
-from jupcron.app import Store, open_store
+from jupcron.app import Store, open_store, wallets_text
 from jupcron.config import Config, mask_url
 from jupcron.errors import FatalError, JupcronError, StoreBusyError
 from jupcron.listen.metrics import Metrics
@@ -139,13 +139,15 @@ class Daemon:
         self.status.count_plans()
         self._started = True
         plans = self.status.plan_count
-        log.info("daemon_started", plans=plans, wallet=runtime.wallet.address,
+        runtime.warn_unknown_wallets()
+        addresses = runtime.addresses()
+        log.info("daemon_started", plans=plans, wallets=addresses,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,
                  dry_run=config.safety.dry_run, config=config.digest)  # fmt: skip
         degraded = wiring.degraded()
         said = f"; degraded: {'; '.join(degraded)}" if degraded else ""
         wiring.alert(AlertEvent.DAEMON_START, f"daemon started on {node_name()}: "
-                     f"{plans} plans, wallet {runtime.wallet.address}{said}")  # fmt: skip
+                     f"{plans} plans, {wallets_text(addresses)}{said}")  # fmt: skip
         if config.runner.default_grace is not None:
             log.warning("config_key_ignored", key="runner.default_grace",
                         use="a plan's schedule.grace")  # fmt: skip

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import httpx
 import structlog
@@ -36,7 +36,7 @@ class Dependencies:
     def __init__(
         self,
         config: Callable[[], Config],
-        address: str,
+        address: str | Mapping[str, str],
         *,
         transport: httpx.BaseTransport | None = None,
         on_fatal: Callable[[FatalError], None],
@@ -101,7 +101,9 @@ class Dependencies:
         config = self._config()
         found = []
         if "api key" in names:
-            found.append(check_api(config, self._address, self._transport))
+            wallets = self._address
+            first = wallets if isinstance(wallets, str) else next(iter(wallets.values()), None)
+            found.append(check_api(config, first, self._transport))
         if "rpc" in names:
             found.append(check_rpc(config, self._address) if config.rpc.url else
                          Check("rpc", "ok", "rpc.url no longer set"))  # fmt: skip

@@ -150,8 +150,8 @@ class LeaderDuties:
             return
         rt = self.runtime
         self.follower = FollowerLoop(
-            rt.store.engine, rt.api, rt.wallet.address, interval=follow.interval,
-            clock=lambda: datetime.now(UTC), rpc=rt.rpc, trigger_v2=rt.runner.ports.trigger_v2,
+            rt.store.engine, rt.api, rt.addresses(), interval=follow.interval,
+            clock=lambda: datetime.now(UTC), rpc=rt.rpc, trigger_v2=rt.runner.sessions,
         ).start()  # fmt: skip
 
     def _start_runway(self) -> None:
@@ -160,7 +160,7 @@ class LeaderDuties:
             return
         rt = self.runtime
         self.runway = RunwayWatch(
-            rt.store.engine, rt.api, str(rt.wallet.address), config=self.config,
+            rt.store.engine, rt.api, rt.addresses(), config=self.config,
             gauges=self.metrics.runway, alert=self.alert,
         ).start()  # fmt: skip
 

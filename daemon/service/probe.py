@@ -10,7 +10,7 @@ height and the wallet's SOL balance.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,6 +18,7 @@ import httpx
 
 from jupcron.api.client import JupiterClient
 from jupcron.config import Config, api_key
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import ApiAuthError, JupcronError, RetryableError
 from jupcron.urls import mask_url
 
@@ -76,7 +77,8 @@ def check_api(
     return Check("api key", "ok", f"{keyed}, accepted by {where}")
 
 
-def check_rpc(config: Config, address: str | None) -> Check:
+def check_rpc(config: Config, wallets: str | Mapping[str, str] | None) -> Check:
+    """The RPC node, and the SOL of `wallets` (an address, or addresses by wallet name)."""
     from jupcron.chain.rpc import rpc_from_config
 
     rpc = rpc_from_config(config.rpc)
@@ -84,20 +86,28 @@ def check_rpc(config: Config, address: str | None) -> Check:
         return Check("rpc", "warn", "rpc.url not set: no on-chain settling, simulation, mint "
                      "or balance checks", "set rpc.url")  # fmt: skip
     where = mask_url(config.rpc.url or "")
+    named = {DEFAULT_WALLET: wallets} if isinstance(wallets, str) else dict(wallets or {})
     try:
         height = rpc.block_height()
-        if address is None:
+        if not named:
             return Check("rpc", "ok", f"{where} at block height {height}")
-        (account,) = rpc.accounts([address])
+        accounts = rpc.accounts(list(named.values()))
     except JupcronError as exc:
         return Check("rpc", "fail", f"{where} did not answer: {exc}", "check rpc.url")
     finally:
         rpc.close()
-    lamports = account.lamports if account is not None else 0
-    if lamports == 0:
-        return Check("rpc", "warn", f"{where} answers; wallet {address} holds no SOL: "
+    held = {n: a.lamports if a is not None else 0 for n, a in zip(named, accounts, strict=True)}
+    one = isinstance(wallets, str)
+    empty = [name for name, lamports in held.items() if lamports == 0]
+    if empty:
+        which = named[empty[0]] if one else ", ".join(f"{n} ({named[n]})" for n in empty)
+        return Check("rpc", "warn", f"{where} answers; wallet {which} holds no SOL: "
                      "nothing can pay fees", "fund the wallet")  # fmt: skip
-    return Check("rpc", "ok", f"{where} answers; wallet holds {lamports / 1e9:.4f} SOL")
+    if one:
+        sol = held[DEFAULT_WALLET] / 1e9
+        return Check("rpc", "ok", f"{where} answers; wallet holds {sol:.4f} SOL")
+    shown = ", ".join(f"{name} {lamports / 1e9:.4f}" for name, lamports in held.items())
+    return Check("rpc", "ok", f"{where} answers; SOL held: {shown}")
 
 
 def check_all(
@@ -108,17 +118,17 @@ def check_all(
 ) -> list[Check]:
     """Every check, in the order an operator fixes things; `web`, the page's (its
     settings are daemon/web's, which this package does not import)."""
-    from jupcron.app import open_store
-    from jupcron.chain.wallet import load_wallet
+    from jupcron.app import load_wallets, open_store
     from jupcron.plans.load import load_plans
 
     checks: list[Check] = [Check("config", "ok", config.source or "(built-in defaults)")]
-    address: str | None = None
+    addresses: dict[str, str] = {}
 
     def wallet() -> Check:
-        nonlocal address
-        address = str(load_wallet(config.wallet.keypair).address)
-        return Check("wallet", "ok", address)
+        addresses.update({n: w.address for n, w in load_wallets(config).items()})
+        if list(addresses) == [DEFAULT_WALLET]:
+            return Check("wallet", "ok", addresses[DEFAULT_WALLET])
+        return Check("wallet", "ok", ", ".join(f"{n} {a}" for n, a in addresses.items()))
 
     def plans() -> Check:
         folder = config.plans.dir
@@ -146,11 +156,13 @@ def check_all(
         shown = [channel_of(u) for u in urls] + (["webhook"] if config.notify.webhook_url else [])
         return Check("notify", "ok", ", ".join(shown))
 
-    checks.append(_guard("wallet", wallet, "check wallet.keypair"))
+    checks.append(_guard("wallet", wallet, "check wallet.keypair and wallets:"))
     checks.append(_guard("plans", plans, "jupcron plans validate"))
     checks.append(_guard("database", database, "check database.url; jupcron db upgrade"))
-    checks.append(check_api(config, address, transport))
-    checks.append(check_rpc(config, address))
+    first = next(iter(addresses.values()), None)
+    checks.append(check_api(config, first, transport))
+    single = list(addresses) == [DEFAULT_WALLET]
+    checks.append(check_rpc(config, first if single else addresses))
     checks.append(_guard("notify", notify, "fix notify.urls"))
     if web is not None:
         checks.append(_guard("web", web, "fix web.listen / web.token_file"))

@@ -34,8 +34,8 @@ log = structlog.get_logger(__name__)
 
 # what the daemon reads only at start: a change is reported, and waits for a restart
 RESTART_ONLY = (
-    "api", "wallet", "database", "rpc", "metrics", "web.listen", "notify", "logging", "follow",
-    "runner.workers", "runner.group_commit",
+    "api", "wallet", "wallets", "database", "rpc", "metrics", "web.listen", "notify", "logging",
+    "follow", "runner.workers", "runner.group_commit",
 )  # fmt: skip
 
 
@@ -165,7 +165,7 @@ class Reload:
             try:
                 diff, _ = apply_paths(
                     self.runtime.store.factory, [folder], now=datetime.now(UTC),
-                    wallets=config.wallet_names(),
+                    wallets=tuple(self.runtime.wallets),  # those loaded at start
                 )  # fmt: skip
             except JupcronError as exc:
                 log.error("reload_failed", what="plans", error=str(exc))

@@ -14,7 +14,7 @@ says unknown and why.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -35,6 +35,7 @@ from jupcron.store import control, tokens
 from jupcron.store import plans as store_plans
 from jupcron.store import runway as store_runway
 from jupcron.store.engine import begin
+from jupcron.store.records import PlanRecord
 from jupcron.store.runway import RunwayState, moment
 
 log = structlog.get_logger(__name__)
@@ -58,7 +59,7 @@ class RunwayWatch:
         self,
         engine: Engine,
         api: BalanceApi,
-        wallet: str,
+        wallet: str | Mapping[str, str],
         *,
         config: Callable[[], Config],
         gauges: RunwayGauges | None = None,
@@ -66,7 +67,11 @@ class RunwayWatch:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         spare: float | None = SPARE_WAIT,
     ) -> None:
-        self.engine, self.api, self.wallet = engine, api, wallet
+        self.engine, self.api = engine, api
+        # (name, address) of every wallet watched; name None: the one wallet, all plans
+        self.wallets: list[tuple[str | None, str]] = (
+            [(None, wallet)] if isinstance(wallet, str) else list(wallet.items())
+        )
         self.config, self.gauges, self.alert, self.clock = config, gauges, alert, clock
         self.spare = spare
         self._thread = Periodic("runway", self.check_safely, lambda: self.config().runway.refresh)
@@ -74,30 +79,44 @@ class RunwayWatch:
 
     # ---- one check ---------------------------------------------------------------
     def check(self) -> list[RunwayState]:
-        """Read the balance, work the runways out, store them, alert a new low one."""
+        """For each wallet: read its balance, work the runways of its plans out, store
+        them, alert a new low one."""
         config = self.config()
-        settings = config.runway
-        now = self.clock()
-        if not settings.enabled:  # turned off by a reload: nothing shown rather than stale
+        if not config.runway.enabled:  # turned off by a reload: nothing shown, not stale
             with begin(self.engine) as conn:
-                store_runway.save(conn, self.wallet, [])
+                for _, address in self.wallets:
+                    store_runway.save(conn, address, [])
             self._show([])
             return []
         with Session(self.engine) as session:
             plans = store_plans.enabled_plans(session)
+        states: list[RunwayState] = []
+        for name, address in self.wallets:
+            own = plans if name is None else [p for p in plans if p.wallet == name]
+            states += self._check_wallet(config, address, own)
+        self._show(states)
+        self.checks += 1
+        return states
+
+    def _check_wallet(
+        self, config: Config, wallet: str, plans: list[PlanRecord]
+    ) -> list[RunwayState]:
+        settings = config.runway
+        now = self.clock()
+        with Session(self.engine) as session:
             conn = session.connection()
             found = control.pauses(conn)
-            before = {s.runway.mint: s for s in store_runway.read(conn, self.wallet)}
+            before = {s.runway.mint: s for s in store_runway.read(conn, wallet)}
             known = tokens.known(conn)
         needs = needs_of(
-            plans, self.wallet, dry_run=config.safety.dry_run,
+            plans, wallet, dry_run=config.safety.dry_run,
             paused=lambda name: control.pause_in_effect(found, name) is not None,
         )  # fmt: skip
         portfolio, problem = None, None
         if needs:
-            portfolio, problem = self._balance()
+            portfolio, problem = self._balance(wallet)
         found_runways = runways(
-            self.wallet, lambda mint: None if portfolio is None else portfolio.balance_of(mint),
+            wallet, lambda mint: None if portfolio is None else portfolio.balance_of(mint),
             needs, now, timedelta(seconds=settings.horizon), problem=problem,
         )  # fmt: skip
         states = []
@@ -115,17 +134,15 @@ class RunwayWatch:
                 settings.alert_below, settings.horizon, now,
             ))  # fmt: skip
         with begin(self.engine) as conn:
-            store_runway.save(conn, self.wallet, states)
-        self._show(states)
+            store_runway.save(conn, wallet, states)
         for state in states:
             previous = before.get(state.runway.mint)
             self._judge(state, previous.low if previous is not None else False)
-        self.checks += 1
         return states
 
-    def _balance(self) -> tuple[Portfolio | None, str | None]:
+    def _balance(self, wallet: str) -> tuple[Portfolio | None, str | None]:
         try:
-            return self.api.positions(self.wallet, spare=self.spare), None
+            return self.api.positions(wallet, spare=self.spare), None
         except JupcronError as exc:  # a refused key too: the runs say it; here it is unknown
             log.warning("runway_balance_unknown", error=str(exc))
             return None, f"balance unknown: {exc}"

@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
-from jupcron.app import Runtime
+from jupcron.app import Runtime, addresses_text
 from jupcron.config import Config
 from jupcron.domain import RunStatus
 from jupcron.errors import JupcronError
@@ -113,7 +113,7 @@ class Status:
         runtime = self.runtime
         return LiveState(
             node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
-            wallet=str(runtime.wallet.address), plan_files=self._plan_files(),
+            wallet=addresses_text(runtime.addresses()), plan_files=self._plan_files(),
         )  # fmt: skip
 
     def _plan_files(self) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ import httpx
 
 from jupcron.app import Runtime, Store, build_runtime
 from jupcron.config import Config
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import FatalError
 from jupcron.listen.metrics import Metrics
 from jupcron.listen.page import LiveState, Page, PageFactory
@@ -93,8 +94,10 @@ class Wiring:
         and the heartbeat: `jupcron status` and the page), asked again until it works
         (daemon/service/dependencies.py)."""
         assert self.runtime is not None
+        addresses = self.runtime.addresses()
+        single = list(addresses) == [DEFAULT_WALLET]
         self.dependencies = Dependencies(
-            config, str(self.runtime.wallet.address),
+            config, addresses[DEFAULT_WALLET] if single else addresses,
             transport=self.transport, on_fatal=on_fatal,
         )  # fmt: skip
         self.dependencies.at_start()

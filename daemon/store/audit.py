@@ -27,7 +27,7 @@ AUDIT_COLUMNS = (
     "run_id", "plan_name", "kind", "plan_version", "scheduled_for", "status", "trigger",
     "request_id", "signature", "error_code", "error", "input_mint", "in_amount", "output_mint",
     "out_amount", "order_account", "slot", "attempts", "created_at", "updated_at", "finished_at",
-    "spent", "received", "refunded", "fills",
+    "spent", "received", "refunded", "fills", "wallet",
 )  # fmt: skip
 # what the money did (migration 0003_fills): read from the view itself
 MONEY_COLUMNS = ("spent", "received", "refunded", "fills")
@@ -50,6 +50,7 @@ def spent(
     since: datetime,
     input_mint: str | None = None,
     plan_id: int | None = None,
+    wallet: str | None = None,
     exclude_run: int | None = None,
 ) -> int:
     """Raw input amount committed by runs created since `since` (exact integer sum)."""
@@ -62,6 +63,8 @@ def spent(
         stmt = stmt.where(Run.input_mint == input_mint)
     if plan_id is not None:
         stmt = stmt.where(Run.plan_id == plan_id)
+    if wallet is not None:
+        stmt = stmt.where(Run.wallet == wallet)
     if exclude_run is not None:
         stmt = stmt.where(Run.id != exclude_run)
     return sum(int(value) for value in session.scalars(stmt) if value)
@@ -75,6 +78,7 @@ class AuditFilter:
     since: datetime | None = None
     until: datetime | None = None
     limit: int = 100
+    wallet: str | None = None  # the runs of this wallet (its configured name)
 
 
 def audit_rows(session: Session, flt: AuditFilter) -> list[dict[str, Any]]:
@@ -91,6 +95,8 @@ def audit_rows(session: Session, flt: AuditFilter) -> list[dict[str, Any]]:
         stmt = stmt.where(Run.status == flt.status)
     if flt.kind:
         stmt = stmt.where(Plan.kind == flt.kind)
+    if flt.wallet:
+        stmt = stmt.where(Run.wallet == flt.wallet)
     if flt.since:
         stmt = stmt.where(Run.scheduled_for >= flt.since)
     if flt.until:

@@ -98,18 +98,19 @@ class OrderValues:
     output_mint: str | None = None
 
 
-def targets(conn: Conn, source: str) -> Targets:
-    """Our orders of `source` (``recurring`` | ``trigger``); a succeeded run wins,
-    then the earliest."""
+def targets(conn: Conn, source: str, wallet: str | None = None) -> Targets:
+    """Our orders of `source` (``recurring`` | ``trigger``), those of `wallet`'s runs
+    (its configured name) when given; a succeeded run wins, then the earliest."""
     statuses = [str(s) for s in _STATUSES[source]]
-    rows = list(
-        conn.execute(
-            select(Run.id, Run.order_account, Run.signature, Run.status, Plan.request)
-            .join(Plan, Plan.id == Run.plan_id)
-            .where(Plan.kind.in_(_KINDS[source]), Run.status.in_(statuses))
-            .order_by(Run.id)
-        )
+    stmt = (
+        select(Run.id, Run.order_account, Run.signature, Run.status, Plan.request)
+        .join(Plan, Plan.id == Run.plan_id)
+        .where(Plan.kind.in_(_KINDS[source]), Run.status.in_(statuses))
+        .order_by(Run.id)
     )
+    if wallet is not None:
+        stmt = stmt.where(Run.wallet == wallet)
+    rows = list(conn.execute(stmt))
     rows.sort(key=lambda r: (r.status != str(RunStatus.SUCCEEDED), r.id))
     by_order: dict[str, int] = {}
     by_tx: dict[str, int] = {}

@@ -135,6 +135,12 @@ def count_enabled(session: Session) -> int:
     return int(session.scalar(query) or 0)
 
 
+def wallets_in_use(session: Session) -> set[str]:
+    """The wallets (their names) the enabled plans name."""
+    query = select(Plan.wallet).where(Plan.enabled.is_(True)).distinct()
+    return set(session.scalars(query))
+
+
 def plan_by_id(session: Session, plan_id: int) -> PlanRecord | None:
     return _record(session.get(Plan, plan_id))
 

@@ -36,13 +36,14 @@ class Reservation:
 @dataclass(frozen=True)
 class CapWindow:
     """One spending cap: at most `limit` of input committed since `since`, counted
-    over one plan's runs (`plan_id`) or over every run with `input_mint`."""
+    over one plan's runs (`plan_id`) or over every run with `input_mint` (of `wallet`)."""
 
     name: str  # how the reason names it: "plan cap per_day=…", "cap on <mint> per_week=…"
     since: datetime
     limit: int
     plan_id: int | None = None
     input_mint: str | None = None
+    wallet: str | None = None  # only the runs of this wallet (its configured name)
 
 
 @dataclass(frozen=True)

@@ -208,7 +208,7 @@ def _reserve(
     for cap in caps:
         used = audit.spent(
             conn, since=cap.since, plan_id=cap.plan_id, input_mint=cap.input_mint,
-            exclude_run=run_id,
+            wallet=cap.wallet, exclude_run=run_id,
         )  # fmt: skip
         if used + reservation.in_amount > cap.limit:
             return CapHit(cap, used)

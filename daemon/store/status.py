@@ -16,7 +16,7 @@ from typing import Any, cast
 from sqlalchemy import Table, func, select
 from sqlalchemy.orm import Session
 
-from jupcron.domain import IN_FLIGHT, RunStatus
+from jupcron.domain import DEFAULT_WALLET, IN_FLIGHT, RunStatus
 from jupcron.scheduling.schedule import Schedule, next_fire_times, parse_schedule
 from jupcron.store import control
 from jupcron.store import runway as store_runway
@@ -49,6 +49,7 @@ class PlanState:
     next_fire: datetime | None  # None: disabled, or no fire time left
     last: LastRun | None
     pause: Pause | None  # the pause in effect for it (its own, or every plan's)
+    wallet: str = DEFAULT_WALLET  # the wallet that signs its runs (its configured name)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class RunBrief:
     signature: str | None
     error: str | None
     updated_at: datetime
+    wallet: str = DEFAULT_WALLET  # the wallet the run is for (its configured name)
 
     @property
     def settle(self) -> str | None:
@@ -124,13 +126,15 @@ def plan_states(session: Session, now: datetime, found: Iterable[Pause] = ()) ->
     """Every plan, by name: its next fire time after `now`, last run and pause."""
     known = list(found)
     lasts = last_runs(session)
-    stmt = select(PLANS.c.id, PLANS.c.name, PLANS.c.kind, PLANS.c.enabled, PLANS.c.schedule)
+    stmt = select(PLANS.c.id, PLANS.c.name, PLANS.c.kind, PLANS.c.enabled, PLANS.c.schedule,
+                  PLANS.c.wallet)  # fmt: skip
     out = []
     for row in session.execute(stmt.order_by(PLANS.c.name)):
         out.append(PlanState(
             name=row.name, kind=row.kind, enabled=bool(row.enabled),
             next_fire=_next_fire(row.schedule, now) if row.enabled else None,
             last=lasts.get(row.id), pause=control.pause_in_effect(known, row.name),
+            wallet=row.wallet,
         ))  # fmt: skip
     return out
 
@@ -148,6 +152,7 @@ def states_of(
             name=p.name, kind=str(p.kind), enabled=p.enabled,
             next_fire=_first_fire(p.schedule, now) if p.enabled else None,
             last=lasts.get(p.id), pause=control.pause_in_effect(known, p.name),
+            wallet=p.wallet,
         )
         for p in records
     ]  # fmt: skip
@@ -172,7 +177,8 @@ def runs_in(session: Session, statuses: Iterable[RunStatus], limit: int = MAX_RU
     where = RUNS.c.status.in_(wanted)
     count = session.scalar(select(func.count()).select_from(RUNS).where(where)) or 0
     columns = (RUNS.c.id, PLANS.c.name, PLANS.c.kind, RUNS.c.scheduled_for, RUNS.c.status,
-               RUNS.c.trigger, RUNS.c.signature, RUNS.c.error, RUNS.c.updated_at)  # fmt: skip
+               RUNS.c.trigger, RUNS.c.signature, RUNS.c.error, RUNS.c.updated_at,
+               RUNS.c.wallet)  # fmt: skip
     stmt = (
         select(*columns)
         .join(PLANS, PLANS.c.id == RUNS.c.plan_id)
@@ -188,7 +194,7 @@ def _brief(r: Any) -> RunBrief:
     return RunBrief(
         run_id=r.id, plan_name=r.name, kind=r.kind, scheduled_for=r.scheduled_for,
         status=RunStatus(r.status), trigger=r.trigger, signature=r.signature,
-        error=r.error, updated_at=r.updated_at,
+        error=r.error, updated_at=r.updated_at, wallet=r.wallet,
     )  # fmt: skip
 
 
@@ -255,7 +261,7 @@ def pause_json(pause: Pause) -> dict[str, Any]:
 def plan_json(plan: PlanState) -> dict[str, Any]:
     last = plan.last
     return {
-        "name": plan.name, "kind": plan.kind, "enabled": plan.enabled,
+        "name": plan.name, "kind": plan.kind, "wallet": plan.wallet, "enabled": plan.enabled,
         "next_fire": when(plan.next_fire),
         "paused": None if plan.pause is None else plan.pause.skip_reason(),
         "last_run_id": last.run_id if last else None,
@@ -270,7 +276,7 @@ def run_json(run: RunBrief) -> dict[str, Any]:
         "run_id": run.run_id, "plan_name": run.plan_name, "kind": run.kind,
         "scheduled_for": when(run.scheduled_for), "status": str(run.status),
         "trigger": run.trigger, "signature": run.signature, "error": run.error,
-        "updated_at": when(run.updated_at),
+        "updated_at": when(run.updated_at), "wallet": run.wallet,
     }  # fmt: skip
     if run.settle is not None:
         out["settle"] = run.settle

@@ -79,6 +79,7 @@ def plan_text(plan: dict[str, Any]) -> dict[str, str]:
     return _shown(
         {
             "name": plan["name"],
+            "wallet": plan.get("wallet") or "",
             "description": plan["description"] or "",
             "kind": plan["kind"] + (" (dry run)" if plan["dry_run"] else ""),
             "schedule": plan["schedule"],
@@ -115,6 +116,7 @@ def run_text(run: dict[str, Any]) -> dict[str, str]:
         {
             "run_id": str(run["run_id"]),
             "plan_name": run["plan_name"],
+            "wallet": run.get("wallet") or "",
             "scheduled_for": moment(run["scheduled_for"]),
             "status": run["status"],
             "trigger": run.get("trigger") or "",

@@ -57,7 +57,7 @@ IN_DOUBT_HELP = (
 )
 RUN_FIELDS = ("run_id", "plan_name", "kind", "scheduled_for", "status", "trigger", "request_id",
               "signature", "error_code", "error", "in_amount", "out_amount", "spent",
-              "received", "finished_at")  # fmt: skip
+              "received", "finished_at", "wallet")  # fmt: skip
 
 
 class ReportCache:

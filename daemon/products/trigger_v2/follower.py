@@ -49,16 +49,20 @@ class Ours:
     family: Family
 
 
-def targets(conn: Any) -> dict[str, Ours]:
-    """Our V2 orders: order id -> the run that created (or cancels) it."""
+def targets(conn: Any, wallet: str | None = None) -> dict[str, Ours]:
+    """Our V2 orders (of `wallet`'s runs, when given): order id -> the run that created
+    (or cancels) it."""
     kinds = [str(k) for k in (PlanKind.TRIGGER_V2_DCA, PlanKind.TRIGGER_V2_ORDER,
                               PlanKind.TRIGGER_V2_CANCEL)]  # fmt: skip
-    rows = conn.execute(
+    stmt = (
         select(Run.id, Run.order_account, Run.status, Plan.kind, Plan.request)
         .join(Plan, Plan.id == Run.plan_id)
         .where(Plan.kind.in_(kinds))
         .order_by(Run.id)
     )
+    if wallet is not None:
+        stmt = stmt.where(Run.wallet == wallet)
+    rows = conn.execute(stmt)
     found: dict[str, Ours] = {}
     for row in rows:
         request = row.request if isinstance(row.request, dict) else {}
@@ -90,10 +94,19 @@ def _sum(values: list[str | None]) -> str | None:
 
 
 class TriggerV2Follower:
+    """One wallet's V2 orders: `api` is that wallet's session, `name` its configured name
+    (``None``: every run's, a single-wallet daemon)."""
+
     def __init__(
-        self, engine: Engine, api: HistoryApi, clock: Callable[[], datetime], spare: float
+        self,
+        engine: Engine,
+        api: HistoryApi,
+        clock: Callable[[], datetime],
+        spare: float,
+        name: str | None = None,
     ) -> None:
         self.engine, self.api, self.clock, self.spare = engine, api, clock, spare
+        self.name = name
 
     def poll(self) -> list[PollResult]:
         results = []
@@ -111,7 +124,7 @@ class TriggerV2Follower:
 
     def _poll(self, family: Family, result: PollResult) -> None:
         with begin(self.engine) as conn:
-            ours = {k: v for k, v in targets(conn).items() if v.family == family}
+            ours = {k: v for k, v in targets(conn, self.name).items() if v.family == family}
             closed = follow.closed_orders(conn, SOURCE[family])
         pending = set(ours) - closed
         if not pending:
