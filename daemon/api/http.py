@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import httpx
@@ -57,22 +58,45 @@ class SessionlessClient(httpx.Client):
         return None  # nothing to keep
 
 
-def build_request(
-    base_url: str,
-    headers: Mapping[str, str],
-    method: str,
-    path: str,
-    content: bytes | None,
-    params: Mapping[str, str] | None,
-) -> httpx.Request:
-    """The request, built directly: one URL parse (not three, as merging with the
-    client's base URL takes) and the client's headers merged once, at its start.
-    `content`: a JSON body already encoded (`jupcron.api.jsonbody`)."""
+class RequestBuilder:
+    """Requests to `base_url` with `headers`, built directly: the client's headers
+    merged once, at its start (as `httpx.Headers`, for a JSON body and without one),
+    and each URL parsed once (the last `URLS` distinct ones are kept: a plan's calls
+    repeat theirs), not three times as merging with the client's base URL takes."""
+
+    def __init__(self, base_url: str, headers: Mapping[str, str]) -> None:
+        self.base_url = base_url
+        self._headers = dict(headers)
+        self._plain = httpx.Headers(headers)
+        self._json = httpx.Headers({**headers, "content-type": "application/json"})
+
+    def __call__(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        params: Mapping[str, str] | None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Request:
+        """`content`: a JSON body already encoded (`jupcron.api.jsonbody`); `headers`:
+        sent besides the builder's (Trigger V2's ``Authorization``)."""
+        url = _url(self.base_url, path, tuple(params.items()) if params else ())
+        if headers:
+            extra = {**self._headers, **headers}
+            if content is not None:
+                extra["content-type"] = "application/json"
+            return httpx.Request(method, url, content=content, headers=extra)
+        if content is None:
+            return httpx.Request(method, url, headers=self._plain)
+        return httpx.Request(method, url, content=content, headers=self._json)
+
+
+URLS = 4096
+
+
+@lru_cache(maxsize=URLS)
+def _url(base_url: str, path: str, params: tuple[tuple[str, str], ...]) -> httpx.URL:
     url = base_url + path
     if params:
         url += "?" + str(httpx.QueryParams(params))
-    if content is None:
-        return httpx.Request(method, url, headers=headers)
-    return httpx.Request(
-        method, url, content=content, headers={**headers, "content-type": "application/json"}
-    )
+    return httpx.URL(url)

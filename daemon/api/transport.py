@@ -26,7 +26,7 @@ from pydantic import SecretStr
 
 from jupcron import __version__
 from jupcron.api import classify, jsonbody
-from jupcron.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
+from jupcron.api.http import Attempt, Observer, RequestBuilder, SessionlessClient, backoff
 from jupcron.api.pacer import SPARE_SHARE, Buckets, Pacer
 from jupcron.config import LEGACY_HOSTS
 from jupcron.errors import (
@@ -83,7 +83,7 @@ class ApiTransport:
             follow_redirects=False,
         )
         # every request's headers, merged once (the client's defaults and the key)
-        self._request_headers = {**self._http.headers, **self._headers()}
+        self._request = RequestBuilder(self.base_url, {**self._http.headers, **self._headers()})
         if any(host in self.base_url for host in LEGACY_HOSTS):
             log.warning("api_legacy_host", base_url=self.base_url, use="https://api.jup.ag")
 
@@ -124,8 +124,7 @@ class ApiTransport:
         # encoded once (Decimals as exact JSON numbers): a retry posts the identical bytes
         content = None if json is None else jsonbody.encode(json)
         pacer = self.buckets.for_operation(operation)  # the rate bucket that serves it
-        sent = {**self._request_headers, **headers} if headers else self._request_headers
-        request = partial(build_request, self.base_url, sent, method, path, content, params)
+        request = partial(self._request, method, path, content, params, headers)
         for number in range(1, self.max_attempts + 1):
             if pending > 0:
                 self._sleep(pending)
