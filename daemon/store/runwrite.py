@@ -14,12 +14,15 @@ The runner writes these on every step, so they are `Prepared` statements
 driver's cursor. Building a statement and its cache key per call, the ORM's
 session bookkeeping, and then SQLAlchemy's per-execution machinery were most
 of a run's CPU in the profile. Events go in one multi-row INSERT (not the
-driver's executemany, which psycopg runs as a pipeline of its own).
+driver's executemany, which psycopg runs as a pipeline of its own); in a group
+commit's batch, one INSERT at its end takes every write's (`deferred_events`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from functools import cache
 from typing import Any, cast
@@ -61,7 +64,8 @@ _EVENT_COLUMNS = ("run_id", "step", "detail", "at")
 _SWAP_COLUMNS = (
     "result_id", "position", "amm", "input_mint", "input_amount", "output_mint", "output_amount",
 )  # fmt: skip
-ROWS = 8  # rows per multi-row INSERT (more go in several)
+ROWS = 32  # rows per multi-row INSERT (more go in several)
+_deferred = threading.local()  # .scope: (connection, its deferred events) in this thread
 
 
 def _param(column: Column[Any], name: str | None = None) -> BindParameter[Any]:
@@ -227,8 +231,27 @@ def advance(
 
 def add_events(conn: Connection, events: Sequence[Event]) -> None:
     """Append events (run_id, step, detail, at), in order, in one statement (up to
-    `ROWS` of them)."""
-    _insert_rows(conn, _EVENT_ROWS, _EVENT_COLUMNS, events)
+    `ROWS` of them); inside `deferred_events`, at its end."""
+    deferred = getattr(_deferred, "scope", None)
+    if deferred is not None and deferred[0] is conn:
+        deferred[1].extend(events)
+    else:
+        _insert_rows(conn, _EVENT_ROWS, _EVENT_COLUMNS, events)
+
+
+@contextmanager
+def deferred_events(conn: Connection) -> Iterator[None]:
+    """The events added on `conn` meanwhile go in when the block ends (in the same
+    transaction, in order, in as few statements as `ROWS` allows): a group commit's
+    writes share one INSERT of their events instead of one each. Nothing in the
+    block may read the events it adds (a run's writes are never in one batch)."""
+    queue: list[Event] = []
+    _deferred.scope = (conn, queue)  # this thread's writes on `conn` (the batch's)
+    try:
+        yield
+    finally:
+        _deferred.scope = None
+    _insert_rows(conn, _EVENT_ROWS, _EVENT_COLUMNS, queue)
 
 
 def record_events(conn: Connection, events: Sequence[Event]) -> None:

@@ -4,21 +4,24 @@ fails."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import Engine, bindparam, insert, select, text
+from sqlalchemy import Connection, Engine, bindparam, insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
 from jupcron.store import runs, runwrite
 from jupcron.store.engine import begin, make_engine
+from jupcron.store.group import GroupCommit
 from jupcron.store.models import Plan, Run, RunEvent
 from jupcron.store.prepared import Prepared
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
+from tests.support.wait import wait_until
 
 SWAP = {
     "inputMint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
@@ -120,3 +123,56 @@ def test_an_untyped_parameter_is_refused_before_anything_runs(engine: Engine) ->
         assert conn.execute(select(1)).scalar() == 1
         with pytest.raises(TypeError, match="untyped"):
             stmt.run(conn, {"a": "x", "b": "y"})
+
+
+def test_a_batchs_events_go_in_at_its_end_and_a_bad_one_fails_alone(engine: Engine) -> None:
+    """The run store's group commit defers each batch's events to the end of its
+    transaction: every write's events are committed when its call returns, in order
+    per run; a write whose events cannot go in (no such run) fails alone."""
+    plan = make_plan(engine)
+    group = GroupCommit(engine, scope=runwrite.deferred_events)
+    with begin(engine) as conn:
+        ids = [runwrite.claim(conn, plan, SLOT + timedelta(hours=n), now=NOW) for n in range(4)]
+    run_ids = [run.id for run in ids if run is not None]
+    gate = threading.Event()
+    failed: list[BaseException] = []
+    seen: dict[int, list[str]] = {}
+
+    def blocker(conn: Connection) -> None:
+        gate.wait(10)
+        runwrite.add_events(conn, [(run_ids[0], "first", {}, NOW)])
+
+    def steps(run_id: int) -> Callable[[Connection], None]:
+        def write(conn: Connection) -> None:
+            runwrite.add_events(conn, [(run_id, "one", {}, NOW), (run_id, "two", {}, NOW)])
+            runwrite.add_events(conn, [(run_id, "three", {}, NOW)])
+
+        return write
+
+    def writer(fn: Callable[[Connection], None], run_id: int) -> None:
+        try:
+            group.run(fn)
+        except IntegrityError as exc:
+            failed.append(exc)
+            return
+        with begin(engine) as conn:  # committed on return
+            seen[run_id] = [step for _, step, _ in runs.events(conn, run_id)]
+
+    lead = threading.Thread(target=writer, args=(blocker, run_ids[0]))
+    lead.start()
+    assert wait_until(lambda: group._busy and not group._queue, timeout=5)
+    others = [threading.Thread(target=writer, args=(steps(r), r)) for r in (*run_ids[1:], 10**6)]
+    for n, thread in enumerate(others, start=1):
+        thread.start()
+        assert wait_until(lambda n=n: len(group._queue) == n, timeout=5)
+    gate.set()
+    for thread in [lead, *others]:
+        thread.join(10)
+    assert len(failed) == 1  # the events of a run that is not there
+    assert seen == {
+        run_ids[0]: ["claimed", "first"],
+        **{r: ["claimed", "one", "two", "three"] for r in run_ids[1:]},
+    }
+    with begin(engine) as conn:  # outside a group's batch, events go in at once
+        runwrite.add_events(conn, [(run_ids[0], "alone", {}, NOW)])
+        assert runs.events(conn, run_ids[0])[-1][1] == "alone"
