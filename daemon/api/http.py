@@ -1,5 +1,6 @@
 """The HTTP layer under `jupcron.api.client.JupiterClient`: an `httpx.Client`
-that keeps no cookies (the Jupiter API has no session), the record of one HTTP
+that keeps no cookies (the Jupiter API has no session) and sends without the
+layers the API never needs, its requests built directly, the record of one HTTP
 attempt for the caller's observer, and the backoff between attempts."""
 
 from __future__ import annotations
@@ -56,6 +57,29 @@ class SessionlessClient(httpx.Client):
     @cookies.setter
     def cookies(self, cookies: Any) -> None:
         return None  # nothing to keep
+
+    def exchange(self, request: httpx.Request) -> httpx.Response:
+        """`send`, without the layers the API never needs: the request goes straight
+        to the transport `send` would pick (proxies from the environment included),
+        with the client's timeout, and the answer is read whole and closed, as `send`
+        does. No auth flow, redirects (this client follows none), hooks or cookies:
+        they were a fifth of a request's CPU."""
+        if self.is_closed:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        if "timeout" not in request.extensions:
+            request.extensions["timeout"] = self.timeout.as_dict()
+        try:
+            response = self._transport_for_url(request.url).handle_request(request)
+            response.request = request
+            response.default_encoding = self._default_encoding
+            try:
+                response.read()
+            finally:
+                response.close()
+        except httpx.RequestError as exc:  # as `send` tells it: with its request
+            exc.request = request
+            raise
+        return response
 
 
 class RequestBuilder:

@@ -134,7 +134,7 @@ class ApiTransport:
             result: T | None = None
             started = self._clock()
             try:
-                response = self._http.send(request())
+                response = self._http.exchange(request())
             except httpx.HTTPError as exc:
                 error = classify.transport_error(operation, exc)
             else:
