@@ -5,6 +5,7 @@ attempt for the caller's observer, and the backoff between attempts."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -91,8 +92,12 @@ class RequestBuilder:
     def __init__(self, base_url: str, headers: Mapping[str, str]) -> None:
         self.base_url = base_url
         self._headers = dict(headers)
-        self._plain = httpx.Headers(headers)
-        self._json = httpx.Headers({**headers, "content-type": "application/json"})
+        self._json_headers = {**headers, "content-type": "application/json"}
+        self._plain: httpx.Headers | dict[str, str] = self._headers
+        self._json: httpx.Headers | dict[str, str] = self._json_headers
+        # httpx refuses a value it cannot encode: then at each request, as it always did
+        with contextlib.suppress(UnicodeEncodeError):
+            self._plain, self._json = httpx.Headers(headers), httpx.Headers(self._json_headers)
 
     def __call__(
         self,
