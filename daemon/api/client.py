@@ -1,22 +1,14 @@
-"""The Jupiter API client: typed calls over one `httpx.Client` (sync,
-thread-safe), paced, with bounded retries where DESIGN §2 allows them.
+"""The Jupiter API client: one typed method per API operation (its request checked
+against the operation's spec model, its answer parsed into ours), over
+`jupcron.api.transport.ApiTransport`, which paces, sends and retries.
 
-Retry rules: the order-creating calls and the portfolio read are retried on
-transport errors, 5xx, 429 and unreadable answers (nothing is signed yet);
-execute calls are retried on the same errors *only by re-posting the
-identical body* (same signed transaction and requestId), which cannot land
-twice. 4xx, 401/403 and answered outcomes are never retried. Every HTTP
-attempt is reported to the caller's observer as an `Attempt`.
-
-The API key lives in a `SecretStr` and goes only into the ``x-api-key``
-header; it is never logged, raised or shown in a repr.
+Retry rules and the API key's handling: `jupcron.api.transport`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -24,9 +16,8 @@ import httpx
 import structlog
 from pydantic import SecretStr
 
-from jupcron import __version__
-from jupcron.api import classify, jsonbody
-from jupcron.api.http import Attempt, Observer, SessionlessClient, backoff, build_request
+from jupcron.api import classify
+from jupcron.api.http import Attempt, Observer, backoff
 from jupcron.api.models import (
     BatchResponse,
     ExecuteResult,
@@ -36,7 +27,7 @@ from jupcron.api.models import (
     UltraOrder,
 )
 from jupcron.api.orders import OrderPage, TokenFacts
-from jupcron.api.pacer import HEADROOM, SPARE_SHARE, Buckets, Budget, Pacer
+from jupcron.api.pacer import SPARE_SHARE, Budget
 from jupcron.api.parse import (
     check_request,
     listing_parser,
@@ -44,36 +35,34 @@ from jupcron.api.parse import (
     query_value,
     tokens_parser,
 )
-from jupcron.config import LEGACY_HOSTS, ApiPaths, Config
-from jupcron.errors import (
-    ApiGarbageError,
-    JupcronError,
-    NoSpareCapacityError,
-    RateLimitedError,
-    RetryableError,
+from jupcron.api.transport import (
+    KEYED_EXECUTE_RATE,
+    KEYED_RATE,
+    KEYLESS_EXECUTE_RATE,
+    KEYLESS_RATE,
+    ApiTransport,
 )
+from jupcron.config import ApiPaths, Config
 from jupcron.products.recurring.model import RecurringRequest
 from jupcron.products.recurring_cancel.model import RecurringCancelRequest
 from jupcron.products.swap.model import SwapV2OrderRequest, UltraOrderRequest
 from jupcron.products.trigger.model import TriggerCancelRequest
 from jupcron.products.trigger_batch.model import TriggerCancelBatchRequest
 
-__all__ = ["Attempt", "JupiterClient", "Observer", "backoff"]  # Attempt & co. live in .http
+# Attempt & co. live in .http, the rates in .transport
+__all__ = [
+    "KEYED_EXECUTE_RATE", "KEYED_RATE", "KEYLESS_EXECUTE_RATE", "KEYLESS_RATE", "SPARE_WAIT",
+    "Attempt", "JupiterClient", "Observer", "backoff",
+]  # fmt: skip
 
 log = structlog.get_logger(__name__)
 
-T = TypeVar("T")
 Q = TypeVar("Q", bound=UltraOrder)
 _Answer = TypeVar("_Answer", OrderResponse, BatchResponse)
-KEYLESS_RATE = 0.5
-KEYED_RATE = 1.0
-# Swap V2 execute's own bucket (docs/products.md): keyless 20, Free 50, paid 100 requests/s
-KEYLESS_EXECUTE_RATE = 20.0
-KEYED_EXECUTE_RATE = 50.0
 SPARE_WAIT = 30.0  # seconds background calls wait for a spare slot before giving up
 
 
-class JupiterClient:
+class JupiterClient(ApiTransport):
     def __init__(
         self,
         base_url: str,
@@ -92,30 +81,14 @@ class JupiterClient:
         spare_share: float = SPARE_SHARE,
         budget_for: Callable[[str, float], Budget] | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
         self.paths = paths or ApiPaths()
-        self.max_attempts = max(1, max_attempts)
-        self._key = api_key
-        self._sleep, self._wall, self._clock = sleep, wall, clock
-        rate = rate_limit or (KEYED_RATE if api_key is not None else KEYLESS_RATE)
-        # several daemons on one PostgreSQL: the key's budget is shared through it
-        budget = budget_for("main", rate * HEADROOM) if budget_for is not None else None
-        self.pacer = Pacer(rate, sleep=sleep, clock=clock, wall=wall, spare_share=spare_share,
-                           budget=budget)  # fmt: skip
-        keyed = KEYED_EXECUTE_RATE if api_key is not None else KEYLESS_EXECUTE_RATE
-        execute_pacer = Pacer(execute_rate_limit or keyed, sleep=sleep, clock=clock, wall=wall)
-        self.buckets = Buckets(self.pacer, {"execute_swap": execute_pacer})
-        self._http = SessionlessClient(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
-            transport=transport,
-            headers={"accept": "application/json", "user-agent": f"jupcron/{__version__}"},
-            follow_redirects=False,
-        )
-        # every request's headers, merged once (the client's defaults and the key)
-        self._request_headers = {**self._http.headers, **self._headers()}
-        if any(host in self.base_url for host in LEGACY_HOSTS):
-            log.warning("api_legacy_host", base_url=self.base_url, use="https://api.jup.ag")
+        super().__init__(
+            base_url, api_key=api_key, connect_timeout=connect_timeout,
+            read_timeout=read_timeout, rate_limit=rate_limit,
+            execute_rate_limit=execute_rate_limit, max_attempts=max_attempts,
+            transport=transport, sleep=sleep, clock=clock, wall=wall, spare_share=spare_share,
+            budget_for=budget_for,
+        )  # fmt: skip
 
     @classmethod
     def from_config(
@@ -139,19 +112,6 @@ class JupiterClient:
             spare_share=config.follow.share,
             budget_for=budget_for,
         )
-
-    def __repr__(self) -> str:
-        key = "***" if self._key is not None else None
-        return f"JupiterClient(base_url={self.base_url!r}, api_key={key!r})"
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> JupiterClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- operations --------------------------------------------------------
     def create_recurring_order(
@@ -332,7 +292,7 @@ class JupiterClient:
         return self._call("token_facts", "GET", path, params={"query": ",".join(mints[:100])},
                           parse=tokens_parser, observe=observe, spare=SPARE_WAIT)  # fmt: skip
 
-    # --- machinery ---------------------------------------------------------
+    # --- the swap APIs' order and every execute -----------------------------
     def _order(
         self,
         op: str,
@@ -386,83 +346,3 @@ class JupiterClient:
             return result.model_copy(update={"raw": data})
 
         return self._call(op, "POST", f"{prefix}/execute", json=body, parse=parse, observe=observe)
-
-    def _headers(self) -> dict[str, str]:
-        if self._key is None:
-            return {}
-        return {"x-api-key": self._key.get_secret_value()}
-
-    def _call(
-        self,
-        operation: str,
-        method: str,
-        path: str,
-        *,
-        parse: Callable[[int, Any, httpx.Response], T],
-        observe: Observer | None,
-        json: Any = None,
-        params: Mapping[str, str] | None = None,
-        spare: float | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> T:
-        """`spare`: a background call, taking only spare slots (waiting that long);
-        `headers`: sent besides the API key (Trigger V2's ``Authorization``)."""
-        pending = 0.0  # backoff owed before the next attempt
-        # encoded once (Decimals as exact JSON numbers): a retry posts the identical bytes
-        content = None if json is None else jsonbody.encode(json)
-        pacer = self.buckets.for_operation(operation)  # the rate bucket that serves it
-        sent = {**self._request_headers, **headers} if headers else self._request_headers
-        request = partial(build_request, self.base_url, sent, method, path, content, params)
-        for number in range(1, self.max_attempts + 1):
-            if pending > 0:
-                self._sleep(pending)
-            waited = pending + self._slot(operation, spare)
-            status: int | None = None
-            error: JupcronError | None = None
-            result: T | None = None
-            started = self._clock()
-            try:
-                response = self._http.send(request())
-            except httpx.HTTPError as exc:
-                error = classify.transport_error(operation, exc)
-            else:
-                status = response.status_code
-                pacer.observe(response.headers)
-                data, error = classify.classify(operation, response, self._wall())
-                if error is None:
-                    try:
-                        result = parse(status, data, response)
-                    except ApiGarbageError as exc:
-                        exc.info.operation = operation
-                        error = exc
-            if observe is not None:
-                text = None if error is None else f"{type(error).__name__}: {error}"
-                elapsed = round(self._clock() - started, 6)
-                observe(Attempt(operation, number, status, text, round(waited, 3), elapsed))
-            if error is None:
-                log.debug("api_call", operation=operation, attempt=number, http_status=status)
-                return result  # type: ignore[return-value]
-            retry = isinstance(error, RetryableError) and number < self.max_attempts
-            log.warning(
-                "api_attempt_failed",
-                operation=operation,
-                attempt=number,
-                http_status=status,
-                error=type(error).__name__,
-                retry=retry,
-            )
-            if not retry:
-                raise error
-            pending = backoff(number)
-            if isinstance(error, RateLimitedError):
-                pacer.block_for(error.retry_after if error.retry_after is not None else pending)
-                pending = 0.0
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _slot(self, operation: str, spare: float | None) -> float:
-        if spare is None:
-            return self.buckets.for_operation(operation).acquire()
-        waited = self.pacer.acquire_spare(spare)
-        if waited is None:
-            raise NoSpareCapacityError(f"{operation}: no spare request capacity (runs first)")
-        return waited

@@ -1,11 +1,14 @@
 """The HTTP layer under `jupcron.api.client.JupiterClient`: an `httpx.Client`
-that keeps no cookies (the Jupiter API has no session), the record of one HTTP
+that keeps no cookies (the Jupiter API has no session) and sends without the
+layers the API never needs, its requests built directly, the record of one HTTP
 attempt for the caller's observer, and the backoff between attempts."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import httpx
@@ -56,23 +59,73 @@ class SessionlessClient(httpx.Client):
     def cookies(self, cookies: Any) -> None:
         return None  # nothing to keep
 
+    def exchange(self, request: httpx.Request) -> httpx.Response:
+        """`send`, without the layers the API never needs: the request goes straight
+        to the transport `send` would pick (proxies from the environment included),
+        with the client's timeout, and the answer is read whole and closed, as `send`
+        does. No auth flow, redirects (this client follows none), hooks or cookies:
+        they were a fifth of a request's CPU."""
+        if self.is_closed:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        if "timeout" not in request.extensions:
+            request.extensions["timeout"] = self.timeout.as_dict()
+        try:
+            response = self._transport_for_url(request.url).handle_request(request)
+            response.request = request
+            response.default_encoding = self._default_encoding
+            try:
+                response.read()
+            finally:
+                response.close()
+        except httpx.RequestError as exc:  # as `send` tells it: with its request
+            exc.request = request
+            raise
+        return response
 
-def build_request(
-    base_url: str,
-    headers: Mapping[str, str],
-    method: str,
-    path: str,
-    content: bytes | None,
-    params: Mapping[str, str] | None,
-) -> httpx.Request:
-    """The request, built directly: one URL parse (not three, as merging with the
-    client's base URL takes) and the client's headers merged once, at its start.
-    `content`: a JSON body already encoded (`jupcron.api.jsonbody`)."""
+
+class RequestBuilder:
+    """Requests to `base_url` with `headers`, built directly: the client's headers
+    merged once, at its start (as `httpx.Headers`, for a JSON body and without one),
+    and each URL parsed once (the last `URLS` distinct ones are kept: a plan's calls
+    repeat theirs), not three times as merging with the client's base URL takes."""
+
+    def __init__(self, base_url: str, headers: Mapping[str, str]) -> None:
+        self.base_url = base_url
+        self._headers = dict(headers)
+        self._json_headers = {**headers, "content-type": "application/json"}
+        self._plain: httpx.Headers | dict[str, str] = self._headers
+        self._json: httpx.Headers | dict[str, str] = self._json_headers
+        # httpx refuses a value it cannot encode: then at each request, as it always did
+        with contextlib.suppress(UnicodeEncodeError):
+            self._plain, self._json = httpx.Headers(headers), httpx.Headers(self._json_headers)
+
+    def __call__(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        params: Mapping[str, str] | None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Request:
+        """`content`: a JSON body already encoded (`jupcron.api.jsonbody`); `headers`:
+        sent besides the builder's (Trigger V2's ``Authorization``)."""
+        url = _url(self.base_url, path, tuple(params.items()) if params else ())
+        if headers:
+            extra = {**self._headers, **headers}
+            if content is not None:
+                extra["content-type"] = "application/json"
+            return httpx.Request(method, url, content=content, headers=extra)
+        if content is None:
+            return httpx.Request(method, url, headers=self._plain)
+        return httpx.Request(method, url, content=content, headers=self._json)
+
+
+URLS = 4096
+
+
+@lru_cache(maxsize=URLS)
+def _url(base_url: str, path: str, params: tuple[tuple[str, str], ...]) -> httpx.URL:
     url = base_url + path
     if params:
         url += "?" + str(httpx.QueryParams(params))
-    if content is None:
-        return httpx.Request(method, url, headers=headers)
-    return httpx.Request(
-        method, url, content=content, headers={**headers, "content-type": "application/json"}
-    )
+    return httpx.URL(url)

@@ -13,6 +13,7 @@ external side effect.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -43,6 +44,9 @@ class RunBook:
         # has one driver): they go with the run's next write
         self._answered: dict[int, list[Event]] = {}
         self._results: dict[int, list[ExecuteValues]] = {}
+        # the detail of the ``ordered`` event this book committed for a run it drives
+        # (what `ordered` would read back), until the drive ends or another driver moves it
+        self._ordered: dict[int, dict[str, Any]] = {}
 
     def load(self, run_id: int) -> RunRecord:
         return self.store.load(run_id)
@@ -66,7 +70,10 @@ class RunBook:
                 results=results,
             )  # fmt: skip
         if not moved:
+            self._ordered.pop(run.id, None)  # another driver moved it: read from the store
             log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
+        elif step == "ordered":  # as the store gives it back (a JSON copy)
+            self._ordered[run.id] = json.loads(json.dumps(detail or {}))
         return record
 
     def finish(self, run: RunRecord, status: RunStatus, *, step: str, **fields: Any) -> RunRecord:
@@ -108,6 +115,7 @@ class RunBook:
 
     def forget(self, run_id: int) -> None:
         """Drop what `flush` could not commit (the drive is over; the store was down)."""
+        self._ordered.pop(run_id, None)
         lost = self._answered.pop(run_id, None)
         results = self._results.pop(run_id, None)
         if lost or results:
@@ -135,7 +143,10 @@ class RunBook:
         return observe
 
     def ordered(self, run_id: int) -> dict[str, Any]:
-        """The detail of the run's latest ``ordered`` event (what its order call said)."""
+        """The detail of the run's latest ``ordered`` event (what its order call said):
+        the one this book committed in this drive, else read from the store."""
+        if run_id in self._ordered:
+            return dict(self._ordered[run_id])
         found: dict[str, Any] = {}
         for step, detail in self.store.steps(run_id):
             if step == "ordered":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -53,10 +54,23 @@ class _Write(Generic[T]):
         return self.result  # type: ignore[no-any-return]
 
 
+def _no_scope(_conn: Connection) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
 class GroupCommit:
-    def __init__(self, engine: Engine, max_batch: int = MAX_BATCH) -> None:
+    """`scope(conn)`: entered around each transaction's writes, inside it (the run
+    store's defers its event rows to one INSERT at the end of the batch)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        max_batch: int = MAX_BATCH,
+        scope: Callable[[Connection], AbstractContextManager[None]] = _no_scope,
+    ) -> None:
         self.engine = engine
         self.max_batch = max(1, max_batch)
+        self._scope = scope
         self._lock = threading.Lock()
         self._queue: list[_Write[Any]] = []
         self._busy = False  # a leader is at work
@@ -90,7 +104,7 @@ class GroupCommit:
     def _lead(self) -> None:
         batch: list[_Write[Any]] = []
         try:
-            with begin(self.engine) as conn:
+            with begin(self.engine) as conn, self._scope(conn):
                 batch = self._take()  # everything queued while we waited for the lock
                 results = [write.fn(conn) for write in batch]
         except StoreBusyError as exc:  # the store is down or locked: every write fails
@@ -113,7 +127,7 @@ class GroupCommit:
 
     def _alone(self, write: _Write[Any]) -> None:
         try:
-            with begin(self.engine) as conn:
+            with begin(self.engine) as conn, self._scope(conn):
                 result = write.fn(conn)
         except Exception as exc:  # noqa: BLE001 - handed to the caller, raised there
             write.finish(error=exc)

@@ -53,7 +53,8 @@ class SqlRunStore:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = engine
-        self.group = GroupCommit(engine) if group_commit else None
+        # a batch's events go in with one INSERT at its end (runwrite.deferred_events)
+        self.group = GroupCommit(engine, scope=runwrite.deferred_events) if group_commit else None
         self._pause_ttl = pause_ttl
         self._monotonic = monotonic
         self._pauses: list[Pause] = []

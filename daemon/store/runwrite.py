@@ -9,24 +9,31 @@ INSERT that the database's unique key lets through once; every later caller
 (a second fire, a second daemon) gets ``None``. `advance` is a compare-and-set
 on the run's status, in one UPDATE … RETURNING.
 
-The runner writes these on every step, so they are Core statements built once
-and reused: building a statement and its cache key per call, and the ORM's
-session bookkeeping, were most of a run's CPU in the profile.
+The runner writes these on every step, so they are `Prepared` statements
+(`jupcron.store.prepared`): built and compiled once per dialect, run on the
+driver's cursor. Building a statement and its cache key per call, the ORM's
+session bookkeeping, and then SQLAlchemy's per-execution machinery were most
+of a run's CPU in the profile. Events go in one multi-row INSERT (not the
+driver's executemany, which psycopg runs as a pipeline of its own); in a group
+commit's batch, one INSERT at its end takes every write's (`deferred_events`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import BindParameter, Connection, Insert, Table, Update, bindparam, delete, update
+from sqlalchemy import BindParameter, Column, Connection, Insert, Table, bindparam, delete, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from jupcron.domain import FINAL, RunStatus
 from jupcron.store.models import ExecuteResultRow, Run, RunEvent, SwapEventRow
 from jupcron.store.port import Event, ExecuteValues, Reservation
+from jupcron.store.prepared import Prepared
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.store.types import utc
 
@@ -48,57 +55,105 @@ _RESULT_COLUMNS = (
     "total_input_amount", "total_output_amount", "input_amount_result",
     "output_amount_result", "answer", "recorded_at",
 )  # fmt: skip
-
-_EVENT = EVENTS.insert()
-_RESERVE = (
-    update(RUNS)
-    .where(RUNS.c.id == bindparam("b_id"))
-    .values(
-        input_mint=bindparam("v_input_mint"),
-        in_amount=bindparam("v_in_amount"),
-        output_mint=bindparam("v_output_mint"),
-    )
-)
-_BUMP = (
-    update(RUNS)
-    .where(RUNS.c.id == bindparam("b_id"))
-    .values(attempts=RUNS.c.attempts + bindparam("b_bump"))
-)
+# the columns a claim sets (every other one starts NULL)
+_CLAIM_COLUMNS = (
+    "plan_id", "plan_version", "scheduled_for", "status", "trigger", "error", "attempts",
+    "claimed_by", "created_at", "updated_at", "finished_at", "wallet",
+)  # fmt: skip
+_EVENT_COLUMNS = ("run_id", "step", "detail", "at")
+_SWAP_COLUMNS = (
+    "result_id", "position", "amm", "input_mint", "input_amount", "output_mint", "output_amount",
+)  # fmt: skip
+ROWS = 32  # rows per multi-row INSERT (more go in several)
+_deferred = threading.local()  # .scope: (connection, its deferred events) in this thread
 
 
-@cache
-def _claim_stmt(dialect: str) -> Insert:
+def _param(column: Column[Any], name: str | None = None) -> BindParameter[Any]:
+    """A parameter for `column`, with its type (so its value is converted as the
+    column's: a datetime to UTC, a dict to JSON)."""
+    return bindparam(name or column.key, type_=column.type)
+
+
+def _claim_stmt(dialect: str) -> Any:
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    return (
-        insert(RUNS)
-        .on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"])
-        .returning(*RUNS.c)
+    stmt = insert(RUNS).values({k: _param(RUNS.c[k]) for k in _CLAIM_COLUMNS})
+    return stmt.on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"]).returning(
+        *RUNS.c
     )
 
 
-@cache
-def _advance_stmt(keys: tuple[str, ...], expect: int) -> Update:
-    """UPDATE runs SET <keys>, attempts = attempts + :bump [WHERE status IN <expect
-    statuses>] RETURNING the columns it set, as stored, in the same statement."""
-    values: dict[Any, Any] = {key: bindparam(f"v_{key}") for key in keys}
-    values["attempts"] = RUNS.c.attempts + bindparam("b_bump")
-    stmt = update(RUNS).where(RUNS.c.id == bindparam("b_id")).values(values)
-    if expect:
-        statuses: list[BindParameter[str]] = [bindparam(f"b_expect{n}") for n in range(expect)]
-        stmt = stmt.where(
-            RUNS.c.status.in_(statuses) if expect > 1 else RUNS.c.status == statuses[0]
-        )
-    return stmt.returning(*(RUNS.c[key] for key in (*keys, "attempts")))
-
-
-@cache
-def _result_stmt(dialect: str) -> Insert:
+def _result_stmt(dialect: str) -> Any:
+    names = ("run_id", "signature", *_RESULT_COLUMNS)
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(RESULTS)
+    stmt = insert(RESULTS).values({n: _param(RESULTS.c[n]) for n in names})
     return stmt.on_conflict_do_update(
         index_elements=["run_id", "signature"],
         set_={name: stmt.excluded[name] for name in _RESULT_COLUMNS},
     ).returning(RESULTS.c.id)
+
+
+_CLAIM = Prepared(_claim_stmt)
+_RESULT = Prepared(_result_stmt)
+_UNSWAP = Prepared(delete(SWAPS).where(SWAPS.c.result_id == _param(SWAPS.c.result_id, "b_id")))
+_RESERVE = Prepared(
+    update(RUNS)
+    .where(RUNS.c.id == _param(RUNS.c.id, "b_id"))
+    .values(
+        input_mint=_param(RUNS.c.input_mint, "v_input_mint"),
+        in_amount=_param(RUNS.c.in_amount, "v_in_amount"),
+        output_mint=_param(RUNS.c.output_mint, "v_output_mint"),
+    )
+)
+_BUMP = Prepared(
+    update(RUNS)
+    .where(RUNS.c.id == _param(RUNS.c.id, "b_id"))
+    .values(attempts=RUNS.c.attempts + _param(RUNS.c.attempts, "b_bump"))
+)
+
+
+_EVENT_ROWS = EVENTS.insert()
+_SWAP_ROWS = SWAPS.insert()
+
+
+@cache
+def _rows_stmt(
+    base: Insert, columns: tuple[str, ...], rows: int
+) -> tuple[Prepared, tuple[tuple[str, ...], ...]]:
+    """`base` (INSERT INTO a table) with VALUES (…), … of `columns` for `rows` rows, and
+    the names of each row's parameters (the column names suffixed ``_n``)."""
+    names = tuple(tuple(f"{c}_{n}" for c in columns) for n in range(rows))
+    table = cast(Table, base.table)
+    values = [{c: _param(table.c[c], name) for c, name in zip(columns, row, strict=True)}
+              for row in names]  # fmt: skip
+    return Prepared(base.values(values)), names
+
+
+def _insert_rows(
+    conn: Connection, base: Insert, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
+) -> None:
+    """`rows` (values in `columns`' order) in multi-row INSERTs of at most `ROWS`."""
+    for start in range(0, len(rows), ROWS):
+        chunk = rows[start : start + ROWS]
+        stmt, names = _rows_stmt(base, columns, len(chunk))
+        params: dict[str, Any] = {}
+        for keys, row in zip(names, chunk, strict=True):
+            params.update(zip(keys, row, strict=True))
+        stmt.run(conn, params)
+
+
+@cache
+def _advance_stmt(keys: tuple[str, ...], expect: int) -> Prepared:
+    """UPDATE runs SET <keys>, attempts = attempts + :bump [WHERE status IN <expect
+    statuses>] RETURNING the columns it set, as stored, in the same statement."""
+    values: dict[Any, Any] = {key: _param(RUNS.c[key], f"v_{key}") for key in keys}
+    values["attempts"] = RUNS.c.attempts + _param(RUNS.c.attempts, "b_bump")
+    stmt = update(RUNS).where(RUNS.c.id == _param(RUNS.c.id, "b_id")).values(values)
+    if expect:
+        statuses = [_param(RUNS.c.status, f"b_expect{n}") for n in range(expect)]
+        stmt = stmt.where(
+            RUNS.c.status.in_(statuses) if expect > 1 else RUNS.c.status == statuses[0]
+        )
+    return Prepared(stmt.returning(*(RUNS.c[key] for key in (*keys, "attempts"))))
 
 
 def claim(
@@ -129,12 +184,12 @@ def claim(
         "finished_at": now if status in FINAL else None,
         "wallet": plan.wallet,
     }
-    row = conn.execute(_claim_stmt(conn.dialect.name), values).one_or_none()
+    row = _CLAIM.one_or_none(conn, values)
     if row is None:
         return None
     claimed = {"status": str(status), "trigger": trigger, **(detail or {})}
-    add_events(conn, [(row.id, "claimed", claimed, now)])
-    return RunRecord.from_mapping(row._mapping)
+    add_events(conn, [(row["id"], "claimed", claimed, now)])
+    return RunRecord.from_mapping(row)
 
 
 def advance(
@@ -168,18 +223,36 @@ def advance(
     params["b_bump"] = sum(1 for event in before if event[1] == "attempt")
     params.update((f"b_expect{n}", status) for n, status in enumerate(statuses))
     stmt = _advance_stmt(tuple(sorted(values)), len(statuses))
-    row = conn.execute(stmt, params).one_or_none()
+    row = stmt.one_or_none(conn, params)
     if row is None:
         return None
     add_events(conn, [*before, (run_id, step, dict(detail), now)])
-    return dict(row._mapping)
+    return row
 
 
 def add_events(conn: Connection, events: Sequence[Event]) -> None:
-    """Append events (run_id, step, detail, at) in one statement."""
-    if events:
-        rows = [{"run_id": r, "step": s, "detail": d, "at": a} for r, s, d, a in events]
-        conn.execute(_EVENT, rows)
+    """Append events (run_id, step, detail, at), in order, in one statement (up to
+    `ROWS` of them); inside `deferred_events`, at its end."""
+    deferred = getattr(_deferred, "scope", None)
+    if deferred is not None and deferred[0] is conn:
+        deferred[1].extend(events)
+    else:
+        _insert_rows(conn, _EVENT_ROWS, _EVENT_COLUMNS, events)
+
+
+@contextmanager
+def deferred_events(conn: Connection) -> Iterator[None]:
+    """The events added on `conn` meanwhile go in when the block ends (in the same
+    transaction, in order, in as few statements as `ROWS` allows): a group commit's
+    writes share one INSERT of their events instead of one each. Nothing in the
+    block may read the events it adds (a run's writes are never in one batch)."""
+    queue: list[Event] = []
+    _deferred.scope = (conn, queue)  # this thread's writes on `conn` (the batch's)
+    try:
+        yield
+    finally:
+        _deferred.scope = None
+    _insert_rows(conn, _EVENT_ROWS, _EVENT_COLUMNS, queue)
 
 
 def record_events(conn: Connection, events: Sequence[Event]) -> None:
@@ -191,14 +264,14 @@ def record_events(conn: Connection, events: Sequence[Event]) -> None:
         if step == "attempt":
             bumps[run_id] = bumps.get(run_id, 0) + 1
     for run_id, by in bumps.items():
-        conn.execute(_BUMP, {"b_id": run_id, "b_bump": by})
+        _BUMP.run(conn, {"b_id": run_id, "b_bump": by})
     add_events(conn, events)
 
 
 def reserve(conn: Connection, run_id: int, reservation: Reservation) -> None:
     """Record the run's input on its (pending) row, so later cap checks count it."""
-    conn.execute(
-        _RESERVE,
+    _RESERVE.run(
+        conn,
         {
             "b_id": run_id,
             "v_input_mint": reservation.input_mint,
@@ -213,18 +286,13 @@ def record_execute(conn: Connection, values: ExecuteValues) -> int:
     One row per (run, signature): a re-post of the same signed transaction answers
     again, and the newer answer replaces the older one."""
     row = {name: getattr(values, name) for name in ("run_id", "signature", *_RESULT_COLUMNS)}
-    result_id = int(conn.execute(_result_stmt(conn.dialect.name), row).scalar_one())
-    conn.execute(delete(SWAPS).where(SWAPS.c.result_id == result_id))
-    if values.swap_events:
-        conn.execute(
-            SWAPS.insert(),
-            [
-                {
-                    "result_id": result_id, "position": n, "amm": e.amm,
-                    "input_mint": e.input_mint, "input_amount": e.input_amount,
-                    "output_mint": e.output_mint, "output_amount": e.output_amount,
-                }
-                for n, e in enumerate(values.swap_events)
-            ],
-        )  # fmt: skip
+    result_id = int(_RESULT.run(conn, row)[0]["id"])
+    _UNSWAP.run(conn, {"b_id": result_id})
+    _insert_rows(
+        conn, _SWAP_ROWS, _SWAP_COLUMNS,
+        [
+            (result_id, n, e.amm, e.input_mint, e.input_amount, e.output_mint, e.output_amount)
+            for n, e in enumerate(values.swap_events)
+        ],
+    )  # fmt: skip
     return result_id

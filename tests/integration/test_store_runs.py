@@ -248,3 +248,30 @@ def test_attempts_wait_for_the_next_commit_when_the_store_is_locked(sqlite_url: 
     assert steps == ["claimed", "attempt"]
     assert record is not None
     assert record.attempts == 1
+
+
+def test_the_book_serves_the_order_it_committed_as_the_store_would(
+    factory: sessionmaker[Session],
+) -> None:
+    """`ordered` without a read while this book drives the run: what a read of the
+    store gives (the latest ``ordered`` event, as JSON); after the drive, or once
+    another driver moved the run, from the store."""
+    plan, store = make_plan(factory), store_of(factory)
+    run_id = claim(store, plan, SLOT)
+    assert run_id is not None
+    book, other = RunBook(store, lambda: NOW), RunBook(store, lambda: NOW)
+    run = store.load(run_id)
+    facts = {"api": "swap/v2", "last_valid_block_height": 7, "pair": ("a", "b")}
+    run = book.advance(run, RunStatus.REQUESTED, step="ordered", detail=facts)
+    served = book.ordered(run_id)
+    assert served == other.ordered(run_id) == {**facts, "pair": ["a", "b"]}
+    served["api"] = "changed"  # a caller's copy
+    assert book.ordered(run_id)["api"] == "swap/v2"
+    # another driver moves it back to pending: this book's next move conflicts, and
+    # from then on it reads the store (which the other driver writes)
+    moved = other.advance(run, RunStatus.PENDING, step="reorder")
+    assert book.advance(run, RunStatus.SIGNED, step="signed").status is RunStatus.PENDING
+    other.advance(moved, RunStatus.REQUESTED, step="ordered", detail={"api": "ultra/v1"})
+    assert book.ordered(run_id) == {"api": "ultra/v1"}
+    book.forget(run_id)
+    assert book.ordered(run_id) == {"api": "ultra/v1"}

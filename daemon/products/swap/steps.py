@@ -134,8 +134,9 @@ def expectation(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> E
 
 
 def terms(ports: Ports, run: RunRecord) -> SwapTerms:
-    """The API that took this run's order (and Swap V2's block height), from its events."""
-    return SwapTerms.of(ports.store.steps(run.id))
+    """The API that took this run's order (and Swap V2's block height), from its latest
+    ``ordered`` event."""
+    return SwapTerms.of([("ordered", ports.book.ordered(run.id))])
 
 
 def execute(
