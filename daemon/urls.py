@@ -21,6 +21,8 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
+from jupcron.errors import ConfigError
+
 MASK = "***"
 _HTTP_SCHEMES = frozenset({"http", "https", "ws", "wss"})
 # how SQLAlchemy reads the credentials of a database URL (the password runs to the first '@')
@@ -119,3 +121,13 @@ def check_http_url(url: str, *, section: str, carries: str, allow_insecure: bool
             f"in clear: use https://, or set {section}.allow_insecure_http: true"
         )
     return url
+
+
+def checked_url(url: str, *, key: str, carries: str, allow_insecure: bool) -> str:
+    """`check_http_url` for the config key `key` (``section.name``):
+    `ConfigError` naming the key and the URL as masked."""
+    section = key.partition(".")[0]
+    try:
+        return check_http_url(url, section=section, carries=carries, allow_insecure=allow_insecure)
+    except ValueError as exc:
+        raise ConfigError(f"{key} {mask_url(url)!r}: {exc}") from None

@@ -122,9 +122,9 @@ class TriggerV2Api:
             return _model(Challenge, data, response)
 
         body = {"walletPubkey": self.wallet, "type": "message"}
-        answer = self._app(
+        answer = self._call(
             "trigger_v2_challenge", "POST", "/auth/challenge", json=body,
-            parse=parse_challenge, observe=observe,
+            parse=parse_challenge, observe=observe, jwt=False,
         )  # fmt: skip
         text = answer.challenge if answer.type == "message" else answer.transaction
         signature = self._signer(answer.type, text, origin_host=origin[-1])  # txguard decides
@@ -136,9 +136,9 @@ class TriggerV2Api:
             return verified
 
         body = {"type": "message", "walletPubkey": self.wallet, "signature": signature}
-        verified = self._app(
+        verified = self._call(
             "trigger_v2_verify", "POST", "/auth/verify", json=body, parse=parse_verified,
-            observe=observe,
+            observe=observe, jwt=False,
         )  # fmt: skip
         token = verified.token
         mask_value(token)
@@ -151,7 +151,7 @@ class TriggerV2Api:
 
     # --- calls -------------------------------------------------------------------
 
-    def _app(
+    def _call(
         self,
         operation: str,
         method: str,
@@ -161,52 +161,42 @@ class TriggerV2Api:
         observe: Observer | None,
         json: Any = None,
         params: Mapping[str, str] | None = None,
-        token: SecretStr | None = None,
         spare: float | None = None,
+        jwt: bool = True,
     ) -> M:
-        """One call; the Trigger API's own 401/403 become `ApiRejectedError`
-        (`_Unauthorized` for a 401 on a call that carried a JWT)."""
-        headers = {"authorization": f"Bearer {token.get_secret_value()}"} if token else None
-        try:
-            return self.client._call(
-                operation, method, self.prefix + path, parse=parse, observe=observe,
-                json=json, params=params, headers=headers, spare=spare,
-            )  # fmt: skip
-        except ApiAuthError as exc:
-            if not _from_trigger_api(exc):
-                raise  # the gateway refused the API key: as for every product
-            info = exc.info
-            what = info.error or f"HTTP {info.http_status}"
-            if info.http_status == 401 and token is not None:
-                raise _Unauthorized(f"{operation}: HTTP 401 {what}", info) from None
-            raise ApiRejectedError(f"{operation}: HTTP {info.http_status}: {what}", info) from None
+        """One call, with the JWT (`jwt`; the login's own calls go without): on a 401,
+        one fresh login and one more try. The Trigger API's own 401/403 become
+        `ApiRejectedError` (`spare`: a background call, on spare capacity only)."""
 
-    def _authed(
-        self,
-        operation: str,
-        method: str,
-        path: str,
-        *,
-        parse: Callable[[int, Any, httpx.Response], M],
-        observe: Observer | None,
-        json: Any = None,
-        params: Mapping[str, str] | None = None,
-        spare: float | None = None,
-    ) -> M:
-        """A call with the JWT; on 401, one fresh login and one more try (`spare`:
-        a background call, on spare capacity only)."""
+        def once(token: SecretStr | None) -> M:
+            headers = {"authorization": f"Bearer {token.get_secret_value()}"} if token else None
+            try:
+                return self.client._call(
+                    operation, method, self.prefix + path, parse=parse, observe=observe,
+                    json=json, params=params, headers=headers, spare=spare,
+                )  # fmt: skip
+            except ApiAuthError as exc:
+                if not _from_trigger_api(exc):
+                    raise  # the gateway refused the API key: as for every product
+                info = exc.info
+                what = info.error or f"HTTP {info.http_status}"
+                if info.http_status == 401 and token is not None:
+                    raise _Unauthorized(f"{operation}: HTTP 401 {what}", info) from None
+                raise ApiRejectedError(
+                    f"{operation}: HTTP {info.http_status}: {what}", info
+                ) from None
+
+        if not jwt:
+            return once(None)
         token = self._token(observe)
         try:
-            return self._app(operation, method, path, parse=parse, observe=observe,
-                             json=json, params=params, token=token, spare=spare)  # fmt: skip
+            return once(token)
         except _Unauthorized:
             log.info("trigger_v2_jwt_refused", operation=operation)
             with self._lock:
                 self._drop(token)
-        token = self._token(observe)
         try:
-            return self._app(operation, method, path, parse=parse, observe=observe,
-                             json=json, params=params, token=token, spare=spare)  # fmt: skip
+            return once(self._token(observe))
         except _Unauthorized as exc:
             raise ApiRejectedError(
                 f"{operation}: the API refused a JWT it had just issued (HTTP 401)", exc.info
@@ -219,18 +209,18 @@ class TriggerV2Api:
         for the life of this session: a later answer naming another one is refused."""
         parse = _parser(Vault)
         try:
-            found = self._authed("trigger_v2_vault", "GET", "/vault", parse=parse,
+            found = self._call("trigger_v2_vault", "GET", "/vault", parse=parse,
                                  observe=observe)  # fmt: skip
         except ApiRejectedError as exc:
             if exc.info.http_status != 404:
                 raise
             try:
-                found = self._authed("trigger_v2_register_vault", "GET", "/vault/register",
+                found = self._call("trigger_v2_register_vault", "GET", "/vault/register",
                                      parse=parse, observe=observe)  # fmt: skip
             except ApiRejectedError as again:
                 if again.info.http_status != 409:  # registered meanwhile: read it
                     raise
-                found = self._authed("trigger_v2_vault", "GET", "/vault", parse=parse,
+                found = self._call("trigger_v2_vault", "GET", "/vault", parse=parse,
                                      observe=observe)  # fmt: skip
             log.info("trigger_v2_vault_registered", vault=found.vault_pubkey)
         if found.user_pubkey != self.wallet:
@@ -250,7 +240,7 @@ class TriggerV2Api:
 
     def craft_deposit(self, body: Mapping[str, Any], observe: Observer | None = None) -> Deposit:
         """``POST /deposit/craft``; `body` without ``userAddress`` (ours is added)."""
-        return self._authed("trigger_v2_deposit", "POST", "/deposit/craft",
+        return self._call("trigger_v2_deposit", "POST", "/deposit/craft",
                             json={**body, "userAddress": self.wallet}, parse=_parser(Deposit),
                             observe=observe)  # fmt: skip
 
@@ -266,13 +256,13 @@ class TriggerV2Api:
         on every retry: the deposit's requestId is single-use, its bytes land once)."""
         full = {**body, "userPubkey": self.wallet, "depositRequestId": deposit_request_id,
                 "depositSignedTx": deposit_signed_tx}  # fmt: skip
-        return self._authed(f"trigger_v2_create_{family}", "POST", f"/orders/{family}",
+        return self._call(f"trigger_v2_create_{family}", "POST", f"/orders/{family}",
                             json=full, parse=_parser(Created), observe=observe)  # fmt: skip
 
     def cancel(self, family: Family, order_id: str, observe: Observer | None = None) -> CancelCraft:
         """``POST /orders/{family}/cancel/{id}``: the unsigned withdrawal."""
         path = f"/orders/{family}/cancel/{quote(order_id, safe='')}"
-        return self._authed("trigger_v2_cancel", "POST", path, parse=_parser(CancelCraft),
+        return self._call("trigger_v2_cancel", "POST", path, parse=_parser(CancelCraft),
                             observe=observe)  # fmt: skip
 
     def confirm_cancel(
@@ -286,7 +276,7 @@ class TriggerV2Api:
         """``POST /orders/{family}/confirm-cancel/{id}`` (same body on every retry)."""
         path = f"/orders/{family}/confirm-cancel/{quote(order_id, safe='')}"
         body = {"signedTransaction": signed_transaction, "cancelRequestId": cancel_request_id}
-        return self._authed("trigger_v2_confirm_cancel", "POST", path, json=body,
+        return self._call("trigger_v2_confirm_cancel", "POST", path, json=body,
                             parse=_parser(Created), observe=observe)  # fmt: skip
 
     def history(
@@ -309,7 +299,7 @@ class TriggerV2Api:
             except ValueError as exc:
                 raise classify.garbage("", response, str(exc)) from None
 
-        return self._authed(f"trigger_v2_history_{family}", "GET", path, params=params,
+        return self._call(f"trigger_v2_history_{family}", "GET", path, params=params,
                             parse=parse, observe=observe, spare=spare)  # fmt: skip
 
 

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 
 from jupcron.config import RpcConfig
-from jupcron.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError, ConfigError
-from jupcron.urls import check_http_url, mask_url
+from jupcron.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError
+from jupcron.urls import checked_url, mask_url
 
 MAX_ACCOUNTS_PER_CALL = 100  # getMultipleAccounts' documented limit
 TOKEN_PROGRAMS = frozenset(
@@ -68,15 +68,12 @@ class SolanaRpc:
         transport: httpx.BaseTransport | None = None,
         allow_insecure_http: bool = False,
     ) -> None:
-        try:
-            check_http_url(
-                url,
-                section="rpc",
-                carries="the URL's key and our transactions",
-                allow_insecure=allow_insecure_http,
-            )
-        except ValueError as exc:
-            raise ConfigError(f"rpc.url {mask_url(url)!r}: {exc}") from None
+        checked_url(
+            url,
+            key="rpc.url",
+            carries="the URL's key and our transactions",
+            allow_insecure=allow_insecure_http,
+        )
         self.url = url
         self._http = httpx.Client(timeout=timeout, transport=transport)
         self._ids = itertools.count(1)

@@ -154,18 +154,14 @@ def _land(state: State, order: IssuedOrder, signature: str) -> bool:
             return False
         keeper.cancel_recurring(state, r_order, signature)
         return True
-    if order.kind == "trigger_cancel_batch":
-        held = [ledger.trigger_orders.get(o) for o in order.extra.get("orders") or ()]
+    if order.kind in ("trigger_cancel", "trigger_cancel_batch"):
+        # a batch names its orders; a single cancel, its one order
+        named = order.extra.get("orders") or [order.order or ""]
+        held = [ledger.trigger_orders.get(o) for o in named]
         open_ = [t for t in held if t is not None and t.status == "Open"]
         for closing in open_:
             keeper.cancel_trigger(state, closing, signature)
         return bool(open_)
-    if order.kind == "trigger_cancel":
-        t_order = ledger.trigger_orders.get(order.order or "")
-        if t_order is None or t_order.status != "Open":
-            return False
-        keeper.cancel_trigger(state, t_order, signature)
-        return True
     return ledger.move(
         order.owner,
         (order.input_mint or "", order.in_amount),

@@ -96,6 +96,27 @@ def _trade(platform: str, label: str, value: float, data: dict[str, Any]) -> dic
     }
 
 
+def _order_element(
+    label: str, input_mint: str, output_mint: str, in_amount: int, created_at: float,
+    **more: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """An open order's portfolio element (a DCA's or a limit order's: `more` holds
+    what only that kind shows), worth its input."""
+    data = {
+        "inputAddress": input_mint,
+        "outputAddress": output_mint,
+        "initialInputAmount": ui_amount(input_mint, in_amount),
+        "withdrawnOutputAmount": 0,
+        "inputPrice": float(token(input_mint).usd),
+        "outputPrice": float(token(output_mint).usd),
+        "filledPercentage": 0,
+        "createdAt": int(created_at * 1000),
+        "expireAt": None,
+        **more,
+    }
+    return _trade("jupiter-exchange", label, float(usd_value(input_mint, in_amount)), data)
+
+
 def positions(state: State, address: str, query: Mapping[str, str]) -> EmuResponse:
     if parse_pubkey(address) is None:
         return json_response(400, {"error": "Invalid address"})
@@ -134,38 +155,18 @@ def positions(state: State, address: str, query: Mapping[str, str]) -> EmuRespon
         if r.user != address:
             continue
         mints.update((r.input_mint, r.output_mint))
-        data = {
-            "inputAddress": r.input_mint,
-            "outputAddress": r.output_mint,
-            "initialInputAmount": ui_amount(r.input_mint, r.in_amount),
-            "withdrawnOutputAmount": 0,
-            "inputPrice": float(token(r.input_mint).usd),
-            "outputPrice": float(token(r.output_mint).usd),
-            "filledPercentage": 0,
-            "createdAt": int(r.created_at * 1000),
-            "expireAt": None,
-            "recurring": {"cycles": r.number_of_orders, "interval": r.interval * 1000},
-        }
-        value = float(usd_value(r.input_mint, r.in_amount))
-        elements.append(_trade("jupiter-exchange", "DCA", value, data))
+        recurring = {"cycles": r.number_of_orders, "interval": r.interval * 1000}
+        elements.append(_order_element("DCA", r.input_mint, r.output_mint, r.in_amount,
+                                       r.created_at, recurring=recurring))  # fmt: skip
     for t_order in ledger.trigger_orders.values():
         if t_order.maker != address or t_order.status != "Open":
             continue
         mints.update((t_order.input_mint, t_order.output_mint))
-        data = {
-            "inputAddress": t_order.input_mint,
-            "outputAddress": t_order.output_mint,
-            "initialInputAmount": ui_amount(t_order.input_mint, t_order.making_amount),
-            "withdrawnOutputAmount": 0,
-            "expectedOutputAmount": ui_amount(t_order.output_mint, t_order.taking_amount),
-            "inputPrice": float(token(t_order.input_mint).usd),
-            "outputPrice": float(token(t_order.output_mint).usd),
-            "filledPercentage": 0,
-            "createdAt": int(t_order.created_at * 1000),
-            "expireAt": None,
-        }
-        value = float(usd_value(t_order.input_mint, t_order.making_amount))
-        elements.append(_trade("jupiter-exchange", "LimitOrder", value, data))
+        expected = ui_amount(t_order.output_mint, t_order.taking_amount)
+        elements.append(_order_element(
+            "LimitOrder", t_order.input_mint, t_order.output_mint, t_order.making_amount,
+            t_order.created_at, expectedOutputAmount=expected,
+        ))  # fmt: skip
     wanted = [p for p in query.get("platforms", "").split(",") if p]
     if wanted:
         elements = [e for e in elements if e["platformId"] in wanted]

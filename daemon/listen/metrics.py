@@ -26,12 +26,17 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.runs_total = Counter(
+
+        def counter(name: str, text: str, labels: Sequence[str] = ()) -> Counter:
+            return Counter(name, text, labels, namespace=NAMESPACE, registry=r)
+
+        def gauge(name: str, text: str) -> Gauge:
+            return Gauge(name, text, namespace=NAMESPACE, registry=r)
+
+        self.runs_total = counter(
             "runs",
             "Runs that reached a final or waiting state, by plan kind and status.",
             ["kind", "status"],
-            namespace=NAMESPACE,
-            registry=r,
         )
         self.fire_lag_seconds = Histogram(
             "fire_lag_seconds",
@@ -48,57 +53,26 @@ class Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=r,
         )
-        self.api_retries_total = Counter(
-            "api_retries",
-            "API calls retried, by operation.",
-            ["operation"],
-            namespace=NAMESPACE,
-            registry=r,
+        self.api_retries_total = counter(
+            "api_retries", "API calls retried, by operation.", ["operation"]
         )
-        self.rate_limit_wait_seconds_total = Counter(
-            "rate_limit_wait_seconds",
-            "Seconds spent waiting for the rate limiter.",
-            namespace=NAMESPACE,
-            registry=r,
+        self.rate_limit_wait_seconds_total = counter(
+            "rate_limit_wait_seconds", "Seconds spent waiting for the rate limiter."
         )
-        self.misfires_total = Counter(
+        self.misfires_total = counter(
             "misfires",
             "Slots skipped because they were found too late (past their grace).",
             ["kind"],
-            namespace=NAMESPACE,
-            registry=r,
         )
-        self.in_doubt_runs = Gauge(
-            "in_doubt_runs",
-            "Runs whose outcome is not known yet.",
-            namespace=NAMESPACE,
-            registry=r,
-        )
-        self.leader = Gauge(
-            "leader",
-            "1 when this daemon is the leader (schedules), 0 on standby.",
-            namespace=NAMESPACE,
-            registry=r,
-        )
-        self.plans = Gauge(
-            "plans",
-            "Active plans loaded.",
-            namespace=NAMESPACE,
-            registry=r,
-        )
-        self.up = Gauge(
-            "healthy",
-            "1 while the scheduling loop and the store are healthy.",
-            namespace=NAMESPACE,
-            registry=r,
-        )
-        self.notifications_total = Counter(
+        self.in_doubt_runs = gauge("in_doubt_runs", "Runs whose outcome is not known yet.")
+        self.leader = gauge("leader", "1 when this daemon is the leader (schedules), 0 on standby.")
+        self.plans = gauge("plans", "Active plans loaded.")
+        self.up = gauge("healthy", "1 while the scheduling loop and the store are healthy.")
+        self.notifications_total = counter(
             "notifications",
             "Alerts handed to the notification channels (notify.urls), by event and result "
             "(sent, failed); a message carrying a burst counts each alert in it.",
             ["event", "result"],
-            namespace=NAMESPACE,
-            registry=r,
         )
         self.runway = RunwayGauges(r)
 

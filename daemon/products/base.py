@@ -18,6 +18,7 @@ from jupcron.api.models import (
     UltraOrder,
 )
 from jupcron.api.orders import OrderPage
+from jupcron.errors import ApiRejectedError
 from jupcron.products.spec import RequestSpec
 from jupcron.products.swap.model import SWAP_V2, ULTRA_V1
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from jupcron.txguard.expect import Expectation
 
 Observer = Callable[[Any], None]
-__all__ = ["SWAP_V2", "ULTRA_V1", "OrderApi", "Ordered", "Product", "SwapTerms"]
+__all__ = ["SWAP_V2", "ULTRA_V1", "OrderApi", "Ordered", "Product", "SwapTerms", "refusal_saying"]
 
 
 class OrderApi(Protocol):
@@ -125,6 +126,15 @@ class Ordered:
             if self.swap.last_valid_block_height is not None:
                 found["last_valid_block_height"] = self.swap.last_valid_block_height
         return {**found, **self.extra}
+
+
+def refusal_saying(exc: Exception, texts: Sequence[str]) -> str | None:
+    """The API's words when `exc` is its HTTP 400 refusal saying one of `texts`
+    (lower case), else None: how a cancel's ``order_gone`` knows its order closed."""
+    if not isinstance(exc, ApiRejectedError) or exc.info.http_status != 400:
+        return None
+    said = exc.info.error or ""
+    return said if any(text in said.strip().lower() for text in texts) else None
 
 
 OrderStep = Callable[["Ports", "PlanRecord", datetime, Observer], Ordered]

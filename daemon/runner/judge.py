@@ -12,8 +12,8 @@ Trigger V2's vault and deposit).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, Protocol
 
 import structlog
 from solders.pubkey import Pubkey
@@ -27,6 +27,7 @@ from jupcron.txguard.expect import Expectation
 from jupcron.txguard.simulate import Simulator
 
 log = structlog.get_logger(__name__)
+P = ParamSpec("P")
 
 
 class Chain(Simulator, Protocol):
@@ -102,27 +103,13 @@ def judge(
     return inspect(tx_b64, wallet, policy, **_guard_inputs(plan, ordered, gasless, rpc, simulate))
 
 
-def check(
-    tx_b64: str,
-    plan: PlanRecord,
-    wallet: Pubkey,
-    policy: GuardPolicy,
-    *,
-    ordered: Mapping[str, Any],
-    gasless: bool = False,
-    rpc: Chain | None = None,
-    simulate: bool = False,
-) -> Verdict:
-    """`judge`'s verdict, raising `GuardRejectedError` (with the reasons) on a refusal:
-    the runner's sign step calls this, so it judges exactly as `judge` does."""
-    inputs = _guard_inputs(plan, ordered, gasless, rpc, simulate)
-    return guard.check(tx_b64, wallet, policy, **inputs)
+def _raising(judged: Callable[P, Verdict]) -> Callable[P, Verdict]:
+    def checked(*args: P.args, **kwargs: P.kwargs) -> Verdict:
+        return guard.held(judged(*args, **kwargs))
+
+    return checked
 
 
-__all__ = [
-    "check",
-    "expectation",
-    "judge",
-    "mint_programs",
-    "ordered_facts",
-]
+check = _raising(judge)
+"""`judge`'s verdict, raising `GuardRejectedError` (with the reasons) on a refusal:
+the runner's sign step calls this, so it judges exactly as `judge` does."""

@@ -244,33 +244,29 @@ class Alerts:
             item = self._queue.get()
             if item is None:
                 return
-            pending, stopping = [item], False
-            # gather the burst: `batch` seconds, and at least `min_interval` since the last
+            pending = [item]
+            # gather the burst: `batch` seconds, and at least `min_interval` since the last;
+            # then what arrived meanwhile joins this message
             until = max(self.clock() + self.batch, self._last_sent + self.min_interval)
-            while not stopping:
-                left = until - self.clock()
-                if left <= 0:
-                    break
-                try:
-                    more = self._queue.get(timeout=left)
-                except queue.Empty:
-                    break
-                if more is None:
-                    stopping = True
-                else:
-                    pending.append(more)
-            while not stopping:  # what arrived meanwhile joins this message
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    stopping = True
-                else:
-                    pending.append(more)
+            stopping = self._gather(pending, until) or self._gather(pending, None)
             self._send(pending)
             if stopping:
                 return
+
+    def _gather(self, pending: list[Alert], until: float | None) -> bool:
+        """Add to `pending` what the queue gives until `until` (None: what it holds
+        now); True when it gave the stop sign."""
+        while True:
+            left = None if until is None else until - self.clock()
+            if left is not None and left <= 0:
+                return False
+            try:
+                more = self._queue.get_nowait() if left is None else self._queue.get(timeout=left)
+            except queue.Empty:
+                return False
+            if more is None:
+                return True
+            pending.append(more)
 
     def _send(self, alerts: list[Alert]) -> None:
         title, body = render(alerts, self.source)

@@ -29,10 +29,9 @@ import httpx
 import structlog
 
 from jupcron.domain import RunStatus
-from jupcron.errors import ConfigError
 from jupcron.logs import mask_secrets
 from jupcron.store.records import RunRecord
-from jupcron.urls import check_http_url, mask_url
+from jupcron.urls import checked_url, mask_url
 
 log = structlog.get_logger(__name__)
 
@@ -153,15 +152,12 @@ def webhook_host(url: str) -> str:
 def check_webhook_url(url: str, allow_insecure_http: bool = False) -> str:
     """``url`` if it can be posted to; plain http only to this machine unless allowed
     (``notify.allow_insecure_http``): the token in it would travel in clear."""
-    try:
-        return check_http_url(
-            url,
-            section="notify",
-            carries="the webhook's token and the runs' details",
-            allow_insecure=allow_insecure_http,
-        )
-    except ValueError as exc:
-        raise ConfigError(f"notify.webhook_url {mask_url(url)!r}: {exc}") from None
+    return checked_url(
+        url,
+        key="notify.webhook_url",
+        carries="the webhook's token and the runs' details",
+        allow_insecure=allow_insecure_http,
+    )
 
 
 _STOP = object()

@@ -123,6 +123,16 @@ def _roles(program: str, names: Sequence[str], accounts: Sequence[str]) -> tuple
     return roles, len(names)
 
 
+def arg(name: str, read: Callable[[Reader], int] = Reader.u64) -> ArgsReader:
+    """The reader of an instruction whose one argument (a u64 unless `read` says
+    otherwise) becomes the field `name`."""
+
+    def read_arg(r: Reader, f: Fields) -> None:
+        f[name] = str(read(r))
+
+    return read_arg
+
+
 def amount(value: int) -> str:
     return str(value)
 

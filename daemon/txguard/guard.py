@@ -76,7 +76,11 @@ def inspect(tx_b64: str, wallet: Pubkey, policy: GuardPolicy, **facts: Unpack[Fa
 
 def check(tx_b64: str, wallet: Pubkey, policy: GuardPolicy, **facts: Unpack[Facts]) -> Verdict:
     """The verdict on an accepted transaction; `GuardRejectedError` when refused."""
-    verdict = inspect(tx_b64, wallet, policy, **facts)
+    return held(inspect(tx_b64, wallet, policy, **facts))
+
+
+def held(verdict: Verdict) -> Verdict:
+    """`verdict` when it accepts; `GuardRejectedError` (with its reasons) when it refuses."""
     if not verdict.accepted:
         log.warning("tx_rejected", reasons=list(verdict.reasons))
         raise GuardRejectedError(list(verdict.reasons), verdict.simulation)

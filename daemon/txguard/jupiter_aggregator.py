@@ -29,6 +29,7 @@ from jupcron.txguard.anchor import (
     InstructionSpec,
     Roles,
     accounts,
+    arg,
     by_discriminator,
 )
 from jupcron.txguard.borsh import Reader
@@ -117,17 +118,9 @@ def _owner_refunded(f: Fields, roles: Roles) -> None:
         roles["refund_to"] = roles["owner"]
 
 
-def _id(r: Reader, f: Fields) -> None:
-    f["id"] = str(r.u8())
-
-
 def _close_token(r: Reader, f: Fields) -> None:
     f["id"] = str(r.u8())
     f["burn_all"] = str(r.boolean()).lower()
-
-
-def _bump(r: Reader, f: Fields) -> None:
-    f["bump"] = str(r.u8())
 
 
 _ROUTE = "token_program owner source user_destination destination? output_mint"
@@ -192,18 +185,18 @@ SPECS = by_discriminator(
         InstructionSpec(
             "create_token_account",
             accounts("account owner mint token_program -"),
-            _bump,
+            arg("bump", Reader.u8),
             _owner_pays,
         ),
         InstructionSpec(
             "close_wsol_token_account", accounts("account owner - -"), None, _owner_refunded
         ),
         # Jupiter's own operations (its fee wallet and operator sign these)
-        InstructionSpec("claim", accounts("destination program_authority -"), _id),
+        InstructionSpec("claim", accounts("destination program_authority -"), arg("id", Reader.u8)),
         InstructionSpec(
             "claim_token",
             accounts("payer - program_authority source destination mint token_program - -"),
-            _id,
+            arg("id", Reader.u8),
         ),
         InstructionSpec(
             "close_token",

@@ -23,6 +23,7 @@ from jupcron.txguard.anchor import (
     InstructionSpec,
     Roles,
     accounts,
+    arg,
     by_discriminator,
     optional,
 )
@@ -69,18 +70,6 @@ def _withdraw_to(f: Fields, roles: Roles) -> None:
         roles["destination"] = chosen
 
 
-def _deposit(r: Reader, f: Fields) -> None:
-    f["in_amount"] = str(r.u64())
-
-
-def _repay(r: Reader, f: Fields) -> None:
-    f["repay_amount"] = str(r.u64())
-
-
-def _amount(r: Reader, f: Fields) -> None:
-    f["amount"] = str(r.u64())
-
-
 def _user_pays(f: Fields, roles: Roles) -> None:
     if "owner" in roles:
         roles["payer"] = roles["owner"]
@@ -112,13 +101,21 @@ _DCA_SPECS = [
         _withdraw,
         _withdraw_to,
     ),
-    InstructionSpec("deposit", accounts("owner order vault source token_program - -"), _deposit),
+    InstructionSpec(
+        "deposit", accounts("owner order vault source token_program - -"), arg("in_amount")
+    ),
     # the keeper's and the admin's instructions: never signed by a user
-    InstructionSpec("withdraw_fees", accounts("admin mint - fee_vault admin_fee_account"), _amount),
+    InstructionSpec(
+        "withdraw_fees", accounts("admin mint - fee_vault admin_fee_account"), arg("amount")
+    ),
     InstructionSpec("initiate_flash_fill", accounts("keeper order input_mint keeper_account")),
-    InstructionSpec("fulfill_flash_fill", accounts("keeper order input_mint output_mint"), _repay),
+    InstructionSpec(
+        "fulfill_flash_fill", accounts("keeper order input_mint output_mint"), arg("repay_amount")
+    ),
     InstructionSpec("initiate_dlmm_fill", accounts("keeper order input_mint keeper_account")),
-    InstructionSpec("fulfill_dlmm_fill", accounts("keeper order input_mint output_mint"), _repay),
+    InstructionSpec(
+        "fulfill_dlmm_fill", accounts("keeper order input_mint output_mint"), arg("repay_amount")
+    ),
     InstructionSpec("transfer", accounts("keeper order user output_mint out_vault destination?")),
     InstructionSpec(
         "end_and_close",
@@ -143,14 +140,6 @@ def _refund(f: Fields, roles: Roles) -> None:
         roles["refund_to"] = roles["owner"]
 
 
-def _making(r: Reader, f: Fields) -> None:
-    f["making_amount"] = str(r.u64())
-
-
-def _max_taking(r: Reader, f: Fields) -> None:
-    f["max_taking_amount"] = str(r.u64())
-
-
 def _fees(r: Reader, f: Fields) -> None:
     f["normal_fee_bps"] = str(r.u16())
     f["stable_fee_bps"] = str(r.u16())
@@ -173,9 +162,13 @@ _LIMIT_SPECS = [
     ),
     # takers' and the admin's instructions
     InstructionSpec(
-        "pre_flash_fill_order", accounts("taker order vault taker_account input_mint"), _making
+        "pre_flash_fill_order",
+        accounts("taker order vault taker_account input_mint"),
+        arg("making_amount"),
     ),
-    InstructionSpec("flash_fill_order", accounts("taker maker order vault"), _max_taking),
+    InstructionSpec(
+        "flash_fill_order", accounts("taker maker order vault"), arg("max_taking_amount")
+    ),
     InstructionSpec("update_fee", accounts("admin fee_config -"), _fees),
     InstructionSpec("withdraw_fee", accounts("admin fee_config fee_vault admin_account")),
 ]

@@ -7,17 +7,11 @@ from __future__ import annotations
 
 from solders.pubkey import Pubkey
 
-from jupcron.emulator import txbuild
-from jupcron.emulator.common import (
-    EmuResponse,
-    State,
-    json_response,
-    parse_json_object,
-    parse_pubkey,
-)
+from jupcron.emulator.common import EmuResponse, State, json_response
 from jupcron.emulator.faults import Fault
 from jupcron.emulator.ledger import TriggerOrder
 from jupcron.emulator.orders import envelope, issue
+from jupcron.emulator.products.trigger import cancel_request
 
 BATCH = 5
 
@@ -27,23 +21,11 @@ def group_id(request_id: str, n: int) -> str:
     return request_id if n == 0 else f"{request_id}#{n}"
 
 
-def _price(data: dict[str, object]) -> int | None:
-    cu = data.get("computeUnitPrice", "auto")
-    if cu == "auto":
-        return txbuild.DEFAULT_CU_PRICE
-    return int(cu) if isinstance(cu, str) and cu.isdigit() else None
-
-
 def cancel_orders(state: State, body: bytes, hostile: Fault | None) -> EmuResponse:
-    data = parse_json_object(body)
-    if data is None:
-        return envelope("invalid cancel orders request")
-    maker = parse_pubkey(data.get("maker"))
-    if maker is None:
-        return envelope("invalid maker pubkey")
-    cu_price = _price(data)
-    if cu_price is None:
-        return envelope("invalid cancel orders request", cause="computeUnitPrice")
+    asked = cancel_request(body, "invalid cancel orders request")
+    if isinstance(asked, EmuResponse):
+        return asked
+    data, maker, cu_price = asked
     named = data.get("orders")
     if named is None:
         held = [o for o in state.ledger.trigger_orders.values()

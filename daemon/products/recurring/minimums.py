@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
+from typing import TypeVar
 
 from jupcron.api.client import JupiterClient
 from jupcron.chain.rpc import rpc_from_config
@@ -35,6 +37,7 @@ SPL_TOKEN_MINTS = frozenset({*STABLECOINS, "So1111111111111111111111111111111111
 
 OwnerLookup = Callable[[str], str | None]  # mint -> owner program (None: no such account)
 UsdLookup = Callable[[str, int], Decimal]  # (mint, base units) -> USD value now
+T = TypeVar("T")
 
 
 @dataclass
@@ -109,30 +112,49 @@ def _check(plan: LoadedPlan, lookups: Lookups, findings: Findings) -> None:
         return Problem(plan.source, plan.line, plan.column, f"plan '{name}': {message}")
 
     for key, mint in (("inputMint", request.input_mint), ("outputMint", request.output_mint)):
-        if mint in SPL_TOKEN_MINTS:
-            continue
-        if lookups.owner is None:
-            findings.notes.append(at(
-                f"note: request.{key} {mint} was not checked for Token-2022, which Recurring "
-                f"does not support ({lookups.no_owner})"
-            ))  # fmt: skip
-            continue
-        try:
-            owner = lookups.owner(mint)
-        except JupcronError as exc:
-            findings.notes.append(at(
-                f"note: request.{key} {mint} was not checked for Token-2022: rpc.url did not "
-                f"answer ({exc})"
-            ))  # fmt: skip
-            continue
-        if owner == TOKEN_2022:
-            findings.problems.append(at(
-                f"request.{key} {mint} is a Token-2022 mint (rpc.url says its owner is the "
-                "Token-2022 program): Jupiter Recurring does not support Token-2022 mints"
-            ))  # fmt: skip
+        if mint not in SPL_TOKEN_MINTS:
+            _check_program(key, mint, lookups, findings, at)
         # a mint with no account is refused for every kind (daemon/plans/mints.py)
     if request.input_mint not in STABLECOINS:
         _check_value(request, lookups, findings, at)
+
+
+def _check_program(
+    key: str, mint: str, lookups: Lookups, findings: Findings, at: Callable[[str], Problem]
+) -> None:
+    """A Token-2022 mint is refused (Recurring does not support them)."""
+    owner = _asked(
+        lookups.owner and partial(lookups.owner, mint), findings, at,
+        missing=f"note: request.{key} {mint} was not checked for Token-2022, which "
+        f"Recurring does not support ({lookups.no_owner})",
+        failed=lambda exc: f"note: request.{key} {mint} was not checked for Token-2022: "
+        f"rpc.url did not answer ({exc})",
+    )  # fmt: skip
+    if owner == TOKEN_2022:
+        findings.problems.append(at(
+            f"request.{key} {mint} is a Token-2022 mint (rpc.url says its owner is the "
+            "Token-2022 program): Jupiter Recurring does not support Token-2022 mints"
+        ))  # fmt: skip
+
+
+def _asked(
+    ask: Callable[[], T] | None,
+    findings: Findings,
+    at: Callable[[str], Problem],
+    *,
+    missing: str,
+    failed: Callable[[JupcronError], str],
+) -> T | None:
+    """What `ask` answers; None, with a note, when it cannot be asked (`missing`) or
+    does not answer (`failed`: the note on its error)."""
+    if ask is None:
+        findings.notes.append(at(missing))
+        return None
+    try:
+        return ask()
+    except JupcronError as exc:
+        findings.notes.append(at(failed(exc)))
+        return None
 
 
 def _check_value(
@@ -148,20 +170,15 @@ def _check_value(
     if time is not None:
         minimums += f" and {RECURRING_MIN_PER_ORDER_USD} USD per order"
     mint = request.input_mint
-    if lookups.usd is None:
-        findings.notes.append(at(
-            f"note: request.{key} was not priced ({lookups.no_usd}); Jupiter's minimums "
-            f"({minimums}) are left to the API when the plan fires"
-        ))  # fmt: skip
+    left = f"Jupiter's minimums ({minimums}) are left to the API when the plan fires"
+    value = _asked(
+        lookups.usd and partial(lookups.usd, mint, amount), findings, at,
+        missing=f"note: request.{key} was not priced ({lookups.no_usd}); {left}",
+        failed=lambda exc: f"note: request.{key} could not be priced ({exc}); {left}",
+    )  # fmt: skip
+    if value is None:
         return
-    try:
-        total = lookups.usd(mint, amount).quantize(Decimal("0.01"))
-    except JupcronError as exc:
-        findings.notes.append(at(
-            f"note: request.{key} could not be priced ({exc}); Jupiter's minimums "
-            f"({minimums}) are left to the API when the plan fires"
-        ))  # fmt: skip
-        return
+    total = value.quantize(Decimal("0.01"))
     worth = f"request.{key}: {amount} base units of {mint} are worth {total} USD now (an API quote)"
     if total < RECURRING_MIN_TOTAL_USD:
         findings.problems.append(at(

@@ -9,8 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from jupcron.api.models import ExecuteResult
-from jupcron.errors import ApiRejectedError
-from jupcron.products.base import Observer, Ordered, Product, SwapTerms
+from jupcron.products.base import Observer, Ordered, Product, SwapTerms, refusal_saying
 from jupcron.products.recurring_cancel.model import SPEC, RecurringCancelRequest
 from jupcron.txguard.expect import Expectation
 
@@ -59,14 +58,12 @@ def _oldest_open(ports: Ports, request: RecurringCancelRequest, observe: Observe
 
 
 def order_gone(plan: PlanRecord, exc: Exception) -> str | None:
-    if not isinstance(exc, ApiRejectedError):
-        return None
-    said = (exc.info.error or "").strip().lower()
-    if exc.info.http_status != 400 or not any(text in said for text in GONE_TEXTS):
+    said = refusal_saying(exc, GONE_TEXTS)
+    if said is None:
         return None
     return (
         f"nothing to cancel: no open recurring order {plan.body.get('order') or 'of the pair'} "
-        f"(completed, cancelled, or never opened; the API said: {exc.info.error})"
+        f"(completed, cancelled, or never opened; the API said: {said})"
     )
 
 

@@ -9,8 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from jupcron.api.models import ExecuteResult
-from jupcron.errors import ApiRejectedError
-from jupcron.products.base import Observer, Ordered, Product, SwapTerms
+from jupcron.products.base import Observer, Ordered, Product, SwapTerms, refusal_saying
 from jupcron.products.trigger.model import SPEC, TriggerCancelRequest
 from jupcron.txguard.expect import Expectation
 
@@ -33,15 +32,13 @@ def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> O
 def order_gone(plan: PlanRecord, exc: Exception) -> str | None:
     """The run's error when the cancel found its order already closed (filled,
     cancelled or expired): the plan's aim holds, so the run is `skipped`."""
-    if not isinstance(exc, ApiRejectedError):
-        return None
-    said = (exc.info.error or "").strip().lower()
-    if exc.info.http_status != 400 or not any(text in said for text in GONE_TEXTS):
+    said = refusal_saying(exc, GONE_TEXTS)
+    if said is None:
         return None
     order = plan.body.get("order") or "?"
     return (
         f"nothing to cancel: the API has no open order {order} of this wallet (filled, "
-        f"cancelled or expired, or never this wallet's; it said: {exc.info.error})"
+        f"cancelled or expired, or never this wallet's; it said: {said})"
     )
 
 

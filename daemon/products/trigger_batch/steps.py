@@ -1,7 +1,7 @@
 """A batch of Trigger v1 cancels: ``cancelOrders`` for the plan's 1-5 orders (one
 transaction; orders all already closed make the run skipped), the guard's terms
 (Limit Order v2 ``cancel_order`` of only the named orders, refunding to us), and
-``/trigger/v1/execute``."""
+``/trigger/v1/execute`` (as a single cancel's)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from jupcron.api.models import ExecuteResult
 from jupcron.errors import ApiErrorInfo, ApiRejectedError
-from jupcron.products.base import Observer, Ordered, Product, SwapTerms
-from jupcron.products.trigger.steps import GONE_TEXTS
+from jupcron.products.base import Observer, Ordered, Product, refusal_saying
+from jupcron.products.trigger.steps import GONE_TEXTS, execute
 from jupcron.products.trigger_batch.model import SPEC, TriggerCancelBatchRequest
 from jupcron.txguard.expect import Expectation
 
 if TYPE_CHECKING:
     from jupcron.runner.ports import Ports
     from jupcron.runner.preflight import Spend
-    from jupcron.store.records import PlanRecord, RunRecord
+    from jupcron.store.records import PlanRecord
 
 
 def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> Ordered:
@@ -38,25 +37,17 @@ def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> O
 def order_gone(plan: PlanRecord, exc: Exception) -> str | None:
     """None of the named orders is open (filled, cancelled or expired): the run is
     `skipped`, the plan's aim holds."""
-    if not isinstance(exc, ApiRejectedError) or exc.info.http_status != 400:
-        return None
-    said = (exc.info.error or "").strip().lower()
-    if not any(text in said for text in GONE_TEXTS):
+    said = refusal_saying(exc, GONE_TEXTS)
+    if said is None:
         return None
     orders = ", ".join(plan.body.get("orders") or ()) or "?"
-    return f"nothing to cancel: no open order among {orders} (the API said: {exc.info.error})"
+    return f"nothing to cancel: no open order among {orders} (the API said: {said})"
 
 
 def expectation(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
     request = plan.request
     assert isinstance(request, TriggerCancelBatchRequest)
     return Expectation(kind=str(plan.kind), orders=tuple(request.orders))
-
-
-def execute(
-    ports: Ports, run: RunRecord, plan: PlanRecord, observe: Observer, terms: SwapTerms | None
-) -> ExecuteResult:
-    return ports.api.execute_trigger(run.signed_tx or "", run.request_id or "", observe)
 
 
 PRODUCT = Product(
