@@ -61,8 +61,9 @@ def test_pause_and_resume_reach_a_running_daemon(daemon_env: DaemonEnvFactory) -
                     swap_plan("tock", {"every": "1s", "grace": 30}))  # fmt: skip
     env.apply()
     proc = env.start()
-    assert env.wait_until(lambda: status_of(env)["running"], timeout=30), env.log_of(proc)
+    assert env.wait_until(lambda: env.status()["running"], timeout=30), env.log_of(proc)
     data = status_of(env)
+    assert data["running"] is True
     assert data["leader"].endswith(f":{proc.pid}")
     assert [(d["role"], d["running"]) for d in data["daemons"]] == [("leader", True)]
     assert (data["dry_run"], data["kill_switch"], data["pauses"]) == (False, None, [])
@@ -149,8 +150,9 @@ def test_pause_and_resume_reach_a_running_daemon(daemon_env: DaemonEnvFactory) -
     switch.write_text("")
     env.write_config(safety={"kill_switch_file": str(switch), "dry_run": True})
     proc.send_signal(signal.SIGHUP)
-    assert env.wait_until(lambda: status_of(env)["dry_run"] is True, timeout=30)
+    assert env.wait_until(lambda: env.status()["dry_run"] is True, timeout=30)
     data = status_of(env)
+    assert data["dry_run"] is True
     assert data["kill_switch"] == f"kill switch file {switch} exists"
     assert data["daemons"][0]["dry_run"] is True
     shown = env.jupcron("status").stdout
@@ -224,10 +226,12 @@ def test_a_pause_reaches_every_daemon_of_a_postgresql_pair(
     first = env.start()
     assert env.wait_until(lambda: "became_leader" in env.log_of(first), timeout=30)
     second = env.start()
-    nodes = lambda: [(d["node"].rsplit(":", 1)[1], d["role"], d["running"])  # noqa: E731
-                     for d in status_of(env)["daemons"]]  # fmt: skip
+    # the waits read the status in this process; the CLI's says the same after each
+    nodes = lambda data: [(d["node"].rsplit(":", 1)[1], d["role"], d["running"])  # noqa: E731
+                          for d in data["daemons"]]  # fmt: skip
     both = [(str(first.pid), "leader", True), (str(second.pid), "standby", True)]
-    assert env.wait_until(lambda: nodes() == both, timeout=30), env.log_of(second)
+    assert env.wait_until(lambda: nodes(env.status()) == both, timeout=30), env.log_of(second)
+    assert nodes(status_of(env)) == both
     shown = env.jupcron("status").stdout
     assert f":{second.pid}  standby since" in shown
 
@@ -247,8 +251,11 @@ def test_a_pause_reaches_every_daemon_of_a_postgresql_pair(
     first.kill()
     first.wait(10)
     assert env.wait_until(lambda: len(skipped_by(second)) >= 2, timeout=60), env.log_of(second)
-    assert env.wait_until(lambda: nodes()[0] == (str(second.pid), "leader", True), timeout=30)
-    assert (str(first.pid), "standby", True) not in nodes()  # the killed one: stale, or gone
+    led = (str(second.pid), "leader", True)
+    assert env.wait_until(lambda: nodes(env.status())[0] == led, timeout=30)
+    listed = nodes(status_of(env))
+    assert listed[0] == led
+    assert (str(first.pid), "standby", True) not in listed  # the killed one: stale, or gone
     # what was stored agrees: every run claimed a second after the pause (by either
     # daemon) was skipped for it (the times are the database's, not the test's)
     engine = make_engine(pg_empty_url)

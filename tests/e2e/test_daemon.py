@@ -72,7 +72,11 @@ def test_sighup_applies_changed_plans_and_keeps_them_on_a_bad_file(
     env.write_plans(swap_plan("a", {"every": "1h"}), swap_plan("b", {"every": "2h"}))
     proc.send_signal(1)  # SIGHUP
     listed = lambda: env.jupcron("plans", "list", "--format", "json").stdout  # noqa: E731
-    assert env.wait_until(lambda: '"b"' in listed(), timeout=15), env.log_of(proc)
+    # the wait reads the store in this process (a CLI process per look costs a second of
+    # CPU); then the CLI lists it
+    in_store = lambda: {p["name"] for p in env.status()["plans"]}  # noqa: E731
+    assert env.wait_until(lambda: "b" in in_store(), timeout=15), env.log_of(proc)
+    assert '"b"' in listed()
     (env.plans / "broken.yaml").write_text("name: [oops\n")
     proc.send_signal(1)
     assert env.wait_until(lambda: "reload_failed" in env.log_of(proc), timeout=15)

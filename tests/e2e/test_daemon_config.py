@@ -103,7 +103,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
             proc
         )
         assert all(r["source"] == "safety.dry_run" for r in final_under(env, dry_digest, True))
-        assert env.wait_until(lambda: status_dry_run(env) is True, 30)
+        assert env.wait_until(lambda: env.status()["dry_run"] is True, 30)
+        assert status_dry_run(env) is True
 
         # live: `safety.dry_run: false` in the file, saved; nothing else
         edit_in_place(env.config, '"dry_run": true', '"dry_run": false')
@@ -121,7 +122,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
         signed = final_under(env, live["config"], False)
         assert {r["status"] for r in signed} == {"succeeded"}, signed
         assert all(r["source"] is None for r in signed)
-        assert env.wait_until(lambda: status_dry_run(env) is False, 30)  # what status says
+        assert env.wait_until(lambda: env.status()["dry_run"] is False, 30)
+        assert status_dry_run(env) is False  # what status says
         landed = {e.signature for e in ledger.landed()}
         assert {r["signature"] for r in signed} <= landed
         # the operator's check of the config they read
@@ -143,7 +145,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
             return any(r["run_id"] > last_live for r in final_under(env, dry_digest, True))
 
         assert env.wait_until(dry_after_live, 60), env.log_of(proc)
-        assert env.wait_until(lambda: status_dry_run(env) is True, 30)
+        assert env.wait_until(lambda: env.status()["dry_run"] is True, 30)
+        assert status_dry_run(env) is True
 
         # a broken edit: refused whole, said once, the daemon stays dry and signs nothing
         before_bad = len(final_under(env, dry_digest, True))

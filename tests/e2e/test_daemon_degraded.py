@@ -34,12 +34,13 @@ def test_a_silent_rpc_node_is_degraded_in_status_and_on_the_page(
     proc = env.start()
     url = web_url(env, proc)
 
-    def degraded() -> str | None:
-        daemons = status_of(env)["daemons"]
+    def degraded(data: dict[str, Any]) -> str | None:
+        daemons = data["daemons"]
         return daemons[0]["degraded"] if daemons else None
 
-    assert env.wait_until(lambda: degraded() is not None), env.log_of(proc)
-    why = degraded()
+    # the wait reads the status in this process; then the CLI's says why
+    assert env.wait_until(lambda: degraded(env.status()) is not None), env.log_of(proc)
+    why = degraded(status_of(env))
     assert why is not None
     assert why.startswith("rpc: http://127.0.0.1:9/*** did not answer")
     assert why.endswith("(fix: check rpc.url)")
