@@ -31,7 +31,7 @@ _OTHER = "tag:jupcron,2026:other"  # resolved, but left to ruamel
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Resolver(_LOADER):  # type: ignore[misc,valid-type]
+class _Resolver(_LOADER):  # type: ignore[misc]
     """YAML 1.2's core schema, as ruamel reads it; what we do not build ourselves is
     tagged `_OTHER` (the walk then gives up)."""
 

@@ -130,7 +130,7 @@ class PlanSync:
         names = [p.name for p in plans]
         self.wanted.update(names)
         columns = (PLANS.c.id, PLANS.c.name, PLANS.c.version, PLANS.c.content_hash,
-                   PLANS.c.source)  # fmt: skip
+                   PLANS.c.source, PLANS.c.fire_version)  # fmt: skip
         stored = {r.name: r for r in self.session.execute(
             select(*columns).where(PLANS.c.name.in_(names)))}  # fmt: skip
         new: list[tuple[Any, str]] = []
@@ -174,7 +174,8 @@ class PlanSync:
             first = self._next(plan.schedule)
             rows.append({**plan.content(), "name": plan.name, "source": plan.source,
                          "content_hash": digest, "version": 1, "created_at": now,
-                         "updated_at": now, "next_fire": first, "fire_version": 1})  # fmt: skip
+                         "updated_at": now, "next_fire": first if plan.enabled else None,
+                         "fire_version": None})  # fmt: skip
         stmt = insert(PLANS).returning(PLANS.c.id, sort_by_parameter_order=True)
         ids = [i for (i,) in self.session.execute(stmt, rows)]
         self.session.execute(insert(VERSIONS), [
@@ -186,7 +187,8 @@ class PlanSync:
         assert now is not None
         values = {**plan.content(), "source": plan.source, "content_hash": digest,
                   "version": row.version + 1, "updated_at": now}  # fmt: skip
-        self.session.execute(update(PLANS).where(PLANS.c.id == row.id).values(**values))
+        self.session.execute(update(PLANS).where(PLANS.c.id == row.id).values(
+            **values, **_settled_at(row)))  # fmt: skip
         self.session.execute(insert(VERSIONS),
                              [_version(row.id, row.version + 1, {**values, "name": plan.name},
                                        plan.enabled, now)])  # fmt: skip
@@ -198,7 +200,8 @@ class PlanSync:
         after = 0
         while True:
             page = list(self.session.execute(
-                select(PLANS.c.id, PLANS.c.name, PLANS.c.source, PLANS.c.version)
+                select(PLANS.c.id, PLANS.c.name, PLANS.c.source, PLANS.c.version,
+                       PLANS.c.fire_version)
                 .where(PLANS.c.enabled.is_(True), PLANS.c.id > after)
                 .order_by(PLANS.c.id).limit(READ_CHUNK)))  # fmt: skip
             if not page:
@@ -226,6 +229,13 @@ class PlanSync:
         values = {**content, "name": row.name, "source": row.source, "content_hash": digest}
         self.session.execute(insert(VERSIONS),
                              [_version(row.id, row.version + 1, values, False, now)])  # fmt: skip
+
+
+def _settled_at(row: Any) -> dict[str, Any]:
+    """A plan no scheduler adopted yet, changed: as if settled at the version it had
+    (its stored first slot is that version's), so the scheduler records that version's
+    slots that never fired."""
+    return {"fire_version": row.version} if row.fire_version is None else {}
 
 
 def _version(plan_id: int, version: int, values: dict[str, Any], enabled: bool,

@@ -1,7 +1,9 @@
 """plans.next_fire and plans.fire_version: each plan's next slot, kept by the
 scheduler, which reads the plans due next from the store in time order (a page at
-a time) instead of keeping a job per plan in memory. Existing plans start with
-both NULL: the scheduler settles them at its next start, as it did every plan.
+a time) instead of keeping a job per plan in memory. Existing plans get
+fire_version 0 (settled at no version): the scheduler settles each at its next
+start, as it did every plan; a plan `plans apply` adds has fire_version NULL and
+its first slot in next_fire.
 
 Revision ID: 0011_next_fire
 Revises: 0008_runways
@@ -24,6 +26,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("next_fire", sa.DateTime(timezone=True), nullable=True))
         batch.add_column(sa.Column("fire_version", sa.Integer(), nullable=True))
     op.create_index("ix_plans_next_fire", "plans", ["next_fire"])
+    op.execute("UPDATE plans SET fire_version = 0")
 
 
 def downgrade() -> None:
