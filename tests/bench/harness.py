@@ -199,7 +199,7 @@ class Bench:
             chunk = plans[start : start + 2_000]
             (self.plans / f"plans-{n:02d}.yaml").write_text(json.dumps({"plans": chunk}))
         started = time.monotonic()
-        done = self.jupcron("plans", "apply")
+        done = self.jupcron("plans", "apply", timeout=1800)
         if done.returncode != 0:
             raise RuntimeError(f"plans apply failed: {done.stderr[-2000:]}")
         return time.monotonic() - started

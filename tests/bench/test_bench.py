@@ -6,6 +6,7 @@ What each figure means: tests/bench/README.md.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -42,7 +43,7 @@ RATE_BACKLOG = 2_000
 RATE_MEASURE = 30.0  # seconds of the backlog we measure
 # api.rate_limit: at the limit, and 1% under it (API.md: pace ourselves below the limit)
 PACES = {"rate": RATE_LIMIT, "rate_margin": RATE_LIMIT * 0.99}
-FOOTPRINT_PLANS = 10_000
+FOOTPRINT_PLANS = int(os.environ.get("JUPCRON_BENCH_FOOTPRINT_PLANS", "10000"))
 IDLE_SECONDS = 30.0
 
 
@@ -289,6 +290,7 @@ def _api_requests(ledger: dict[str, Any]) -> int:
     return sum(n for op, n in ledger["requests"].items() if op != "rpc")
 
 
+@pytest.mark.timeout(1800)
 def test_footprint(
     backend_url: tuple[str, str], tmp_path: Path, figures: Figures, notify_socket: NotifyListener
 ) -> None:
@@ -312,6 +314,7 @@ def test_footprint(
         bench.stop()
         emulator.close()
     put = lambda name, value: figures.put(backend, name, value)  # noqa: E731
+    put("footprint_plans", FOOTPRINT_PLANS)
     put("plans_apply_10k_s", applied)
     put("ready_s", ready)
     put("rss_ready_mb", rss_ready)
