@@ -24,8 +24,9 @@ from jupcron.products.recurring.minimums import (
 )
 from jupcron.report.listing import render
 from jupcron.scheduling.schedule import next_fire_times, parse_instant, parse_schedule
-from jupcron.store import migrate, runs
+from jupcron.store import migrate
 from jupcron.store import plans as store_plans
+from jupcron.store import status as store_status
 from jupcron.store.engine import open_existing, session_factory, transaction
 from jupcron.store.plansync import Names
 from jupcron.store.records import PlanRecord
@@ -268,6 +269,10 @@ def _row(plan: PlanRecord, last: str | None, now: datetime) -> dict[str, Any]:
     }
 
 
+def _status(last: Any) -> str | None:
+    return str(last.status) if last is not None else None
+
+
 def _table_row(row: dict[str, Any]) -> dict[str, Any]:
     pairs = [
         f"{local[:19].replace('T', ' ')}{local[19:]} ({utc[11:19]}Z)"
@@ -283,23 +288,27 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
 
 @plans.command("list")
 @format_option
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many plans.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @now_option
 @pass_ctx
-def list_(ctx: Context, fmt: str, now_text: str | None) -> None:
-    """Plans with kind, schedule, last run status and the next three fire times."""
+def list_(ctx: Context, fmt: str, offset: int, limit: int | None, now_text: str | None) -> None:
+    """Plans with kind, schedule, last run status and the next three fire times
+    (by name; --offset and --limit page through many)."""
     now = _now(now_text)
     engine = open_existing(ctx.config.database.url)
+    rows: list[dict[str, Any]] = []
     try:
         migrate.require_head(engine)
         with transaction(session_factory(engine)) as session:
-            records = store_plans.all_plans(session)
-            last = {p.id: runs.last_status(session, p.id) for p in records}
+            for records in store_plans.plans_in_pages(session, offset, limit):
+                last = store_status.last_runs(session, [p.id for p in records])
+                try:
+                    rows += [_row(p, _status(last.get(p.id)), now) for p in records]
+                except ValueError as exc:  # a stored schedule this version cannot read
+                    raise ConfigError(f"a stored plan has an unreadable schedule: {exc}") from None
     finally:
         engine.dispose()
-    try:
-        rows = [_row(p, last[p.id], now) for p in records]
-    except ValueError as exc:  # a stored schedule this version cannot read
-        raise ConfigError(f"a stored plan has an unreadable schedule: {exc}") from None
     if fmt == "table":
         columns = ["name", "kind", "schedule", "enabled", "last_status", "next (local, UTC)"]
         click.echo(render([_table_row(r) for r in rows], columns, fmt))

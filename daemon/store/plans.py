@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
@@ -129,6 +129,34 @@ def _records(session: Session, stmt: Select[Any]) -> list[PlanRecord]:
         except ValueError as exc:
             log.error("plan_unreadable", plan=row.name, error=str(exc))
     return out
+
+
+def plans_in_pages(
+    session: Session, offset: int = 0, limit: int | None = None, page: int = _CHUNK
+) -> Iterator[list[PlanRecord]]:
+    """Every plan by name (from `offset`, at most `limit`), a page at a time (keyset on
+    the unique name after the first page: no OFFSET scan per page)."""
+    left, after = limit, None
+    while left is None or left > 0:
+        size = page if left is None else min(page, left)
+        if after is None:
+            query = _SELECT_PLANS.offset(offset) if offset else _SELECT_PLANS
+        else:
+            query = _SELECT_PLANS.where(Plan.name > after)
+        rows = list(session.execute(query.limit(size)))
+        if not rows:
+            return
+        found = []
+        for row in rows:
+            try:
+                found.append(PlanRecord.from_mapping(row._mapping))
+            except ValueError as exc:
+                log.error("plan_unreadable", plan=row.name, error=str(exc))
+        yield found
+        after = rows[-1].name
+        left = None if left is None else left - len(rows)
+        if len(rows) < size:
+            return
 
 
 def _record(row: Plan | None) -> PlanRecord | None:
