@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.plans.load import LoadedPlan, LoadResult, stream_plans
+from jupcron.plans.load import LoadedPlan, LoadResult, plan_files, stream_plans
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from jupcron.store.plans import PlanDiff, PlanInput
@@ -107,6 +107,22 @@ class FilesState:
     def as_json(self) -> dict[str, Any]:
         return {"folder": self.folder, "in_sync": self.in_sync, "diff": self.diff,
                 "problem": self.problem}  # fmt: skip
+
+
+def files_seen(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    """The plan files under `folder` as (path, modified ns, size): what changes when a
+    file does (cheap: no file is read)."""
+    if not folder.is_dir():
+        return ()
+    files, _ = plan_files([folder])
+    out = []
+    for file in files:
+        try:
+            stat = file.stat()
+        except OSError:
+            continue
+        out.append((str(file), stat.st_mtime_ns, stat.st_size))
+    return tuple(out)
 
 
 def files_vs_store(session: Session, folder: Path) -> FilesState:

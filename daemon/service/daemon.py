@@ -39,7 +39,7 @@ from jupcron.domain import RunStatus
 from jupcron.errors import FatalError, JupcronError, StoreBusyError
 from jupcron.follower import FollowerLoop
 from jupcron.logs import configure_logging
-from jupcron.plans.apply import apply_paths, files_vs_store
+from jupcron.plans.apply import apply_paths, files_seen, files_vs_store
 from jupcron.runner.core import node_name
 from jupcron.runner.outcome import RunListener, RunOutcome
 from jupcron.runner.recovery import recover
@@ -102,7 +102,8 @@ class Daemon:
         self.alerts: Alerts | None = None
         self._fatal_reason = ""
         self.dependencies: Dependencies | None = None  # API key, RPC, wallet: asked at start
-        self._files: tuple[float, dict[str, Any]] | None = None  # (when read, plan files state)
+        # (when read, plan files state, what it was read from: store revision and file stats)
+        self._files: tuple[float, dict[str, Any], object] | None = None
         self._recovery: threading.Thread | None = None
         self.follower: FollowerLoop | None = None
         self.runway: RunwayWatch | None = None
@@ -334,13 +335,21 @@ class Daemon:
         assert self.runtime is not None
         now = time.monotonic()
         if self._files is None or now - self._files[0] >= FILES_EVERY:
+            folder = self.config.plans.dir
             try:
                 with self.runtime.store.factory() as session:
-                    state = files_vs_store(session, self.config.plans.dir).as_json()
+                    # read the files again only when they or the store changed: with
+                    # 100,000 plans a read is seconds of CPU
+                    seen = (store_plans.revision(session), files_seen(folder))
+                    if self._files is not None and self._files[2] == seen:
+                        self._files = (now, self._files[1], seen)
+                        return self._files[1]
+                    state = files_vs_store(session, folder).as_json()
             except (JupcronError, SQLAlchemyError, OSError) as exc:
-                state = {"folder": str(self.config.plans.dir), "in_sync": False, "diff": [],
+                state = {"folder": str(folder), "in_sync": False, "diff": [],
                          "problem": str(exc)}  # fmt: skip
-            self._files = (now, state)
+                seen = None
+            self._files = (now, state, seen)
         return self._files[1]
 
     def _beat(self) -> None:

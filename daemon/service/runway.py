@@ -85,15 +85,14 @@ class RunwayWatch:
             self._show([])
             return []
         with Session(self.engine) as session:
-            plans = store_plans.enabled_plans(session)
             conn = session.connection()
             found = control.pauses(conn)
             before = {s.runway.mint: s for s in store_runway.read(conn, self.wallet)}
             known = tokens.known(conn)
-        needs = needs_of(
-            plans, self.wallet, dry_run=config.safety.dry_run,
-            paused=lambda name: control.pause_in_effect(found, name) is not None,
-        )  # fmt: skip
+            needs = needs_of(  # the plans streamed: no list of every plan
+                store_plans.iter_enabled(session), self.wallet, dry_run=config.safety.dry_run,
+                paused=lambda name: control.pause_in_effect(found, name) is not None,
+            )  # fmt: skip
         portfolio, problem = None, None
         if needs:
             portfolio, problem = self._balance()

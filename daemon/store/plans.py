@@ -107,6 +107,17 @@ def enabled_plans(session: Session) -> list[PlanRecord]:
     return _records(session, _SELECT_PLANS.where(Plan.enabled.is_(True)))
 
 
+def iter_enabled(session: Session) -> Iterator[PlanRecord]:
+    """The enabled plans, one at a time (read `_CHUNK` rows at a time), for a pass over
+    all of them that keeps none (the runway's)."""
+    stmt = _SELECT_PLANS.where(Plan.enabled.is_(True)).execution_options(yield_per=_CHUNK)
+    for row in session.execute(stmt):
+        try:
+            yield PlanRecord.from_mapping(row._mapping)
+        except ValueError as exc:
+            log.error("plan_unreadable", plan=row.name, error=str(exc))
+
+
 def enabled_page(session: Session, offset: int, limit: int) -> list[PlanRecord]:
     """One page of the enabled plans, by name (the status page's 100 of 10,000)."""
     stmt = _SELECT_PLANS.where(Plan.enabled.is_(True)).offset(offset).limit(limit)
