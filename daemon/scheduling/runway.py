@@ -40,25 +40,28 @@ class Need:
     mint: str
     amount: int
     schedule: Schedule
+    count: int = 1  # plans of the same content (the first by name is `plan`)
 
 
 def needs_of(
-    plans: Iterable[PlanRecord],
+    plans: Iterable[PlanRecord | tuple[PlanRecord, int]],
     wallet: str,
     *,
     paused: Callable[[str], bool] = lambda name: False,
     dry_run: bool = False,
 ) -> list[Need]:
     """What each active plan of `wallet` spends per run (plans that spend nothing,
-    paused ones and dry runs are left out). One wallet today: every plan is its."""
+    paused ones and dry runs are left out). One wallet today: every plan is its.
+    A (plan, count) stands for `count` plans of that content (the store groups them)."""
     out = []
-    for plan in plans:
+    for item in plans:
+        plan, count = item if isinstance(item, tuple) else (item, 1)
         if not plan.enabled or plan.settings.dry_run or dry_run or paused(plan.name):
             continue
         spent = in_amount_of(plan.request)
         if spent is None or spent[1] <= 0:
             continue
-        out.append(Need(plan.name, wallet, spent[0], spent[1], plan.schedule))
+        out.append(Need(plan.name, wallet, spent[0], spent[1], plan.schedule, count))
     return out
 
 
@@ -124,7 +127,7 @@ def _grouped(needs: Iterable[Need]) -> list[tuple[Need, int]]:
         except TypeError:
             key = (id(need.schedule), need.amount)
         first, count = groups.get(key, (need, 0))
-        groups[key] = (min(first, need, key=lambda n: n.plan), count + 1)
+        groups[key] = (min(first, need, key=lambda n: n.plan), count + need.count)
     return list(groups.values())
 
 
@@ -155,16 +158,17 @@ def runway(
                     short_at = instant
         if upcoming >= max_runs:
             break
-    plans = _named(sorted({n.plan for n in mine}))
+    plans = _named(sorted({n.plan for n in mine}), sum(n.count for n in mine))
     if balance is None:
         return Runway(wallet, mint, None, None, upcoming, needed, None, plans, problem or "?")
     return Runway(wallet, mint, balance, runs, upcoming, needed, short_at, plans)
 
 
-def _named(names: list[str]) -> tuple[str, ...]:
-    if len(names) <= PLANS_NAMED:
-        return tuple(names)
-    return (*names[:PLANS_NAMED], f"… and {len(names) - PLANS_NAMED:,} more")
+def _named(names: list[str], count: int) -> tuple[str, ...]:
+    """The first names (of plans, or of groups of plans alike), and how many more."""
+    shown = names[:PLANS_NAMED]
+    more = count - len(shown)
+    return (*shown, f"… and {more:,} more") if more > 0 else tuple(shown)
 
 
 def runways(

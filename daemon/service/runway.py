@@ -89,10 +89,10 @@ class RunwayWatch:
             found = control.pauses(conn)
             before = {s.runway.mint: s for s in store_runway.read(conn, self.wallet)}
             known = tokens.known(conn)
-            needs = needs_of(  # the plans streamed: no list of every plan
-                store_plans.iter_enabled(session), self.wallet, dry_run=config.safety.dry_run,
-                paused=lambda name: control.pause_in_effect(found, name) is not None,
-            )  # fmt: skip
+            every = any(p.all_plans for p in found)  # `pause --all`: nothing is spent
+            alike = [] if every else store_plans.enabled_alike(  # grouped: no list of every plan
+                session, [p.scope for p in found if not p.all_plans])  # fmt: skip
+            needs = needs_of(alike, self.wallet, dry_run=config.safety.dry_run)
         portfolio, problem = None, None
         if needs:
             portfolio, problem = self._balance()

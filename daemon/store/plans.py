@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import structlog
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, Text, cast, func, select
 from sqlalchemy.orm import Session
 
 from jupcron.errors import StoreError
@@ -105,6 +105,28 @@ def all_plans(session: Session) -> list[PlanRecord]:
 
 def enabled_plans(session: Session) -> list[PlanRecord]:
     return _records(session, _SELECT_PLANS.where(Plan.enabled.is_(True)))
+
+
+def enabled_alike(
+    session: Session, leave_out: Collection[str] = ()
+) -> Iterator[tuple[PlanRecord, int]]:
+    """The enabled plans grouped by content (kind, schedule, request, settings): the
+    first by name of each group and how many plans it stands for, counted by the store
+    (100,000 plans on 120 schedules: 120 rows to parse). `leave_out`: names (paused)."""
+    content = [Plan.kind, *(cast(c, Text) for c in (Plan.schedule, Plan.request, Plan.settings))]
+    stmt = (
+        select(func.min(Plan.name).label("name"), func.count().label("n"), *content)
+        .where(Plan.enabled.is_(True))
+        .group_by(*content)
+    )
+    if leave_out:
+        stmt = stmt.where(Plan.name.not_in(list(leave_out)))
+    counts = {row.name: int(row.n) for row in session.execute(stmt)}
+    first = sorted(counts)
+    for start in range(0, len(first), _CHUNK):
+        names = first[start : start + _CHUNK]
+        for record in _records(session, _SELECT_PLANS.where(Plan.name.in_(names))):
+            yield record, counts[record.name]
 
 
 def iter_enabled(session: Session) -> Iterator[PlanRecord]:
