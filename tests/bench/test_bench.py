@@ -299,7 +299,8 @@ def test_footprint(
     bench = Bench(tmp_path / "jc", url, emulator.url)
     try:
         applied = bench.apply(daily_plans(FOOTPRINT_PLANS))
-        ready = _start_ready(bench, notify_socket)
+        # READY waits for the scheduler; 120 s is short for 100,000 plans on a busy machine
+        ready = _start_ready(bench, notify_socket, timeout=max(120, FOOTPRINT_PLANS / 250))
         assert bench.proc is not None
         pid = bench.proc.pid
         rss_ready = rss_mb(pid)
