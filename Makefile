@@ -55,6 +55,7 @@ bench: $(STAMP) postgres-tools
 # bounded: CHAOS_SECONDS (default 280) in all, SQLite then PostgreSQL; CHAOS_SEED=N replays a run
 chaos: $(STAMP) postgres-tools
 	$(BIN)/python -m tests.chaos.run
+	$(BIN)/python -m tests.chaos.shards
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -23,6 +23,7 @@ from jupcron.runner.core import Runner
 from jupcron.runner.outcome import RunListener
 from jupcron.store import migrate
 from jupcron.store.engine import open_existing, session_factory
+from jupcron.store.ratebudget import shared_budgets
 from jupcron.store.runstore import SqlRunStore
 
 log = structlog.get_logger(__name__)
@@ -79,7 +80,9 @@ def build_runtime(
     wallet = load_wallet(config.wallet.keypair)
     key = api_key(config)
     store = store or open_store(config)
-    api = JupiterClient.from_config(config, key, transport=transport)
+    api = JupiterClient.from_config(
+        config, key, transport=transport, budget_for=shared_budgets(store.engine, key)
+    )
     rpc = rpc_from_config(config.rpc)
     runs = SqlRunStore(store.engine, group_commit=config.runner.group_commit)
     runner = Runner(

@@ -66,3 +66,8 @@ class PlanKind(StrEnum):
 TRIGGER_V2 = frozenset(
     {PlanKind.TRIGGER_V2_DCA, PlanKind.TRIGGER_V2_ORDER, PlanKind.TRIGGER_V2_CANCEL}
 )
+
+
+# the wallet of ``wallet.keypair`` in the daemon config: a plan without ``wallet:`` runs
+# with it, and every run and plan stored before there were several wallets was its
+DEFAULT_WALLET = "default"

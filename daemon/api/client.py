@@ -36,7 +36,7 @@ from jupcron.api.models import (
     UltraOrder,
 )
 from jupcron.api.orders import OrderPage, TokenFacts
-from jupcron.api.pacer import SPARE_SHARE, Buckets, Pacer
+from jupcron.api.pacer import HEADROOM, SPARE_SHARE, Buckets, Budget, Pacer
 from jupcron.api.parse import (
     check_request,
     listing_parser,
@@ -90,6 +90,7 @@ class JupiterClient:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         spare_share: float = SPARE_SHARE,
+        budget_for: Callable[[str, float], Budget] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.paths = paths or ApiPaths()
@@ -97,7 +98,10 @@ class JupiterClient:
         self._key = api_key
         self._sleep, self._wall, self._clock = sleep, wall, clock
         rate = rate_limit or (KEYED_RATE if api_key is not None else KEYLESS_RATE)
-        self.pacer = Pacer(rate, sleep=sleep, clock=clock, wall=wall, spare_share=spare_share)
+        # several daemons on one PostgreSQL: the key's budget is shared through it
+        budget = budget_for("main", rate * HEADROOM) if budget_for is not None else None
+        self.pacer = Pacer(rate, sleep=sleep, clock=clock, wall=wall, spare_share=spare_share,
+                           budget=budget)  # fmt: skip
         keyed = KEYED_EXECUTE_RATE if api_key is not None else KEYLESS_EXECUTE_RATE
         execute_pacer = Pacer(execute_rate_limit or keyed, sleep=sleep, clock=clock, wall=wall)
         self.buckets = Buckets(self.pacer, {"execute_swap": execute_pacer})
@@ -119,6 +123,7 @@ class JupiterClient:
         config: Config,
         api_key: SecretStr | None,
         transport: httpx.BaseTransport | None = None,
+        budget_for: Callable[[str, float], Budget] | None = None,
     ) -> JupiterClient:
         api = config.api
         return cls(
@@ -132,6 +137,7 @@ class JupiterClient:
             max_attempts=api.max_attempts,
             transport=transport,
             spare_share=config.follow.share,
+            budget_for=budget_for,
         )
 
     def __repr__(self) -> str:

@@ -10,6 +10,16 @@ asks with `acquire_spare`, which takes a slot only when it is free right now,
 no run is waiting for one, and the background's own share (``spare_share`` of
 the rate) has room; otherwise it waits, and gives up at its deadline. A run
 that arrives just after a spare slot was taken waits at most one interval.
+
+Shared budget (PostgreSQL, several daemons on one key): with a ``budget`` every
+request also needs a token of the key's budget in the database
+(`jupcron.store.ratebudget`). The pacer draws a batch (one token per request
+waiting, as many as the bucket holds) in one statement and spends it locally;
+tokens kept longer than ``TOKEN_TTL`` are dropped (a token is a right to send
+now, not later). With none left, it sleeps until the next one is due (at least
+`MIN_DRAW_WAIT`, at most `MAX_BLOCK`): no busy loop. The seconds waited are
+part of what `acquire` returns, recorded with each attempt. A 429 blocks the
+whole key, through the budget, for every daemon.
 """
 
 from __future__ import annotations
@@ -18,12 +28,34 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 MAX_BLOCK = 120.0  # never trust a header into waiting longer than this
 # pace 1% under the limit: requests spaced exactly 1/rate apart arrive with jitter,
 # and the limit's sliding window then sees one too many now and then (a 429)
 HEADROOM = 0.99
 SPARE_SHARE = 0.25  # at most this part of the rate goes to background work
+TOKEN_TTL = 1.0  # seconds a drawn token may wait to be spent
+MIN_DRAW_WAIT = 0.05  # never draw again sooner than this after an empty draw
+
+
+class Grant(Protocol):
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def wait(self) -> float: ...
+
+
+class Budget(Protocol):
+    """A rate budget shared with other processes (`jupcron.store.ratebudget`)."""
+
+    def draw(self, want: int) -> Grant:
+        """Up to ``want`` tokens now; with none, the seconds until one is due."""
+        ...
+
+    def block(self, seconds: float) -> None:
+        """Nobody sharing the budget sends for ``seconds``."""
+        ...
 
 
 def _number(value: str | None) -> float | None:
@@ -44,6 +76,7 @@ class Pacer:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         spare_share: float = SPARE_SHARE,
+        budget: Budget | None = None,
     ) -> None:
         if rate <= 0:
             raise ValueError("rate must be positive")
@@ -58,6 +91,10 @@ class Pacer:
         self.spare_interval = self.interval / spare_share
         self._next_spare = float("-inf")
         self._waiting = 0  # runs sleeping until their slot
+        self.budget = budget
+        self._tokens = 0  # drawn from the shared budget, not yet spent
+        self._tokens_at = float("-inf")
+        self._draw_lock = threading.Lock()  # one draw at a time per process
 
     def acquire(self) -> float:
         """Wait for our slot; returns the seconds waited."""
@@ -74,18 +111,99 @@ class Pacer:
             finally:
                 with self._lock:
                     self._waiting -= 1
-        return max(wait, 0.0)
+        waited = max(wait, 0.0)
+        if self.budget is not None:
+            waited += self._shared_token(self.budget)
+        return waited
+
+    # -- the shared budget (several daemons on one key) ---------------------------
+    def _take_local(self) -> bool:
+        """Spend a drawn token, if one is left and still fresh (under ``_lock``)."""
+        if self._tokens > 0 and self._clock() - self._tokens_at <= TOKEN_TTL:
+            self._tokens -= 1
+            return True
+        self._tokens = 0
+        return False
+
+    def _draw(self, budget: Budget, want: int) -> float:
+        """One draw (under ``_draw_lock``): 0.0 when a token is ours (kept in stock),
+        else the seconds to wait before asking again."""
+        grant = budget.draw(want)
+        if grant.tokens > 0:
+            with self._lock:
+                self._tokens += grant.tokens
+                self._tokens_at = self._clock()
+            return 0.0
+        return min(max(grant.wait, MIN_DRAW_WAIT), MAX_BLOCK)
+
+    def _shared_token(self, budget: Budget) -> float:
+        """Wait for a token of the shared budget; the seconds waited."""
+        waited = 0.0
+        with self._lock:
+            if self._take_local():
+                return waited
+            self._waiting += 1
+        try:
+            while True:
+                with self._draw_lock:
+                    with self._lock:
+                        if self._take_local():
+                            return waited
+                        want = self._waiting
+                    pause = self._draw(budget, want)
+                    if pause == 0.0:
+                        with self._lock:
+                            if self._take_local():
+                                return waited
+                        continue  # drawn, but taken by a waiter first (or aged): again
+                self._sleep(pause)
+                waited += pause
+        finally:
+            with self._lock:
+                self._waiting -= 1
+
+    def _spare_token(self) -> bool:
+        """A token for background work: a drawn one, or one draw; never a wait."""
+        budget = self.budget
+        if budget is None:
+            return True
+        with self._lock:
+            if self._take_local():
+                return True
+        if not self._draw_lock.acquire(blocking=False):
+            return False  # a run is drawing: it comes first
+        try:
+            if self._draw(budget, 1) > 0:
+                return False
+        finally:
+            self._draw_lock.release()
+        with self._lock:
+            return self._take_local()
+
+    def _give_back(self) -> None:
+        with self._lock:
+            self._tokens += 1
+
+    def _spare_free(self) -> bool:
+        now = self._clock()
+        free_at = max(self._next, self._blocked_until, self._next_spare)
+        return not self._waiting and now >= free_at
 
     def try_spare(self) -> bool:
         """Take a slot for background work if one is free now and no run waits."""
         with self._lock:
-            now = self._clock()
-            free_at = max(self._next, self._blocked_until, self._next_spare)
-            if self._waiting or now < free_at:
+            if not self._spare_free():
                 return False
-            self._next = now + self.interval
-            self._next_spare = now + self.spare_interval
-            return True
+        if not self._spare_token():
+            return False
+        with self._lock:
+            if self._spare_free():
+                now = self._clock()
+                self._next = now + self.interval
+                self._next_spare = now + self.spare_interval
+                return True
+        self._give_back()  # a run came meanwhile: the token is its
+        return False
 
     def acquire_spare(self, timeout: float) -> float | None:
         """Wait (up to `timeout` seconds) for a spare slot; the seconds waited, or
@@ -106,6 +224,8 @@ class Pacer:
         seconds = min(max(seconds, 0.0), MAX_BLOCK)
         with self._lock:
             self._blocked_until = max(self._blocked_until, self._clock() + seconds)
+        if self.budget is not None and seconds > 0:
+            self.budget.block(seconds)  # the whole key holds off, every daemon on it
 
     def reset_in(self, headers: Mapping[str, str]) -> float | None:
         """Seconds until ``x-ratelimit-reset`` (unix seconds), if sent."""

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from jupcron.cli.main import Context, pass_ctx
+from jupcron.config import Config
+
+if TYPE_CHECKING:
+    from jupcron.service.probe import Check
 
 
 @click.group()
@@ -25,7 +30,8 @@ def check(ctx: Context, fmt: str) -> None:
     """
     from jupcron.service.probe import check_all
 
-    checks = check_all(ctx.config)  # a config that does not load: one error line, exit 1
+    config = ctx.config  # a config that does not load: one error line, exit 1
+    checks = check_all(config, web=lambda: web_check(config))
     failed = [c for c in checks if c.verdict == "fail"]
     if fmt == "json":
         rows = [{"check": c.name, "verdict": c.verdict, "detail": c.detail, "fix": c.fix}
@@ -37,3 +43,18 @@ def check(ctx: Context, fmt: str) -> None:
         click.echo("all good" if not failed else f"{len(failed)} check(s) failed")
     if failed:
         raise SystemExit(1)
+
+
+def web_check(config: Config) -> Check:
+    """The page's settings (``web.*``): its token, and a token in clear on the network."""
+    from jupcron.service.probe import Check
+    from jupcron.web.serve import check_web, plain_http_warning
+
+    if config.web.listen is None:
+        return Check("web", "ok", "off (web.listen not set)")
+    token = check_web(config)
+    warning = plain_http_warning(config)
+    if warning is not None:
+        problem, _, fix = warning.partition(" (fix: ")
+        return Check("web", "warn", problem, fix.removesuffix(")"))
+    return Check("web", "ok", f"{config.web.listen}, " + ("token" if token else "no token"))

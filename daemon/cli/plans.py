@@ -110,6 +110,14 @@ def _lookups(ctx: Context, offline: bool, *, need_config: bool) -> Lookups:
     return lookups_from(ctx.config)
 
 
+def _wallets(ctx: Context) -> tuple[str, ...] | None:
+    """The config's wallet names, which a plan's ``wallet`` must be one of; ``None``
+    (not checked) when no config was given and none is installed."""
+    if ctx.config_path is None and not DEFAULT_PATH.exists():
+        return None
+    return ctx.config.wallet_names()
+
+
 def _check_minimums(
     ctx: Context,
     plans: list[LoadedPlan],
@@ -151,7 +159,7 @@ def validate(ctx: Context, paths: tuple[Path, ...], offline: bool, now_text: str
     config's rpc.url and API when a config is given (or exists at the default path).
     """
     now = _now(now_text)
-    result = load_plans(list(paths))
+    result = load_plans(list(paths), _wallets(ctx))
     _warn(result)
     result.raise_for_problems()
     for suggestion in result.suggestions:
@@ -209,7 +217,7 @@ def apply(
         factory = session_factory(engine)
         diff, loaded = apply_paths(
             factory, targets, now=now, dry_run=dry_run, complete=not paths,
-            fresh=fresh, check=check, each=each,
+            fresh=fresh, check=check, each=each, wallets=ctx.config.wallet_names(),
         )  # fmt: skip
     finally:
         engine.dispose()

@@ -15,6 +15,7 @@ import click
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.errors import JupcronError
 from jupcron.service.daemon import Daemon
+from jupcron.web.serve import StatusPage
 
 EXIT_FATAL = 78
 
@@ -24,7 +25,7 @@ EXIT_FATAL = 78
 def run(ctx: Context) -> None:
     """Run the daemon in the foreground until SIGTERM or SIGINT."""
     try:
-        code = Daemon(ctx.config, config_path=ctx.config_path).run()
+        code = Daemon(ctx.config, config_path=ctx.config_path, page=StatusPage()).run()
     except JupcronError as exc:
         if ctx.debug:
             raise

@@ -50,7 +50,7 @@ def status(ctx: Context, fmt: str) -> None:
         migrate.require_head(engine)
         with session_factory(engine)() as session:
             found = store_status.read(session, datetime.now(UTC))
-            files = files_vs_store(session, config.plans.dir)
+            files = files_vs_store(session, config.plans.dir, config.wallet_names())
     finally:
         engine.dispose()
     here = {"dry_run": config.safety.dry_run, "kill_switch": kill_switch(config)}
@@ -68,6 +68,8 @@ def _node_line(node: NodeBeat, found: Status) -> str:
         f"{node.node}  {node.role} since {when(node.role_since)}  "
         f"(started {when(node.started_at)}, version {node.version})"
     )
+    if node.wallets is not None:  # the wallets it leads (shared on PostgreSQL)
+        line += f"  wallets: {', '.join(node.wallets) or 'none'}"
     return f"{line}  DEGRADED: {node.degraded}" if node.degraded else line
 
 

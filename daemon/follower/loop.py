@@ -3,7 +3,6 @@ until stopped. Scheduled by the daemon while it is the leader."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -14,6 +13,7 @@ from sqlalchemy import Engine
 from jupcron.api.client import SPARE_WAIT
 from jupcron.follower.orders import ListingApi, OrderFollower
 from jupcron.follower.tokens import MintRpc, TokenApi, refresh_tokens
+from jupcron.scheduling.periodic import Periodic
 
 if TYPE_CHECKING:  # the product's follower imports this package's PollResult
     from jupcron.products.trigger_v2.follower import HistoryApi
@@ -45,22 +45,16 @@ class FollowerLoop:
         self.v2 = None if trigger_v2 is None else TriggerV2Follower(
             engine, trigger_v2, clock, SPARE_WAIT
         )  # fmt: skip
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = Periodic("follower", self.poll_once, lambda: self.interval)
         self.polls = 0
 
     def start(self) -> FollowerLoop:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="follower", daemon=True)
         self._thread.start()
         log.info("follower_started", interval=self.interval)
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        self._thread.stop(timeout)
 
     def poll_once(self) -> None:
         try:
@@ -71,8 +65,3 @@ class FollowerLoop:
         except Exception:  # the follower must never take the daemon down
             log.exception("follower_failed")
         self.polls += 1
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.poll_once()
-            self._stop.wait(self.interval)

@@ -3,7 +3,7 @@ time, all in one transaction (nothing is written unless every file is valid)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +29,7 @@ def to_input(loaded: LoadedPlan) -> PlanInput:
         enabled=spec.enabled,
         description=spec.description,
         source=loaded.source,
+        wallet=spec.wallet,
     )
 
 
@@ -43,6 +44,7 @@ def apply_paths(
     fresh: Callable[[LoadedPlan], None] | None = None,
     check: Callable[[], None] | None = None,
     each: Callable[[LoadedPlan], None] | None = None,
+    wallets: Collection[str] | None = None,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
@@ -55,11 +57,12 @@ def apply_paths(
     result's ``plans`` are empty otherwise: no list of every plan is kept).
     `each` is called with every valid plan, `fresh` with every added or changed one,
     and `check` (which may raise `PlanError`: nothing is applied) before the commit.
+    `wallets`: the config's wallet names, which every plan's wallet must be one of.
     """
     result = loaded if loaded is not None else LoadResult()
     with transaction(factory) as session:
         sync = store_plans.start_sync(session, None if dry_run else now)
-        batches = [loaded.plans] if loaded is not None else stream_plans(paths, result)
+        batches = [loaded.plans] if loaded is not None else stream_plans(paths, result, wallets)
         for batch in batches:
             if each is not None:
                 for plan in batch:
@@ -125,13 +128,15 @@ def files_seen(folder: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
-def files_vs_store(session: Session, folder: Path) -> FilesState:
+def files_vs_store(
+    session: Session, folder: Path, wallets: Collection[str] | None = None
+) -> FilesState:
     """Compare ``plans.dir`` with the store without writing (a read-only diff)."""
     if not folder.is_dir():
         return FilesState(str(folder), False, problem="no such folder")
     loaded = LoadResult()
     sync = store_plans.start_sync(session, None)
-    for batch in stream_plans([folder], loaded):
+    for batch in stream_plans([folder], loaded, wallets):
         if not loaded.problems:
             sync.batch([to_input(p) for p in batch])
     if loaded.problems:

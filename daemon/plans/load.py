@@ -8,7 +8,7 @@ the operator sees all of them at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from jupcron.config.sections import unknown_wallet
 from jupcron.config.yamlfile import Locator, load, problems_from
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
@@ -89,15 +90,19 @@ def plan_files(paths: Iterable[Path]) -> tuple[list[Path], list[Problem]]:
     return unique, problems
 
 
-def load_plans(paths: Sequence[Path]) -> LoadResult:
-    """Read and check every plan under `paths`, collecting all problems."""
+def load_plans(paths: Sequence[Path], wallets: Collection[str] | None = None) -> LoadResult:
+    """Read and check every plan under `paths`, collecting all problems. `wallets`: the
+    daemon config's wallet names (`Config.wallet_names`), which a plan's ``wallet``
+    must be one of; ``None``: not checked (no config to check against)."""
     result = LoadResult()
-    for batch in stream_plans(paths, result):
+    for batch in stream_plans(paths, result, wallets):
         result.plans.extend(batch)
     return result
 
 
-def stream_plans(paths: Sequence[Path], result: LoadResult) -> Iterator[list[LoadedPlan]]:
+def stream_plans(
+    paths: Sequence[Path], result: LoadResult, wallets: Collection[str] | None = None
+) -> Iterator[list[LoadedPlan]]:
     """Each file's valid plans, one file at a time (`plans apply` keeps no list of
     every plan); problems, warnings and suggestions are added to `result` as they
     are found, sorted by position once the last file is read. A name used twice is
@@ -105,9 +110,10 @@ def stream_plans(paths: Sequence[Path], result: LoadResult) -> Iterator[list[Loa
     files, result.problems = plan_files(paths)
     result.files = files
     names: dict[str, tuple[int, int]] = {}  # name -> (file's index, line)
+    known = None if wallets is None else tuple(wallets)
     for index, file in enumerate(files):
         fresh = []
-        for loaded in _load_file(file, result):
+        for loaded in _load_file(file, result, known):
             earlier = names.get(loaded.spec.name)
             if earlier is not None:
                 where = f"{files[earlier[0]]}:{earlier[1]}"
@@ -134,7 +140,7 @@ def stream_plans(paths: Sequence[Path], result: LoadResult) -> Iterator[list[Loa
     result.suggestions.sort(key=position)
 
 
-def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
+def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:
     try:
         data, locator = load(file, exact_floats=True)  # prices keep their digits
     except YamlLoadError as exc:
@@ -155,7 +161,7 @@ def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
         return []
     source = str(file.resolve())
     if "plans" not in data:
-        spec = _load_plan(data, locator, (), result)
+        spec = _load_plan(data, locator, (), result, wallets)
         return [] if spec is None else [_loaded(spec, source, locator, ())]
     extra = [k for k in data if k != "plans"]
     for key in extra:
@@ -170,7 +176,7 @@ def _load_file(file: Path, result: LoadResult) -> list[LoadedPlan]:
         return []
     out = []
     for index, item in enumerate(items):
-        spec = _load_plan(item, locator, ("plans", index), result)
+        spec = _load_plan(item, locator, ("plans", index), result, wallets)
         if spec is not None and not extra:
             out.append(_loaded(spec, source, locator, ("plans", index)))
     return out
@@ -184,7 +190,11 @@ def _loaded(
 
 
 def _load_plan(
-    item: Any, locator: Locator, prefix: tuple[str | int, ...], result: LoadResult
+    item: Any,
+    locator: Locator,
+    prefix: tuple[str | int, ...],
+    result: LoadResult,
+    wallets: tuple[str, ...] | None,
 ) -> PlanSpec | None:
     """One plan mapping -> PlanSpec, or None with its problems added to `result`."""
     if not isinstance(item, dict):
@@ -198,6 +208,9 @@ def _load_plan(
         head = PlanHead.model_validate(item)
     except ValidationError as exc:
         result.problems.extend(problems_from(exc, locator, PlanHead, prefix))
+    if head is not None and wallets is not None and head.wallet not in wallets:
+        message = f"wallet: {unknown_wallet(head.wallet, wallets)}"
+        result.problems.append(locator.problem((*prefix, "wallet"), message))
     kind = _kind(item.get("kind"))
     request = item.get("request")
     typed = None

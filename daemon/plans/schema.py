@@ -33,7 +33,8 @@ from pydantic import (
 )
 
 from jupcron.config import SwapApi
-from jupcron.domain import PlanKind
+from jupcron.config.sections import WALLET_NAME, WALLET_NAME_RULE
+from jupcron.domain import DEFAULT_WALLET, PlanKind
 from jupcron.plans.fields import (
     STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields
 )
@@ -203,6 +204,12 @@ def _name(value: str) -> str:
     return value
 
 
+def _wallet_name(value: str) -> str:
+    if not WALLET_NAME.fullmatch(value):
+        raise ValueError(f"must be {WALLET_NAME_RULE}")
+    return value
+
+
 class _PlanFields(_Model):
     name: Annotated[str, AfterValidator(_name)]
     kind: PlanKind
@@ -217,6 +224,9 @@ class _PlanFields(_Model):
     # how `jupcron report` and the page quote this plan's prices: a symbol (SOL, USDC,
     # USDT, JUP) or a mint of its pair; default: a stablecoin, else SOL, else the input
     price_quote: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    # which configured wallet signs this plan's runs (the daemon config's `wallets:`,
+    # or `default`: wallet.keypair); `plans validate` checks the config has it
+    wallet: Annotated[str, AfterValidator(_wallet_name)] = DEFAULT_WALLET
 
 
 class PlanHead(_PlanFields):
@@ -259,7 +269,8 @@ class PlanSpec(_PlanFields):
         return settings
 
     def content(self) -> dict[str, Any]:
-        """Everything that defines the plan, in stored form (name excluded)."""
+        """Everything that defines the plan, in stored form (name excluded); the
+        wallet only when it is not the default (`wallet_content`)."""
         return {
             "kind": str(self.kind),
             "schedule": self.schedule_dict(),
@@ -267,11 +278,19 @@ class PlanSpec(_PlanFields):
             "settings": self.settings_dict(),
             "enabled": self.enabled,
             "description": self.description,
+            **wallet_content(self.wallet),
         }
 
     def content_hash(self) -> str:
         text = json.dumps(self.content(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def wallet_content(wallet: str) -> dict[str, str]:
+    """A plan content's ``wallet`` entry: none for the default wallet, so the hash of
+    every plan stored before there were several wallets is kept (no spurious change),
+    and a plan moving to another wallet is a change."""
+    return {} if wallet == DEFAULT_WALLET else {"wallet": wallet}
 
 
 # ------------------------------------------------------------------ cross-field checks

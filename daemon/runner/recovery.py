@@ -14,6 +14,7 @@ belong to a `jupcron fire` in another shell.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -42,15 +43,22 @@ class Driver(Protocol):
 
 
 def recover(
-    driver: Driver, *, startup: bool = False, stale_after: float = 15.0
+    driver: Driver,
+    *,
+    startup: bool = False,
+    stale_after: float = 15.0,
+    only: Callable[[PlanRecord], bool] | None = None,
 ) -> list[RunOutcome]:
-    """Drive every run left in flight (see the module's text); their outcomes."""
+    """Drive every run left in flight (see the module's text); their outcomes.
+    ``only``: the plans whose runs are ours (the wallets this daemon leads)."""
     ports = driver.ports
     now = ports.clock()
     outcomes: list[RunOutcome] = []
     for run, plan in ports.store.in_flight():
         if plan is None or driver.is_active(run.id):
             continue
+        if only is not None and not only(plan):
+            continue  # another daemon leads its wallet
         if not startup and run.updated_at > now - timedelta(seconds=stale_after):
             continue
         log.info("run_recovering", run_id=run.id, plan=plan.name, status=str(run.status))

@@ -8,7 +8,7 @@ page at a time."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from datetime import datetime
 
 import structlog
@@ -38,7 +38,8 @@ class Reloading:
     _reader: sessionmaker[Session]
     _runs: RunStore
     _clock: Callable[[], datetime]
-    _wallets: Callable[[], Collection[str] | None]
+    _include: Callable[[PlanRecord], bool] | None
+    _led: set[int]
     _lock: threading.RLock
     _window: win.Window
     _dirty: dict[int, tuple[datetime | None, int]]
@@ -60,19 +61,24 @@ class Reloading:
         added, changed, disabled = Names(), Names(), Names()
         with self._lock:
             first = self._revision is None
-            wallets = self._wallets()
             if not self._flush():
                 raise StoreBusyError("the store is unavailable: plans not reloaded")
             with transaction(self._factory) as session:
                 rev = store_plans.revision(session)
-                names, count = firing.adopt(session, wallets)
+                names, count = firing.adopt(session)
             for name in names:
-                added.add(name)
-            added.count = count
-            while page := self._changed_page(wallets):
-                self._settle_changed(page, added, changed, disabled)
+                if self._include is None:
+                    added.add(name)
+            added.count = count if self._include is None else 0
+            after = 0
+            while page := self._changed_page(after):
+                after = page[-1][0].id
+                mine = [c for c in page if self._include is None or self._include(c[0])]
+                self._settle_changed(mine, added, changed, disabled)
             if first:
-                self._settle_missed(wallets)
+                self._settle_missed()
+            if self._include is not None:
+                self._hand_over(added, first)
             self._window.reset()
             self._revision = rev
         self._arm()
@@ -86,9 +92,33 @@ class Reloading:
                      changed=changed.count, disabled=disabled.count)  # fmt: skip
         return diff
 
-    def _changed_page(self, wallets: Collection[str] | None) -> list[firing.Changed]:
+    def _changed_page(self, after: int) -> list[firing.Changed]:
         with transaction(self._reader) as session:
-            return firing.changed_page(session, SETTLE_PAGE, wallets)
+            return firing.changed_page(session, SETTLE_PAGE, after)
+
+    def _hand_over(self, added: Names, first: bool) -> None:
+        """Shards: plans handed to another daemon are dropped (nothing recorded: their
+        new leader fires their slots from the stored next_fire); plans gained are
+        settled like missed ones, and count as added."""
+        assert self._include is not None
+        led: set[int] = set()
+        after = 0
+        while True:
+            with transaction(self._reader) as session:
+                page = firing.led_page(session, after, SETTLE_PAGE)
+                mine = [p for p in page if self._include(p)]
+                gained = [p for p in mine if p.id not in self._led]
+                lasts = firing.last_slots(session, [p.id for p in gained]) if not first else {}
+            if not page:
+                break
+            after = page[-1].id
+            led.update(p.id for p in mine)
+            for plan in gained if not first else []:
+                added.add(plan.name)
+                self._settle(plan, lasts.get(plan.id))
+        for pid in self._led - led:
+            self._window.drop(pid)
+        self._led = led
 
     def _settle_changed(
         self, page: list[firing.Changed],
@@ -130,16 +160,19 @@ class Reloading:
         with transaction(self._factory) as session:
             firing.set_next(session, done, settle=True)
 
-    def _settle_missed(self, wallets: Collection[str] | None) -> None:
+    def _settle_missed(self) -> None:
         """At start: the plans whose next slot passed while no daemon ran."""
         now = self._clock()
+        after: firing.Cursor | None = None
         while True:
             with transaction(self._reader) as session:
-                page = firing.missed_page(session, now, SETTLE_PAGE, wallets)
-                lasts = firing.last_slots(session, [p.id for p in page])
+                page = firing.missed_page(session, now, SETTLE_PAGE, after)
+                mine = [p for p, _ in page if self._include is None or self._include(p)]
+                lasts = firing.last_slots(session, [p.id for p in mine])
             if not page:
                 return
-            for plan in page:
+            after = (page[-1][1], page[-1][0].id)
+            for plan in mine:
                 self._settle(plan, lasts.get(plan.id))
             if not self._flush():
                 raise StoreBusyError("the store is unavailable: missed slots not settled")

@@ -22,13 +22,18 @@ first slot is stored), settles the changed and disabled ones (their old version'
 unfired slots recorded as skipped) and reads the window again; a watch job polls
 the store's plans revision every ``poll_interval`` seconds and reloads when it
 changed (so `plans apply` from anywhere takes effect).
+
+Shards: ``include`` (the wallets this daemon leads) filters the plans it fires; the
+daemon calls `reload()` when its led set changes. A plan handed to another daemon
+is dropped without recording anything (its new leader fires its slots from the
+stored ``next_fire``); a plan gained is settled like one missed.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -67,7 +72,6 @@ wall_now = utcnow  # APScheduler's own time base (see `Scheduler._aps_time`)
 
 
 Fire = Callable[[PlanRecord, datetime], None]
-Wallets = Callable[[], Collection[str] | None]
 
 
 class Scheduler(Reloading, Outages):
@@ -82,9 +86,9 @@ class Scheduler(Reloading, Outages):
         on_misfire: Callable[[PlanRecord, list[datetime]], None] | None = None,
         store_retry: float = STORE_RETRY,
         runs: RunStore | None = None,
-        wallets: Wallets | None = None,
+        include: Callable[[PlanRecord], bool] | None = None,
     ) -> None:
-        """`wallets`: which wallets' plans this node fires (None: every plan's)."""
+        """`include`: which plans this node fires (the wallets it leads; None: all)."""
         self._factory = factory  # plans.next_fire: every run goes through `runs`
         # reads take no write lock (SQLite): the window is read while the runner writes
         self._reader = session_factory(reader_of(factory.kw["bind"]))
@@ -94,7 +98,8 @@ class Scheduler(Reloading, Outages):
         self._on_misfire = on_misfire
         self._poll_interval = poll_interval
         self._clock = clock
-        self._wallets = wallets or (lambda: None)
+        self._include = include
+        self._led: set[int] = set()  # with `include`: the plans it let through at the last reload
         self._aps = BackgroundScheduler(
             timezone=UTC, executors={"default": ApsPool(max_workers=2)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
@@ -163,7 +168,7 @@ class Scheduler(Reloading, Outages):
         with self._lock:
             self._flush()
             with transaction(self._reader) as session:
-                found = firing.next_fires(session, self._wallets(), limit)
+                found = firing.next_fires(session, limit, self._include)
             for item in self._window.live.values():
                 if item.plan.name in found:
                     found[item.plan.name] = min(found[item.plan.name], item.slot)
@@ -239,12 +244,11 @@ class Scheduler(Reloading, Outages):
         if not self._flush():
             return
         until = now + win.HORIZON
-        wallets = self._wallets()
         while win.wants_refill(self._window.cursor, len(self._window.live), now):
             limit = min(win.PAGE, win.CAPACITY - len(self._window.live))
             with transaction(self._reader) as session:
-                page = firing.due_page(session, self._window.cursor, until, limit, wallets)
-            self._window.read(page, limit, until)
+                page = firing.due_page(session, self._window.cursor, until, limit)
+            self._window.read(page, limit, until, self._include)
             if len(page) < limit:
                 return
 

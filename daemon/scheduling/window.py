@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -103,12 +104,16 @@ class Window:
     def covers(self, slot: datetime, plan_id: int) -> bool:
         return covered(self.cursor, slot, plan_id)
 
-    def read(self, page: list[tuple[PlanRecord, datetime]], limit: int, until: datetime) -> None:
+    def read(
+        self, page: list[tuple[PlanRecord, datetime]], limit: int, until: datetime,
+        include: Callable[[PlanRecord], bool] | None = None,
+    ) -> None:  # fmt: skip
         """A page read from the store (at most `limit` plans due before `until`): plans
-        already live keep their entry; the cursor moves to the page's last plan, or to
-        `until` when the page was not full."""
+        already live keep their entry, plans `include` refuses (another daemon's) are
+        passed over; the cursor moves to the page's last plan, or to `until` when the
+        page was not full."""
         for plan, slot in page:
-            if plan.id not in self.live:
+            if plan.id not in self.live and (include is None or include(plan)):
                 self.put(entry(plan, slot))
         if len(page) < limit:
             self.cursor = (until, 0)

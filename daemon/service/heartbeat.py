@@ -48,24 +48,32 @@ class Heartbeat:
         self.interval = interval
         self._monotonic = monotonic
         self._last = float("-inf")
-        self._state: tuple[str, bool, str | None, str | None] | None = None  # the last written
+        # the last written: role, dry run, kill switch, degraded, led wallets
+        self._state: tuple[str, bool, str | None, str | None, tuple[str, ...] | None] | None = None
         self._failing = False
         self._written = False
 
     def tick(
-        self, *, leader: bool, role_since: datetime, config: Config, degraded: str | None = None
+        self,
+        *,
+        leader: bool,
+        role_since: datetime,
+        config: Config,
+        degraded: str | None = None,
+        wallets: frozenset[str] | None = None,
     ) -> None:
-        """Beat if one is due (or the role, dry run, kill switch or degraded state
-        changed); a store error is logged, not raised."""
+        """Beat if one is due (or the role, dry run, kill switch, degraded state or
+        the led wallets changed); a store error is logged, not raised."""
         role = "leader" if leader else "standby"
-        state = (role, config.safety.dry_run, kill_switch(config), degraded)
+        led = None if wallets is None else tuple(sorted(wallets))
+        state = (role, config.safety.dry_run, kill_switch(config), degraded, led)
         if state == self._state and self._monotonic() - self._last < self.interval:
             return
         self._last = self._monotonic()
         beat = NodeBeat(
             node=self.node, role=role, role_since=role_since, started_at=self.started_at,
             last_beat=datetime.now(UTC), dry_run=state[1], kill_switch=state[2],
-            version=self.version, degraded=degraded,
+            version=self.version, degraded=degraded, wallets=led,
         )  # fmt: skip
         try:
             with begin(self.engine) as conn:

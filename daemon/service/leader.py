@@ -42,7 +42,7 @@ RETRY_MIN = 1.0
 RETRY_MAX = 2.0
 
 # libpq settings for the leader connection: notice a silent peer within ~10 s
-_PG_CONNECT_PARAMS: dict[str, Any] = {
+PG_CONNECT_PARAMS: dict[str, Any] = {
     "autocommit": True,
     "connect_timeout": 5,
     "application_name": "jupcron-leader",
@@ -112,7 +112,7 @@ class PgAdvisoryLeadership:
     # -- connection ----------------------------------------------------------
     def _connect(self) -> Any:
         cargs, cparams = self.engine.dialect.create_connect_args(self.engine.url)
-        return self.engine.dialect.connect(*cargs, **{**cparams, **_PG_CONNECT_PARAMS})
+        return self.engine.dialect.connect(*cargs, **{**cparams, **PG_CONNECT_PARAMS})
 
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None

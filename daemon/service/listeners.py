@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from jupcron.listen.metrics import Metrics
 from jupcron.runner.outcome import RunOutcome
-from jupcron.service.metrics import Metrics
 from jupcron.service.webhook import NOTIFY_STATUSES, Notification, WebhookNotifier
 
 

@@ -100,8 +100,14 @@ def check_rpc(config: Config, address: str | None) -> Check:
     return Check("rpc", "ok", f"{where} answers; wallet holds {lamports / 1e9:.4f} SOL")
 
 
-def check_all(config: Config, transport: httpx.BaseTransport | None = None) -> list[Check]:
-    """Every check, in the order an operator fixes things."""
+def check_all(
+    config: Config,
+    transport: httpx.BaseTransport | None = None,
+    *,
+    web: Callable[[], Check] | None = None,
+) -> list[Check]:
+    """Every check, in the order an operator fixes things; `web`, the page's (its
+    settings are daemon/web's, which this package does not import)."""
     from jupcron.app import open_store
     from jupcron.chain.wallet import load_wallet
     from jupcron.plans.load import load_plans
@@ -118,7 +124,7 @@ def check_all(config: Config, transport: httpx.BaseTransport | None = None) -> l
         folder = config.plans.dir
         if not folder.is_dir():
             return Check("plans", "fail", f"{folder}: no such folder", "set plans.dir")
-        loaded = load_plans([folder])
+        loaded = load_plans([folder], config.wallet_names())
         if loaded.problems:
             first = "; ".join(str(p) for p in loaded.problems[:3])
             return Check("plans", "fail", f"{len(loaded.problems)} problem(s): {first}",
@@ -140,23 +146,12 @@ def check_all(config: Config, transport: httpx.BaseTransport | None = None) -> l
         shown = [channel_of(u) for u in urls] + (["webhook"] if config.notify.webhook_url else [])
         return Check("notify", "ok", ", ".join(shown))
 
-    def web() -> Check:
-        from jupcron.web.serve import check_web, plain_http_warning
-
-        if config.web.listen is None:
-            return Check("web", "ok", "off (web.listen not set)")
-        token = check_web(config)
-        warning = plain_http_warning(config)
-        if warning is not None:
-            problem, _, fix = warning.partition(" (fix: ")
-            return Check("web", "warn", problem, fix.removesuffix(")"))
-        return Check("web", "ok", f"{config.web.listen}, " + ("token" if token else "no token"))
-
     checks.append(_guard("wallet", wallet, "check wallet.keypair"))
     checks.append(_guard("plans", plans, "jupcron plans validate"))
     checks.append(_guard("database", database, "check database.url; jupcron db upgrade"))
     checks.append(check_api(config, address, transport))
     checks.append(check_rpc(config, address))
     checks.append(_guard("notify", notify, "fix notify.urls"))
-    checks.append(_guard("web", web, "fix web.listen / web.token_file"))
+    if web is not None:
+        checks.append(_guard("web", web, "fix web.listen / web.token_file"))
     return checks

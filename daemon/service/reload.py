@@ -1,34 +1,34 @@
-"""A running daemon follows its config file: a changed file is re-read by itself.
+"""The running daemon's config: the one in effect, re-read on SIGHUP (with the plans
+folder) or when its file changed (`Reload`).
 
-    each loop turn (about 1 s): stat the file (device, inode, size, mtime, ctime; no read)
-      the same as at the last look ─► nothing
-      changed ─► look again next turn: an editor may still be writing it
-      held still for a turn (or written in the last 2 s) ─► read and hash it
-          the content in effect, or the content last refused ─► nothing
-          else ─► load it (as SIGHUP does): valid ─► in effect for every run that starts
-                  from now on, `config_reloaded` says what changed; invalid ─► the old
-                  config stays whole, `reload_failed` says why (once per bad content)
+    SIGHUP ─► the config file loaded, then plans.dir applied (each kept as it was
+              on an error), the scheduler told
+    each loop turn (about 1 s) ─► the file watched (daemon/config/watch.py): content
+              other than the config in effect, held still ─► load it (as SIGHUP does):
+              valid ─► in effect for every run that starts from now on,
+              `config_reloaded` says what changed; invalid ─► the old config stays
+              whole, `reload_failed` says why (once per bad content)
 
-An editor that saves by writing a new file and renaming it over the old one
-changes the inode; one that rewrites in place changes size or mtime; a
-`touch` changes only the times, and the hash then finds the same content.
 Credentials (`$CREDENTIALS_DIRECTORY`) are not watched: they are read at start.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import structlog
 from pydantic import BaseModel
 
-from jupcron.config import MASKED, Config, config_digest, load_config, mask_url
+from jupcron.app import Runtime
+from jupcron.config import MASKED, Config, load_config, mask_url
+from jupcron.config.watch import ConfigWatch
 from jupcron.errors import JupcronError
+from jupcron.listen.page import Page
+from jupcron.plans.apply import apply_paths
+from jupcron.service.notify import Notifier
 
 log = structlog.get_logger(__name__)
 
@@ -37,70 +37,6 @@ RESTART_ONLY = (
     "api", "wallet", "database", "rpc", "metrics", "web.listen", "notify", "logging", "follow",
     "runner.workers", "runner.group_commit",
 )  # fmt: skip
-RECENT_NS = 2_000_000_000  # a file written less than this ago is read at each look
-UNREADABLE = "unreadable"  # the digest of a file that cannot be read (no such file, say)
-
-
-_NEVER = object()  # no look yet (`None` is the stat of a missing file)
-
-
-@dataclass(frozen=True)
-class FileKey:
-    """What a stat tells of a file's identity and content, without reading it."""
-
-    device: int
-    inode: int
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-
-
-def file_key(path: Path) -> FileKey | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return FileKey(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def content_digest(path: Path) -> str:
-    try:
-        return config_digest(path.read_bytes())
-    except OSError:
-        return UNREADABLE
-
-
-class ConfigWatch:
-    """Tells when the config file holds content other than the config in effect."""
-
-    def __init__(
-        self, path: Path, current: str, *, wall_ns: Callable[[], int] = time.time_ns
-    ) -> None:
-        self.path = path
-        self.current = current  # the digest of the config in effect
-        self.refused: str | None = None  # the digest of the content last refused
-        self.seen = current  # the digest `due` last read
-        self._wall_ns = wall_ns
-        self._key = file_key(path)  # the stat of the file as last read
-        self._moving: object = _NEVER  # the stat at the last look
-
-    def due(self) -> bool:
-        """One look: a stat; a read once a changed file held still for a look."""
-        key = file_key(self.path)
-        if key == self._key and not self._recent(key):
-            self._moving = key
-            return False
-        if key != self._moving:  # changed since the last look: an editor may be writing
-            self._moving = key
-            return False
-        self._key = key
-        self.seen = content_digest(self.path)
-        return self.seen not in (self.current, self.refused)
-
-    def _recent(self, key: FileKey | None) -> bool:
-        """Written a moment ago: a second write in the same timestamp tick, of the same
-        size, would leave the stat as it is, so such a file is read again each look."""
-        return key is not None and abs(self._wall_ns() - key.mtime_ns) < RECENT_NS
 
 
 def _leaves(model: BaseModel, prefix: str = "") -> dict[str, tuple[Any, str]]:
@@ -183,3 +119,80 @@ class ConfigFile:
         if changes or new.digest != old.digest:
             log.info("config_reloaded", trigger=trigger, changed=changes, config=new.digest,
                      previous=old.digest, dry_run=new.safety.dry_run)  # fmt: skip
+
+
+class Reload:
+    """The config in effect for the daemon (replaced whole, never mutated) and how it
+    changes: SIGHUP (`signal`), or the config file's content changing (`follow`, once a
+    loop turn). The parts a reload reaches are set once built (`runtime`, `page`)."""
+
+    def __init__(
+        self,
+        config: Config,
+        config_file: ConfigFile | None,
+        *,
+        notifier: Notifier,
+        status_text: Callable[[], str],
+        plans_changed: Callable[[], None],
+    ) -> None:
+        self.config = config
+        self.config_file = config_file
+        self.notifier = notifier
+        self.status_text = status_text  # the STATUS= line once the reload is done
+        self.plans_changed = plans_changed  # the scheduler reads the plans again
+        self.runtime: Runtime | None = None
+        self.page: Page | None = None
+
+    def signal(self) -> bool:
+        """SIGHUP: re-read the config and the plans folder; keep the old on any error."""
+        self.notifier.reloading()
+        try:
+            ok = self._reload()
+        finally:
+            self.notifier.ready(self.status_text())
+        return ok
+
+    def _reload(self) -> bool:
+        assert self.runtime is not None
+        config = self.config
+        if self.config_file is not None:
+            read = self.config_file.read(self.config, "signal")
+            if read is None:
+                return False
+            config = self._use(read, "signal")
+        folder = config.plans.dir
+        if folder.is_dir():
+            try:
+                diff, _ = apply_paths(
+                    self.runtime.store.factory, [folder], now=datetime.now(UTC),
+                    wallets=config.wallet_names(),
+                )  # fmt: skip
+            except JupcronError as exc:
+                log.error("reload_failed", what="plans", error=str(exc))
+                return False
+            log.info("plans_applied", diff=diff.lines())
+        self.plans_changed()
+        log.info("reloaded")
+        return True
+
+    def follow(self) -> None:
+        """A loop turn: a config file whose content changed is re-read, as on SIGHUP."""
+        if self.config_file is not None:
+            config = self.config_file.changed(self.config)
+            if config is not None:
+                self._use(config, "file")
+        if self.page is not None:
+            self.page.follow(self.config)  # the token file, watched by itself
+
+    def _use(self, config: Config, trigger: str) -> Config:
+        """`config` in effect for every run that starts from now on (a run under way
+        finishes under the config it started with); one reference, replaced whole."""
+        assert self.runtime is not None
+        old = self.config
+        self.runtime.runner.reconfigure(config)
+        self.config = config
+        if self.config_file is not None:
+            self.config_file.in_effect(old, config, trigger)
+        if self.page is not None:
+            self.page.apply(config, trigger)  # the token read again: a new one ends sessions
+        return config

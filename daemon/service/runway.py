@@ -14,7 +14,6 @@ says unknown and why.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -28,9 +27,10 @@ from jupcron.api.client import SPARE_WAIT
 from jupcron.api.models import Portfolio
 from jupcron.config import Config
 from jupcron.errors import JupcronError
+from jupcron.listen.runway_metrics import RunwayGauges
+from jupcron.scheduling.periodic import Periodic
 from jupcron.scheduling.runway import needs_of, runways
 from jupcron.service.alerts import AlertEvent
-from jupcron.service.runway_metrics import RunwayGauges
 from jupcron.store import control, tokens
 from jupcron.store import plans as store_plans
 from jupcron.store import runway as store_runway
@@ -69,8 +69,7 @@ class RunwayWatch:
         self.engine, self.api, self.wallet = engine, api, wallet
         self.config, self.gauges, self.alert, self.clock = config, gauges, alert, clock
         self.spare = spare
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = Periodic("runway", self.check_safely, lambda: self.config().runway.refresh)
         self.checks = 0
 
     # ---- one check ---------------------------------------------------------------
@@ -152,16 +151,11 @@ class RunwayWatch:
 
     # ---- the thread --------------------------------------------------------------
     def start(self) -> RunwayWatch:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="runway", daemon=True)
         self._thread.start()
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        self._thread.stop(timeout)
 
     def check_safely(self) -> None:
         try:
@@ -170,11 +164,6 @@ class RunwayWatch:
             log.warning("runway_check_failed", error=str(exc))
         except Exception:  # the watch must never take the daemon down
             log.exception("runway_check_failed")
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.check_safely()
-            self._stop.wait(self.config().runway.refresh)
 
 
 def alert_text(state: RunwayState) -> str:

@@ -43,6 +43,8 @@ class NodeBeat:
     version: str
     # what it runs without: "rpc: … did not answer" (None: nothing)
     degraded: str | None = None
+    # the wallets it leads (several daemons on PostgreSQL share them); None: not said
+    wallets: tuple[str, ...] | None = None
 
     def running(self, now: datetime) -> bool:
         """Its last beat is recent: the daemon is alive (a crashed one stops beating)."""
@@ -120,6 +122,7 @@ def beat(conn: Connection, node: NodeBeat) -> None:
         "node": node.node, "role": node.role, "role_since": node.role_since,
         "started_at": node.started_at, "last_beat": node.last_beat, "dry_run": node.dry_run,
         "kill_switch": node.kill_switch, "version": node.version, "degraded": node.degraded,
+        "wallets": None if node.wallets is None else list(node.wallets),
     }  # fmt: skip
     stmt = _insert(conn)(NODES).values(values)
     stmt = stmt.on_conflict_do_update(
@@ -127,6 +130,11 @@ def beat(conn: Connection, node: NodeBeat) -> None:
     )
     conn.execute(stmt)
     conn.execute(delete(NODES).where(NODES.c.last_beat < node.last_beat - FORGET_AFTER))
+
+
+def _node(row: dict[str, Any]) -> NodeBeat:
+    wallets = row.pop("wallets", None)
+    return NodeBeat(**row, wallets=None if wallets is None else tuple(wallets))
 
 
 def forget_node(conn: Connection, node: str) -> None:
@@ -137,5 +145,5 @@ def forget_node(conn: Connection, node: str) -> None:
 def nodes(conn: Connection) -> list[NodeBeat]:
     """Every daemon's last heartbeat: the leader first, then by node."""
     rows = conn.execute(select(NODES).order_by(NODES.c.node))
-    found = [NodeBeat(**dict(r._mapping)) for r in rows]
+    found = [_node(dict(r._mapping)) for r in rows]
     return sorted(found, key=lambda n: (n.role != "leader", n.node))

@@ -9,13 +9,14 @@ repeat harmless); NULL once no slot is left. ``fire_version`` NULL: added by
 `plans apply`, which stored its first slot (adopted as it is); behind ``version``
 (0: a plan from before 0011): changed since, settled plan by plan.
 
-Every read takes `wallets`: None for every plan, else only the plans of these
-wallets (a node leads some wallets; the filter is ready for the ``wallet`` column).
+A daemon that leads some wallets only (shards) filters the plans it reads with its
+own predicate: the reads here are keyset pages, so a page of other daemons' plans is
+passed over, never read again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any, cast
 
@@ -29,20 +30,8 @@ from jupcron.store.types import UTCDateTime
 
 PLANS = cast(Table, Plan.__table__)
 RUNS = cast(Table, Run.__table__)
-Wallets = Collection[str] | None
 Cursor = tuple[datetime, int]  # (next_fire, id): the last plan read
 Conn = Connection | Session
-
-
-def scoped(stmt: Any, wallets: Wallets) -> Any:
-    """`stmt` limited to the plans of `wallets` (None: every plan)."""
-    return stmt if wallets is None else stmt.where(_of(wallets))
-
-
-def _of(wallets: Collection[str]) -> Any:
-    if "wallet" not in PLANS.c:  # until plans have their wallet column (s7-wallets)
-        raise NotImplementedError("plans have no wallet column yet")
-    return PLANS.c.wallet.in_(list(wallets))
 
 
 _SETTLED = and_(PLANS.c.fire_version == PLANS.c.version, PLANS.c.enabled.is_(True))
@@ -59,19 +48,14 @@ def _records(conn: Conn, stmt: Select[Any]) -> list[PlanRecord]:
 
 
 def due_page(
-    conn: Conn, after: Cursor | None, before: datetime, limit: int, wallets: Wallets = None
+    conn: Conn, after: Cursor | None, before: datetime, limit: int
 ) -> list[tuple[PlanRecord, datetime]]:
     """Settled enabled plans with ``next_fire`` after `after` (keyset) and before
     `before`, in (next_fire, id) order: each with its ``next_fire``."""
     stmt = select(*PLAN_COLUMNS, PLANS.c.next_fire).where(
         _SETTLED, PLANS.c.next_fire.is_not(None), PLANS.c.next_fire < before
     )
-    if after is not None:
-        slot, pid = after
-        stmt = stmt.where(
-            or_(PLANS.c.next_fire > slot, and_(PLANS.c.next_fire == slot, PLANS.c.id > pid))
-        )
-    stmt = scoped(stmt, wallets).order_by(PLANS.c.next_fire, PLANS.c.id).limit(limit)
+    stmt = _after(stmt, after).order_by(PLANS.c.next_fire, PLANS.c.id).limit(limit)
     rows = list(conn.execute(stmt))
     by_id = {r.id: r.next_fire for r in rows}
     return [(p, by_id[p.id]) for p in _records_of(rows)]
@@ -87,20 +71,39 @@ def _records_of(rows: Iterable[Any]) -> list[PlanRecord]:
     return out
 
 
-def missed_page(conn: Conn, now: datetime, limit: int, wallets: Wallets = None) -> list[PlanRecord]:
+def _after(stmt: Any, after: Cursor | None) -> Any:
+    """Keyset: the plans after (next_fire, id) `after`."""
+    if after is None:
+        return stmt
+    slot, pid = after
+    return stmt.where(
+        or_(PLANS.c.next_fire > slot, and_(PLANS.c.next_fire == slot, PLANS.c.id > pid))
+    )
+
+
+def missed_page(
+    conn: Conn, now: datetime, limit: int, after: Cursor | None = None
+) -> list[tuple[PlanRecord, datetime]]:
     """Settled enabled plans whose ``next_fire`` is at or before `now` (the daemon was
-    down, or they were late): the oldest first."""
-    stmt = select(*PLAN_COLUMNS).where(_SETTLED, PLANS.c.next_fire <= now)
-    return _records(conn, scoped(stmt, wallets).order_by(PLANS.c.next_fire, PLANS.c.id)
-                    .limit(limit))  # fmt: skip
+    down, or they were late): the oldest first, after `after`, with their next_fire."""
+    stmt = select(*PLAN_COLUMNS, PLANS.c.next_fire).where(_SETTLED, PLANS.c.next_fire <= now)
+    stmt = _after(stmt, after).order_by(PLANS.c.next_fire, PLANS.c.id).limit(limit)
+    rows = list(conn.execute(stmt))
+    by_id = {r.id: r.next_fire for r in rows}
+    return [(p, by_id[p.id]) for p in _records_of(rows)]
 
 
-def adopt(conn: Conn, wallets: Wallets = None, limit: int = 1000) -> tuple[list[str], int]:
+def led_page(conn: Conn, after: int, limit: int) -> list[PlanRecord]:
+    """Settled enabled plans with an id after `after`, by id (a daemon leading some
+    wallets finds the plans it gained)."""
+    stmt = select(*PLAN_COLUMNS).where(_SETTLED, PLANS.c.id > after)
+    return _records(conn, stmt.order_by(PLANS.c.id).limit(limit))
+
+
+def adopt(conn: Conn, limit: int = 1000) -> tuple[list[str], int]:
     """Plans `plans apply` added (``fire_version`` NULL, their first slot stored) become
     settled as they are; (the first `limit` enabled ones' names, how many were enabled)."""
     new: Any = PLANS.c.fire_version.is_(None)
-    if wallets is not None:
-        new = and_(new, _of(wallets))
     enabled = and_(new, PLANS.c.enabled.is_(True))
     count = int(conn.execute(select(func.count()).select_from(PLANS).where(enabled)).scalar_one())
     names = [n for (n,) in conn.execute(select(PLANS.c.name).where(enabled)
@@ -112,13 +115,14 @@ def adopt(conn: Conn, wallets: Wallets = None, limit: int = 1000) -> tuple[list[
 Changed = tuple[PlanRecord, int, datetime | None]  # (plan, version settled, its next_fire)
 
 
-def changed_page(conn: Conn, limit: int, wallets: Wallets = None) -> list[Changed]:
-    """Plans changed (or disabled) since the scheduler settled them, with the version and
-    ``next_fire`` it had settled (version 0: a plan from before 0011)."""
+def changed_page(conn: Conn, limit: int, after: int = 0) -> list[Changed]:
+    """Plans changed (or disabled) since the scheduler settled them, by id after `after`,
+    with the version and ``next_fire`` it had settled (0: a plan from before 0011)."""
     stmt = select(*PLAN_COLUMNS, PLANS.c.fire_version, PLANS.c.next_fire).where(
-        PLANS.c.fire_version.is_not(None), PLANS.c.fire_version != PLANS.c.version
-    )
-    rows = list(conn.execute(scoped(stmt, wallets).order_by(PLANS.c.id).limit(limit)))
+        PLANS.c.fire_version.is_not(None), PLANS.c.fire_version != PLANS.c.version,
+        PLANS.c.id > after,
+    )  # fmt: skip
+    rows = list(conn.execute(stmt.order_by(PLANS.c.id).limit(limit)))
     out = []
     for row in rows:
         try:
@@ -153,14 +157,28 @@ def _bind(name: str) -> Any:
 
 
 def next_fires(
-    conn: Conn, wallets: Wallets = None, limit: int | None = None
+    conn: Conn, limit: int | None = None, include: Callable[[PlanRecord], bool] | None = None
 ) -> dict[str, datetime]:
-    """Each settled enabled plan's next slot by name, soonest first (`limit` of them)."""
-    stmt = select(PLANS.c.name, PLANS.c.next_fire).where(_SETTLED, PLANS.c.next_fire.is_not(None))
-    stmt = scoped(stmt, wallets).order_by(PLANS.c.next_fire, PLANS.c.id)
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    return {name: slot for name, slot in conn.execute(stmt)}
+    """Each settled enabled plan's next slot by name, soonest first (`limit` of them;
+    only those `include` lets through)."""
+    if include is None:
+        stmt = select(PLANS.c.name, PLANS.c.next_fire)
+    else:
+        stmt = select(*PLAN_COLUMNS, PLANS.c.next_fire)
+    stmt = stmt.where(_SETTLED, PLANS.c.next_fire.is_not(None))
+    stmt = stmt.order_by(PLANS.c.next_fire, PLANS.c.id)
+    found: dict[str, datetime] = {}
+    for row in conn.execute(stmt):
+        if include is not None:
+            try:
+                if not include(PlanRecord.from_mapping(row._mapping)):
+                    continue
+            except ValueError:
+                continue
+        found[row.name] = row.next_fire
+        if limit is not None and len(found) >= limit:
+            break
+    return found
 
 
 def last_slots(conn: Conn, plan_ids: Collection[int]) -> dict[int, datetime]:

@@ -14,6 +14,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Double,
     ForeignKey,
     Index,
     Integer,
@@ -24,6 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.store.types import UTCDateTime
 
 NAMING = {
@@ -37,6 +39,7 @@ NAMING = {
 # amounts are raw base units as decimal text: exact on both backends, never float
 AMOUNT = String(40)
 PUBKEY = String(64)
+WALLET = String(64)  # a configured wallet's name (`jupcron.config.sections.WALLET_NAME`)
 
 
 class Base(DeclarativeBase):
@@ -63,6 +66,8 @@ class Plan(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    # the configured wallet (by name) that signs its runs; `default`: wallet.keypair
+    wallet: Mapped[str] = mapped_column(WALLET, server_default=DEFAULT_WALLET)
     # the scheduler's (0011_next_fire): the first slot of version `fire_version` not yet
     # fired or recorded, never later than it (NULL: no slot left); `fire_version` behind
     # `version`, or NULL: the plan changed since, and is settled first. Indexed: the
@@ -120,6 +125,8 @@ class Run(Base):
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     finished_at: Mapped[datetime | None]
+    # the wallet (its configured name) the run is for, the plan's when it was claimed
+    wallet: Mapped[str] = mapped_column(WALLET, server_default=DEFAULT_WALLET)
 
 
 class RunEvent(Base):
@@ -308,6 +315,8 @@ class DaemonNode(Base):
     version: Mapped[str] = mapped_column(String(32))
     # what it found not working at start and runs without (0007_node_degraded)
     degraded: Mapped[str | None] = mapped_column(Text)
+    # the wallets it leads now (0010_shards); NULL: a daemon from before per-wallet leadership
+    wallets: Mapped[list[str] | None] = mapped_column(JSON)
 
 
 class RunwayRow(Base):
@@ -333,3 +342,21 @@ class RunwayRow(Base):
     threshold: Mapped[int] = mapped_column(Integer)
     problem: Mapped[str | None] = mapped_column(Text)
     checked_at: Mapped[datetime]
+
+
+class RateBucket(Base):
+    """The API rate budget of one key, shared by every daemon on one PostgreSQL
+    (jupcron.store.ratebudget): a token bucket the daemons draw batches from with
+    one atomic UPDATE. Times are seconds of the database's clock (one clock for
+    every daemon). Keyed by a digest, never the key itself."""
+
+    __tablename__ = "api_rate_buckets"
+
+    bucket: Mapped[str] = mapped_column(String(80), primary_key=True)  # digest:name
+    rate: Mapped[float] = mapped_column(Double)  # tokens added per second
+    capacity: Mapped[float] = mapped_column(Double)  # at most this many saved up
+    tokens: Mapped[float] = mapped_column(Double)  # as of refilled_at
+    refilled_at: Mapped[float] = mapped_column(Double)
+    blocked_until: Mapped[float] = mapped_column(Double)  # a 429's Retry-After, for all
+    granted: Mapped[int] = mapped_column(Integer)  # the last draw's grant
+    drawn: Mapped[int] = mapped_column(BigInteger)  # every token ever granted

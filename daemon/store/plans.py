@@ -20,7 +20,9 @@ import structlog
 from sqlalchemy import Select, Text, cast, func, select
 from sqlalchemy.orm import Session
 
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import StoreError
+from jupcron.plans.schema import wallet_content
 from jupcron.store.models import Plan, PlanVersion, StoreMeta
 from jupcron.store.plansync import PlanSync, gone_check
 from jupcron.store.records import PlanRecord
@@ -42,6 +44,7 @@ class PlanInput:
     enabled: bool = True
     description: str | None = None
     source: str | None = None
+    wallet: str = DEFAULT_WALLET
 
     def content(self) -> dict[str, Any]:
         return {
@@ -51,6 +54,7 @@ class PlanInput:
             "settings": self.settings,
             "enabled": self.enabled,
             "description": self.description,
+            **wallet_content(self.wallet),
         }
 
     def content_hash(self) -> str:

@@ -24,6 +24,8 @@ from typing import Any, cast
 from sqlalchemy import Table, insert, select, update
 from sqlalchemy.orm import Session
 
+from jupcron.domain import DEFAULT_WALLET
+from jupcron.plans.schema import wallet_content
 from jupcron.scheduling.schedule import next_fire_times, parse_schedule
 from jupcron.store.models import Plan, PlanVersion
 
@@ -161,9 +163,11 @@ class PlanSync:
 
     def _content(self, plan_id: int) -> dict[str, Any]:
         row = self.session.execute(
-            select(*(PLANS.c[c] for c in _CONTENT)).where(PLANS.c.id == plan_id)
+            select(*(PLANS.c[c] for c in _CONTENT), PLANS.c.wallet).where(PLANS.c.id == plan_id)
         ).one()
-        return dict(row._mapping)
+        content = dict(row._mapping)
+        wallet = content.pop("wallet")
+        return {**content, **wallet_content(wallet)}
 
     def _insert(self, new: list[tuple[Any, str]]) -> None:
         now = self.now
@@ -172,7 +176,8 @@ class PlanSync:
         rows = []
         for plan, digest in new:
             first = self._next(plan.schedule)
-            rows.append({**plan.content(), "name": plan.name, "source": plan.source,
+            rows.append({**plan.content(), "wallet": plan.wallet, "name": plan.name,
+                         "source": plan.source,
                          "content_hash": digest, "version": 1, "created_at": now,
                          "updated_at": now, "next_fire": first if plan.enabled else None,
                          "fire_version": None})  # fmt: skip
@@ -185,8 +190,9 @@ class PlanSync:
     def _change(self, row: Any, plan: Any, digest: str) -> None:
         now = self.now
         assert now is not None
-        values = {**plan.content(), "source": plan.source, "content_hash": digest,
-                  "version": row.version + 1, "updated_at": now}  # fmt: skip
+        values = {**plan.content(), "wallet": plan.wallet, "source": plan.source,
+                  "content_hash": digest, "version": row.version + 1,
+                  "updated_at": now}  # fmt: skip
         self.session.execute(update(PLANS).where(PLANS.c.id == row.id).values(
             **values, **_settled_at(row)))  # fmt: skip
         self.session.execute(insert(VERSIONS),
@@ -224,7 +230,13 @@ class PlanSync:
         self.session.execute(
             update(PLANS)
             .where(PLANS.c.id == row.id)
-            .values(version=row.version + 1, enabled=False, updated_at=now, content_hash=digest)
+            .values(
+                version=row.version + 1,
+                enabled=False,
+                updated_at=now,
+                content_hash=digest,
+                **_settled_at(row),
+            )
         )
         values = {**content, "name": row.name, "source": row.source, "content_hash": digest}
         self.session.execute(insert(VERSIONS),
@@ -241,6 +253,7 @@ def _settled_at(row: Any) -> dict[str, Any]:
 def _version(plan_id: int, version: int, values: dict[str, Any], enabled: bool,
              now: datetime) -> dict[str, Any]:  # fmt: skip
     content = {k: values[k] for k in (*_CONTENT, "name", "source")}
+    content.update(wallet_content(values.get("wallet", DEFAULT_WALLET)))
     return {
         "plan_id": plan_id,
         "version": version,

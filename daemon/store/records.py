@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from jupcron.domain import PlanKind, RunStatus
+from jupcron.domain import DEFAULT_WALLET, PlanKind, RunStatus
 from jupcron.plans.schema import (
     PlanSettings,
     PlanSpec,
@@ -66,6 +66,7 @@ class PlanRecord:
     description: str | None
     created_at: datetime
     updated_at: datetime
+    wallet: str = DEFAULT_WALLET  # the configured wallet (by name) that signs its runs
 
     @classmethod
     def from_mapping(cls, row: Mapping[Any, Any]) -> PlanRecord:
@@ -90,6 +91,7 @@ class PlanRecord:
             description=row["description"],
             created_at=row["created_at"],
             updated_at=row["updated_at"],
+            wallet=row.get("wallet", DEFAULT_WALLET),
         )
 
     @classmethod
@@ -136,6 +138,7 @@ class RunRecord:
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None
+    wallet: str = DEFAULT_WALLET  # the wallet (its configured name) the run is for
 
     @classmethod
     def from_mapping(cls, row: Mapping[Any, Any]) -> RunRecord:
@@ -170,4 +173,5 @@ class RunRecord:
             created_at=row.created_at,
             updated_at=row.updated_at,
             finished_at=row.finished_at,
+            wallet=row.wallet,
         )

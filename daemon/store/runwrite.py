@@ -127,6 +127,7 @@ def claim(
         "created_at": now,
         "updated_at": now,
         "finished_at": now if status in FINAL else None,
+        "wallet": plan.wallet,
     }
     row = conn.execute(_claim_stmt(conn.dialect.name), values).one_or_none()
     if row is None:

@@ -253,6 +253,7 @@ def node_json(node: NodeBeat, now: datetime) -> dict[str, Any]:
         "started_at": when(node.started_at), "last_beat": when(node.last_beat),
         "running": node.running(now), "dry_run": node.dry_run,
         "kill_switch": node.kill_switch, "version": node.version, "degraded": node.degraded,
+        "wallets": None if node.wallets is None else list(node.wallets),
     }  # fmt: skip
 
 

@@ -17,6 +17,7 @@ with money, as base units in decimal text like ``in_amount``:
     received  output got from the run's fills (NULL: no fill)
     refunded  input a cancel or close of the run's order gave back
     fills     how many fills
+    wallet    the wallet (its configured name) the run was for (`default`: wallet.keypair)
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ SELECT r.id AS run_id,
           FROM fills f WHERE f.run_id = r.id) AS received,
        (SELECT CAST(SUM(CAST(o.refunded AS NUMERIC)) AS VARCHAR(40))
           FROM followed_orders o WHERE o.run_id = r.id) AS refunded,
-       (SELECT COUNT(*) FROM fills f WHERE f.run_id = r.id) AS fills
+       (SELECT COUNT(*) FROM fills f WHERE f.run_id = r.id) AS fills,
+       r.wallet AS wallet
 FROM runs r JOIN plans p ON p.id = r.plan_id
 """

@@ -1,7 +1,7 @@
 """The read-only status page and its JSON twins (config ``web.listen``).
 
 Served by the daemon on the same small threaded listener as ``/metrics`` and
-``/healthz`` (daemon/service/metrics.py), beside them:
+``/healthz`` (daemon/listen/server.py), beside them:
 
     GET /                      the page (Jinja2, autoescaped; no inline script or style)
     GET /static/app.js|.css    its two assets, shipped in this package (no CDN)
@@ -24,7 +24,7 @@ The page loads once, then its script asks the ``/api`` twins every
 ``web.refresh`` seconds and updates the DOM with text only. Nothing here
 writes to the store.
 
-Modules: `http` (requests, responses, security headers), `auth` (the token),
+Modules: `http` (JSON and text answers), `auth` (the token),
 `access` (who is let in: sign-in, sign-out, a new token), `session` (the
 server's sessions), `guard` (wrong tokens per address),
 `activity` (API use and errors in a window), `views` (the JSON views, from

@@ -21,9 +21,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import structlog
 
+from jupcron.listen.messages import MAX_BODY, WebRequest, WebResponse
 from jupcron.web.auth import COOKIE, Token
 from jupcron.web.guard import LoginGuard
-from jupcron.web.http import HTML, MAX_BODY, WebRequest, WebResponse, json_response, text_response
+from jupcron.web.http import HTML, json_response, text_response
 from jupcron.web.render import render
 from jupcron.web.session import Sessions
 

@@ -24,23 +24,17 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from jupcron.errors import JupcronError
+from jupcron.listen.messages import WebRequest, WebResponse, host_is_local
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
 from jupcron.report.plan import PlanReport
-from jupcron.service.metrics import Metrics
 from jupcron.store.engine import session_factory
 from jupcron.web import views
 from jupcron.web.access import Access
 from jupcron.web.activity import Activity
 from jupcron.web.auth import Token
 from jupcron.web.chart import HEIGHT, WIDTH, chart_svg
-from jupcron.web.http import (
-    HTML,
-    SVG,
-    WebRequest,
-    WebResponse,
-    host_is_local,
-    json_response,
-    text_response,
-)
+from jupcron.web.http import HTML, SVG, json_response, text_response
 from jupcron.web.render import render
 
 log = structlog.get_logger(__name__)
@@ -81,7 +75,7 @@ class WebApp:
         engine: Engine,
         *,
         metrics: Metrics,
-        live: Callable[[], views.LiveState],
+        live: Callable[[], LiveState],
         activity: Activity,
         refresh: float = 5.0,
         token: Token | None = None,

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from jupcron.errors import ConfigError
+from jupcron.listen.messages import WebRequest
 from jupcron.private import read_private
-from jupcron.web.http import WebRequest
 
 COOKIE = "jupcron_session"
 MIN_LENGTH = 16  # characters: a token is for machines; `openssl rand -hex 32` makes one

@@ -12,6 +12,9 @@ The listen address is read at start only; the token file, the session settings
 and ``web.refresh`` follow a reload (SIGHUP, or the config file changing), and
 the token file is also watched by itself (`WebServer.follow`, once a loop turn):
 a new token ends every session and the old token at once.
+
+`StatusPage` is the page as `jupcron run` hands it to the daemon, which never imports
+this package (the port: daemon/listen/page.py).
 """
 
 from __future__ import annotations
@@ -22,17 +25,20 @@ from dataclasses import dataclass, field
 import structlog
 from sqlalchemy import Engine
 
+from jupcron.api.client import Attempt
 from jupcron.config import Config
+from jupcron.config.watch import ConfigWatch, content_digest
 from jupcron.errors import ConfigError
-from jupcron.service.metrics import Metrics, MetricsServer, parse_listen, serve_metrics
-from jupcron.service.reload import ConfigWatch, content_digest
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
+from jupcron.listen.server import Listener, parse_listen, start_listener
+from jupcron.runner.outcome import RunOutcome
 from jupcron.store.engine import open_reader
 from jupcron.urls import is_loopback_host
 from jupcron.web.access import Access
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
 from jupcron.web.auth import Token, load_token
-from jupcron.web.views import LiveState
 
 log = structlog.get_logger(__name__)
 
@@ -77,7 +83,7 @@ def plain_http_warning(config: Config) -> str | None:
 class WebServer:
     """The listener, the read-only engine it reads the store with, and its access."""
 
-    listener: MetricsServer
+    listener: Listener
     engine: Engine
     app: WebApp
     listen: str
@@ -135,10 +141,37 @@ def start_web(
         access = Access(token, max_age=web.session_max_age, secure_cookie=web.secure_cookie)
         app = WebApp(engine, metrics=metrics, live=live, activity=activity,
                      refresh=web.refresh, access=access)  # fmt: skip
-        listener = serve_metrics(metrics, web.listen, health, app=app, key=KEY)
+        listener = start_listener(metrics, web.listen, health, app=app, key=KEY)
     except BaseException:
         engine.dispose()
         raise
     path = web.token_file
     watch = ConfigWatch(path, content_digest(path)) if path else None
     return WebServer(listener, engine, app, web.listen, watch)
+
+
+class StatusPage:
+    """The page as `jupcron run` hands it to the daemon (`jupcron.listen.page.PageFactory`):
+    its activity hears every run and API attempt from the start."""
+
+    def __init__(self, activity: Activity | None = None) -> None:
+        self.activity = activity or Activity()
+
+    def check(self, config: Config) -> None:
+        check_web(config)
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        self.activity.run_finished(outcome)
+
+    def attempt(self, attempt: Attempt) -> None:
+        self.activity.attempt(attempt)
+
+    def start(
+        self,
+        config: Config,
+        *,
+        metrics: Metrics,
+        health: Callable[[], bool],
+        live: Callable[[], LiveState],
+    ) -> WebServer | None:
+        return start_web(config, metrics=metrics, health=health, live=live, activity=self.activity)

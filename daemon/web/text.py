@@ -144,6 +144,7 @@ def node_text(node: dict[str, Any]) -> dict[str, str]:
             "kill_switch": node["kill_switch"] or "off",
             "version": node["version"],
             "degraded": node.get("degraded") or "",
+            "wallets": ", ".join(node["wallets"]) if node.get("wallets") is not None else "",
         }
     )
 

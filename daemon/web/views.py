@@ -17,7 +17,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -25,6 +24,7 @@ from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
+from jupcron.listen.page import LiveState
 from jupcron.report.build import build
 from jupcron.report.plan import PlanReport
 from jupcron.scheduling.schedule import next_fire_times
@@ -58,20 +58,6 @@ IN_DOUBT_HELP = (
 RUN_FIELDS = ("run_id", "plan_name", "kind", "scheduled_for", "status", "trigger", "request_id",
               "signature", "error_code", "error", "in_amount", "out_amount", "spent",
               "received", "finished_at")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class LiveState:
-    """What only the daemon serving the page knows: which node it is (its row among
-    the heartbeats), its pace and its wallet. Its role, dry run and kill switch are
-    read from its heartbeat like every other daemon's (one source for the page and
-    `jupcron status`); its API use and errors come from `Activity`."""
-
-    node: str  # host:pid, as its heartbeat names it
-    rate_limit: float  # requests/s we allow ourselves
-    wallet: str  # the public key
-    # plans.dir against the store, as `jupcron status` has it (daemon/plans/apply.py)
-    plan_files: dict[str, Any] | None = None
 
 
 class ReportCache:

@@ -6,7 +6,7 @@ start, as it did every plan; a plan `plans apply` adds has fire_version NULL and
 its first slot in next_fire.
 
 Revision ID: 0011_next_fire
-Revises: 0008_runways
+Revises: 0010_shards
 Create Date: 2026-11-26 23:30:00
 """
 
@@ -16,13 +16,13 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0011_next_fire"
-down_revision = "0008_runways"
+down_revision = "0010_shards"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("plans") as batch:
+    with op.batch_alter_table("plans", recreate="never") as batch:
         batch.add_column(sa.Column("next_fire", sa.DateTime(timezone=True), nullable=True))
         batch.add_column(sa.Column("fire_version", sa.Integer(), nullable=True))
     op.create_index("ix_plans_next_fire", "plans", ["next_fire"])
@@ -31,6 +31,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_plans_next_fire", table_name="plans")
-    with op.batch_alter_table("plans") as batch:
+    with op.batch_alter_table("plans", recreate="never") as batch:
         batch.drop_column("fire_version")
         batch.drop_column("next_fire")

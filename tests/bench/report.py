@@ -66,6 +66,20 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("guard_planless_median_us", "txguard: judge one without a plan (median)", "µs", ""),
     ("status_json_s", "10,000 plans, 100,000 runs: jupcron status --format json", "s", ""),
     ("status_table_s", "10,000 plans, 100,000 runs: jupcron status (table)", "s", ""),
+    (
+        "takeover_led_max_s",
+        "3 daemons, 3 wallets: kill -9 to wallet led again (max)",
+        "s",
+        "within seconds",
+    ),
+    ("takeover_led_p50_s", "3 daemons, 3 wallets: kill -9 to wallet led again (p50)", "s", ""),
+    (
+        "takeover_run_max_s",
+        "3 daemons, 3 wallets: kill -9 to its next run by another (max)",
+        "s",
+        "",
+    ),
+    ("takeover_duplicates", "3 daemons, 3 wallets, kills: slots with two orders", "", "0"),
 ]
 
 

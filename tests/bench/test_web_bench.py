@@ -13,11 +13,12 @@ from pathlib import Path
 
 import httpx
 
-from jupcron.service.metrics import Metrics, serve_metrics
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
+from jupcron.listen.server import start_listener
 from jupcron.store.engine import open_reader
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
-from jupcron.web.views import LiveState
 from tests.bench.conftest import Figures
 from tests.bench.harness import Bench, add_runs, daily_plans
 from tests.bench.test_bench import FOOTPRINT_PLANS
@@ -50,7 +51,7 @@ def test_status_page_with_10000_plans(
     bench.apply(daily_plans(FOOTPRINT_PLANS))
     engine = open_reader(url)
     app = WebApp(engine, metrics=Metrics(), live=_live, activity=Activity())
-    server = serve_metrics(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
+    server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             _measure(client, backend, figures, "")

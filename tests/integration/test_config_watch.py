@@ -1,4 +1,4 @@
-"""The config file watch (daemon/service/reload.py) on real files: what counts as a
+"""The config file watch (daemon/config/watch.py) on real files: what counts as a
 change, an editor's half-written file, a rename over the old file, a missing file,
 and the change line a reload logs (secrets masked)."""
 
@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from jupcron.config import Config, config_digest, load_config
-from jupcron.service.reload import UNREADABLE, ConfigWatch, config_changes, restart_only
+from jupcron.config.watch import UNREADABLE, ConfigWatch
+from jupcron.service.reload import config_changes, restart_only
 
 FAR = 0  # a wall clock far from every file's mtime: no file counts as just written
 

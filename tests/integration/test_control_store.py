@@ -255,3 +255,33 @@ def test_a_degraded_daemon_says_why_in_status_until_it_recovers(engine: Engine) 
     found = read()
     assert store_status.as_json(found)["daemons"][0]["degraded"] is None
     assert "DEGRADED" not in table(found, config)
+
+
+def test_the_led_wallets_travel_in_the_heartbeat_to_status(engine: Engine) -> None:
+    """Issue 31 item 2: which daemon leads which wallet, in `jupcron status` (table and
+    JSON); a change of the led set is written at once, not a beat later."""
+    from jupcron.cli.status import table
+    from jupcron.config import Config
+    from jupcron.service.heartbeat import Heartbeat
+
+    config = Config()
+    started = datetime.now(UTC)
+    first = Heartbeat(engine, node="h:1", started_at=started, version="t", interval=3600)
+    second = Heartbeat(engine, node="h:2", started_at=started, version="t", interval=3600)
+    first.tick(leader=True, role_since=started, config=config, wallets=frozenset({"bob", "al"}))
+    second.tick(leader=False, role_since=started, config=config, wallets=frozenset())
+
+    def read() -> store_status.Status:
+        with session_factory(engine)() as session:
+            return store_status.read(session, datetime.now(UTC))
+
+    found = read()
+    by_node = {d["node"]: d["wallets"] for d in store_status.as_json(found)["daemons"]}
+    assert by_node == {"h:1": ["al", "bob"], "h:2": []}
+    text = table(found, config)
+    assert "wallets: al, bob" in text
+    assert "wallets: none" in text
+    second.tick(leader=True, role_since=started, config=config, wallets=frozenset({"bob"}))
+    first.tick(leader=True, role_since=started, config=config, wallets=frozenset({"al"}))
+    by_node = {d["node"]: d["wallets"] for d in store_status.as_json(read())["daemons"]}
+    assert by_node == {"h:1": ["al"], "h:2": ["bob"]}

@@ -8,11 +8,13 @@ import threading
 
 import pytest
 from sqlalchemy import text
+from structlog.testing import capture_logs
 
-from jupcron.follower import OrderFollower
+from jupcron.follower import FollowerLoop, OrderFollower
 from jupcron.store import follow
 from jupcron.store.engine import make_engine
 from tests.fixtures.follow import DAY, FollowRig, FollowRigFactory, recurring_request
+from tests.support.wait import wait_until
 
 ROUNDS = 5
 
@@ -184,3 +186,22 @@ def test_an_order_whose_account_the_run_never_learned_is_found_by_its_open_tx(
     assert {(r["run_id"], r["order_account"]) for r in fills} == {(run_id, order)}
     with f.engine.connect() as conn:
         assert order in follow.closed_orders(conn, "recurring")
+
+
+def test_the_follower_thread_polls_at_start_and_again_until_stopped(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    """`FollowerLoop` (the leader's follower, on the periodic thread): a poll at once,
+    more after each interval, the fills stored once; a stop ends the thread."""
+    f = make_follow_rig(db_url)
+    name, _, _ = recurring_order(f, rounds=2)
+    f.clock.advance(2 * DAY)
+    loop = FollowerLoop(f.engine, f.client(), f.rig.wallet.address, interval=0.0, clock=f.clock)
+    with capture_logs() as logs:
+        loop.start()
+        assert wait_until(lambda: loop.polls >= 3, 60)
+        loop.stop(timeout=30)
+    assert not any(t.name == "follower" for t in threading.enumerate())
+    assert [e["event"] for e in logs].count("follower_started") == 1
+    assert "follower_failed" not in [e["event"] for e in logs]
+    assert len(f.fills(name)) == 2  # polled three times or more: stored once

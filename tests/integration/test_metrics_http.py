@@ -10,11 +10,12 @@ import httpx
 import pytest
 
 from jupcron.errors import ConfigError
-from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.server import Listener, start_listener
 
 
 @contextlib.contextmanager
-def server_stopped(server: MetricsServer) -> Iterator[None]:
+def server_stopped(server: Listener) -> Iterator[None]:
     try:
         yield
     finally:
@@ -34,14 +35,14 @@ def health() -> Health:
 
 
 @pytest.fixture
-def served(health: Health) -> Iterator[tuple[Metrics, MetricsServer]]:
+def served(health: Health) -> Iterator[tuple[Metrics, Listener]]:
     metrics = Metrics()
-    server = serve_metrics(metrics, "127.0.0.1:0", health)
+    server = start_listener(metrics, "127.0.0.1:0", health)
     yield metrics, server
     server.stop()
 
 
-def test_scrape_after_runs_shows_counters_moved(served: tuple[Metrics, MetricsServer]) -> None:
+def test_scrape_after_runs_shows_counters_moved(served: tuple[Metrics, Listener]) -> None:
     metrics, server = served
     line = 'jupcron_runs_total{kind="recurring_time",status="confirmed"}'
     before = httpx.get(server.url + "/metrics", timeout=5)
@@ -59,7 +60,7 @@ def test_scrape_after_runs_shows_counters_moved(served: tuple[Metrics, MetricsSe
 
 
 def test_healthz_follows_the_health_callback(
-    served: tuple[Metrics, MetricsServer], health: Health
+    served: tuple[Metrics, Listener], health: Health
 ) -> None:
     metrics, server = served
     ok = httpx.get(server.url + "/healthz", timeout=5)
@@ -74,14 +75,14 @@ def test_healthz_is_503_when_the_check_raises() -> None:
     def broken() -> bool:
         raise RuntimeError("store down")
 
-    server = serve_metrics(Metrics(), "127.0.0.1:0", broken)
+    server = start_listener(Metrics(), "127.0.0.1:0", broken)
     try:
         assert httpx.get(server.url + "/healthz", timeout=5).status_code == 503
     finally:
         server.stop()
 
 
-def test_unknown_path_is_404(served: tuple[Metrics, MetricsServer]) -> None:
+def test_unknown_path_is_404(served: tuple[Metrics, Listener]) -> None:
     _, server = served
     assert httpx.get(server.url + "/", timeout=5).status_code == 404
 
@@ -92,10 +93,10 @@ def test_port_in_use_is_a_clear_config_error() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         with pytest.raises(ConfigError, match="cannot listen"):
-            serve_metrics(Metrics(), f"127.0.0.1:{port}")
+            start_listener(Metrics(), f"127.0.0.1:{port}")
 
 
-def test_stop_closes_the_port(served: tuple[Metrics, MetricsServer]) -> None:
+def test_stop_closes_the_port(served: tuple[Metrics, Listener]) -> None:
     _, server = served
     server.stop()
     with pytest.raises(httpx.ConnectError):
@@ -104,7 +105,7 @@ def test_stop_closes_the_port(served: tuple[Metrics, MetricsServer]) -> None:
 
 @pytest.mark.parametrize("path", ["/healthz", "/metrics"])
 def test_on_loopback_a_host_that_is_only_a_name_is_refused(
-    served: tuple[Metrics, MetricsServer], path: str
+    served: tuple[Metrics, Listener], path: str
 ) -> None:
     _, server = served
     for host, status in (("attacker.example", 403), ("rebind.example:9464", 403),
@@ -114,7 +115,7 @@ def test_on_loopback_a_host_that_is_only_a_name_is_refused(
 
 
 def test_an_idle_connection_is_closed() -> None:
-    server = serve_metrics(Metrics(), "127.0.0.1:0", idle_timeout=0.5)
+    server = start_listener(Metrics(), "127.0.0.1:0", idle_timeout=0.5)
     with (
         server_stopped(server),
         socket.create_connection((server.host, server.port), timeout=5) as sock,

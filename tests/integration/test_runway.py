@@ -20,13 +20,14 @@ from click.testing import CliRunner
 from jupcron.api.client import JupiterClient
 from jupcron.cli.main import cli
 from jupcron.config import Config
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
+from jupcron.listen.server import Listener, start_listener
 from jupcron.service.alerts import Alerts, apprise_sender
-from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
 from jupcron.service.runway import RunwayWatch
 from jupcron.store.engine import open_reader
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
-from jupcron.web.views import LiveState
 from tests.fixtures.receivers import HttpReceiver, wait_for
 from tests.fixtures.runner import USDC, Rig, RigFactory
 
@@ -39,7 +40,7 @@ class Watched:
     watch: RunwayWatch
     alerts: Alerts
     metrics: Metrics
-    site: MetricsServer
+    site: Listener
     receiver: HttpReceiver
     config_file: Path
 
@@ -81,7 +82,7 @@ def watched(
     app = WebApp(reader, metrics=metrics, activity=Activity(),
                  live=lambda: LiveState(node="here:1", rate_limit=2.0,
                                         wallet=str(rig.wallet.address)))  # fmt: skip
-    site = serve_metrics(metrics, "127.0.0.1:0", app=app, key="web.listen")
+    site = start_listener(metrics, "127.0.0.1:0", app=app, key="web.listen")
     config_file = tmp_path / "status.yaml"
     config_file.write_text(json.dumps({"database": {"url": db_url},
                                        "plans": {"dir": str(tmp_path / "no-plans")}}))  # fmt: skip

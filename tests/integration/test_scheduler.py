@@ -185,3 +185,30 @@ def test_a_stop_counts_fires_under_way_and_starts_no_more(
     assert plan is not None
     scheduler._call(plan, datetime.now(UTC).replace(microsecond=0))  # a job that starts late
     assert len(fired) == 1  # no fire starts once stopping
+
+
+def test_only_the_led_plans_are_scheduled_and_a_hand_over_records_nothing(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    """Issue 31 item 2: `include` (the wallets this daemon leads) filters the plans at
+    every load; a plan handed to another daemon is dropped without a row, and comes
+    back (its missed slots settled) when it is led again."""
+    now = datetime.now(UTC)
+    folder = plan_files({"a.yaml": [swap_plan("a", every="1s"), swap_plan("b", every="1d")]})
+    apply_paths(sqlite_factory, [folder], now=now - timedelta(minutes=1))
+    led = {"b"}
+    fires = Fires(sqlite_factory)
+    scheduler = Scheduler(sqlite_factory, fires, poll_interval=3600,
+                          include=lambda plan: plan.name in led)  # fmt: skip
+    started.append(scheduler)
+    scheduler.start()
+    assert set(scheduler.next_fires()) == {"b"}
+    led.add("a")
+    assert scheduler.reload() is not None  # "a" is added
+    assert fires.wait_for(lambda: any(name == "a" for name, _ in fires.calls))
+    # a slot of "a" already passed its job but not yet fired is the new leader's now
+    skipped = [r for r in run_rows(sqlite_factory) if r[1] == "skipped"]
+    led.discard("a")
+    assert scheduler.reload() is None  # a hand-over is no change of the plans
+    assert set(scheduler.next_fires()) == {"b"}
+    assert [r for r in run_rows(sqlite_factory) if r[1] == "skipped"] == skipped

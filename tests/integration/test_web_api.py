@@ -13,11 +13,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
+from jupcron.listen.server import Listener, start_listener
 from jupcron.store.engine import open_reader, transaction
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
-from jupcron.web.views import LiveState
 from tests.fixtures.runner import Rig, RigFactory
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
@@ -28,7 +29,7 @@ def live() -> LiveState:
 
 
 class Web:
-    def __init__(self, rig: Rig, server: MetricsServer) -> None:
+    def __init__(self, rig: Rig, server: Listener) -> None:
         self.rig, self.server = rig, server
 
     def get(self, path: str, status: int = 200) -> httpx.Response:
@@ -45,7 +46,7 @@ def web(make_rig: RigFactory, db_url: str) -> Iterator[Web]:
     rig = make_rig(db_url=db_url)
     engine = open_reader(db_url)
     app = WebApp(engine, metrics=Metrics(), live=live, activity=Activity())
-    server = serve_metrics(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
+    server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     yield Web(rig, server)
     server.stop()
     engine.dispose()

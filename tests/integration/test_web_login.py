@@ -17,7 +17,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from jupcron.config import Config, WebConfig
-from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.server import Listener, start_listener
 from jupcron.store.engine import open_reader
 from jupcron.web.access import Access, SecureCookie
 from jupcron.web.activity import Activity
@@ -52,7 +53,7 @@ def _site(sqlite_url: str, secure: SecureCookie = "auto") -> Iterator[Site]:
     access = Access(Token(TOKEN), max_age=3600, secure_cookie=secure, monotonic=clock)
     engine = open_reader(sqlite_url)
     app = WebApp(engine, metrics=Metrics(), live=live, activity=Activity(), access=access)
-    server: MetricsServer = serve_metrics(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
+    server: Listener = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     yield Site(server.url, access, clock)
     server.stop()
     engine.dispose()

@@ -12,12 +12,13 @@ import httpx
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
+from jupcron.listen.server import Listener, start_listener
 from jupcron.plans.apply import apply_paths, files_vs_store
-from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
 from jupcron.store.engine import open_reader
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
-from jupcron.web.views import LiveState
 from tests.fixtures.plans import PlanFiles, swap_plan
 
 
@@ -35,7 +36,7 @@ def page(
 
     engine = open_reader(db_url)
     app = WebApp(engine, metrics=Metrics(), live=live, activity=Activity())
-    server: MetricsServer = serve_metrics(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
+    server: Listener = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     yield server.url, folder
     server.stop()
     engine.dispose()

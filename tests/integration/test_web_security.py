@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.server import Listener, start_listener
 from jupcron.store.engine import open_reader
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
@@ -22,10 +23,10 @@ PAGES = ["/", "/api/status", "/api/plans", "/api/runs", "/metrics", "/charts/x.s
          "/api/plans/x/fills", "/static/app.js", "/static/app.css", "/nothing"]  # fmt: skip
 
 
-def serve(url: str, token: Token | None) -> tuple[MetricsServer, object]:
+def serve(url: str, token: Token | None) -> tuple[Listener, object]:
     engine = open_reader(url)
     app = WebApp(engine, metrics=Metrics(), live=live, activity=Activity(), token=token)
-    return serve_metrics(Metrics(), "127.0.0.1:0", app=app, key="web.listen"), engine
+    return start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen"), engine
 
 
 @pytest.fixture

@@ -15,8 +15,10 @@ from sqlalchemy import Engine, text
 
 from jupcron.config import Config
 from jupcron.emulator.faults import FaultKind
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
+from jupcron.listen.server import Listener, start_listener
 from jupcron.service.heartbeat import Heartbeat
-from jupcron.service.metrics import Metrics, MetricsServer, serve_metrics
 from jupcron.store import control
 from jupcron.store import status as store_status
 from jupcron.store.control import NodeBeat
@@ -24,7 +26,6 @@ from jupcron.store.engine import begin, open_reader, session_factory
 from jupcron.store.port import ALL_PLANS
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
-from jupcron.web.views import LiveState
 from tests.fixtures.runner import Rig, RigFactory, outcome_of
 from tests.support.agree import agreeing
 
@@ -33,7 +34,7 @@ THIS, PEER, GONE = "web-host:100", "peer-host:200", "old-host:300"
 
 
 class Site:
-    def __init__(self, rig: Rig, server: MetricsServer) -> None:
+    def __init__(self, rig: Rig, server: Listener) -> None:
         self.rig, self.server = rig, server
 
     def get(self, path: str) -> httpx.Response:
@@ -51,7 +52,7 @@ def site(make_rig: RigFactory, db_url: str) -> Iterator[Site]:
     engine = open_reader(db_url)
     app = WebApp(engine, metrics=Metrics(), activity=Activity(),
                  live=lambda: LiveState(node=THIS, rate_limit=2.0, wallet="WALLET"))  # fmt: skip
-    server = serve_metrics(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
+    server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     yield Site(rig, server)
     server.stop()
     engine.dispose()
@@ -181,3 +182,17 @@ def test_run_errors_of_the_last_hour_count_every_run_in_the_store(site: Site) ->
     status = site.json("/api/status")
     assert status["errors_last_hour"]["runs"] == 3
     assert "3 runs" in site.get("/").text
+
+
+def test_the_page_shows_which_daemon_leads_which_wallet(site: Site) -> None:
+    """Issue 31 item 2: the heartbeat's led wallets, in the twin and on the page."""
+    now = datetime.now(UTC)
+    beat(site.rig.engine, THIS, "leader", now, wallets=("default", "w2"))
+    beat(site.rig.engine, PEER, "leader", now, wallets=("w1",))
+    status = site.json("/api/status")
+    by_node = {d["node"]: (d["wallets"], d["text"]["wallets"]) for d in status["daemons"]}
+    assert by_node == {THIS: (["default", "w2"], "default, w2"), PEER: (["w1"], "w1")}
+    page = site.get("/").text
+    assert "<th>wallets led</th>" in page
+    assert '<td class="mono" data-k="wallets">default, w2</td>' in page
+    assert '<td class="mono" data-k="wallets">w1</td>' in page

@@ -11,9 +11,9 @@ import pytest
 from jupcron.config import NOTIFY_EVENTS, Config, NotifyConfig
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
+from jupcron.listen.metrics import Metrics
 from jupcron.runner.outcome import RunOutcome
 from jupcron.service.alerts import AlertEvent, Alerts, apprise_sender, channel_of, render
-from jupcron.service.metrics import Metrics
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)
 

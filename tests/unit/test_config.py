@@ -45,7 +45,7 @@ def test_an_empty_file_means_defaults(tmp_path: Path) -> None:
         ("database:\n  urll: sqlite:///x.db\n", ":2:3: unknown key 'database.urll' (did you mean 'url'?)"),
         ("api:\n  read_timeout: soon\n", ":2:3: api.read_timeout: Input should be a valid number"),
         ("api:\n  base_url: ftp://x\n", ":2:3: api.base_url: must start with http:// or https://"),
-        ("wallets:\n  keypair: k.json\n", ":1:1: unknown key 'wallets' (did you mean 'wallet'?)"),
+        ("wallets:\n  keypair: k.json\n", ":1:1: wallets: wallets.keypair must be a mapping {keypair: PATH}"),
         ("database: [1, 2]\n", ":1:1: database: Input should be a valid dictionary"),
         ("api:\n  paths:\n    ultra: swap/v2\n", ":3:5: api.paths.ultra: must start with '/'"),
         ("- just\n- a list\n", ":1:1: the config must be a mapping of sections"),

@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from jupcron.service.metrics import Metrics, serve_metrics
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.server import start_listener
 
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "docs" / "grafana" / "jupcron-dashboard.json"
@@ -67,7 +68,7 @@ def metric_names(expr: str) -> set[str]:
 @pytest.fixture(scope="module")
 def exported() -> set[str]:
     """Every sample name the daemon's /metrics can serve, from a real scrape."""
-    server = serve_metrics(Metrics(), "127.0.0.1:0")
+    server = start_listener(Metrics(), "127.0.0.1:0")
     try:
         scrape = httpx.get(server.url + "/metrics", timeout=10).text
     finally:

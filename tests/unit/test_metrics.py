@@ -6,7 +6,8 @@ import pytest
 from prometheus_client import REGISTRY
 
 from jupcron.errors import ConfigError
-from jupcron.service.metrics import Metrics, parse_listen
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.server import parse_listen
 
 
 def value(metrics: Metrics, name: str, labels: dict[str, str] | None = None) -> float | None:

@@ -10,12 +10,13 @@ import pytest
 
 from jupcron.api.client import Attempt
 from jupcron.domain import RunStatus
+from jupcron.listen.messages import host_is_local
 from jupcron.report.plan import Fill, PlanReport
 from jupcron.runner.outcome import RunOutcome
 from jupcron.store.tokens import Token
 from jupcron.web.activity import Activity
 from jupcron.web.chart import chart_svg, series
-from jupcron.web.http import host_is_local, json_response
+from jupcron.web.http import json_response
 
 USDC, SOL = (
     "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",

@@ -1,0 +1,141 @@
+"""Finding and reading the config file: relative paths made absolute against the
+file's folder, every problem as ``file:line:col: message``."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from jupcron.config.sections import Config, DatabaseConfig
+from jupcron.config.yamlfile import decode, load, problems_from, read_checked
+from jupcron.errors import ConfigError, YamlLoadError
+
+DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
+
+
+def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:
+    if explicit:
+        return Path(explicit)
+    if env.get("JUPCRON_CONFIG"):
+        return Path(env["JUPCRON_CONFIG"])
+    return DEFAULT_PATH
+
+
+def _resolve(base: Path, value: Any) -> Any:
+    if isinstance(value, str) and value and not value.startswith("/"):
+        return str((base / value).resolve())
+    return value
+
+
+def _resolve_sqlite(base: Path, url: Any) -> Any:
+    """A SQLite URL naming a relative file (``sqlite:///jupcron.db``), made absolute
+    against `base`; any other value as it is."""
+    if not isinstance(url, str) or not url.startswith("sqlite"):
+        return url
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url  # reported when the engine is made
+    database = parsed.database or ""
+    if not database or database == ":memory:" or database.startswith(("/", "file:")):
+        return url
+    return parsed.set(database=str((base / database).resolve())).render_as_string(
+        hide_password=False
+    )
+
+
+_RELATIVE = (
+    ("api", "key_file"),
+    ("wallet", "keypair"),
+    ("plans", "dir"),
+    ("safety", "kill_switch_file"),
+    ("web", "token_file"),
+)
+
+
+def load_config(
+    explicit: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Read and validate the config file; every problem as ``file:line:col: message``."""
+    env = os.environ if env is None else env
+    path = config_path(explicit, env)
+    try:
+        raw = read_checked(path)
+        data, locator = load(path, decode(path, raw))
+    except YamlLoadError as exc:
+        hint = ""
+        if not path.exists() and explicit is None:
+            hint = " (give --config PATH or set JUPCRON_CONFIG)"
+        raise ConfigError(f"{exc.problem}{hint}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(locator.problem((), "the config must be a mapping of sections")))
+    base = path.resolve().parent
+    for section, key in _RELATIVE:
+        part = data.get(section)
+        if isinstance(part, dict) and key in part:
+            part[key] = _resolve(base, part[key])
+    wallets = data.get("wallets")
+    if isinstance(wallets, dict):
+        for entry in wallets.values():
+            if isinstance(entry, dict) and "keypair" in entry:
+                entry["keypair"] = _resolve(base, entry["keypair"])
+    database = data.get("database")
+    if isinstance(database, dict) and "url" in database:
+        database["url"] = _resolve_sqlite(base, database["url"])
+    for own in ("source", "digest"):  # set here, never by the file
+        if own in data:
+            raise ConfigError(str(locator.problem((own,), f"unknown key '{own}'")))
+    data["source"] = str(path)
+    data["digest"] = config_digest(raw)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        problems = problems_from(exc, locator, Config)
+        raise ConfigError("\n".join(str(p) for p in problems)) from None
+
+
+def load_database_config(
+    explicit: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[Config, ConfigError | None]:
+    """The config, or, when it does not load, one holding only its ``database`` section
+    (the rest at defaults) and the error that kept the whole from loading: what the
+    emergency stop (`jupcron pause`) needs, so a typo elsewhere never blocks it. The
+    error is raised when even the database section cannot be read."""
+    try:
+        return load_config(explicit, env), None
+    except ConfigError as whole:
+        env = os.environ if env is None else env
+        path = config_path(explicit, env)
+        try:
+            raw = read_checked(path)
+            data, _ = load(path, decode(path, raw))
+        except YamlLoadError:
+            raise whole from None
+        section = data.get("database", {}) if isinstance(data, dict) else None
+        if not isinstance(section, dict):
+            raise whole from None
+        section = dict(section)
+        if "url" in section:
+            section["url"] = _resolve_sqlite(path.resolve().parent, section["url"])
+        try:
+            database = DatabaseConfig.model_validate(section)
+        except ValidationError:
+            raise whole from None
+        digest = config_digest(raw)
+        return Config(database=database, source=str(path), digest=digest), whole
+
+
+def config_digest(raw: bytes) -> str:
+    """A short fingerprint of a config file's bytes (what runs record they ran under)."""
+    return hashlib.sha256(raw).hexdigest()[:12]

@@ -1,0 +1,412 @@
+"""The config's sections and the whole `Config` (pydantic, frozen, extra keys refused)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from solders.pubkey import Pubkey
+
+from jupcron.config.fields import (
+    MaskedUrl,
+    OptionalMaskedUrl,
+    PositiveFloat,
+    Section,
+    SwapApi,
+    http_url_field,
+)
+from jupcron.domain import DEFAULT_WALLET
+from jupcron.errors import ConfigError
+from jupcron.scheduling.schedule import parse_duration
+
+LEGACY_HOSTS = ("lite-api.jup.ag",)
+
+# DESIGN §4 / API.md: the programs a Jupiter transaction may call.
+DEFAULT_PROGRAMS: dict[str, str] = {
+    "DCA265Vj8a9CEuX1eb1LWRnDT7uK6q1xMipnNyatn23M": "Jupiter DCA (Recurring)",
+    "VALaaymxQh2mNy2trH9jUqHT1mTow76wpTcGmSWSwJe": "Jupiter Value Average (Recurring, price)",
+    "j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X": "Jupiter Limit Order v2 (Trigger)",
+    "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4": "Jupiter Aggregator v6",
+    "61DFfeTKM7trxYcPQCM78bJ794ddZprZpAwAnLiwTpYH": "Jupiter Order Engine (JupiterZ RFQ)",
+    "ComputeBudget111111111111111111111111111111": "Compute Budget",
+    "11111111111111111111111111111111": "System",
+    "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA": "SPL Token",
+    "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb": "Token-2022",
+    "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL": "Associated Token Account",
+    "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr": "Memo",
+}
+
+
+class ApiPaths(Section):
+    """Path prefix of each product (``swap``: Swap V2, ``ultra``: Ultra v1)."""
+
+    recurring: str = "/recurring/v1"
+    trigger: str = "/trigger/v1"
+    ultra: str = "/ultra/v1"
+    swap: str = "/swap/v2"
+    portfolio: str = "/portfolio/v1"
+    tokens: str = "/tokens/v2"
+
+    @field_validator("recurring", "trigger", "ultra", "swap", "portfolio", "tokens")
+    @classmethod
+    def _slash(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must start with '/'")
+        return value.rstrip("/")
+
+
+Router = Literal["metis", "jupiterz", "dflow", "okx"]
+THIRD_PARTY_ROUTERS: tuple[Router, ...] = ("dflow", "okx")
+
+
+class ApiConfig(Section):
+    # plain http:// to a host other than this machine: refused unless true
+    allow_insecure_http: bool = False
+    base_url: MaskedUrl = "https://api.jup.ag"
+    key_file: Path | None = None
+    paths: ApiPaths = ApiPaths()
+    connect_timeout: PositiveFloat = 5.0
+    read_timeout: PositiveFloat = 20.0
+    # requests per second we allow ourselves; None = by key (keyless 0.5, else 1)
+    rate_limit: PositiveFloat | None = None
+    # which API serves `kind: swap` (a plan's own `swap_api` wins): Swap V2, or Ultra v1
+    # (no longer actively maintained upstream; kept for who is not ready to move)
+    swap_api: SwapApi = "swap-v2"
+    # routers every swap order excludes (`excludeRouters`, joined with a plan's own): the
+    # third-party routers' transactions call programs whose interfaces txguard cannot
+    # hold to the plan, so it would refuse them (docs/products.md)
+    exclude_routers: list[Router] = Field(default_factory=lambda: list(THIRD_PARTY_ROUTERS))
+    # Swap V2's execute has its own rate bucket; None = by key (keyless 20, else 50)
+    execute_rate_limit: PositiveFloat | None = None
+    max_attempts: Annotated[int, Field(ge=1, le=10)] = 4
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str, info: ValidationInfo) -> str:
+        carries = "the API key and the signed transactions"
+        return http_url_field(value, info, "api", carries).rstrip("/")
+
+
+class WalletConfig(Section):
+    """``wallet:``, the default wallet (named ``default``): its keypair file, else the
+    systemd credential ``keypair`` (only when no ``wallets:`` are configured)."""
+
+    keypair: Path | None = None
+
+
+# a wallet's name (a key of ``wallets:``, a plan's ``wallet:``)
+WALLET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+WALLET_NAME_RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+
+class NamedWalletConfig(Section):
+    """One entry of ``wallets:``: a wallet besides the default one."""
+
+    keypair: Path
+
+
+class DatabaseConfig(Section):
+    url: MaskedUrl = "sqlite:////var/lib/jupcron/jupcron.db"
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("sqlite:", "postgresql")):
+            raise ValueError("must be a sqlite:/// or postgresql+psycopg:// URL")
+        return value
+
+
+class PlansConfig(Section):
+    dir: Path = Path("/etc/jupcron/plans")
+
+
+class GuardConfig(Section):
+    allowed_programs: list[str] = Field(default_factory=lambda: list(DEFAULT_PROGRAMS))
+    extra_programs: list[str] = Field(default_factory=list)
+    max_priority_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
+    # the whole fee (5,000 lamports a signature plus the priority fee), as the runtime
+    # computes it; applies when our wallet pays it
+    max_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
+    allow_gasless: bool = False
+    # with rpc.url set: simulate every transaction before signing and refuse any loss
+    # beyond the order (see docs/txguard.md); off only to save RPC calls, never for safety
+    simulate: bool = True
+    # what a recurring order's escrow accounts may cost in rent (returned on close)
+    order_rent_allowance_lamports: Annotated[int, Field(ge=0, le=100_000_000)] = 10_000_000
+    # how far a Jupiter instruction's input may exceed the plan's amount (basis points);
+    # Jupiter's own fees come out of the plan's amount, so 0 is right for its APIs
+    amount_allowance_bps: Annotated[int, Field(ge=0, le=100)] = 0
+    # a swap plan without its own slippageBps: the most slippage a route may allow
+    max_slippage_bps: Annotated[int, Field(ge=0, le=5_000)] = 300
+    # the most platform fee a route may take when the plan names no referral: Jupiter's
+    # own fee is 0-10 bps on listed pairs (50 on tokens younger than a day)
+    max_platform_fee_bps: Annotated[int, Field(ge=0, le=255)] = 20
+    # with rpc.url and an oracle feed for both mints: refuse a transaction whose guaranteed
+    # minimum out is more than this many bps below what the reference price implies
+    # (docs/price-protection.md)
+    max_price_deviation_bps: Annotated[int, Field(ge=0, le=10_000)] = 300
+
+
+class PriceConfig(Section):
+    """The reference price (docs/price-protection.md): Pyth price feed accounts read
+    through ``rpc.url``."""
+
+    # mint -> Pyth price feed account (PriceUpdateV2) of its USD price; added to (or
+    # replacing) the built-in feeds of SOL, USDC, USDT and JUP (daemon/price/oracle.py)
+    feeds: dict[str, str] = Field(default_factory=dict)
+    # a reference older than this (seconds since its publish time) is stale; Pyth's
+    # sponsored feeds on Solana update at least every 60 s
+    max_age: Annotated[float, Field(gt=0, le=86_400)] = 120.0
+    # a feed configured for a mint but stale, missing or unreadable: refuse to sign, or
+    # sign without the reference check and record a warning event
+    on_stale: Literal["refuse", "warn"] = "refuse"
+
+    @field_validator("feeds")
+    @classmethod
+    def _keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for mint, account in value.items():
+            for what, key in (("mint", mint), ("feed account", account)):
+                try:
+                    Pubkey.from_string(key)
+                except ValueError:
+                    raise ValueError(f"{what} '{key}' is not a base58 public key") from None
+        return value
+
+
+class CapConfig(Section):
+    mint: str
+    per_day: Annotated[int, Field(gt=0)] | None = None
+    per_week: Annotated[int, Field(gt=0)] | None = None
+
+
+class SafetyConfig(Section):
+    dry_run: bool = False
+    kill_switch_file: Path | None = None
+    kill_switch: bool = False
+    caps: list[CapConfig] = Field(default_factory=list)
+    balance_check: bool = False
+
+
+class RpcConfig(Section):
+    allow_insecure_http: bool = False
+    url: OptionalMaskedUrl = None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        return http_url_field(value, info, "rpc", "the URL's key and our transactions")
+
+
+class RunnerConfig(Section):
+    # how long a blockhash is taken to stay valid after the order call (seconds)
+    blockhash_validity: PositiveFloat = 90.0
+    # ignored: a plan's `schedule.grace` (default 300 s) is what counts; the key is
+    # still read so a config that sets it loads, and the daemon says it is ignored
+    default_grace: PositiveFloat | None = None
+    shutdown_timeout: PositiveFloat = 20.0
+    recovery_interval: PositiveFloat = 30.0
+    workers: Annotated[int, Field(ge=1, le=256)] = 8
+    # the workers' writes of one moment share a transaction (daemon/store/group.py)
+    group_commit: bool = True
+
+
+class FollowConfig(Section):
+    """The order follower: fills of recurring orders, the fate of trigger orders."""
+
+    enabled: bool = True
+    interval: Annotated[float, Field(ge=1)] = 300.0  # seconds between polls
+    # part of api.rate_limit the follower may use, and only when no run is waiting
+    share: Annotated[float, Field(gt=0, le=1)] = 0.25
+
+
+class MetricsConfig(Section):
+    listen: str | None = None  # e.g. 127.0.0.1:9464
+
+
+class WebConfig(Section):
+    """The read-only status page (daemon/web): off unless `listen` is set."""
+
+    listen: str | None = None  # e.g. 127.0.0.1:8080; another address needs token_file
+    token_file: Path | None = None  # a bearer token (mode 0600) the page and its API ask for
+    refresh: Annotated[float, Field(ge=1, le=3600)] = 5.0  # seconds between page updates
+    # the session cookie's `Secure`: auto = when the request came through an https proxy
+    # (X-Forwarded-Proto / Forwarded: proto=https); true = always; false = never
+    secure_cookie: Literal["auto"] | bool = "auto"
+    # seconds a sign-in lasts (the cookie's Max-Age, and the server forgets it then)
+    session_max_age: Annotated[float, Field(ge=60, le=30 * 86_400)] = 43_200.0
+
+
+# what `notify.events` may name (daemon/service/alerts.py: AlertEvent)
+NOTIFY_EVENTS = (
+    "failed", "rejected", "in_doubt", "skipped", "misfire", "manual_fire", "daemon_start",
+    "daemon_stop", "daemon_fatal", "leader_change", "low_balance",
+)  # fmt: skip
+
+
+class NotifyConfig(Section):
+    """Alerts (docs/notify.md): Apprise URLs, and the older JSON webhook."""
+
+    allow_insecure_http: bool = False
+    webhook_url: OptionalMaskedUrl = None
+    # Apprise URLs (tgram://, mailto://, slack://, ntfy://, json://…): secrets, shown masked
+    urls: list[SecretStr] = Field(default_factory=list)
+    # which events are said (empty: all of NOTIFY_EVENTS)
+    events: list[str] = Field(default_factory=list)
+    batch: Annotated[float, Field(ge=0, le=3600)] = 10.0  # seconds a burst is gathered
+    min_interval: Annotated[float, Field(ge=0, le=86_400)] = 60.0  # between two messages
+    skip_summary: Annotated[float, Field(ge=0)] = 3600.0  # seconds between skip summaries
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, value: list[str]) -> list[str]:
+        unknown = [e for e in value if e not in NOTIFY_EVENTS]
+        if unknown:
+            raise ValueError(f"unknown event(s) {unknown}; known: {', '.join(NOTIFY_EVENTS)}")
+        return value
+
+    @field_validator("urls")
+    @classmethod
+    def _schemes(cls, value: list[SecretStr]) -> list[SecretStr]:
+        for index, url in enumerate(value):
+            if "://" not in url.get_secret_value():
+                raise ValueError(f"urls[{index}] is not a URL (scheme://…)")
+        return value
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        return http_url_field(value, info, "notify", "the webhook's token and the runs' details")
+
+
+class RunwayConfig(Section):
+    """The runway of the wallet's balance (docs/notify.md): how many upcoming runs it
+    covers per input mint, read by the leader every `refresh` seconds (the portfolio
+    API, on spare capacity), shown in `jupcron status`, the page and /metrics."""
+
+    enabled: bool = True
+    # a low_balance alert when fewer upcoming runs than this are covered (0: never)
+    alert_below: Annotated[int, Field(ge=0, le=1000)] = 3
+    refresh: Annotated[float, Field(ge=1, le=86_400)] = 300.0  # seconds between two reads
+    horizon: int = 30 * 86_400  # how far ahead runs are counted (30d, 1w, or seconds)
+
+    @field_validator("horizon", mode="before")
+    @classmethod
+    def _horizon(cls, value: Any) -> int:
+        seconds = parse_duration(value, what="horizon")
+        if seconds < 3600:
+            raise ValueError("horizon must be at least 1h")
+        return seconds
+
+
+class LoggingConfig(Section):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class Config(Section):
+    api: ApiConfig = ApiConfig()
+    wallet: WalletConfig = WalletConfig()
+    # more wallets by name (docs/wallets.md); `default` is wallet.keypair's own name
+    wallets: dict[str, NamedWalletConfig] = Field(default_factory=dict)
+    database: DatabaseConfig = DatabaseConfig()
+    plans: PlansConfig = PlansConfig()
+    guard: GuardConfig = GuardConfig()
+    safety: SafetyConfig = SafetyConfig()
+    rpc: RpcConfig = RpcConfig()
+    price: PriceConfig = PriceConfig()
+    runner: RunnerConfig = RunnerConfig()
+    follow: FollowConfig = FollowConfig()
+    metrics: MetricsConfig = MetricsConfig()
+    web: WebConfig = WebConfig()
+    notify: NotifyConfig = NotifyConfig()
+    runway: RunwayConfig = RunwayConfig()
+    logging: LoggingConfig = LoggingConfig()
+    # where the file was read from ('' = built in defaults)
+    source: str = ""
+    # which content: `config_digest` of the file's bytes ('' = built in defaults); runs
+    # record it, and a daemon compares it to notice a changed file
+    digest: str = ""
+
+    @field_validator("wallets", mode="before")
+    @classmethod
+    def _entries(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for name, entry in value.items():
+                if not isinstance(entry, dict):
+                    raise ValueError(
+                        f"wallets.{name} must be a mapping {{keypair: PATH}} (one wallet "
+                        "by name; the default wallet's keypair is wallet.keypair)"
+                    )
+        return value
+
+    @field_validator("wallets")
+    @classmethod
+    def _wallets(
+        cls, value: dict[str, NamedWalletConfig], info: ValidationInfo
+    ) -> dict[str, NamedWalletConfig]:
+        default = info.data.get("wallet")
+        seen: dict[Path, str] = {}
+        if isinstance(default, WalletConfig) and default.keypair is not None:
+            seen[default.keypair] = "wallet.keypair"
+        for name, entry in value.items():
+            if name == DEFAULT_WALLET:
+                raise ValueError(
+                    f"'{DEFAULT_WALLET}' is the name of wallet.keypair's wallet: give this "
+                    f"one another name, or set its keypair as wallet.keypair"
+                )
+            if not WALLET_NAME.fullmatch(name):
+                raise ValueError(f"wallet name '{name}' must be {WALLET_NAME_RULE}")
+            earlier = seen.get(entry.keypair)
+            if earlier is not None:
+                raise ValueError(
+                    f"wallets.{name}: its keypair file {entry.keypair} is {earlier}'s "
+                    "already: one key, one wallet name"
+                )
+            seen[entry.keypair] = f"wallets.{name}"
+        return value
+
+    @property
+    def programs(self) -> set[str]:
+        return set(self.guard.allowed_programs) | set(self.guard.extra_programs)
+
+    @property
+    def has_default_wallet(self) -> bool:
+        """Whether there is a wallet named ``default``: ``wallet.keypair`` is set, or no
+        ``wallets:`` are (then it is the systemd credential ``keypair``, as before there
+        were several wallets). With only ``wallets:``, every plan must name its wallet."""
+        return self.wallet.keypair is not None or not self.wallets
+
+    def wallet_names(self) -> tuple[str, ...]:
+        """Every configured wallet's name: ``default`` first (when there is one), then
+        the ``wallets:`` in name order."""
+        named = tuple(sorted(self.wallets))
+        return (DEFAULT_WALLET, *named) if self.has_default_wallet else named
+
+    def wallet_keypair(self, name: str) -> Path | None:
+        """The keypair file of wallet `name`; ``None`` for the default wallet read from
+        the systemd credential (`jupcron.chain.wallet.keypair_path`). `ConfigError`
+        when the config has no wallet of that name."""
+        if name == DEFAULT_WALLET and self.has_default_wallet:
+            return self.wallet.keypair
+        entry = self.wallets.get(name)
+        if entry is None:
+            raise ConfigError(unknown_wallet(name, self.wallet_names()))
+        return entry.keypair
+
+
+def unknown_wallet(name: str, known: Sequence[str]) -> str:
+    """The message for a wallet name the config does not have."""
+    have = ", ".join(known) or "none"
+    if name == DEFAULT_WALLET:
+        return (
+            f"no default wallet: the config sets wallets: but not wallet.keypair, so a plan "
+            f"must name its wallet (wallet: NAME; configured: {have})"
+        )
+    return f"unknown wallet '{name}': the config has {have} (add it under wallets:)"

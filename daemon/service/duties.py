@@ -1,0 +1,234 @@
+"""The leader's duties for one led unit: what runs while it holds the lock.
+
+    start (became leader) ─► recovery of in-flight runs (a thread of its own),
+                             the scheduler, the order follower, the runway watch
+    each loop turn ─► recovery again every `runner.recovery_interval` seconds
+    step down ─► the follower, the runway watch, then the scheduler stop
+    shutdown ─► the scheduler, then the follower and the runway watch stop; the
+                scheduler is kept, so the runs it handed over are still counted
+
+One object per led unit for the whole life of the daemon (a recovery still
+running from an earlier term is not started twice). Before every fire the lease
+is checked again (`still_leader`); a `FatalError` from a run or from recovery
+goes to `on_fatal`.
+
+With a `Scope` (leadership per wallet on PostgreSQL, daemon/service/wallet_leading.py)
+the scheduler and recovery see only the plans of the wallets this node leads, the
+lease check before a fire is that of the plan's wallet, and each fire is counted
+as under way for its wallet (a wallet is handed over only when none is).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from typing import Protocol
+
+import structlog
+
+from jupcron.app import Runtime
+from jupcron.config import Config
+from jupcron.errors import FatalError
+from jupcron.follower import FollowerLoop
+from jupcron.listen.metrics import Metrics
+from jupcron.runner.recovery import recover
+from jupcron.scheduling.scheduler import Scheduler
+from jupcron.service.alerts import AlertEvent
+from jupcron.service.runway import Alert, RunwayWatch
+from jupcron.service.webhook import Notification, WebhookNotifier
+from jupcron.store.records import PlanRecord
+
+log = structlog.get_logger(__name__)
+
+
+class Scope(Protocol):
+    """Which plans this node runs, when it leads only some of them (per wallet)."""
+
+    def includes(self, plan: PlanRecord) -> bool:
+        """The plan is this node's (its scheduler and recovery take it)."""
+        ...
+
+    def leads(self, plan: PlanRecord) -> bool:
+        """The lease check before a fire of ``plan``: re-verified."""
+        ...
+
+    def firing(self, plan: PlanRecord) -> AbstractContextManager[None]:
+        """A fire of ``plan`` under way (its wallet is not handed over meanwhile)."""
+        ...
+
+
+class LeaderDuties:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        config: Callable[[], Config],
+        still_leader: Callable[[], bool],
+        metrics: Metrics,
+        alert: Alert,
+        on_fatal: Callable[[FatalError], None],
+        webhook: WebhookNotifier | None = None,
+        scope: Scope | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.scope = scope
+        self.config = config  # the config in effect now (a reload replaces it)
+        self.still_leader = still_leader
+        self.metrics = metrics
+        self.alert = alert
+        self.on_fatal = on_fatal
+        self.webhook = webhook
+        self.scheduler: Scheduler | None = None
+        self.follower: FollowerLoop | None = None
+        self.runway: RunwayWatch | None = None
+        self._recovery: threading.Thread | None = None
+        self._last_recovery = 0.0
+
+    # ---- a term -------------------------------------------------------------------
+
+    def start(self, *, beside: bool = True) -> None:
+        """A term starts; ``beside``: with the follower and the runway watch too."""
+        self.start_recovery(startup=True)
+        self.scheduler = Scheduler(
+            self.runtime.store.factory, self._fire,
+            workers=self.config().runner.workers, on_misfire=self._misfired,
+            runs=self.runtime.runs, include=self.scope.includes if self.scope else None,
+        )  # fmt: skip
+        self.scheduler.start()
+        if beside:
+            self.beside(True)
+
+    def beside(self, on: bool) -> None:
+        """The follower and the runway watch, started (once) or stopped."""
+        if on:
+            if self.follower is None:
+                self._start_follower()
+            if self.runway is None:
+                self._start_runway()
+        else:
+            self._stop_follower()
+            self._stop_runway()
+
+    def recovering(self) -> bool:
+        """A recovery is driving runs right now."""
+        return self._recovery is not None and self._recovery.is_alive()
+
+    def step_down(self) -> None:
+        self._stop_follower()
+        self._stop_runway()
+        if self.scheduler is not None:
+            self.scheduler.stop(wait=False)
+            self.scheduler = None
+
+    def shutdown(self) -> None:
+        """No new fires; the scheduler stays for `busy` (the fires it handed over)."""
+        if self.scheduler is not None:
+            self.scheduler.stop(wait=False)
+        self._stop_follower()
+        self._stop_runway()
+
+    def healthy(self) -> bool:
+        return self.scheduler.healthy() if self.scheduler is not None else True
+
+    def busy(self) -> int:
+        """Fires the scheduler handed over that may not have claimed their run yet."""
+        return self.scheduler.busy() if self.scheduler is not None else 0
+
+    def reload(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.reload()
+
+    # ---- the parts ----------------------------------------------------------------
+
+    def _start_follower(self) -> None:
+        """The order follower runs beside the leader's scheduler, on spare API capacity."""
+        follow = self.config().follow
+        if not follow.enabled:
+            return
+        rt = self.runtime
+        self.follower = FollowerLoop(
+            rt.store.engine, rt.api, rt.wallet.address, interval=follow.interval,
+            clock=lambda: datetime.now(UTC), rpc=rt.rpc, trigger_v2=rt.runner.ports.trigger_v2,
+        ).start()  # fmt: skip
+
+    def _start_runway(self) -> None:
+        """The runway watch (daemon/service/runway.py) beside the leader's scheduler."""
+        if not self.config().runway.enabled:
+            return
+        rt = self.runtime
+        self.runway = RunwayWatch(
+            rt.store.engine, rt.api, str(rt.wallet.address), config=self.config,
+            gauges=self.metrics.runway, alert=self.alert,
+        ).start()  # fmt: skip
+
+    def _stop_runway(self) -> None:
+        if self.runway is not None:
+            self.runway.stop()
+            self.runway = None
+            self.metrics.runway.keep_only(())  # the new leader shows them
+
+    def _stop_follower(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+            self.follower = None
+
+    def _fire(self, plan: PlanRecord, scheduled_for: datetime) -> None:
+        """The scheduler's callback: check the lease, then run."""
+        if self.scope is not None:
+            with self.scope.firing(plan):  # counted first: a hand-over now waits for it
+                if self.scope.leads(plan):
+                    self._run(plan, scheduled_for)
+                    return
+        elif self.still_leader():
+            self._run(plan, scheduled_for)
+            return
+        log.warning("fire_refused_not_leader", plan=plan.name,
+                    scheduled_for=scheduled_for.isoformat())  # fmt: skip
+
+    def _run(self, plan: PlanRecord, scheduled_for: datetime) -> None:
+        try:
+            self.runtime.runner.fire(plan, scheduled_for)
+        except FatalError as exc:
+            self.on_fatal(exc)
+
+    def _misfired(self, plan: PlanRecord, slots: list[datetime]) -> None:
+        """Missed slots were recorded as skipped: count them and tell the webhook."""
+        now = datetime.now(UTC)
+        for slot in slots:
+            self.metrics.record_misfire(str(plan.kind))
+            if self.webhook is not None:
+                self.webhook.send(Notification.misfire(plan.name, slot, now, kind=str(plan.kind)))
+            when = slot.strftime("%Y-%m-%d %H:%M:%SZ")
+            self.alert(AlertEvent.MISFIRE, f"plan {plan.name} missed its {when} slot")
+
+    # ---- recovery -----------------------------------------------------------------
+
+    def maybe_recover(self) -> None:
+        """A loop turn while leader: recovery again once `runner.recovery_interval` passed."""
+        if time.monotonic() - self._last_recovery >= self.config().runner.recovery_interval:
+            self.start_recovery(startup=False)
+
+    def start_recovery(self, *, startup: bool) -> None:
+        if self._recovery is not None and self._recovery.is_alive():
+            return
+        runner = self.runtime.runner
+        self._last_recovery = time.monotonic()
+
+        def work() -> None:
+            try:
+                only = self.scope.includes if self.scope is not None else None
+                outcomes = recover(runner, startup=startup, only=only)
+            except FatalError as exc:
+                self.on_fatal(exc)
+                return
+            except Exception:
+                log.exception("recovery_failed")
+                return
+            if outcomes:
+                log.info("recovery_done", runs=len(outcomes))
+
+        self._recovery = threading.Thread(target=work, name="recovery", daemon=True)
+        self._recovery.start()

@@ -1,0 +1,279 @@
+"""Leadership per wallet (DESIGN §6): N daemons on one PostgreSQL share the wallets.
+
+PostgreSQL (`PgShardLeadership`): one dedicated connection per daemon (outside
+the pool; autocommit, keepalives, as `jupcron.service.leader`) holds
+
+* a *presence* lock, key ``node:<host:pid>``: the daemon is alive and taking part
+  (a kill -9 closes the socket and the server drops every lock of it at once);
+* one session advisory lock per wallet it leads, key ``wallet:<name>``.
+
+A rebalance turn (the daemon's loop, every second or so) reads `pg_locks` once:
+the live nodes are the candidates (the heartbeat table's rows) whose presence
+lock is held; each wallet's holder is the node whose session holds its lock.
+`jupcron.service.assign.plan_turn` then says what to take and what to hand over.
+A wallet handed over first stops firing (`leads` says False), and is unlocked
+once the daemon has no run of it under way (``busy``), so its new leader never
+finds one of ours in flight. `leads(wallet)` is the lease check before every
+fire: one round trip asking the server whether this session still holds that
+wallet's lock; any error drops the connection and with it every wallet.
+
+SQLite keeps the single-daemon model: one file lock (`SqliteFileLeadership`,
+daemon/service/leading.py), and its holder leads every wallet.
+
+The unique (plan, scheduled_for) claim stays the last line of defence: two
+daemons both believing they lead a wallet for a moment still fire a slot once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+import structlog
+from sqlalchemy import Engine
+
+from jupcron.errors import StoreBusyError
+from jupcron.service.assign import plan_turn
+from jupcron.service.leader import PG_CONNECT_PARAMS, lock_key
+
+log = structlog.get_logger(__name__)
+
+ORPHAN_AFTER = 3.0  # seconds a wallet's lock stays free before a non-assignee takes it
+SERVER_KEEPALIVE = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
+
+_LOCKS_SQL = (
+    "SELECT classid::bigint, objid::bigint, pid FROM pg_locks "
+    "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+_HOLDS_SQL = (
+    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND objsubid = 1 AND pid = pg_backend_pid() AND classid = %s AND objid = %s "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+
+
+def wallet_key(shard: str) -> int:
+    return lock_key(f"wallet:{shard}")
+
+
+def node_key(node: str) -> int:
+    return lock_key(f"node:{node}")
+
+
+def split_key(key: int) -> tuple[int, int]:
+    """A bigint advisory key as `pg_locks` shows it: (classid, objid), high and low 32 bits."""
+    unsigned = key & 0xFFFFFFFFFFFFFFFF
+    return unsigned >> 32, unsigned & 0xFFFFFFFF
+
+
+class ShardLeadership(Protocol):
+    """Which wallets this daemon leads. All methods are safe from any thread."""
+
+    node: str
+
+    def rebalance(
+        self,
+        shards: Sequence[str],
+        candidates: Iterable[str],
+        busy: Callable[[str], bool] = ...,
+    ) -> frozenset[str]:
+        """One turn: take and hand over wallets; the wallets led after it. A store
+        error raises `StoreBusyError`."""
+        ...
+
+    def leads(self, shard: str) -> bool:
+        """The lease check before a fire of a plan of ``shard``: re-verified."""
+        ...
+
+    def led(self) -> frozenset[str]:
+        """The wallets led now (as of the last turn; no round trip)."""
+        ...
+
+    def release(self) -> None:
+        """Step down from every wallet (idempotent)."""
+        ...
+
+
+class PgShardLeadership:
+    """Per-wallet session advisory locks on one dedicated connection."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        node: str,
+        *,
+        orphan_after: float = ORPHAN_AFTER,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.engine = engine
+        self.node = node
+        self.orphan_after = orphan_after
+        self._monotonic = monotonic
+        self._dbapi_error: type[Exception] = engine.dialect.loaded_dbapi.Error
+        self._conn: Any = None
+        self._held: set[str] = set()
+        self._leaving: set[str] = set()  # handed over: no more fires, unlocked when idle
+        self._free_since: dict[str, float] = {}
+        self._lock = threading.RLock()
+
+    # -- connection ----------------------------------------------------------
+    def _connect(self) -> None:
+        cargs, cparams = self.engine.dialect.create_connect_args(self.engine.url)
+        # the server, too, gives up on a silent peer in seconds (not the OS's 2 hours):
+        # a partitioned daemon's session, and every wallet lock in it, goes soon
+        options = f"{cparams.get('options', '')} {SERVER_KEEPALIVE}".strip()
+        params = {**cparams, **PG_CONNECT_PARAMS, "application_name": "jupcron-shards",
+                  "options": options}  # fmt: skip
+        conn = self.engine.dialect.connect(*cargs, **params)
+        try:
+            if not self._present(conn):
+                raise StoreBusyError(f"another session already takes part as node {self.node}")
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    def _present(self, conn: Any) -> bool:
+        """Take our presence lock. A session that holds it already is an earlier one of
+        this very process (``host:pid`` names one process), which we gave up on while
+        the server kept it: it is ended, and its wallet locks with it."""
+        key = node_key(self.node)
+        if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            return True
+        classid, objid = split_key(key)
+        stale = conn.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND objsubid = 1 AND classid = %s AND objid = %s",
+            (classid, objid),
+        ).fetchall()
+        for (pid,) in stale:
+            log.warning("stale_session_ended", node=self.node, backend_pid=pid)
+            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        for _ in range(50):  # the ended session's locks go as it exits (milliseconds)
+            if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                return True
+            time.sleep(0.02)
+        return False
+
+    def _lost(self, exc: Exception) -> StoreBusyError:
+        """The connection failed: every lock went with it."""
+        if self._held:
+            log.warning("leader_lost", node=self.node, wallets=sorted(self._held),
+                        reason="connection lost", error=str(exc))  # fmt: skip
+        self._held.clear()
+        self._leaving.clear()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+        return StoreBusyError(f"wallet leadership: database unavailable: {exc}")
+
+    @property
+    def backend_pid(self) -> int | None:
+        """The server process holding our locks (for operators and tests)."""
+        with self._lock:
+            if self._conn is None:
+                return None
+            try:
+                return int(self._conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+            except self._dbapi_error:
+                return None
+
+    # -- a turn --------------------------------------------------------------
+    def _locks(self) -> dict[tuple[int, int], int]:
+        rows = self._conn.execute(_LOCKS_SQL).fetchall()
+        return {(int(c), int(o)): int(pid) for c, o, pid in rows}
+
+    def rebalance(
+        self,
+        shards: Sequence[str],
+        candidates: Iterable[str],
+        busy: Callable[[str], bool] = lambda shard: False,
+    ) -> frozenset[str]:
+        with self._lock:
+            try:
+                if self._conn is None:
+                    self._connect()
+                return self._turn(list(dict.fromkeys(shards)), set(candidates), busy)
+            except self._dbapi_error as exc:
+                raise self._lost(exc) from exc
+
+    def _turn(
+        self, shards: list[str], candidates: set[str], busy: Callable[[str], bool]
+    ) -> frozenset[str]:
+        locks = self._locks()
+        node_of_pid: dict[int, str] = {}
+        for node in candidates | {self.node}:
+            pid = locks.get(split_key(node_key(node)))
+            if pid is not None:
+                node_of_pid[pid] = node
+        live = set(node_of_pid.values()) | {self.node}
+        holders: dict[str, str] = {}
+        for shard in shards:
+            pid = locks.get(split_key(wallet_key(shard)))
+            if pid is not None:  # a session no candidate owns (an older daemon): not free
+                holders[shard] = node_of_pid.get(pid, f"pid {pid}")
+        now = self._monotonic()
+        for shard in shards:
+            if shard in holders:
+                self._free_since.pop(shard, None)
+            else:
+                self._free_since.setdefault(shard, now)
+        free_for = {s: now - t for s, t in self._free_since.items()}
+        turn = plan_turn(self.node, shards, live, holders, free_for, orphan_after=self.orphan_after)
+        gone = self._held - set(shards)  # a wallet no longer configured
+        for shard in sorted((turn.hand_over | gone) & self._held):
+            if shard not in self._leaving:
+                log.info("wallet_handing_over", node=self.node, wallet=shard)
+            self._leaving.add(shard)
+        for shard in sorted(self._leaving):
+            if not busy(shard):
+                self._conn.execute("SELECT pg_advisory_unlock(%s)", (wallet_key(shard),))
+                self._held.discard(shard)
+                self._leaving.discard(shard)
+                log.info("wallet_released", node=self.node, wallet=shard)
+        for shard in sorted(turn.take):
+            row = self._conn.execute(
+                "SELECT pg_try_advisory_lock(%s)", (wallet_key(shard),)
+            ).fetchone()
+            if row and row[0]:
+                self._held.add(shard)
+                self._free_since.pop(shard, None)
+                log.info("wallet_acquired", node=self.node, wallet=shard,
+                         orphan=shard in turn.orphans)  # fmt: skip
+        return frozenset(self._held - self._leaving)
+
+    # -- lease ---------------------------------------------------------------
+    def leads(self, shard: str) -> bool:
+        with self._lock:
+            if shard not in self._held or shard in self._leaving or self._conn is None:
+                return False
+            try:
+                row = self._conn.execute(_HOLDS_SQL, split_key(wallet_key(shard))).fetchone()
+            except self._dbapi_error as exc:
+                self._lost(exc)
+                return False
+            if row and row[0]:
+                return True
+            self._held.discard(shard)  # pragma: no cover - a session lock cannot just vanish
+            log.warning("leader_lost", node=self.node, wallets=[shard], reason="lock not held")
+            return False
+
+    def led(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._held - self._leaving)
+
+    def release(self) -> None:
+        with self._lock:
+            if self._held:
+                log.info("wallets_released", node=self.node, wallets=sorted(self._held))
+            self._held.clear()
+            self._leaving.clear()
+            conn, self._conn = self._conn, None
+            if conn is not None:  # closing the session drops every lock it holds
+                with contextlib.suppress(Exception):
+                    conn.close()

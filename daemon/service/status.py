@@ -1,0 +1,142 @@
+"""What the running daemon says of itself: the plans it counts, whether the store
+answers, its last run and what is degraded, told to systemd (the ``STATUS=`` line),
+to the heartbeat row (`jupcron status`, the page) and to the page (`live_state`).
+
+A run listener (`run_finished`): the last run, for the ``STATUS=`` line.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import structlog
+from sqlalchemy.exc import SQLAlchemyError
+
+from jupcron.app import Runtime
+from jupcron.config import Config
+from jupcron.domain import RunStatus
+from jupcron.errors import JupcronError
+from jupcron.listen.metrics import Metrics
+from jupcron.listen.page import LiveState
+from jupcron.plans.apply import files_seen, files_vs_store
+from jupcron.runner.core import node_name
+from jupcron.runner.outcome import RunOutcome
+from jupcron.service.heartbeat import Heartbeat
+from jupcron.service.notify import Notifier
+from jupcron.store import plans as store_plans
+from jupcron.store import runs
+
+log = structlog.get_logger(__name__)
+
+FILES_EVERY = 5.0  # seconds between two reads of plans.dir for the page
+
+
+class Status:
+    def __init__(
+        self,
+        *,
+        config: Callable[[], Config],
+        metrics: Metrics,
+        notifier: Notifier,
+        degraded: Callable[[], list[str]],
+    ) -> None:
+        self.config = config  # the config in effect now (a reload replaces it)
+        self.metrics = metrics
+        self.notifier = notifier
+        self.degraded = degraded  # what is degraded now (daemon/service/dependencies.py)
+        self.runtime: Runtime | None = None  # set once built
+        self.heartbeat: Heartbeat | None = None  # set once started
+        self.store_ok = True
+        self.plan_count = 0
+        self._text = ""  # the STATUS= line last sent
+        self._last_run = ""
+        # (when read, plan files state, what it was read from: store revision and file stats)
+        self._files: tuple[float, dict[str, Any], object] | None = None
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        """A run listener: the last run, for the STATUS line."""
+        when = outcome.scheduled_for.strftime("%Y-%m-%d %H:%M:%SZ")
+        self._last_run = f"{outcome.plan_name} {outcome.status} ({when})"
+
+    def count_plans(self) -> None:
+        assert self.runtime is not None
+        try:
+            with self.runtime.store.factory() as session:
+                self.plan_count = store_plans.count_enabled(session)
+                in_doubt = session.scalar(runs.count_status_stmt(RunStatus.IN_DOUBT)) or 0
+            self.store_ok = True
+        except JupcronError:
+            self.store_ok = False
+            return
+        except SQLAlchemyError as exc:  # a dropped connection surfaces as a driver error
+            log.warning("store_unavailable", error=str(exc))
+            self.store_ok = False
+            return
+        self.metrics.set_plans(self.plan_count)
+        self.metrics.set_in_doubt(int(in_doubt))
+
+    def text(self, leader: bool) -> str:
+        role = "leader" if leader else "standby"
+        text = f"{role}, {self.plan_count} plans"
+        degraded = self.degraded()
+        if degraded:
+            text += f", degraded ({'; '.join(degraded)})"
+        return f"{text}, last run: {self._last_run}" if self._last_run else text
+
+    def update(self, leader: bool) -> None:
+        """A loop turn: the plans counted again; the STATUS= line sent when it changed."""
+        self.count_plans()
+        text = self.text(leader)
+        if not self.store_ok:
+            text += ", store unreachable"
+        if text != self._text:
+            self._text = text
+            self.notifier.status(text)
+
+    def beat(
+        self, *, leader: bool, role_since: datetime, wallets: frozenset[str] | None = None
+    ) -> None:
+        """The heartbeat row `jupcron status` reads, with the config in effect now and
+        the wallets this node leads."""
+        if self.heartbeat is not None:
+            degraded = "; ".join(self.degraded()) or None
+            self.heartbeat.tick(leader=leader, role_since=role_since, config=self.config(),
+                                degraded=degraded, wallets=wallets)  # fmt: skip
+
+    def live_state(self) -> LiveState:
+        """What only this process knows, for the status page (its role, dry run and
+        kill switch the page reads from this daemon's heartbeat, as `jupcron status`)."""
+        if self.runtime is None:
+            return LiveState(node=node_name(), rate_limit=0.0, wallet="")
+        runtime = self.runtime
+        return LiveState(
+            node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
+            wallet=str(runtime.wallet.address), plan_files=self._plan_files(),
+        )  # fmt: skip
+
+    def _plan_files(self) -> dict[str, Any] | None:
+        """plans.dir against the store, read at most every `FILES_EVERY` seconds (a page
+        refreshes every few seconds; reading every plan file that often is waste)."""
+        assert self.runtime is not None
+        now = time.monotonic()
+        if self._files is None or now - self._files[0] >= FILES_EVERY:
+            config = self.config()
+            folder = config.plans.dir
+            try:
+                with self.runtime.store.factory() as session:
+                    # read the files again only when they or the store changed: with
+                    # 100,000 plans a read is seconds of CPU
+                    seen = (store_plans.revision(session), files_seen(folder))
+                    if self._files is not None and self._files[2] == seen:
+                        self._files = (now, self._files[1], seen)
+                        return self._files[1]
+                    state = files_vs_store(session, folder, config.wallet_names()).as_json()
+            except (JupcronError, SQLAlchemyError, OSError) as exc:
+                state = {"folder": str(folder), "in_sync": False, "diff": [],
+                         "problem": str(exc)}  # fmt: skip
+                seen = None
+            self._files = (now, state, seen)
+        return self._files[1]
