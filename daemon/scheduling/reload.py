@@ -99,21 +99,18 @@ class Reloading:
     def _hand_over(self, added: Names, first: bool) -> None:
         """Shards: plans handed to another daemon are dropped (nothing recorded: their
         new leader fires their slots from the stored next_fire); plans gained are
-        settled like missed ones, and count as added."""
+        settled like missed ones, and count as added. Leadership is per wallet: the
+        predicate is asked once a wallet (of one plan of it), the ids read by wallet."""
         assert self._include is not None
-        led: set[int] = set()
-        after = 0
-        while True:
+        with transaction(self._reader) as session:
+            wallets = {p.wallet for p in firing.wallets_settled(session) if self._include(p)}
+            led = firing.ids_of(session, wallets)
+        gained = sorted(led - self._led) if not first else []
+        for start in range(0, len(gained), SETTLE_PAGE):
             with transaction(self._reader) as session:
-                page = firing.led_page(session, after, SETTLE_PAGE)
-                mine = [p for p in page if self._include(p)]
-                gained = [p for p in mine if p.id not in self._led]
-                lasts = firing.last_slots(session, [p.id for p in gained]) if not first else {}
-            if not page:
-                break
-            after = page[-1].id
-            led.update(p.id for p in mine)
-            for plan in gained if not first else []:
+                page = firing.plans_by_id(session, gained[start : start + SETTLE_PAGE])
+                lasts = firing.last_slots(session, [p.id for p in page])
+            for plan in page:
                 added.add(plan.name)
                 self._settle(plan, lasts.get(plan.id))
         for pid in self._led - led:

@@ -93,11 +93,23 @@ def missed_page(
     return [(p, by_id[p.id]) for p in _records_of(rows)]
 
 
-def led_page(conn: Conn, after: int, limit: int) -> list[PlanRecord]:
-    """Settled enabled plans with an id after `after`, by id (a daemon leading some
-    wallets finds the plans it gained)."""
-    stmt = select(*PLAN_COLUMNS).where(_SETTLED, PLANS.c.id > after)
-    return _records(conn, stmt.order_by(PLANS.c.id).limit(limit))
+def wallets_settled(conn: Conn) -> list[PlanRecord]:
+    """One settled enabled plan of each wallet (the first by id): a daemon that leads
+    some wallets asks its predicate once a wallet, not once a plan."""
+    first = select(func.min(PLANS.c.id)).where(_SETTLED).group_by(PLANS.c.wallet)
+    return _records(conn, select(*PLAN_COLUMNS).where(PLANS.c.id.in_(first.scalar_subquery())))
+
+
+def ids_of(conn: Conn, wallets: Collection[str]) -> set[int]:
+    """The settled enabled plans of these wallets."""
+    if not wallets:
+        return set()
+    stmt = select(PLANS.c.id).where(_SETTLED, PLANS.c.wallet.in_(list(wallets)))
+    return {pid for (pid,) in conn.execute(stmt)}
+
+
+def plans_by_id(conn: Conn, ids: Collection[int]) -> list[PlanRecord]:
+    return _records(conn, select(*PLAN_COLUMNS).where(PLANS.c.id.in_(list(ids))))
 
 
 def adopt(conn: Conn, limit: int = 1000) -> tuple[list[str], int]:
