@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,11 @@ from jupcron.products.recurring.minimums import (
 )
 from jupcron.report.listing import render
 from jupcron.scheduling.schedule import next_fire_times, parse_instant, parse_schedule
-from jupcron.store import migrate, runs
+from jupcron.store import migrate
 from jupcron.store import plans as store_plans
+from jupcron.store import status as store_status
 from jupcron.store.engine import open_existing, session_factory, transaction
+from jupcron.store.plansync import Names
 from jupcron.store.records import PlanRecord
 from jupcron.visible import visible
 
@@ -49,20 +52,37 @@ def _warn(result: LoadResult) -> None:
         click.echo(str(warning), err=True)
 
 
-def _never_firing(loaded: LoadResult, names: set[str], now: datetime) -> list[str]:
-    """Added or changed plans whose schedule has no slot after `now` (an `at:` or
-    `end:` already past): they are stored, and will never run."""
-    found = []
-    for plan in loaded.plans:
+class NeverFiring:
+    """Plans whose schedule has no slot after `now` (an `at:` or `end:` already past):
+    they are stored, and will never run; the first `SHOWN` as warnings, all counted.
+    The next slot is worked out once per distinct schedule."""
+
+    SHOWN = 100
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.found: list[str] = []
+        self.count = 0
+        self._fires: dict[str, bool] = {}
+
+    def look(self, plan: LoadedPlan) -> None:
         spec = plan.spec
-        if spec.name not in names or not spec.enabled:
-            continue
-        if not next_fire_times(parse_schedule(spec.schedule_dict()), now, 1):
-            found.append(
+        if not spec.enabled:
+            return
+        schedule = spec.schedule_dict()
+        key = json.dumps(schedule, sort_keys=True, default=str)
+        fires = self._fires.get(key)
+        if fires is None:
+            fires = bool(next_fire_times(parse_schedule(schedule), self.now, 1))
+            self._fires[key] = fires
+        if fires:
+            return
+        self.count += 1
+        if len(self.found) < self.SHOWN:
+            self.found.append(
                 f"{plan.source}:{plan.line}: warning: plan '{spec.name}' has no fire time "
-                f"after {now.isoformat()} (its at/end is past): it will never run"
+                f"after {self.now.isoformat()} (its at/end is past): it will never run"
             )
-    return found
 
 
 def _count(n: int, word: str) -> str:
@@ -144,7 +164,10 @@ def validate(ctx: Context, paths: tuple[Path, ...], offline: bool, now_text: str
     result.raise_for_problems()
     for suggestion in result.suggestions:
         click.echo(str(suggestion), err=True)
-    for warning in _never_firing(result, {p.spec.name for p in result.plans}, now):
+    never = NeverFiring(now)
+    for plan in result.plans:
+        never.look(plan)
+    for warning in never.found:
         click.echo(warning, err=True)
     networked = [p for p in result.plans if needs_network(p)]
     _check_minimums(ctx, networked, offline, need_config=False, mints=result.plans)
@@ -168,54 +191,73 @@ def apply(
     """
     now = _now(now_text)
     targets = list(paths) or [ctx.config.plans.dir]
-    loaded = load_plans(targets, ctx.config.wallet_names())
-    _warn(loaded)
-    loaded.raise_for_problems()
+    own = Names(DRY_RUN_NAMED)  # enabled plans with dry_run: true (the last line names them)
+    has_rpc = bool(ctx.config.rpc.url)
+
+    def each(plan: LoadedPlan) -> None:
+        if plan.spec.enabled and plan.spec.dry_run:
+            own.add(plan.spec.name)
+
+    looked: list[LoadedPlan] = []  # checked when added or changed, not on every apply
+    never = NeverFiring(now)
+
+    def fresh(plan: LoadedPlan) -> None:
+        never.look(plan)
+        if plan.spec.enabled and (needs_network(plan) or (has_rpc and bool(mints_of(plan)))):
+            looked.append(plan)
+
+    def check() -> None:
+        networked = [p for p in looked if needs_network(p)]
+        if has_rpc or networked:
+            _check_minimums(ctx, networked, offline, mints=looked)
+
     engine = open_existing(ctx.config.database.url)
     try:
         migrate.require_head(engine)
         factory = session_factory(engine)
-        networked = [p for p in loaded.plans if p.spec.enabled and needs_network(p)]
-        asked = [p for p in loaded.plans if p.spec.enabled and mints_of(p)]
-        if (networked or asked) and (ctx.config.rpc.url or networked):
-            # checked when added or changed, not on every apply
-            preview, _ = apply_paths(
-                factory, targets, now=now, dry_run=True, complete=not paths, loaded=loaded
-            )
-            fresh = {*preview.added, *preview.changed}
-            _check_minimums(
-                ctx, [p for p in networked if p.spec.name in fresh], offline,
-                mints=[p for p in asked if p.spec.name in fresh],
-            )  # fmt: skip
-        diff, _ = apply_paths(
-            factory, targets, now=now, dry_run=dry_run, complete=not paths, loaded=loaded
-        )
+        diff, loaded = apply_paths(
+            factory, targets, now=now, dry_run=dry_run, complete=not paths,
+            fresh=fresh, check=check, each=each, wallets=ctx.config.wallet_names(),
+        )  # fmt: skip
     finally:
         engine.dispose()
-    for line in diff.lines(fields=True):
+    _warn(loaded)
+    lines = diff.lines(fields=True)
+    for line in lines[:MAX_LINES]:
         click.echo(visible(line))
-    for warning in _never_firing(loaded, {*diff.added, *diff.changed}, now):
+    if len(lines) > MAX_LINES:
+        click.echo(f"  … {len(lines) - MAX_LINES:,} more lines (the counts below are whole)")
+    for warning in never.found:
         click.echo(warning, err=True)
+    if never.count > len(never.found):
+        click.echo(f"warning: {never.count - len(never.found)} more plans will never run",
+                   err=True)  # fmt: skip
     summary = (
-        f"{len(diff.added)} added, {len(diff.changed)} changed, "
-        f"{len(diff.disabled)} disabled, {len(diff.unchanged)} unchanged"
+        f"{diff.count('added')} added, {diff.count('changed')} changed, "
+        f"{diff.count('disabled')} disabled, {diff.count('unchanged')} unchanged"
     )
     if dry_run:
         click.echo(f"dry run: {summary}; nothing written")
     else:
         click.echo(f"applied: {summary} (plans revision {diff.revision})")
-    click.echo(_dry_run_line(ctx.config, loaded))
+    click.echo(_dry_run_line(ctx.config, own))
 
 
-def _dry_run_line(config: Config, loaded: LoadResult) -> str:
+MAX_LINES = 2_000  # diff lines printed; a kind with more plans than SHOWN ends "… and N more"
+DRY_RUN_NAMED = 50  # plans with dry_run: true named on the last line
+
+
+def _dry_run_line(config: Config, own: Names) -> str:
     """What the config that was read says of signing: a daemon on the same file runs so."""
     where = config.source or "the built-in defaults"
     if config.safety.dry_run:
         return f"safety.dry_run: true in {where}: runs are ordered and checked, never signed"
-    own = sorted(p.spec.name for p in loaded.plans if p.spec.enabled and p.spec.dry_run)
     line = f"safety.dry_run: false in {where}: runs sign and send their orders"
-    if own:
-        line += f" (except {_count(len(own), 'plan')} with dry_run: true: {', '.join(own)})"
+    if own.count:
+        named = ", ".join(own.kept)
+        if own.count > len(own.kept):
+            named += f" and {own.count - len(own.kept)} more"
+        line += f" (except {_count(own.count, 'plan')} with dry_run: true: {named})"
     return line
 
 
@@ -235,6 +277,10 @@ def _row(plan: PlanRecord, last: str | None, now: datetime) -> dict[str, Any]:
     }
 
 
+def _status(last: Any) -> str | None:
+    return str(last.status) if last is not None else None
+
+
 def _table_row(row: dict[str, Any]) -> dict[str, Any]:
     pairs = [
         f"{local[:19].replace('T', ' ')}{local[19:]} ({utc[11:19]}Z)"
@@ -250,23 +296,27 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
 
 @plans.command("list")
 @format_option
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many plans.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @now_option
 @pass_ctx
-def list_(ctx: Context, fmt: str, now_text: str | None) -> None:
-    """Plans with kind, schedule, last run status and the next three fire times."""
+def list_(ctx: Context, fmt: str, offset: int, limit: int | None, now_text: str | None) -> None:
+    """Plans with kind, schedule, last run status and the next three fire times
+    (by name; --offset and --limit page through many)."""
     now = _now(now_text)
     engine = open_existing(ctx.config.database.url)
+    rows: list[dict[str, Any]] = []
     try:
         migrate.require_head(engine)
         with transaction(session_factory(engine)) as session:
-            records = store_plans.all_plans(session)
-            last = {p.id: runs.last_status(session, p.id) for p in records}
+            for records in store_plans.plans_in_pages(session, offset, limit):
+                last = store_status.last_runs(session, [p.id for p in records])
+                try:
+                    rows += [_row(p, _status(last.get(p.id)), now) for p in records]
+                except ValueError as exc:  # a stored schedule this version cannot read
+                    raise ConfigError(f"a stored plan has an unreadable schedule: {exc}") from None
     finally:
         engine.dispose()
-    try:
-        rows = [_row(p, last[p.id], now) for p in records]
-    except ValueError as exc:  # a stored schedule this version cannot read
-        raise ConfigError(f"a stored plan has an unreadable schedule: {exc}") from None
     if fmt == "table":
         columns = ["name", "kind", "schedule", "enabled", "last_status", "next (local, UTC)"]
         click.echo(render([_table_row(r) for r in rows], columns, fmt))

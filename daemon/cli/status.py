@@ -139,7 +139,9 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
     columns = ["plan", "kind", "next_fire", "paused", "last_status", "last_slot", "last_error"]
     if several:
         columns.insert(1, "wallet")
-    lines += ["", f"plans ({len(plans)})", render(plans, columns, "table")]
+    lines += ["", f"plans ({found.plans_count})", render(plans, columns, "table")]
+    if found.plans_count > len(plans):
+        lines.append(f"… {found.plans_count - len(plans):,} more (jupcron plans list shows all)")
     lines += [
         "",
         f"runway ({len(found.runways)}, per wallet and input mint)",

@@ -21,6 +21,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from jupcron.config import yamlfast
 from jupcron.errors import Problem, YamlLoadError
 
 MAX_BYTES = 1024 * 1024
@@ -141,6 +142,10 @@ def load(path: Path, text: str | None = None, *, exact_floats: bool = False) -> 
     locator = Locator(name)
     if text is None:
         text = decode(path, read_checked(path))
+    fast = _load_fast(name, text, locator, exact_floats)
+    if fast is not None:
+        return fast
+    locator = Locator(name)
     yaml = YAML(typ="rt")
     if exact_floats:
         yaml.Constructor = _ExactConstructor
@@ -161,9 +166,28 @@ def load(path: Path, text: str | None = None, *, exact_floats: bool = False) -> 
     try:
         data = _plain(doc, (), locator, [MAX_NODES])
     except (_TooBig, RecursionError):
-        raise YamlLoadError(
-            Problem(name, 0, 0, f"too large once aliases are expanded (over {MAX_NODES} values)")
-        ) from None
+        raise _too_big(name) from None
+    locator.positions.setdefault((), (1, 1))
+    return data, locator
+
+
+def _too_big(name: str) -> YamlLoadError:
+    return YamlLoadError(
+        Problem(name, 0, 0, f"too large once aliases are expanded (over {MAX_NODES} values)")
+    )
+
+
+def _load_fast(name: str, text: str, locator: Locator, exact: bool) -> tuple[Any, Locator] | None:
+    """libyaml's nodes made plain (`jupcron.config.yamlfast`); None: load with ruamel."""
+    docs = yamlfast.compose(text)
+    if docs is None or len(docs) > 1:
+        return None
+    try:
+        data = yamlfast.plain(docs[0], (), locator.positions, [MAX_NODES], exact) if docs else None
+    except yamlfast.TooBig:
+        raise _too_big(name) from None
+    except (yamlfast.GiveUp, RecursionError):
+        return None
     locator.positions.setdefault((), (1, 1))
     return data, locator
 

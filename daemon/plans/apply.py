@@ -1,8 +1,9 @@
-"""`plans apply`: validate every file first, then sync the store in one transaction."""
+"""`plans apply`: read and check the files one at a time, sync the store a file at a
+time, all in one transaction (nothing is written unless every file is valid)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -10,10 +11,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.plans.load import LoadedPlan, LoadResult, load_plans
+from jupcron.plans.load import LoadedPlan, LoadResult, plan_files, stream_plans
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from jupcron.store.plans import PlanDiff, PlanInput
+from jupcron.store.plansync import in_chunks
 
 
 def to_input(loaded: LoadedPlan) -> PlanInput:
@@ -39,27 +41,51 @@ def apply_paths(
     dry_run: bool = False,
     complete: bool = False,
     loaded: LoadResult | None = None,
+    fresh: Callable[[LoadedPlan], None] | None = None,
+    check: Callable[[], None] | None = None,
+    each: Callable[[LoadedPlan], None] | None = None,
     wallets: Collection[str] | None = None,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
-    Raises `PlanError` with every problem before touching the store. With
-    `complete`, the files are the whole desired set: every other plan is
-    disabled. Otherwise only plans whose file was scanned or is gone are.
-    `loaded`: the result of `load_plans(paths, wallets)` if the caller already has it;
+    The files are read one at a time and compared with the store a file at a time,
+    in one transaction: a problem anywhere (every problem is collected, as
+    ``file:line:col: message``) raises `PlanError` and the store is left as it was.
+    With `complete`, the files are the whole set: every other plan is disabled.
+    Otherwise only plans whose file was scanned or is gone are. `loaded`: the
+    result of `load_plans(paths)` if the caller already has it (the returned
+    result's ``plans`` are empty otherwise: no list of every plan is kept).
+    `each` is called with every valid plan, `fresh` with every added or changed one,
+    and `check` (which may raise `PlanError`: nothing is applied) before the commit.
     `wallets`: the config's wallet names, which every plan's wallet must be one of.
     """
-    if loaded is None:
-        loaded = load_plans(paths, wallets)
-    loaded.raise_for_problems()
-    inputs = [to_input(p) for p in loaded.plans]
-    scanned = None if complete else {str(f.resolve()) for f in loaded.files}
+    result = loaded if loaded is not None else LoadResult()
     with transaction(factory) as session:
+        sync = store_plans.start_sync(session, None if dry_run else now)
+        batches = [loaded.plans] if loaded is not None else stream_plans(paths, result, wallets)
+        for batch in batches:
+            if each is not None:
+                for plan in batch:
+                    each(plan)
+            if result.problems:  # nothing will be written: only the checks go on
+                continue
+            for part in in_chunks(batch, BATCH):
+                names = set(sync.batch([to_input(p) for p in part]))
+                if fresh is not None:
+                    for plan in part:
+                        if plan.spec.name in names:
+                            fresh(plan)
+        result.raise_for_problems()
+        if check is not None:
+            check()
+        scanned = None if complete else {str(f.resolve()) for f in result.files}
+        diff = store_plans.finish_sync(sync, scanned, None if dry_run else now)
         if dry_run:
-            result = store_plans.diff(session, inputs, scanned)
-        else:
-            result = store_plans.apply(session, inputs, now, scanned)
-    return result, loaded
+            session.rollback()
+    return diff, result
+
+
+BATCH = 2_000  # plans compared with the store at once (one plan file holds up to ~2,000)
 
 
 @dataclass(frozen=True)
@@ -86,14 +112,37 @@ class FilesState:
                 "problem": self.problem}  # fmt: skip
 
 
+def files_seen(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    """The plan files under `folder` as (path, modified ns, size): what changes when a
+    file does (cheap: no file is read)."""
+    if not folder.is_dir():
+        return ()
+    files, _ = plan_files([folder])
+    out = []
+    for file in files:
+        try:
+            stat = file.stat()
+        except OSError:
+            continue
+        out.append((str(file), stat.st_mtime_ns, stat.st_size))
+    return tuple(out)
+
+
 def files_vs_store(
     session: Session, folder: Path, wallets: Collection[str] | None = None
 ) -> FilesState:
     """Compare ``plans.dir`` with the store without writing (a read-only diff)."""
     if not folder.is_dir():
         return FilesState(str(folder), False, problem="no such folder")
-    loaded = load_plans([folder], wallets)
+    loaded = LoadResult()
+    sync = store_plans.start_sync(session, None)
+    for batch in stream_plans([folder], loaded, wallets):
+        if not loaded.problems:
+            sync.batch([to_input(p) for p in batch])
     if loaded.problems:
         return FilesState(str(folder), False, problem=str(loaded.problems[0]))
-    result = store_plans.diff(session, [to_input(p) for p in loaded.plans], None)
-    return FilesState(str(folder), result.empty, diff=result.lines())
+    result = store_plans.finish_sync(sync, None, None)
+    return FilesState(str(folder), result.empty, diff=result.lines()[:DIFF_SHOWN])
+
+
+DIFF_SHOWN = 20  # lines of the diff `jupcron status` and the page show

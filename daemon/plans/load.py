@@ -8,7 +8,7 @@ the operator sees all of them at once.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,16 +95,28 @@ def load_plans(paths: Sequence[Path], wallets: Collection[str] | None = None) ->
     daemon config's wallet names (`Config.wallet_names`), which a plan's ``wallet``
     must be one of; ``None``: not checked (no config to check against)."""
     result = LoadResult()
+    for batch in stream_plans(paths, result, wallets):
+        result.plans.extend(batch)
+    return result
+
+
+def stream_plans(
+    paths: Sequence[Path], result: LoadResult, wallets: Collection[str] | None = None
+) -> Iterator[list[LoadedPlan]]:
+    """Each file's valid plans, one file at a time (`plans apply` keeps no list of
+    every plan); problems, warnings and suggestions are added to `result` as they
+    are found, sorted by position once the last file is read. A name used twice is
+    a problem at its second place (the names seen are kept, with where they were)."""
     files, result.problems = plan_files(paths)
     result.files = files
-    names: dict[str, Problem] = {}
+    names: dict[str, tuple[int, int]] = {}  # name -> (file's index, line)
     known = None if wallets is None else tuple(wallets)
-    for file in files:
+    for index, file in enumerate(files):
+        fresh = []
         for loaded in _load_file(file, result, known):
             earlier = names.get(loaded.spec.name)
-            here = Problem(str(file), loaded.line, 0, "")
             if earlier is not None:
-                where = f"{earlier.file}:{earlier.line}"
+                where = f"{files[earlier[0]]}:{earlier[1]}"
                 result.problems.append(
                     Problem(
                         str(file),
@@ -114,8 +126,9 @@ def load_plans(paths: Sequence[Path], wallets: Collection[str] | None = None) ->
                     )
                 )
                 continue
-            names[loaded.spec.name] = here
-            result.plans.append(loaded)
+            names[loaded.spec.name] = (index, loaded.line)
+            fresh.append(loaded)
+        yield fresh
     order = {str(f): i for i, f in enumerate(files)}
 
     def position(problem: Problem) -> tuple[int, int, int]:
@@ -125,7 +138,6 @@ def load_plans(paths: Sequence[Path], wallets: Collection[str] | None = None) ->
     result.problems.sort(key=position)
     result.warnings.sort(key=position)
     result.suggestions.sort(key=position)
-    return result
 
 
 def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:
@@ -147,9 +159,10 @@ def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) 
             )
         )
         return []
+    source = str(file.resolve())
     if "plans" not in data:
         spec = _load_plan(data, locator, (), result, wallets)
-        return [] if spec is None else [_loaded(spec, file, locator, ())]
+        return [] if spec is None else [_loaded(spec, source, locator, ())]
     extra = [k for k in data if k != "plans"]
     for key in extra:
         result.problems.append(
@@ -165,15 +178,15 @@ def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) 
     for index, item in enumerate(items):
         spec = _load_plan(item, locator, ("plans", index), result, wallets)
         if spec is not None and not extra:
-            out.append(_loaded(spec, file, locator, ("plans", index)))
+            out.append(_loaded(spec, source, locator, ("plans", index)))
     return out
 
 
 def _loaded(
-    spec: PlanSpec, file: Path, locator: Locator, prefix: tuple[str | int, ...]
+    spec: PlanSpec, source: str, locator: Locator, prefix: tuple[str | int, ...]
 ) -> LoadedPlan:
     line, column = locator.at((*prefix, "name"))
-    return LoadedPlan(spec=spec, source=str(file.resolve()), line=line, column=column)
+    return LoadedPlan(spec=spec, source=source, line=line, column=column)
 
 
 def _load_plan(

@@ -30,13 +30,14 @@ run read: they have none.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import Connection, and_, or_, select, text
+from sqlalchemy import Connection, String, and_, bindparam, or_, select, text
 
 from jupcron.domain import RunStatus
 from jupcron.report.plan import Fill, PlanReport
@@ -57,13 +58,17 @@ def build(
     since: datetime | None = None,
     until: datetime | None = None,
     wallet: str | None = None,
+    names: Collection[str] | None = None,
 ) -> tuple[list[PlanReport], dict[str, tokens.Token]]:
-    """Every plan's report (or one plan's, or those of the plans of `wallet`: a plan's
-    wallet is the one it names now), fills in [since, until)."""
+    """Every plan's report (or one plan's, or these `names`', or those of the plans of
+    `wallet`: a plan's wallet is the one it names now), fills in [since, until). With
+    `names`, every query reads only their rows (the page's 100 of 100,000)."""
+    if plan is not None:
+        names = [plan]
     columns = (Plan.id, Plan.name, Plan.kind, Plan.request, Plan.settings, Plan.wallet)
     stmt = select(*columns).order_by(Plan.name)
-    if plan is not None:
-        stmt = stmt.where(Plan.name == plan)
+    if names is not None:
+        stmt = stmt.where(Plan.name.in_(list(names)))
     if wallet is not None:
         stmt = stmt.where(Plan.wallet == wallet)
     reports: dict[str, PlanReport] = {}
@@ -74,11 +79,12 @@ def build(
         if isinstance(settings, dict) and isinstance(settings.get("price_quote"), str):
             report.price_quote_override = settings["price_quote"]
         reports[name] = report
-    _runs(conn, reports, since, until)
-    _fills(conn, reports, since, until)
+    only = None if names is None else list(reports)
+    _runs(conn, reports, since, until, only)
+    _fills(conn, reports, since, until, only)
     _references(conn, reports)
-    _refunds(conn, reports, since, until)
-    _swap_fees(conn, reports, since, until)
+    _refunds(conn, reports, since, until, only)
+    _swap_fees(conn, reports, since, until, only)
     _network_fees(conn, reports, since, until)
     known = tokens.known(conn)
     for report in reports.values():
@@ -105,8 +111,13 @@ def _market(conn: Connection, report: PlanReport) -> tuple[Decimal | None, Decim
     )
 
 
-def _runs(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
-    stmt = select(Plan.name, Run.status).join(Plan, Plan.id == Run.plan_id)
+def _only(stmt: Any, only: list[str] | None) -> Any:
+    return stmt if only is None else stmt.where(Plan.name.in_(only))
+
+
+def _runs(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any,
+          only: list[str] | None = None) -> None:  # fmt: skip
+    stmt = _only(select(Plan.name, Run.status).join(Plan, Plan.id == Run.plan_id), only)
     if since is not None:
         stmt = stmt.where(Run.scheduled_for >= since)
     if until is not None:
@@ -117,11 +128,20 @@ def _runs(conn: Connection, reports: dict[str, PlanReport], since: Any, until: A
             runs[status] = runs.get(status, 0) + 1
 
 
-def _fills(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
-    sql = ("SELECT plan_name, run_id, filled_at, source, in_amount, out_amount, input_mint,"
-           " output_mint, fee_mint, fee_amount, signature, order_account FROM fills"
-           " ORDER BY filled_at, run_id")  # fmt: skip
-    for row in conn.execute(text(sql)):
+_FILLS = ("SELECT plan_name, run_id, filled_at, source, in_amount, out_amount, input_mint,"
+          " output_mint, fee_mint, fee_amount, signature, order_account FROM fills")  # fmt: skip
+_FILLS_ALL = _FILLS + " ORDER BY filled_at, run_id"
+_FILLS_OF = _FILLS + " WHERE plan_name IN :names ORDER BY filled_at, run_id"
+
+
+def _fills(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any,
+           only: list[str] | None = None) -> None:  # fmt: skip
+    if only is not None and not only:
+        return
+    query = text(_FILLS_ALL if only is None else _FILLS_OF)
+    if only is not None:
+        query = query.bindparams(bindparam("names", value=only, expanding=True, type_=String()))
+    for row in conn.execute(query):
         report = reports.get(row.plan_name)
         if report is None:
             continue
@@ -169,13 +189,15 @@ def _references(conn: Connection, reports: dict[str, PlanReport]) -> None:
             )
 
 
-def _refunds(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
+def _refunds(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any,
+             only: list[str] | None = None) -> None:  # fmt: skip
     o = FollowedOrder
-    stmt = (
+    stmt = _only(
         select(Plan.name, o.refunded, o.closed_at, o.input_mint, o.output_mint)
         .join(Run, Run.id == o.run_id)
         .join(Plan, Plan.id == Run.plan_id)
-        .where(o.refunded.is_not(None))
+        .where(o.refunded.is_not(None)),
+        only,
     )
     for name, refunded, closed_at, input_mint, output_mint in conn.execute(stmt):
         if name not in reports or closed_at is None or refunded is None:
@@ -187,9 +209,10 @@ def _refunds(conn: Connection, reports: dict[str, PlanReport], since: Any, until
             reports[name].order_mints = (input_mint, output_mint)
 
 
-def _swap_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
+def _swap_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any,
+               only: list[str] | None = None) -> None:  # fmt: skip
     e = ExecuteResultRow
-    stmt = (
+    stmt = _only(
         select(
             Plan.name,
             Run.input_mint,
@@ -202,7 +225,8 @@ def _swap_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, unt
         )
         .join(Run, Run.id == e.run_id)
         .join(Plan, Plan.id == Run.plan_id)
-        .where(e.status == "Success")
+        .where(e.status == "Success"),
+        only,
     )
     fees: dict[str, dict[str, int]] = defaultdict(dict)
     for name, in_mint, out_mint, total_in, in_result, total_out, out_result, at in conn.execute(

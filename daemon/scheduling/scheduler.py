@@ -1,55 +1,58 @@
 """APScheduler 3.11 wiring: fire each enabled plan at its slots, pick up changes.
 
-Plans are data: the jobs live in APScheduler's MemoryJobStore and are rebuilt
-from the store at start and on every reload; nothing is pickled. Fire times
-come from our own schedule maths (`jupcron.scheduling.schedule`), not APScheduler's
-triggers: each plan has one pending one-shot job for its next slot (job id
-``plan-<id>-v<version>-<slot>``, args are plain values); when it runs it first
-queues the following slot, then hands ``(plan, scheduled_for)`` to `fire`.
-The runner's unique (plan, slot) claim makes a double fire harmless.
+Plans are rows, not jobs: each plan's next slot is stored with it
+(``plans.next_fire``, `jupcron.store.firing`), and the scheduler keeps in memory
+only the plans due within the next minute (`jupcron.scheduling.window`), read
+from the store a page at a time in time order. One thread sleeps until the next
+due slot (or the next page), then hands each due ``(plan, slot)`` to a pool of
+`workers` threads; a fire first queues the plan's following slot, then calls
+`fire`. Memory and a wake-up's work are flat in the plan count. Fire times come
+from our own schedule maths (`jupcron.scheduling.schedule`). The runner's unique
+(plan, slot) claim makes a double fire harmless. APScheduler runs the plans
+watch and the retries after a store outage.
 
-Misfires: APScheduler's own misfire handling is off (``misfire_grace_time=None``,
-``coalesce=True``, ``max_instances=1``); a job that starts more than the plan's
-``grace`` late, and every slot that passed while the daemon was down, is
-settled by `jupcron.scheduling.schedule.catch_up` (``skip``: recorded as ``skipped``;
-``run-once``: the latest within grace runs, the rest are ``skipped``).
+Misfires: a fire that starts more than the plan's ``grace`` late, and every slot
+that passed while the daemon was down (at start, the plans whose ``next_fire``
+is past), is settled by `jupcron.scheduling.schedule.catch_up` (``skip``:
+recorded as ``skipped``; ``run-once``: the latest within grace runs, the rest
+are ``skipped``).
 
-Reload: `reload()` (the SIGHUP path) re-reads the enabled plans; a watch job
-polls the store's plans revision every ``poll_interval`` seconds and reloads
-when it changed (so `plans apply` from anywhere takes effect).
+Reload: `reload()` (the SIGHUP path) adopts the plans `plans apply` added (their
+first slot is stored), settles the changed and disabled ones (their old version's
+unfired slots recorded as skipped) and reads the window again; a watch job polls
+the store's plans revision every ``poll_interval`` seconds and reloads when it
+changed (so `plans apply` from anywhere takes effect).
 
-Shards: ``include`` (the wallets this daemon leads, on PostgreSQL) filters the
-plans at every load; the daemon calls `reload()` when its led set changes. A plan
-filtered out is dropped without recording anything: its new leader fires its slots.
+Shards: ``include`` (the wallets this daemon leads) filters the plans it fires; the
+daemon calls `reload()` when its led set changes. A plan handed to another daemon
+is dropped without recording anything (its new leader fires its slots from the
+stored ``next_fire``); a plan gained is settled like one missed.
 """
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 
 import structlog
-from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.executors.pool import ThreadPoolExecutor as ApsPool
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import JupcronError, StoreBusyError
-from jupcron.scheduling.schedule import (
-    Schedule,
-    catch_up,
-    is_late,
-    jitter_delay,
-    next_fire_times,
-)
-from jupcron.scheduling.slots import pending_of_previous, record_unfired
+from jupcron.scheduling import window as win
+from jupcron.scheduling.outage import UNAVAILABLE_CHANGED_ERROR as UNAVAILABLE_CHANGED_ERROR
+from jupcron.scheduling.outage import UNAVAILABLE_ERROR as UNAVAILABLE_ERROR
+from jupcron.scheduling.outage import Outages
+from jupcron.scheduling.reload import Reloading
+from jupcron.scheduling.schedule import catch_up, is_late, next_fire_times
+from jupcron.store import firing, runs
 from jupcron.store import plans as store_plans
-from jupcron.store import runs
-from jupcron.store.engine import transaction
-from jupcron.store.plans import PlanDiff
+from jupcron.store.engine import reader_of, session_factory, transaction
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
@@ -57,8 +60,6 @@ from jupcron.store.runstore import SqlRunStore
 log = structlog.get_logger(__name__)
 
 MISSED_ERROR = "missed: daemon was down"
-UNAVAILABLE_ERROR = "missed: the store was unavailable until the slot's grace period had passed"
-UNAVAILABLE_CHANGED_ERROR = "missed: the store was unavailable, and the plan changed since"
 WATCH_JOB = "plans-watch"
 STORE_RETRY = 5.0  # seconds until a fire that found the store unavailable is tried again
 
@@ -73,7 +74,7 @@ wall_now = utcnow  # APScheduler's own time base (see `Scheduler._aps_time`)
 Fire = Callable[[PlanRecord, datetime], None]
 
 
-class Scheduler:
+class Scheduler(Reloading, Outages):
     def __init__(
         self,
         factory: sessionmaker[Session],
@@ -87,23 +88,29 @@ class Scheduler:
         runs: RunStore | None = None,
         include: Callable[[PlanRecord], bool] | None = None,
     ) -> None:
-        self._include = include
-        self._factory = factory  # reads only: every run it records goes through `runs`
+        """`include`: which plans this node fires (the wallets it leads; None: all)."""
+        self._factory = factory  # plans.next_fire: every run goes through `runs`
+        # reads take no write lock (SQLite): the window is read while the runner writes
+        self._reader = session_factory(reader_of(factory.kw["bind"]))
         self._runs = runs if runs is not None else SqlRunStore(factory.kw["bind"])
         self._store_retry = store_retry
         self._fire = fire
         self._on_misfire = on_misfire
         self._poll_interval = poll_interval
         self._clock = clock
+        self._include = include
+        self._led: set[int] = set()  # with `include`: the plans it let through at the last reload
         self._aps = BackgroundScheduler(
-            timezone=UTC,
-            executors={"default": ThreadPoolExecutor(max_workers=workers)},
+            timezone=UTC, executors={"default": ApsPool(max_workers=2)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
-        )
+        )  # fmt: skip
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fire")
         self._lock = threading.RLock()
-        self._plans: dict[int, PlanRecord] = {}
-        self._schedules: dict[int, Schedule] = {}
-        self._next: dict[int, datetime] = {}
+        self._window = win.Window()
+        self._dirty: dict[int, tuple[datetime | None, int]] = {}  # next slots to write
+        self._flushed = time.monotonic()
+        self._wake = threading.Condition()
+        self._loop: threading.Thread | None = None
         self._revision: int | None = None
         self._last_poll_ok = 0.0
         # fires handed to `fire` and not yet back: a stop waits for them, and starts no more
@@ -114,28 +121,35 @@ class Scheduler:
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Load the enabled plans, settle missed slots, schedule the next ones."""
-        # paused while thousands of jobs are added: no wake-up of the scheduler thread per job
+        """Adopt new plans, settle changed ones and missed slots, then fire as they come."""
         self._aps.start(paused=True)
         self.reload()
         self._aps.resume()
         self._last_poll_ok = time.monotonic()
-        self._aps.add_job(
-            self._poll,
-            "interval",
-            seconds=self._poll_interval,
-            id=WATCH_JOB,
-            replace_existing=True,
-        )
-        log.info("scheduler_started", plans=len(self._plans))
+        self._aps.add_job(self._poll, "interval", seconds=self._poll_interval, id=WATCH_JOB,
+                          replace_existing=True)  # fmt: skip
+        self._loop = threading.Thread(target=self._run, name="scheduler", daemon=True)
+        self._loop.start()
+        with transaction(self._reader) as session:
+            count = store_plans.count_enabled(session)
+        log.info("scheduler_started", plans=count)
 
     def stop(self, wait: bool = True) -> None:
         """Stop firing: no fire starts from now on (a slot due meanwhile is settled at
         the next start, like any missed one); with `wait`, wait for those under way."""
         with self._calls_lock:
             self._stopping = True
+        with self._wake:
+            self._wake.notify_all()
+        if self._loop is not None:
+            self._loop.join(10)
         if self._aps.running:
             self._aps.shutdown(wait=wait)
+        self._pool.shutdown(wait=wait)
+        with self._lock:
+            self._flush()
+        if self._reader.kw["bind"] is not self._factory.kw["bind"]:
+            self._reader.kw["bind"].dispose()
         log.info("scheduler_stopped")
 
     def busy(self) -> int:
@@ -146,12 +160,19 @@ class Scheduler:
     def healthy(self) -> bool:
         """Running, and the store answered the last revision poll recently."""
         fresh = time.monotonic() - self._last_poll_ok < max(3 * self._poll_interval, 10.0)
-        return bool(self._aps.running) and fresh
+        alive = self._loop is not None and self._loop.is_alive()
+        return bool(self._aps.running) and fresh and alive
 
-    def next_fires(self) -> dict[str, datetime]:
-        """Each scheduled plan's next slot (UTC), by name."""
+    def next_fires(self, limit: int | None = None) -> dict[str, datetime]:
+        """Each scheduled plan's next slot (UTC), by name, soonest first."""
         with self._lock:
-            return {self._plans[pid].name: slot for pid, slot in sorted(self._next.items())}
+            self._flush()
+            with transaction(self._reader) as session:
+                found = firing.next_fires(session, limit, self._include)
+            for item in self._window.live.values():
+                if item.plan.name in found:
+                    found[item.plan.name] = min(found[item.plan.name], item.slot)
+            return found
 
     @property
     def revision(self) -> int | None:
@@ -164,73 +185,9 @@ class Scheduler:
         is read, to translate."""
         return moment - (self._clock() - wall_now())
 
-    # ------------------------------------------------------------ reload
-
-    def reload(self) -> PlanDiff | None:
-        """Re-read the enabled plans; returns what changed (None: nothing). The first
-        load (at start) is no change: `scheduler_started` reports its plan count."""
-        with self._lock:
-            first = self._revision is None
-            with transaction(self._factory) as session:
-                rev = store_plans.revision(session)
-                fresh = {p.id: p for p in store_plans.enabled_plans(session)}
-                if self._include is not None:  # another daemon leads the others
-                    led = {pid: p for pid, p in fresh.items() if self._include(p)}
-                    handed = {pid for pid in self._plans if pid in fresh and pid not in led}
-                    fresh = led
-                else:
-                    handed = set()
-                lasts = runs.last_slots(session)  # one query, not one per plan
-                # plans that left the enabled set: as they are now (disabled, with its time)
-                gone = {
-                    pid: store_plans.plan_by_id(session, pid)
-                    for pid in self._plans
-                    if pid not in fresh and pid not in handed
-                }
-            added: list[str] = []
-            changed: list[str] = []
-            disabled: list[str] = []
-            for pid in handed:
-                self._drop(pid)
-            for pid, known in list(self._plans.items()):
-                if pid not in fresh:
-                    disabled.append(known.name)
-                    pending, schedule = self._next.get(pid), self._schedules.get(pid)
-                    now_off = gone.get(pid)
-                    if pending is not None and schedule is not None and now_off is not None:
-                        # slots due before the disable whose fire waited behind busy workers
-                        self._record_unfired(now_off, schedule, pending)
-                    self._drop(pid)
-            for pid, plan in fresh.items():
-                old = self._plans.get(pid)
-                if old is not None and old.version == plan.version:
-                    continue
-                (added if old is None else changed).append(plan.name)
-                pending, old_schedule = self._next.get(pid), self._schedules.get(pid)
-                if old is None and plan.version > 1:  # changed while no scheduler ran it
-                    pending, old_schedule = pending_of_previous(self._factory, plan)
-                if pending is not None and old_schedule is not None:
-                    self._record_unfired(plan, old_schedule, pending)
-                self._drop(pid)
-                self._activate(plan, lasts.get(pid))
-            self._revision = rev
-        if not (added or changed or disabled):
-            return None
-        diff = PlanDiff(tuple(sorted(added)), tuple(sorted(changed)), tuple(sorted(disabled)))
-        if first:
-            return diff
-        log.info(
-            "plans_reloaded",
-            revision=rev,
-            added=len(added),
-            changed=len(changed),
-            disabled=len(disabled),
-        )
-        return diff
-
     def _poll(self) -> None:
         try:
-            with transaction(self._factory) as session:
+            with transaction(self._reader) as session:
                 rev = store_plans.revision(session)
         except (JupcronError, SQLAlchemyError) as exc:  # store down: stay alive, report unhealthy
             log.warning("plans_poll_failed", error=str(exc))
@@ -242,32 +199,89 @@ class Scheduler:
             except (JupcronError, SQLAlchemyError) as exc:
                 log.error("plans_reload_failed", error=str(exc))
 
-    def _drop(self, pid: int) -> None:
-        known = self._plans.pop(pid, None) is not None
-        self._schedules.pop(pid, None)
-        self._next.pop(pid, None)
-        if not known:
-            return  # jobs are only queued for known plans: no scan of every job (O(n²) at start)
-        prefix = f"plan-{pid}-"
-        for job in self._aps.get_jobs():
-            if job.id.startswith(prefix):
-                job.remove()
+    # ------------------------------------------------------------ the window
 
-    def _activate(self, plan: PlanRecord, last: datetime | None) -> None:
-        schedule = plan.schedule
-        self._plans[plan.id] = plan
-        self._schedules[plan.id] = schedule
-        self._settle(plan, schedule, last)
+    def _run(self) -> None:
+        """The timer: sleep until something is due, hand it to the workers, repeat."""
+        while True:
+            with self._wake:
+                if self._stopping:
+                    return
+                with self._lock:
+                    wait = self._sleep_for()
+                if wait > 0:
+                    self._wake.wait(wait)
+                if self._stopping:
+                    return
+            try:
+                self._turn()
+            except Exception:
+                log.exception("scheduler_turn_failed")
+                time.sleep(win.MAX_SLEEP)
+
+    def _sleep_for(self) -> float:
+        flush_in = None
+        if self._dirty:
+            flush_in = win.FLUSH_EVERY - (time.monotonic() - self._flushed)
+        live = len(self._window.live)
+        return win.sleep_for(self._window.next_due(), self._window.cursor, live, self._clock(),
+                             flush_in)  # fmt: skip
+
+    def _turn(self) -> None:
+        with self._lock:
+            now = self._clock()
+            if self._dirty and time.monotonic() - self._flushed >= win.FLUSH_EVERY:
+                self._flush()
+            if win.wants_refill(self._window.cursor, len(self._window.live), now):
+                self._refill(now)
+            due = self._window.pop_due(self._clock())
+        for item in due:
+            self._pool.submit(self._due, item)
+
+    def _refill(self, now: datetime) -> None:
+        """Read the plans due within the horizon, a page at a time, until the window is
+        full (first writing the next slots of plans that fired: the pages find them)."""
+        if not self._flush():
+            return
+        until = now + win.HORIZON
+        while win.wants_refill(self._window.cursor, len(self._window.live), now):
+            limit = min(win.PAGE, win.CAPACITY - len(self._window.live))
+            with transaction(self._reader) as session:
+                page = firing.due_page(session, self._window.cursor, until, limit)
+            self._window.read(page, limit, until, self._include)
+            if len(page) < limit:
+                return
+
+    def _flush(self) -> bool:
+        """Write the next slots of plans that fired; False if the store refused."""
+        self._flushed = time.monotonic()
+        if not self._dirty:
+            return True
+        dirty, self._dirty = self._dirty, {}
+        try:
+            with transaction(self._factory) as session:
+                firing.set_next(session, dirty)
+        except (JupcronError, SQLAlchemyError) as exc:
+            self._dirty = {**dirty, **self._dirty}
+            log.warning("next_fire_write_failed", plans=len(dirty), error=str(exc))
+            return False
+        return True
+
+    def _arm(self) -> None:
+        """Wake the timer: the window changed."""
+        with self._wake:
+            self._wake.notify_all()
 
     # ------------------------------------------------------------ firing
 
-    def _settle(self, plan: PlanRecord, schedule: Schedule, last: datetime | None) -> None:
+    def _settle(self, plan: PlanRecord, last: datetime | None) -> None:
         """Record missed slots, run the coalesced one, queue the next slot after now.
 
         `last` is the plan's latest recorded slot as read a moment ago; if a fire
         claimed a slot since, the unique (plan, slot) key makes our claim a no-op.
         """
         now = self._clock()
+        schedule = plan.schedule
         result = catch_up(schedule, last, since=plan.updated_at, now=now)
         recorded: list[datetime] = []
         if result.skipped:
@@ -278,71 +292,52 @@ class Scheduler:
             except Exception:  # a broken notifier must not stop the schedule
                 log.exception("misfire_listener_failed", plan=plan.name)
         if result.skipped:
-            log.warning(
-                "run_missed",
-                plan=plan.name,
-                skipped=len(result.skipped),
-                truncated=result.truncated,
-                policy=str(schedule.misfire),
-            )
-        self._queue_after(plan, schedule, now)
+            log.warning("run_missed", plan=plan.name, skipped=len(result.skipped),
+                        truncated=result.truncated, policy=str(schedule.misfire))  # fmt: skip
+        self._queue_after(plan, now)
         if result.run is not None:
             log.info("run_caught_up", plan=plan.name, scheduled_for=result.run.isoformat())
-            self._aps.add_job(
-                self._fire_now,
-                "date",
-                run_date=self._aps_time(now),
-                args=[plan.id, plan.version, result.run.isoformat()],
-                id=f"plan-{plan.id}-v{plan.version}-catchup-{result.run.isoformat()}",
-                replace_existing=True,
-            )
+            self._pool.submit(self._fire_now, plan, plan.version, result.run.isoformat())
 
-    def _queue_after(self, plan: PlanRecord, schedule: Schedule, after: datetime) -> None:
-        upcoming = next_fire_times(schedule, after, 1)
+    def _queue_after(self, plan: PlanRecord, after: datetime) -> None:
+        """The plan's next slot after `after`: live if a page read past it already,
+        else only written to the store (a later page reads it)."""
+        upcoming = next_fire_times(plan.schedule, after, 1)
         if not upcoming:
-            self._next.pop(plan.id, None)
+            self._window.drop(plan.id)
+            self._dirty[plan.id] = (None, plan.version)
             log.info("plan_finished", plan=plan.name)
             return
         slot = upcoming[0]
-        due = slot + jitter_delay(schedule, plan.name, slot)
-        self._next[plan.id] = slot
-        self._aps.add_job(
-            self._due,
-            "date",
-            run_date=self._aps_time(due),
-            args=[plan.id, plan.version, slot.isoformat()],
-            id=f"plan-{plan.id}-v{plan.version}-{slot.isoformat()}",
-            replace_existing=True,
-        )
+        self._dirty[plan.id] = (slot, plan.version)
+        if self._window.covers(slot, plan.id):
+            item = win.entry(plan, slot)
+            self._window.put(item)
+            if self._window.next_due() == item.due:
+                self._arm()
+        else:
+            self._window.drop(plan.id)
 
-    def _due(self, plan_id: int, version: int, slot_text: str) -> None:
-        """A slot's job ran: queue the next slot, then fire (or settle if too late)."""
-        slot = datetime.fromisoformat(slot_text)
+    def _due(self, item: win.Entry) -> None:
+        """A slot is due: queue the plan's next slot, then fire (or settle if too late)."""
+        plan, slot = item.plan, item.slot
         with self._lock:
-            plan = self._plans.get(plan_id)
-            schedule = self._schedules.get(plan_id)
-            if plan is None or schedule is None or plan.version != version:
-                return  # a job of a plan version that is gone (reload recorded its slot)
-            now = self._clock()
-            if is_late(schedule, plan.name, slot, now):
-                log.warning("fire_late", plan=plan.name, scheduled_for=slot_text)
-                with self._factory() as session:
+            if self._window.live.get(plan.id) is not item:
+                return  # replaced by a reload (which recorded its slot)
+            if is_late(plan.schedule, plan.name, slot, self._clock()):
+                log.warning("fire_late", plan=plan.name, scheduled_for=slot.isoformat())
+                with self._reader() as session:
                     last = runs.last_slot(session, plan.id)
-                self._settle(plan, schedule, last)
+                self._settle(plan, last)
                 return
-            self._queue_after(plan, schedule, slot)
+            self._queue_after(plan, slot)
         self._call(plan, slot)
 
-    def _record_unfired(self, plan: PlanRecord, schedule: Schedule, first: datetime) -> None:
-        skipped = record_unfired(self._runs, plan, schedule, first, now=self._clock())
-        if skipped:
-            log.warning("run_missed", plan=plan.name, skipped=skipped, reason="plan_changed")
-
-    def _fire_now(self, plan_id: int, version: int, slot_text: str) -> None:
+    def _fire_now(self, plan: PlanRecord, version: int, slot_text: str) -> None:
         with self._lock:
-            plan = self._plans.get(plan_id)
-        if plan is None or plan.version != version:
-            return
+            live = self._window.live.get(plan.id)
+        if live is not None and live.plan.version != version:
+            return  # changed since: the reload settled it
         self._call(plan, datetime.fromisoformat(slot_text))
 
     def _call(self, plan: PlanRecord, slot: datetime) -> None:
@@ -364,53 +359,3 @@ class Scheduler:
         finally:
             with self._calls_lock:
                 self._calls -= 1
-
-    # ------------------------------------------------------------ store outages
-
-    def _store_unavailable(self, plan: PlanRecord, slot: datetime, exc: Exception) -> None:
-        log.error(
-            "fire_store_unavailable", plan=plan.name, scheduled_for=slot.isoformat(),
-            error=str(exc), retry_in=self._store_retry,
-        )  # fmt: skip
-        self._aps.add_job(
-            self._retry,
-            "date",
-            run_date=self._aps_time(self._clock() + timedelta(seconds=self._store_retry)),
-            args=[plan, slot.isoformat()],
-            id=f"plan-{plan.id}-v{plan.version}-retry-{slot.isoformat()}",
-            replace_existing=True,
-        )
-
-    def _retry(self, plan: PlanRecord, slot_text: str) -> None:
-        """Fire a slot again after the store was unavailable; once its grace has passed
-        (or its plan changed), record it as skipped instead. Retried until one of the
-        two reaches the store: the slot's unique key makes a repeat harmless."""
-        slot = datetime.fromisoformat(slot_text)
-        with self._lock:
-            current = self._plans.get(plan.id)
-            schedule = self._schedules.get(plan.id)
-        if current is None or schedule is None or current.version != plan.version:
-            self._skip_unfired(plan, slot, UNAVAILABLE_CHANGED_ERROR)
-        elif is_late(schedule, plan.name, slot, self._clock()):
-            if self._skip_unfired(plan, slot, UNAVAILABLE_ERROR) and self._on_misfire is not None:
-                self._on_misfire(plan, [slot])
-        else:
-            self._call(plan, slot)
-
-    def _skip_unfired(self, plan: PlanRecord, slot: datetime, error: str) -> bool:
-        """Record the slot as skipped; whether this call recorded it."""
-        try:
-            taken = self._runs.skip(plan, [slot], now=self._clock(), error=error)
-        except StoreBusyError as exc:
-            self._store_unavailable(plan, slot, exc)
-            return False
-        if taken:
-            log.warning("run_missed", plan=plan.name, scheduled_for=slot.isoformat(), reason=error)
-        return bool(taken)
-
-
-# APScheduler checks a job's callable against its args with `inspect.signature` on
-# every add_job: 40% of start-up with 10,000 plans. inspect honours a precomputed
-# `__signature__`, so the check stays (and stays right) but costs no re-derivation.
-for _method in (Scheduler._due, Scheduler._fire_now, Scheduler._retry):
-    _method.__signature__ = inspect.signature(_method)  # type: ignore[union-attr]

@@ -64,3 +64,21 @@ def record_unfired(
         return 0
     slots = [first, *fire_times_between(schedule, first, until)][:MAX_SKIPPED]
     return len(store.skip(plan, slots, now=now, error=CHANGED_ERROR))
+
+
+def previous_version(
+    factory: sessionmaker[Session], plan: PlanRecord, version: int
+) -> tuple[bool, Schedule | None]:
+    """Was the plan enabled at `version` (the one the scheduler settled), and its
+    schedule then (None if unreadable)."""
+    with transaction(factory) as session:
+        found = [(c, on) for v, c, on in store_plans.versions(session, plan.name) if v == version]
+    if not found:
+        return False, None
+    content, enabled = found[0]
+    if not enabled or not isinstance(content.get("schedule"), dict):
+        return bool(enabled), None
+    try:
+        return True, parse_schedule(content["schedule"])
+    except ValueError:
+        return True, None

@@ -35,7 +35,6 @@ from jupcron.store import control, tokens
 from jupcron.store import plans as store_plans
 from jupcron.store import runway as store_runway
 from jupcron.store.engine import begin
-from jupcron.store.records import PlanRecord
 from jupcron.store.runway import RunwayState, moment
 
 log = structlog.get_logger(__name__)
@@ -88,19 +87,15 @@ class RunwayWatch:
                     store_runway.save(conn, address, [])
             self._show([])
             return []
-        with Session(self.engine) as session:
-            plans = store_plans.enabled_plans(session)
         states: list[RunwayState] = []
         for name, address in self.wallets:
-            own = plans if name is None else [p for p in plans if p.wallet == name]
-            states += self._check_wallet(config, address, own)
+            states += self._check_wallet(config, name, address)
         self._show(states)
         self.checks += 1
         return states
 
-    def _check_wallet(
-        self, config: Config, wallet: str, plans: list[PlanRecord]
-    ) -> list[RunwayState]:
+    def _check_wallet(self, config: Config, name: str | None, wallet: str) -> list[RunwayState]:
+        """One wallet's runways (`name` None: the one wallet, every plan)."""
         settings = config.runway
         now = self.clock()
         with Session(self.engine) as session:
@@ -108,10 +103,10 @@ class RunwayWatch:
             found = control.pauses(conn)
             before = {s.runway.mint: s for s in store_runway.read(conn, wallet)}
             known = tokens.known(conn)
-        needs = needs_of(
-            plans, wallet, dry_run=config.safety.dry_run,
-            paused=lambda name: control.pause_in_effect(found, name) is not None,
-        )  # fmt: skip
+            every = any(p.all_plans for p in found)  # `pause --all`: nothing is spent
+            alike = [] if every else store_plans.enabled_alike(  # grouped: no list of every plan
+                session, [p.scope for p in found if not p.all_plans], wallet=name)  # fmt: skip
+            needs = needs_of(alike, wallet, dry_run=config.safety.dry_run)
         portfolio, problem = None, None
         if needs:
             portfolio, problem = self._balance(wallet)

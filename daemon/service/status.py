@@ -21,7 +21,7 @@ from jupcron.domain import RunStatus
 from jupcron.errors import JupcronError
 from jupcron.listen.metrics import Metrics
 from jupcron.listen.page import LiveState
-from jupcron.plans.apply import files_vs_store
+from jupcron.plans.apply import files_seen, files_vs_store
 from jupcron.runner.core import node_name
 from jupcron.runner.outcome import RunOutcome
 from jupcron.service.heartbeat import Heartbeat
@@ -53,7 +53,8 @@ class Status:
         self.plan_count = 0
         self._text = ""  # the STATUS= line last sent
         self._last_run = ""
-        self._files: tuple[float, dict[str, Any]] | None = None  # (when read, plan files state)
+        # (when read, plan files state, what it was read from: store revision and file stats)
+        self._files: tuple[float, dict[str, Any], object] | None = None
 
     def run_finished(self, outcome: RunOutcome) -> None:
         """A run listener: the last run, for the STATUS line."""
@@ -126,9 +127,16 @@ class Status:
             folder = config.plans.dir
             try:
                 with self.runtime.store.factory() as session:
+                    # read the files again only when they or the store changed: with
+                    # 100,000 plans a read is seconds of CPU
+                    seen = (store_plans.revision(session), files_seen(folder))
+                    if self._files is not None and self._files[2] == seen:
+                        self._files = (now, self._files[1], seen)
+                        return self._files[1]
                     state = files_vs_store(session, folder, config.wallet_names()).as_json()
             except (JupcronError, SQLAlchemyError, OSError) as exc:
                 state = {"folder": str(folder), "in_sync": False, "diff": [],
                          "problem": str(exc)}  # fmt: skip
-            self._files = (now, state)
+                seen = None
+            self._files = (now, state, seen)
         return self._files[1]

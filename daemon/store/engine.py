@@ -128,6 +128,21 @@ def open_reader(url: str) -> Engine:
     return engine
 
 
+def reader_of(engine: Engine) -> Engine:
+    """An engine that reads `engine`'s database beside its writers: on a SQLite file,
+    a second engine whose transactions begin DEFERRED (no write lock; under WAL it
+    never waits for a writer), `engine` itself otherwise (PostgreSQL's readers never
+    wait). The caller disposes it when it is not `engine`."""
+    url = engine.url.render_as_string(hide_password=False)
+    if engine.dialect.name != "sqlite" or sqlite_file(url) is None:
+        return engine
+    reader = make_engine(url)
+    event.remove(reader, "begin", _sqlite_begin)
+    event.listen(reader, "begin", _sqlite_begin_reading)
+    event.listen(reader, "connect", _sqlite_query_only)
+    return reader
+
+
 def _sqlite_query_only(dbapi_conn: Any, _record: Any) -> None:
     dbapi_conn.execute("PRAGMA query_only=ON")
 

@@ -68,6 +68,12 @@ class Plan(Base):
     updated_at: Mapped[datetime]
     # the configured wallet (by name) that signs its runs; `default`: wallet.keypair
     wallet: Mapped[str] = mapped_column(WALLET, server_default=DEFAULT_WALLET)
+    # the scheduler's (0011_next_fire): the first slot of version `fire_version` not yet
+    # fired or recorded, never later than it (NULL: no slot left); `fire_version` behind
+    # `version`, or NULL: the plan changed since, and is settled first. Indexed: the
+    # scheduler reads the plans due next by it, a page at a time
+    next_fire: Mapped[datetime | None] = mapped_column(index=True)
+    fire_version: Mapped[int | None] = mapped_column(Integer)
 
 
 class PlanVersion(Base):

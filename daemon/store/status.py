@@ -29,6 +29,7 @@ from jupcron.store.runway import RunwayState, runway_json
 RUNS = cast(Table, Run.__table__)
 PLANS = cast(Table, Plan.__table__)
 MAX_RUNS = 1000  # runs listed per kind (in flight, in doubt); `count` has them all
+MAX_PLANS = 1000  # plans listed, by name; `plans_count` has them all
 SETTLE = "jupcron settle {run_id} --landed|--not-landed --reason TEXT"
 
 
@@ -86,6 +87,7 @@ class Status:
     in_flight: RunList
     in_doubt: RunList
     runways: tuple[RunwayState, ...] = ()  # per wallet and input mint, as the leader read them
+    plans_count: int = 0  # every plan (`plans` lists the first `MAX_PLANS` by name)
 
     @property
     def running(self) -> tuple[NodeBeat, ...]:
@@ -102,6 +104,10 @@ def daemons(session: Session) -> list[NodeBeat]:
 
 def pauses(session: Session) -> list[Pause]:
     return control.pauses(session.connection())
+
+
+def plans_count(session: Session) -> int:
+    return int(session.scalar(select(func.count()).select_from(PLANS)) or 0)
 
 
 def last_runs(session: Session, plan_ids: Collection[int] | None = None) -> dict[int, LastRun]:
@@ -122,21 +128,25 @@ def last_runs(session: Session, plan_ids: Collection[int] | None = None) -> dict
     }
 
 
-def plan_states(session: Session, now: datetime, found: Iterable[Pause] = ()) -> list[PlanState]:
-    """Every plan, by name: its next fire time after `now`, last run and pause."""
+def plan_states(
+    session: Session, now: datetime, found: Iterable[Pause] = (), limit: int = MAX_PLANS
+) -> tuple[list[PlanState], int]:
+    """The first `limit` plans by name (next fire time after `now`, last run, pause),
+    and how many plans there are (counted in the same query)."""
     known = list(found)
-    lasts = last_runs(session)
     stmt = select(PLANS.c.id, PLANS.c.name, PLANS.c.kind, PLANS.c.enabled, PLANS.c.schedule,
-                  PLANS.c.wallet)  # fmt: skip
+                  PLANS.c.wallet, func.count().over().label("total"))  # fmt: skip
+    rows = list(session.execute(stmt.order_by(PLANS.c.name).limit(limit)))
+    lasts = last_runs(session, [row.id for row in rows])
     out = []
-    for row in session.execute(stmt.order_by(PLANS.c.name)):
+    for row in rows:
         out.append(PlanState(
             name=row.name, kind=row.kind, enabled=bool(row.enabled),
             next_fire=_next_fire(row.schedule, now) if row.enabled else None,
             last=lasts.get(row.id), pause=control.pause_in_effect(known, row.name),
             wallet=row.wallet,
         ))  # fmt: skip
-    return out
+    return out, int(rows[0].total) if rows else 0
 
 
 def states_of(
@@ -223,10 +233,11 @@ def overview(session: Session, now: datetime) -> Status:
     )  # fmt: skip
 
 
-def read(session: Session, now: datetime) -> Status:
-    """The whole status, as of `now`."""
+def read(session: Session, now: datetime, limit: int = MAX_PLANS) -> Status:
+    """The whole status, as of `now` (the first `limit` plans by name, and their count)."""
     head = overview(session, now)
-    return replace(head, plans=tuple(plan_states(session, now, head.pauses)))
+    plans, count = plan_states(session, now, head.pauses, limit)
+    return replace(head, plans=tuple(plans), plans_count=count)
 
 
 # ---- JSON ---------------------------------------------------------------------------
@@ -306,4 +317,5 @@ def summary_json(status: Status) -> dict[str, Any]:
 
 def as_json(status: Status) -> dict[str, Any]:
     """The status for scripts (`jupcron status --format json`)."""
-    return {**summary_json(status), "plans": [plan_json(p) for p in status.plans]}
+    return {**summary_json(status), "plans": [plan_json(p) for p in status.plans],
+            "plans_count": status.plans_count}  # fmt: skip

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from jupcron.errors import PlanError
 from jupcron.plans.apply import apply_paths
 from jupcron.store import plans as store_plans
+from jupcron.store import plansync
 from jupcron.store.engine import transaction
 from jupcron.store.models import PlanVersion
 from tests.fixtures.plans import PlanFiles, cancel_plan, recurring_plan, swap_plan, write_plans
@@ -172,17 +173,19 @@ def test_plan_moved_to_another_file_is_not_a_change(
 def test_many_new_plans_each_get_their_first_version(
     plans_factory: sessionmaker[Session], plan_files: PlanFiles
 ) -> None:
-    """New plans are inserted in batches (`FLUSH_BATCH` a flush): past a batch's end,
+    """New plans are inserted in batches (`READ_CHUNK` a statement): past a batch's end,
     each one still has exactly its own version 1, with its own content, beside a
     changed plan's version 2 in the same apply."""
-    count = store_plans.FLUSH_BATCH * 2 + 3
+    count = plansync.READ_CHUNK * 2 + 3
     apply_paths(plans_factory, [plan_files({"old.yaml": swap_plan("old")})], now=T0)
     changed = swap_plan("old")
     changed["request"]["amount"] = 2_000_000
     many = [swap_plan(f"p-{i:04d}") for i in range(count)]
     folder = plan_files({"old.yaml": changed, "many.yaml": many})
     diff, _ = apply_paths(plans_factory, [folder], now=T0 + timedelta(hours=1))
-    assert len(diff.added) == count
+    assert diff.count("added") == count
+    assert diff.added == tuple(f"p-{i:04d}" for i in range(plansync.SHOWN))  # the first by name
+    assert diff.lines()[plansync.SHOWN] == f"  … and {count - plansync.SHOWN} more added"
     assert diff.changed == ("old",)
     with transaction(plans_factory) as s:
         rows = s.execute(select(PlanVersion.plan_id, PlanVersion.version, PlanVersion.content))

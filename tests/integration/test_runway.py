@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -207,3 +208,39 @@ def test_a_runway_turned_off_by_a_reload_leaves_nothing_stale(watched: Watched) 
     assert later.check() == []
     assert json.loads(watched.status("--format", "json"))["runway"] == []
     assert metric(watched.get("/metrics"), "jupcron_runway_runs") == []
+
+
+def test_the_store_groups_plans_alike_for_the_runway(db_url: str, tmp_path: Path) -> None:
+    """100,000 plans on a few schedules are read as a few groups (the first by name and
+    a count), on SQLite and PostgreSQL; paused names are left out; the needs are those
+    of every plan counted alone."""
+    from jupcron.plans.apply import apply_paths
+    from jupcron.scheduling.runway import needs_of, runway
+    from jupcron.store import plans as store_plans
+    from jupcron.store.engine import make_engine, session_factory
+    from tests.fixtures.plans import swap_plan, write_plans
+
+    folder = tmp_path / "plans"
+    folder.mkdir()
+    plans = [swap_plan(f"p{i:02d}", every="1h" if i % 3 else "1d") for i in range(30)]
+    plans[5]["request"]["amount"] = 7
+    write_plans(folder / "p.yaml", plans)
+    engine = make_engine(db_url)
+    try:
+        factory = session_factory(engine)
+        apply_paths(factory, [folder], now=datetime.now(UTC))
+        with factory() as session:
+            groups = list(store_plans.enabled_alike(session, ["p01"]))
+            every = store_plans.enabled_plans(session)
+    finally:
+        engine.dispose()
+    counts = {plan.name: n for plan, n in groups}
+    assert counts == {"p00": 10, "p02": 18, "p05": 1}  # 1d, 1h (p01 paused, p05 apart)
+    wallet = "W"
+    alone = needs_of([p for p in every if p.name != "p01"], wallet)
+    grouped = needs_of(groups, wallet)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    mint = alone[0].mint
+    one = runway(wallet, mint, 10**9, alone, now, timedelta(days=2))
+    other = runway(wallet, mint, 10**9, grouped, now, timedelta(days=2))
+    assert (one.runs, one.upcoming, one.needed) == (other.runs, other.upcoming, other.needed)

@@ -1,16 +1,23 @@
-"""Scheduler jobs stay one per plan when reload skips the job scan for plans it
-never knew (the scan made start O(n²): 10,000 plans took 19 s to READY; tests/bench)."""
+"""The scheduler keeps no job (nor any object) per plan: each plan's next slot is a row
+(``plans.next_fire``), and APScheduler holds the plans watch alone. On SQLite and
+PostgreSQL: apply adopts, a change and a disable are settled, a restart reads the
+stored slots back, and the window is read from the store in time order, a page at a time."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from apscheduler.util import check_callable_args
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.plans.apply import apply_paths
 from jupcron.scheduling.scheduler import WATCH_JOB, Scheduler
+from jupcron.store import firing
+from jupcron.store.engine import transaction
+from jupcron.store.models import Plan
 from jupcron.store.records import PlanRecord
 from tests.fixtures.plans import PlanFiles, swap_plan
 
@@ -19,40 +26,86 @@ def ignore(plan: PlanRecord, slot: datetime) -> None:
     pass
 
 
-def test_one_job_per_plan_across_start_change_and_disable(
-    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
+def stored(factory: sessionmaker[Session]) -> dict[str, tuple[Any, ...]]:
+    with transaction(factory) as s:
+        rows = s.execute(select(Plan.name, Plan.version, Plan.fire_version, Plan.next_fire,
+                                Plan.enabled))  # fmt: skip
+        return {name: (version, fired, slot, on) for name, version, fired, slot, on in rows}
+
+
+def test_no_job_per_plan_across_start_change_and_disable(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
 ) -> None:
     now = datetime.now(UTC)
     plans = [swap_plan(name, every="1d") for name in ("a", "b", "c")]
-    apply_paths(sqlite_factory, [plan_files({"p.yaml": plans})], now=now)
-    scheduler = Scheduler(sqlite_factory, ignore, poll_interval=3600)
+    apply_paths(plans_factory, [plan_files({"p.yaml": plans})], now=now)
+    tomorrow = datetime.fromtimestamp((now.timestamp() // 86400 + 1) * 86400, UTC)
+    # apply stores each plan's first slot; no scheduler has adopted them yet
+    assert {n: r[1:3] for n, r in stored(plans_factory).items()} == {
+        n: (None, tomorrow) for n in "abc"
+    }
+    scheduler = Scheduler(plans_factory, ignore, poll_interval=3600)
     scheduler.start()
     try:
-        ids = [j.id for j in scheduler._aps.get_jobs() if j.id != WATCH_JOB]
-        assert len(ids) == 3
-        assert len({i.split("-")[1] for i in ids}) == 3  # one per plan id
-        assert all("-v1-" in i for i in ids)
-
+        assert [j.id for j in scheduler._aps.get_jobs()] == [WATCH_JOB]
+        assert {n: r[:3] for n, r in stored(plans_factory).items()} == {
+            n: (1, 1, tomorrow) for n in "abc"
+        }
         changed = [swap_plan("a", every="2d"), swap_plan("c", every="1d")]  # a changed, b gone
         apply_paths(
-            sqlite_factory, [plan_files({"p.yaml": changed})], now=now + timedelta(seconds=1)
+            plans_factory, [plan_files({"p.yaml": changed})], now=now + timedelta(seconds=1)
         )
-        scheduler.reload()
-        ids = [j.id for j in scheduler._aps.get_jobs() if j.id != WATCH_JOB]
-        assert len(ids) == 2
-        assert sorted("-v2-" in i for i in ids) == [False, True]  # a's v1 job is gone
+        diff = scheduler.reload()
+        assert diff is not None
+        assert (diff.added, diff.changed, diff.disabled) == ((), ("a",), ("b",))
+        assert [j.id for j in scheduler._aps.get_jobs()] == [WATCH_JOB]
+        rows = stored(plans_factory)
+        assert rows["a"][:2] == (2, 2)  # settled at its new version
+        assert rows["b"] == (2, 2, None, False)  # disabled: no slot
         assert set(scheduler.next_fires()) == {"a", "c"}
     finally:
         scheduler.stop(wait=True)
+    # a restart reads the stored slots: nothing to adopt or settle
+    again = Scheduler(plans_factory, ignore, poll_interval=3600)
+    again.start()
+    try:
+        assert again.reload() is None
+        assert set(again.next_fires()) == {"a", "c"}
+    finally:
+        again.stop(wait=True)
 
 
-def test_apscheduler_still_checks_job_args_with_the_precomputed_signatures(
+def test_apscheduler_still_checks_the_retry_jobs_args_with_the_precomputed_signature(
     sqlite_factory: sessionmaker[Session],
 ) -> None:
     scheduler = Scheduler(sqlite_factory, ignore)
-    check_callable_args(scheduler._due, [1, 2, "2026-01-01T00:00:00+00:00"], {})
     check_callable_args(scheduler._retry, [None, "2026-01-01T00:00:00+00:00"], {})
     with pytest.raises(ValueError, match="not been supplied: slot_text"):
-        check_callable_args(scheduler._due, [1, 2], {})
-    with pytest.raises(ValueError, match="allowed: 3, given in args: 4"):
-        check_callable_args(scheduler._fire_now, [1, 2, "x", "extra"], {})
+        check_callable_args(scheduler._retry, [None], {})
+
+
+def test_the_window_is_read_in_time_order_a_page_at_a_time(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    """Keyset pages over (next_fire, id): plans sharing a slot are split across pages
+    and none is read twice or left out."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    due = [now + timedelta(minutes=m % 4) for m in range(23)]
+    plans = [swap_plan(f"p{i:02d}") for i in range(23)]
+    for plan, at in zip(plans, due, strict=True):
+        plan["schedule"] = {"at": at.isoformat()}
+    apply_paths(plans_factory, [plan_files({"p.yaml": plans})], now=now - timedelta(hours=1))
+    with transaction(plans_factory) as s:
+        firing.adopt(s)
+    read: list[tuple[datetime, int]] = []
+    cursor = None
+    until = now + timedelta(minutes=3)  # the last minute's plans are beyond the window
+    while True:
+        with transaction(plans_factory) as s:
+            page = firing.due_page(s, cursor, until, 4)
+        read += [(slot, plan.id) for plan, slot in page]
+        if len(page) < 4:
+            break
+        cursor = read[-1]
+    assert read == sorted(read)
+    assert len(set(read)) == len(read) == sum(1 for at in due if at < until)

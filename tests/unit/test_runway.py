@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
 from jupcron.scheduling.runway import Need, needs_of, runway, runways, ui
 from jupcron.store.records import PlanRecord
 from jupcron.store.runway import RunwayState, runway_json, runway_text
@@ -147,3 +149,32 @@ def test_runs_at_one_instant_take_the_larger_first_and_the_count_is_bounded() ->
     other = runway("another-wallet", USDC, 0, needs, NOW, DAY)
     assert other.upcoming == 0
     assert other.plans == ()
+
+
+@pytest.mark.parametrize(
+    ("plans", "balance", "runs", "upcoming"),
+    [
+        (60, 10_000_000 * 100, 100, 60 * 2),  # 60 plans, two days: all 120 runs covered
+        (60, 10_000_000 * 61, 61, 60 * 2),  # the first day's 60 and one of the second
+        (3, 0, 0, 3 * 2),
+        (1, 10_000_000, 1, 2),
+    ],
+)
+def test_plans_sharing_a_schedule_count_as_many_runs_as_plans(
+    plans: int, balance: int, runs: int, upcoming: int
+) -> None:
+    """Plans with one schedule and amount are merged into one stream of runs (100,000
+    plans on 1,440 daily times cost 1,440 streams): the figures are those of each plan
+    counted alone."""
+    many = [swap(f"p{i:03d}", USDC, 10_000_000, {"cron": "0 9 * * *"}) for i in range(plans)]
+    found = runway(WALLET, USDC, balance, needs_of(many, WALLET), NOW, 2 * DAY)
+    assert (found.runs, found.upcoming) == (min(runs, upcoming), upcoming)
+    assert found.needed == upcoming * 10_000_000
+    bounded = runway(WALLET, USDC, balance, needs_of(many, WALLET), NOW, 2 * DAY, max_runs=7)
+    assert bounded.upcoming == min(7, upcoming)
+
+
+def test_a_runway_names_the_first_fifty_plans_and_counts_the_rest() -> None:
+    many = [swap(f"p{i:03d}", USDC, 1, {"every": "1d"}) for i in range(120)]
+    found = runway(WALLET, USDC, 10**9, needs_of(many, WALLET), NOW, DAY)
+    assert found.plans == (*(f"p{i:03d}" for i in range(50)), "… and 70 more")

@@ -1,0 +1,94 @@
+"""A fire that found the store unavailable (part of `jupcron.scheduling.scheduler.
+Scheduler`): not dropped, tried again every `store_retry` seconds (an APScheduler
+date job) until it fires, or is recorded as skipped once its grace has passed or
+its plan changed."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import structlog
+from apscheduler.schedulers.background import BackgroundScheduler
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from jupcron.errors import JupcronError, StoreBusyError
+from jupcron.scheduling.schedule import is_late
+from jupcron.store import plans as store_plans
+from jupcron.store.engine import transaction
+from jupcron.store.port import RunStore
+from jupcron.store.records import PlanRecord
+
+log = structlog.get_logger(__name__)
+
+UNAVAILABLE_ERROR = "missed: the store was unavailable until the slot's grace period had passed"
+UNAVAILABLE_CHANGED_ERROR = "missed: the store was unavailable, and the plan changed since"
+
+
+class Outages:
+    """What the retries need of the scheduler (it defines them)."""
+
+    _reader: sessionmaker[Session]
+    _runs: RunStore
+    _clock: Callable[[], datetime]
+    _aps: BackgroundScheduler
+    _store_retry: float
+    _on_misfire: Callable[[PlanRecord, list[datetime]], None] | None
+
+    def _aps_time(self, moment: datetime) -> datetime:
+        raise NotImplementedError
+
+    def _call(self, plan: PlanRecord, slot: datetime) -> None:
+        raise NotImplementedError
+
+    def _store_unavailable(self, plan: PlanRecord, slot: datetime, exc: Exception) -> None:
+        log.error(
+            "fire_store_unavailable", plan=plan.name, scheduled_for=slot.isoformat(),
+            error=str(exc), retry_in=self._store_retry,
+        )  # fmt: skip
+        self._aps.add_job(
+            self._retry,
+            "date",
+            run_date=self._aps_time(self._clock() + timedelta(seconds=self._store_retry)),
+            args=[plan, slot.isoformat()],
+            id=f"plan-{plan.id}-v{plan.version}-retry-{slot.isoformat()}",
+            replace_existing=True,
+        )
+
+    def _retry(self, plan: PlanRecord, slot_text: str) -> None:
+        """Fire a slot again after the store was unavailable; once its grace has passed
+        (or its plan changed), record it as skipped instead. Retried until one of the
+        two reaches the store: the slot's unique key makes a repeat harmless."""
+        slot = datetime.fromisoformat(slot_text)
+        try:
+            with transaction(self._reader) as session:
+                current = store_plans.plan_by_id(session, plan.id)
+        except (JupcronError, SQLAlchemyError) as exc:
+            self._store_unavailable(plan, slot, exc)
+            return
+        if current is None or not current.enabled or current.version != plan.version:
+            self._skip_unfired(plan, slot, UNAVAILABLE_CHANGED_ERROR)
+        elif is_late(plan.schedule, plan.name, slot, self._clock()):
+            if self._skip_unfired(plan, slot, UNAVAILABLE_ERROR) and self._on_misfire is not None:
+                self._on_misfire(plan, [slot])
+        else:
+            self._call(plan, slot)
+
+    def _skip_unfired(self, plan: PlanRecord, slot: datetime, error: str) -> bool:
+        """Record the slot as skipped; whether this call recorded it."""
+        try:
+            taken = self._runs.skip(plan, [slot], now=self._clock(), error=error)
+        except StoreBusyError as exc:
+            self._store_unavailable(plan, slot, exc)
+            return False
+        if taken:
+            log.warning("run_missed", plan=plan.name, scheduled_for=slot.isoformat(), reason=error)
+        return bool(taken)
+
+
+# APScheduler checks a job's callable against its args with `inspect.signature` on
+# every add_job; inspect honours a precomputed `__signature__`, so the check stays
+# (and stays right) but costs no re-derivation.
+Outages._retry.__signature__ = inspect.signature(Outages._retry)  # type: ignore[attr-defined]

@@ -1,0 +1,175 @@
+"""The scheduler's reload (part of `jupcron.scheduling.scheduler.Scheduler`): plans
+`plans apply` added are adopted as they are (apply stored their first slot), plans
+changed or disabled since they were settled are settled one by one (the old
+version's slots that never fired recorded as skipped, the new one caught up from
+its change), and at start the slots missed while no daemon ran are settled, all a
+page at a time."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+import structlog
+from sqlalchemy.orm import Session, sessionmaker
+
+from jupcron.errors import StoreBusyError
+from jupcron.scheduling import window as win
+from jupcron.scheduling.schedule import next_fire_times
+from jupcron.scheduling.slots import pending_of_previous, previous_version, record_unfired
+from jupcron.store import firing
+from jupcron.store import plans as store_plans
+from jupcron.store.engine import transaction
+from jupcron.store.plans import PlanDiff
+from jupcron.store.plansync import Names
+from jupcron.store.port import RunStore
+from jupcron.store.records import PlanRecord
+
+log = structlog.get_logger(__name__)
+
+SETTLE_PAGE = 500  # plans settled a transaction (changed ones, missed ones)
+
+
+class Reloading:
+    """What `Scheduler.reload` needs of the scheduler (it defines them)."""
+
+    _factory: sessionmaker[Session]
+    _reader: sessionmaker[Session]
+    _runs: RunStore
+    _clock: Callable[[], datetime]
+    _include: Callable[[PlanRecord], bool] | None
+    _led: set[int]
+    _lock: threading.RLock
+    _window: win.Window
+    _dirty: dict[int, tuple[datetime | None, int]]
+    _revision: int | None
+
+    def _flush(self) -> bool:
+        raise NotImplementedError
+
+    def _settle(self, plan: PlanRecord, last: datetime | None) -> None:
+        raise NotImplementedError
+
+    def _arm(self) -> None:
+        raise NotImplementedError
+
+    def reload(self) -> PlanDiff | None:
+        """Adopt added plans, settle changed and disabled ones; returns what changed
+        (None: nothing). The first load (at start) also settles the slots missed while
+        no daemon ran; it is no change: `scheduler_started` reports the plan count."""
+        added, changed, disabled = Names(), Names(), Names()
+        with self._lock:
+            first = self._revision is None
+            if not self._flush():
+                raise StoreBusyError("the store is unavailable: plans not reloaded")
+            with transaction(self._factory) as session:
+                rev = store_plans.revision(session)
+                names, count = firing.adopt(session)
+            for name in names:
+                if self._include is None:
+                    added.add(name)
+            added.count = count if self._include is None else 0
+            after = 0
+            while page := self._changed_page(after):
+                after = page[-1][0].id
+                mine = [c for c in page if self._include is None or self._include(c[0])]
+                self._settle_changed(mine, added, changed, disabled)
+            if first:
+                self._settle_missed()
+            if self._include is not None:
+                self._hand_over(added, first)
+            self._window.reset()
+            self._revision = rev
+        self._arm()
+        if not (added.count or changed.count or disabled.count):
+            return None
+        counts = {"added": added.count, "changed": changed.count, "disabled": disabled.count}
+        diff = PlanDiff(tuple(added.kept), tuple(changed.kept), tuple(disabled.kept),
+                        counts=counts)  # fmt: skip
+        if not first:
+            log.info("plans_reloaded", revision=rev, added=added.count,
+                     changed=changed.count, disabled=disabled.count)  # fmt: skip
+        return diff
+
+    def _changed_page(self, after: int) -> list[firing.Changed]:
+        with transaction(self._reader) as session:
+            return firing.changed_page(session, SETTLE_PAGE, after)
+
+    def _hand_over(self, added: Names, first: bool) -> None:
+        """Shards: plans handed to another daemon are dropped (nothing recorded: their
+        new leader fires their slots from the stored next_fire); plans gained are
+        settled like missed ones, and count as added. Leadership is per wallet: the
+        predicate is asked once a wallet (of one plan of it), the ids read by wallet."""
+        assert self._include is not None
+        with transaction(self._reader) as session:
+            wallets = {p.wallet for p in firing.wallets_settled(session) if self._include(p)}
+            led = firing.ids_of(session, wallets)
+        gained = sorted(led - self._led) if not first else []
+        for start in range(0, len(gained), SETTLE_PAGE):
+            with transaction(self._reader) as session:
+                page = firing.plans_by_id(session, gained[start : start + SETTLE_PAGE])
+                lasts = firing.last_slots(session, [p.id for p in page])
+            for plan in page:
+                added.add(plan.name)
+                self._settle(plan, lasts.get(plan.id))
+        for pid in self._led - led:
+            self._window.drop(pid)
+        self._led = led
+
+    def _settle_changed(
+        self, page: list[firing.Changed],
+        added: Names, changed: Names, disabled: Names,
+    ) -> None:  # fmt: skip
+        """Plans changed (or disabled) since they were settled: the old version's slots
+        that never fired are recorded, the new one settled from its change."""
+        with transaction(self._reader) as session:
+            lasts = firing.last_slots(session, [plan.id for plan, _, _ in page])
+        done: dict[int, tuple[datetime | None, int]] = {}
+        for plan, old, stored in page:
+            live, dirty = self._window.drop(plan.id), self._dirty.pop(plan.id, None)
+            if old == 0:  # settled before 0011: as a plan this daemon never knew
+                was_on = True
+                pending, schedule = pending_of_previous(self._factory, plan) if plan.version > 1 \
+                    else (None, None)  # fmt: skip
+            else:
+                was_on, schedule = previous_version(self._factory, plan, old)
+                pending = live.slot if live else dirty[0] if dirty else stored
+                schedule = live.plan.schedule if live else schedule
+                last = lasts.get(plan.id)
+                after_last = next_fire_times(schedule, last, 1) if schedule and last else []
+                if pending is not None and after_last and after_last[0] > pending:
+                    pending = after_last[0]  # a lower bound: slots up to the last run are settled
+            if plan.enabled:
+                (changed if was_on and old else added).add(plan.name)
+            elif was_on:
+                disabled.add(plan.name)
+            if was_on and pending is not None and schedule is not None:
+                skipped = record_unfired(self._runs, plan, schedule, pending, now=self._clock())
+                if skipped:
+                    log.warning("run_missed", plan=plan.name, skipped=skipped,
+                                reason="plan_changed")  # fmt: skip
+            if plan.enabled:
+                self._settle(plan, lasts.get(plan.id))
+                done[plan.id] = self._dirty.pop(plan.id, (None, plan.version))
+            else:
+                done[plan.id] = (None, plan.version)
+        with transaction(self._factory) as session:
+            firing.set_next(session, done, settle=True)
+
+    def _settle_missed(self) -> None:
+        """At start: the plans whose next slot passed while no daemon ran."""
+        now = self._clock()
+        after: firing.Cursor | None = None
+        while True:
+            with transaction(self._reader) as session:
+                page = firing.missed_page(session, now, SETTLE_PAGE, after)
+                mine = [p for p, _ in page if self._include is None or self._include(p)]
+                lasts = firing.last_slots(session, [p.id for p in mine])
+            if not page:
+                return
+            after = (page[-1][1], page[-1][0].id)
+            for plan in mine:
+                self._settle(plan, lasts.get(plan.id))
+            if not self._flush():
+                raise StoreBusyError("the store is unavailable: missed slots not settled")

@@ -1,0 +1,125 @@
+"""The scheduler's window: the plans due in the next minute or so, in memory by due
+time, read from the store a page at a time (``plans.next_fire``, in (next_fire, id)
+order). Every other plan is a row in the store, not an object here: memory is
+flat in the plan count, and so is the work of a wake-up.
+
+A plan is *live* while its pending slot is in the window: in the heap, or handed to
+the workers and not yet started. The cursor is the last (next_fire, id) read:
+every settled plan up to it is live, or fired and queued past it (its next slot
+is written to the store, where a later page finds it). Pure bookkeeping and
+maths, no store, no clock: the scheduler passes `now`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from jupcron.scheduling.schedule import jitter_delay
+from jupcron.store.records import PlanRecord
+
+HORIZON = timedelta(seconds=60)  # a page reads the plans due within this
+REFILL_AT = timedelta(seconds=30)  # read on when the cursor is this close to now
+CAPACITY = 5_000  # live plans at most (~3 KB each): a larger backlog waits in the store
+PAGE = 1_000  # plans a read
+MAX_SLEEP = 1.0  # seconds, while the window is full (a fire that starts makes room)
+FLUSH_EVERY = 1.0  # seconds between writes of the next slots of plans that fired
+
+Cursor = tuple[datetime, int]
+
+
+@dataclass(frozen=True, eq=False)
+class Entry:
+    """A plan's pending slot: `due` is the slot plus the plan's stable jitter."""
+
+    plan: PlanRecord
+    slot: datetime
+    due: datetime
+
+
+def entry(plan: PlanRecord, slot: datetime) -> Entry:
+    return Entry(plan, slot, slot + jitter_delay(plan.schedule, plan.name, slot))
+
+
+def covered(cursor: Cursor | None, slot: datetime, plan_id: int) -> bool:
+    """Is (slot, plan_id) at or before the cursor (a page read it already)?"""
+    return cursor is not None and (slot, plan_id) <= cursor
+
+
+def wants_refill(cursor: Cursor | None, live: int, now: datetime) -> bool:
+    """Read the next page: nothing read yet, or the cursor near now, and room left."""
+    if live >= CAPACITY:
+        return False
+    return cursor is None or cursor[0] - now <= REFILL_AT
+
+
+def sleep_for(
+    next_due: datetime | None, cursor: Cursor | None, live: int, now: datetime,
+    flush_in: float | None = None,
+) -> float:  # fmt: skip
+    """Seconds until the next thing to do: a due entry, a refill, a flush; at most
+    `MAX_SLEEP` while the window is full (room comes as fires start), never below 0."""
+    waits = [] if flush_in is None else [flush_in]
+    if next_due is not None:
+        waits.append((next_due - now).total_seconds())
+    if live >= CAPACITY:
+        waits.append(MAX_SLEEP)
+    elif cursor is not None:
+        waits.append((cursor[0] - REFILL_AT - now).total_seconds())
+    else:
+        waits.append(0.0)
+    return max(0.0, min(waits))
+
+
+@dataclass
+class Window:
+    heap: list[tuple[datetime, int, Entry]] = field(default_factory=list)
+    live: dict[int, Entry] = field(default_factory=dict)
+    cursor: Cursor | None = None
+    _order: itertools.count[int] = field(default_factory=itertools.count)
+
+    def put(self, item: Entry) -> None:
+        """Make `item` its plan's pending slot (a stale one left in the heap is skipped)."""
+        self.live[item.plan.id] = item
+        heapq.heappush(self.heap, (item.due, next(self._order), item))
+
+    def drop(self, plan_id: int) -> Entry | None:
+        return self.live.pop(plan_id, None)
+
+    def next_due(self) -> datetime | None:
+        while self.heap and self.live.get(self.heap[0][2].plan.id) is not self.heap[0][2]:
+            heapq.heappop(self.heap)
+        return self.heap[0][0] if self.heap else None
+
+    def pop_due(self, now: datetime) -> list[Entry]:
+        """The live entries due at `now`, earliest first; they stay live until started."""
+        out = []
+        while (due := self.next_due()) is not None and due <= now:
+            out.append(heapq.heappop(self.heap)[2])
+        return out
+
+    def covers(self, slot: datetime, plan_id: int) -> bool:
+        return covered(self.cursor, slot, plan_id)
+
+    def read(
+        self, page: list[tuple[PlanRecord, datetime]], limit: int, until: datetime,
+        include: Callable[[PlanRecord], bool] | None = None,
+    ) -> None:  # fmt: skip
+        """A page read from the store (at most `limit` plans due before `until`): plans
+        already live keep their entry, plans `include` refuses (another daemon's) are
+        passed over; the cursor moves to the page's last plan, or to `until` when the
+        page was not full."""
+        for plan, slot in page:
+            if plan.id not in self.live and (include is None or include(plan)):
+                self.put(entry(plan, slot))
+        if len(page) < limit:
+            self.cursor = (until, 0)
+        else:
+            self.cursor = (page[-1][1], page[-1][0].id)
+
+    def reset(self) -> None:
+        """Read again from the start (a reload: new plans may be due before the cursor)."""
+        self.cursor = None

@@ -1,0 +1,286 @@
+"""`plans apply` against the store, a batch of plans at a time: memory stays flat in
+the plan count (no dict of every stored plan, no list of every name in the diff).
+
+`PlanSync.batch` compares plans (one file's, say) with their stored rows, read by
+name, and with `now` writes the differences in the caller's transaction (Core
+statements, many rows a statement); `finish` disables the stored plans that
+are gone and returns the diff. A new plan's first slot after `now` is stored
+with it (``next_fire``, for the scheduler, which reads the plans due next from
+the store instead of keeping one object per plan); a changed or disabled plan's
+is left to the scheduler, which first records the old version's unfired slots.
+
+The diff names at most `SHOWN` plans of each kind (the first by name) and
+counts all of them: `PlanDiff.lines` ends each kind with ``… and N more``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, insert, select, update
+from sqlalchemy.orm import Session
+
+from jupcron.domain import DEFAULT_WALLET
+from jupcron.plans.schema import wallet_content
+from jupcron.scheduling.schedule import next_fire_times, parse_schedule
+from jupcron.store.models import Plan, PlanVersion
+
+PLANS = cast(Table, Plan.__table__)
+VERSIONS = cast(Table, PlanVersion.__table__)
+SHOWN = 1000  # plans named per kind in a diff; the rest are counted
+READ_CHUNK = 500  # names per SELECT … WHERE name IN (…)
+_CONTENT = ("kind", "schedule", "request", "settings", "enabled", "description")
+
+
+class Names:
+    """The first `limit` names by name (sorted), and how many there were."""
+
+    def __init__(self, limit: int = SHOWN) -> None:
+        self.limit = limit
+        self.kept: list[str] = []
+        self.count = 0
+
+    def add(self, name: str) -> None:
+        self.count += 1
+        if len(self.kept) < self.limit:
+            bisect.insort(self.kept, name)
+        elif name < self.kept[-1]:
+            bisect.insort(self.kept, name)
+            self.kept.pop()
+
+    def __contains__(self, name: str) -> bool:
+        at = bisect.bisect_left(self.kept, name)
+        return at < len(self.kept) and self.kept[at] == name
+
+
+@dataclass
+class Tally:
+    added: Names = field(default_factory=Names)
+    changed: Names = field(default_factory=Names)
+    disabled: Names = field(default_factory=Names)
+    unchanged: Names = field(default_factory=Names)
+    versions: dict[str, int] = field(default_factory=dict)
+    changes: dict[str, list[str]] = field(default_factory=dict)
+
+    def note(self, kind: str, name: str, version: int | None = None,
+             change: list[str] | None = None) -> None:  # fmt: skip
+        names: Names = getattr(self, kind)
+        names.add(name)
+        if name in names and version is not None:
+            self.versions[name] = version
+            if change is not None:
+                self.changes[name] = change
+
+    def trimmed(self) -> None:
+        """Forget versions and changes of names no longer kept (a later name came first)."""
+        kept = {n for kind in (self.added, self.changed, self.disabled) for n in kind.kept}
+        if len(self.versions) > 2 * len(kept):
+            self.versions = {n: v for n, v in self.versions.items() if n in kept}
+            self.changes = {n: c for n, c in self.changes.items() if n in kept}
+
+
+class NextFires:
+    """A plan's first slot after `now`, worked out once per distinct schedule."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self._known: dict[Any, datetime | None] = {}
+
+    def __call__(self, schedule: dict[str, Any]) -> datetime | None:
+        try:
+            key: Any = tuple(sorted(schedule.items()))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in self._known:
+            return self._known[key]
+        fires = next_fire_times(parse_schedule(schedule), self.now, 1)
+        found = fires[0] if fires else None
+        if key is not None and len(self._known) < 100_000:
+            self._known[key] = found
+        return found
+
+
+Content = Callable[[Any], dict[str, Any]]
+
+
+class PlanSync:
+    """One apply (with `now`) or diff (without), in the caller's transaction."""
+
+    def __init__(self, session: Session, now: datetime | None, hasher: Callable[..., str],
+                 changes_of: Callable[[Any, Any], list[str]]) -> None:  # fmt: skip
+        self.session, self.now = session, now
+        self.hash, self.changes_of = hasher, changes_of
+        self.tally = Tally()
+        self.wanted: set[str] = set()
+        self._next = NextFires(now) if now is not None else None
+
+    # ---- plans from the files -----------------------------------------------------
+    def batch(self, plans: Sequence[Any]) -> list[str]:
+        """Compare (and with `now`, write) these `PlanInput`s; the names added or changed."""
+        fresh: list[str] = []
+        for start in range(0, len(plans), READ_CHUNK):
+            fresh += self._chunk(plans[start : start + READ_CHUNK])
+        self.tally.trimmed()
+        return fresh
+
+    def _chunk(self, plans: Sequence[Any]) -> list[str]:
+        names = [p.name for p in plans]
+        self.wanted.update(names)
+        columns = (PLANS.c.id, PLANS.c.name, PLANS.c.version, PLANS.c.content_hash,
+                   PLANS.c.source, PLANS.c.fire_version)  # fmt: skip
+        stored = {r.name: r for r in self.session.execute(
+            select(*columns).where(PLANS.c.name.in_(names)))}  # fmt: skip
+        new: list[tuple[Any, str]] = []
+        fresh: list[str] = []
+        for plan in plans:
+            digest = plan.content_hash()
+            row = stored.get(plan.name)
+            if row is None:
+                new.append((plan, digest))
+                fresh.append(plan.name)
+                self.tally.note("added", plan.name, 1)
+            elif row.content_hash != digest:
+                fresh.append(plan.name)
+                old = self._content(row.id)
+                self.tally.note("changed", plan.name, row.version + 1,
+                                self.changes_of(old, plan.content()))  # fmt: skip
+                if self.now is not None:
+                    self._change(row, plan, digest)
+            else:
+                self.tally.note("unchanged", plan.name)
+                if self.now is not None and plan.source and row.source != plan.source:
+                    self.session.execute(  # moved to another file: same plan, same version
+                        update(PLANS).where(PLANS.c.id == row.id).values(source=plan.source)
+                    )
+        if self.now is not None and new:
+            self._insert(new)
+        return fresh
+
+    def _content(self, plan_id: int) -> dict[str, Any]:
+        row = self.session.execute(
+            select(*(PLANS.c[c] for c in _CONTENT), PLANS.c.wallet).where(PLANS.c.id == plan_id)
+        ).one()
+        content = dict(row._mapping)
+        wallet = content.pop("wallet")
+        return {**content, **wallet_content(wallet)}
+
+    def _insert(self, new: list[tuple[Any, str]]) -> None:
+        now = self.now
+        assert now is not None
+        assert self._next is not None
+        rows = []
+        for plan, digest in new:
+            first = self._next(plan.schedule)
+            rows.append({**plan.content(), "wallet": plan.wallet, "name": plan.name,
+                         "source": plan.source,
+                         "content_hash": digest, "version": 1, "created_at": now,
+                         "updated_at": now, "next_fire": first if plan.enabled else None,
+                         "fire_version": None})  # fmt: skip
+        stmt = insert(PLANS).returning(PLANS.c.id, sort_by_parameter_order=True)
+        ids = [i for (i,) in self.session.execute(stmt, rows)]
+        self.session.execute(insert(VERSIONS), [
+            _version(plan_id, 1, row, True, now) for plan_id, row in zip(ids, rows, strict=True)
+        ])  # fmt: skip
+
+    def _change(self, row: Any, plan: Any, digest: str) -> None:
+        now = self.now
+        assert now is not None
+        values = {**plan.content(), "wallet": plan.wallet, "source": plan.source,
+                  "content_hash": digest, "version": row.version + 1,
+                  "updated_at": now}  # fmt: skip
+        self.session.execute(update(PLANS).where(PLANS.c.id == row.id).values(
+            **values, **_settled_at(row)))  # fmt: skip
+        self.session.execute(insert(VERSIONS),
+                             [_version(row.id, row.version + 1, {**values, "name": plan.name},
+                                       plan.enabled, now)])  # fmt: skip
+
+    # ---- plans that are gone ------------------------------------------------------
+    def finish(self, gone: Callable[[str | None], bool]) -> Tally:
+        """Disable the enabled stored plans not among the files' whose file `gone` says
+        was scanned (or no longer exists); read a page at a time."""
+        after = 0
+        while True:
+            page = list(self.session.execute(
+                select(PLANS.c.id, PLANS.c.name, PLANS.c.source, PLANS.c.version,
+                       PLANS.c.fire_version)
+                .where(PLANS.c.enabled.is_(True), PLANS.c.id > after)
+                .order_by(PLANS.c.id).limit(READ_CHUNK)))  # fmt: skip
+            if not page:
+                break
+            after = page[-1].id
+            for row in page:
+                if row.name in self.wanted or not gone(row.source):
+                    continue
+                self.tally.note("disabled", row.name, row.version + 1)
+                if self.now is not None:
+                    self._disable(row)
+        self.tally.trimmed()
+        return self.tally
+
+    def _disable(self, row: Any) -> None:
+        now = self.now
+        assert now is not None
+        content = {**self._content(row.id), "enabled": False}
+        digest = self.hash(content)
+        self.session.execute(
+            update(PLANS)
+            .where(PLANS.c.id == row.id)
+            .values(
+                version=row.version + 1,
+                enabled=False,
+                updated_at=now,
+                content_hash=digest,
+                **_settled_at(row),
+            )
+        )
+        values = {**content, "name": row.name, "source": row.source, "content_hash": digest}
+        self.session.execute(insert(VERSIONS),
+                             [_version(row.id, row.version + 1, values, False, now)])  # fmt: skip
+
+
+def _settled_at(row: Any) -> dict[str, Any]:
+    """A plan no scheduler adopted yet, changed: as if settled at the version it had
+    (its stored first slot is that version's), so the scheduler records that version's
+    slots that never fired."""
+    return {"fire_version": row.version} if row.fire_version is None else {}
+
+
+def _version(plan_id: int, version: int, values: dict[str, Any], enabled: bool,
+             now: datetime) -> dict[str, Any]:  # fmt: skip
+    content = {k: values[k] for k in (*_CONTENT, "name", "source")}
+    content.update(wallet_content(values.get("wallet", DEFAULT_WALLET)))
+    return {
+        "plan_id": plan_id,
+        "version": version,
+        "content": content,
+        "content_hash": values["content_hash"],
+        "enabled": enabled,
+        "created_at": now,
+    }
+
+
+def in_chunks(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def gone_check(scanned: Collection[str] | None) -> Callable[[str | None], bool]:
+    from pathlib import Path
+
+    def gone(source: str | None) -> bool:
+        if scanned is None or source is None:
+            return True
+        return source in scanned or not Path(source).exists()
+
+    return gone
