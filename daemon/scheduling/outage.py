@@ -40,7 +40,10 @@ class Outages:
     def _aps_time(self, moment: datetime) -> datetime:
         raise NotImplementedError
 
-    def _call(self, plan: PlanRecord, slot: datetime) -> None:
+    def _call(self, plan: PlanRecord, slot: datetime) -> bool:
+        raise NotImplementedError
+
+    def _handed_back(self, plan_id: int) -> None:
         raise NotImplementedError
 
     def _store_unavailable(self, plan: PlanRecord, slot: datetime, exc: Exception) -> None:
@@ -69,20 +72,25 @@ class Outages:
             self._store_unavailable(plan, slot, exc)
             return
         if current is None or not current.enabled or current.version != plan.version:
-            self._skip_unfired(plan, slot, UNAVAILABLE_CHANGED_ERROR)
+            settled = self._skip_unfired(plan, slot, UNAVAILABLE_CHANGED_ERROR) is not None
         elif is_late(plan.schedule, plan.name, slot, self._clock()):
-            if self._skip_unfired(plan, slot, UNAVAILABLE_ERROR) and self._on_misfire is not None:
+            taken = self._skip_unfired(plan, slot, UNAVAILABLE_ERROR)
+            if taken and self._on_misfire is not None:
                 self._on_misfire(plan, [slot])
+            settled = taken is not None
         else:
-            self._call(plan, slot)
+            settled = self._call(plan, slot)
+        if settled:  # recorded or claimed: the plan's next slot may be written
+            self._handed_back(plan.id)
 
-    def _skip_unfired(self, plan: PlanRecord, slot: datetime, error: str) -> bool:
-        """Record the slot as skipped; whether this call recorded it."""
+    def _skip_unfired(self, plan: PlanRecord, slot: datetime, error: str) -> bool | None:
+        """Record the slot as skipped; whether this call recorded it (False: it had a
+        row already), None when the store was unavailable again (retried later)."""
         try:
             taken = self._runs.skip(plan, [slot], now=self._clock(), error=error)
         except StoreBusyError as exc:
             self._store_unavailable(plan, slot, exc)
-            return False
+            return None
         if taken:
             log.warning("run_missed", plan=plan.name, scheduled_for=slot.isoformat(), reason=error)
         return bool(taken)

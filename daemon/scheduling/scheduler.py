@@ -116,6 +116,9 @@ class Scheduler(Reloading, Outages):
         # fires handed to `fire` and not yet back: a stop waits for them, and starts no more
         self._calls = 0
         self._stopping = False
+        # plans with a slot handed over, maybe not claimed yet: their next slots stay
+        # unwritten (`_flush`): next_fire never passes a slot that may have no run row
+        self._inflight: dict[int, int] = {}
         self._calls_lock = threading.Lock()
 
     # ------------------------------------------------------------ lifecycle
@@ -236,6 +239,7 @@ class Scheduler(Reloading, Outages):
                 self._refill(now)
             due = self._window.pop_due(self._clock())
         for item in due:
+            self._handed(item.plan.id)
             self._pool.submit(self._due, item)
 
     def _refill(self, now: datetime) -> None:
@@ -257,7 +261,12 @@ class Scheduler(Reloading, Outages):
         self._flushed = time.monotonic()
         if not self._dirty:
             return True
-        dirty, self._dirty = self._dirty, {}
+        with self._lock:
+            dirty = {k: v for k, v in self._dirty.items() if k not in self._inflight}
+            for pid in dirty:
+                del self._dirty[pid]
+        if not dirty:
+            return True
         try:
             with transaction(self._factory) as session:
                 firing.set_next(session, dirty)
@@ -297,6 +306,7 @@ class Scheduler(Reloading, Outages):
         self._queue_after(plan, now)
         if result.run is not None:
             log.info("run_caught_up", plan=plan.name, scheduled_for=result.run.isoformat())
+            self._handed(plan.id)
             self._pool.submit(self._fire_now, plan, plan.version, result.run.isoformat())
 
     def _queue_after(self, plan: PlanRecord, after: datetime) -> None:
@@ -318,35 +328,65 @@ class Scheduler(Reloading, Outages):
         else:
             self._window.drop(plan.id)
 
+    def _handed(self, plan_id: int) -> None:
+        with self._lock:
+            self._inflight[plan_id] = self._inflight.get(plan_id, 0) + 1
+
+    def _handed_back(self, plan_id: int) -> None:
+        """A slot handed over is claimed, recorded or dropped: its plan's next slot
+        may be written."""
+        with self._lock:
+            left = self._inflight.get(plan_id, 0) - 1
+            if left > 0:
+                self._inflight[plan_id] = left
+            else:
+                self._inflight.pop(plan_id, None)
+
     def _due(self, item: win.Entry) -> None:
+        settled = True
+        try:
+            settled = self._due_now(item)
+        finally:
+            if settled:
+                self._handed_back(item.plan.id)
+
+    def _due_now(self, item: win.Entry) -> bool:
         """A slot is due: queue the plan's next slot, then fire (or settle if too late)."""
         plan, slot = item.plan, item.slot
         with self._lock:
             if self._window.live.get(plan.id) is not item:
-                return  # replaced by a reload (which recorded its slot)
+                return True  # replaced by a reload (which recorded its slot)
             if is_late(plan.schedule, plan.name, slot, self._clock()):
                 log.warning("fire_late", plan=plan.name, scheduled_for=slot.isoformat())
                 with self._reader() as session:
                     last = runs.last_slot(session, plan.id)
                 self._settle(plan, last)
-                return
+                return True
             self._queue_after(plan, slot)
-        self._call(plan, slot)
+        return self._call(plan, slot)
 
     def _fire_now(self, plan: PlanRecord, version: int, slot_text: str) -> None:
-        with self._lock:
-            live = self._window.live.get(plan.id)
-        if live is not None and live.plan.version != version:
-            return  # changed since: the reload settled it
-        self._call(plan, datetime.fromisoformat(slot_text))
+        settled = True
+        try:
+            with self._lock:
+                live = self._window.live.get(plan.id)
+            if live is not None and live.plan.version != version:
+                return  # changed since: the reload settled it
+            settled = self._call(plan, datetime.fromisoformat(slot_text))
+        finally:
+            if settled:
+                self._handed_back(plan.id)
 
-    def _call(self, plan: PlanRecord, slot: datetime) -> None:
+    def _call(self, plan: PlanRecord, slot: datetime) -> bool:
+        """Fire `slot`; False when it may still have no row (a stop came first, or the
+        store was unavailable and a retry is queued): its plan's next slot stays
+        unwritten meanwhile."""
         with self._calls_lock:
             if self._stopping:
                 log.info(
                     "fire_not_started_stopping", plan=plan.name, scheduled_for=slot.isoformat()
                 )
-                return
+                return False
             self._calls += 1
         log.info("fire_dispatched", plan=plan.name, scheduled_for=slot.isoformat())
         try:
@@ -354,8 +394,10 @@ class Scheduler(Reloading, Outages):
         except StoreBusyError as exc:
             # maybe before the claim: the slot may have no row yet, so it must not be dropped
             self._store_unavailable(plan, slot, exc)
+            return False
         except Exception as exc:  # noqa: BLE001 - the runner's bug must not stop the schedule
             log.error("fire_failed", plan=plan.name, scheduled_for=slot.isoformat(), error=str(exc))
         finally:
             with self._calls_lock:
                 self._calls -= 1
+        return True

@@ -5,6 +5,8 @@ stored slots back, and the window is read from the store in time order, a page a
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,11 +17,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.plans.apply import apply_paths
 from jupcron.scheduling.scheduler import WATCH_JOB, Scheduler
+from jupcron.scheduling.window import FLUSH_EVERY
 from jupcron.store import firing
 from jupcron.store.engine import transaction
 from jupcron.store.models import Plan
 from jupcron.store.records import PlanRecord
 from tests.fixtures.plans import PlanFiles, swap_plan
+from tests.fixtures.runs import record_run
+from tests.support.wait import wait_until
 
 
 def ignore(plan: PlanRecord, slot: datetime) -> None:
@@ -109,3 +114,39 @@ def test_the_window_is_read_in_time_order_a_page_at_a_time(
         cursor = read[-1]
     assert read == sorted(read)
     assert len(set(read)) == len(read) == sum(1 for at in due if at < until)
+
+
+def test_a_slot_under_way_keeps_its_plan_next_fire_until_it_is_claimed(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    """A crash between a slot's hand-over and its claim must leave that slot for the
+    next start to settle: the stored next_fire does not pass it before its row exists
+    (it once became NULL for a one-shot plan at the hand-over, and the slot was lost)."""
+    now = datetime.now(UTC)
+    due = (now + timedelta(seconds=2)).replace(microsecond=0)
+    plan = swap_plan("once", schedule={"at": due.isoformat(), "grace": 120})
+    apply_paths(plans_factory, [plan_files({"p.yaml": [plan]})], now=now)
+    handed, release = threading.Event(), threading.Event()
+    claimed: list[datetime] = []
+
+    def fire(record: PlanRecord, slot: datetime) -> None:
+        handed.set()
+        assert release.wait(30)
+        assert record_run(plans_factory, record, slot, now=slot) is not None
+        claimed.append(slot)
+
+    scheduler = Scheduler(plans_factory, fire, poll_interval=3600)
+    scheduler.start()
+    try:
+        assert handed.wait(30)
+        # several flush periods pass while the fire has not claimed its slot
+        deadline = time.monotonic() + 3 * FLUSH_EVERY
+        while time.monotonic() < deadline:
+            assert stored(plans_factory)["once"][2] == due
+            time.sleep(0.1)
+        release.set()
+        assert wait_until(lambda: stored(plans_factory)["once"][2] is None, timeout=30)
+        assert claimed == [due]
+    finally:
+        release.set()
+        scheduler.stop(wait=True)
