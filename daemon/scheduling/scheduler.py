@@ -5,17 +5,14 @@ Plans are rows, not jobs: each plan's next slot is stored with it
 only the plans due within the next minute (`jupcron.scheduling.window`), read
 from the store a page at a time in time order. One thread sleeps until the next
 due slot (or the next page), then hands each due ``(plan, slot)`` to a pool of
-`workers` threads; a fire first queues the plan's following slot, then calls
-`fire`. Memory and a wake-up's work are flat in the plan count. Fire times come
-from our own schedule maths (`jupcron.scheduling.schedule`). The runner's unique
-(plan, slot) claim makes a double fire harmless. APScheduler runs the plans
-watch and the retries after a store outage.
+`workers` threads; a fire first queues the plan's following slot (stored only once
+the slot is claimed), then calls `fire`. Memory and work are flat in the plan
+count; the unique (plan, slot) claim makes a double fire harmless. APScheduler
+runs the plans watch and the retries after a store outage.
 
-Misfires: a fire that starts more than the plan's ``grace`` late, and every slot
-that passed while the daemon was down (at start, the plans whose ``next_fire``
-is past), is settled by `jupcron.scheduling.schedule.catch_up` (``skip``:
-recorded as ``skipped``; ``run-once``: the latest within grace runs, the rest
-are ``skipped``).
+Misfires: a fire more than the plan's ``grace`` late, and every slot that passed
+while the daemon was down (at start: ``next_fire`` past), is settled by `catch_up`
+(``skip``: recorded ``skipped``; ``run-once``: the latest within grace runs).
 
 Reload: `reload()` (the SIGHUP path) adopts the plans `plans apply` added (their
 first slot is stored), settles the changed and disabled ones (their old version's
@@ -23,10 +20,9 @@ unfired slots recorded as skipped) and reads the window again; a watch job polls
 the store's plans revision every ``poll_interval`` seconds and reloads when it
 changed (so `plans apply` from anywhere takes effect).
 
-Shards: ``include`` (the wallets this daemon leads) filters the plans it fires; the
-daemon calls `reload()` when its led set changes. A plan handed to another daemon
-is dropped without recording anything (its new leader fires its slots from the
-stored ``next_fire``); a plan gained is settled like one missed.
+Shards: ``include`` (the wallets this daemon leads) filters the plans it fires;
+`reload()` when the led set changes drops a plan handed over without a record (its
+new leader fires from the stored ``next_fire``) and settles one gained as missed.
 """
 
 from __future__ import annotations
