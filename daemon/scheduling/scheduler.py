@@ -105,16 +105,15 @@ class Scheduler(Reloading, Outages):
         self._window = win.Window()
         self._dirty: dict[int, tuple[datetime | None, int]] = {}  # next slots to write
         self._flushed = time.monotonic()
-        self._wake = threading.Condition()
+        self._wake = threading.Condition()  # taken after `_lock`, never before it
+        self._armed = False  # the window changed since the timer read it
         self._loop: threading.Thread | None = None
         self._revision: int | None = None
         self._last_poll_ok = 0.0
         # fires handed to `fire` and not yet back: a stop waits for them, and starts no more
         self._calls = 0
         self._stopping = False
-        # plans with a slot handed over, maybe not claimed yet: their next slots stay
-        # unwritten (`_flush`): next_fire never passes a slot that may have no run row
-        self._inflight: dict[int, int] = {}
+        self._inflight: dict[int, int] = {}  # plans whose handed-over slot may lack a row
         self._calls_lock = threading.Lock()
 
     # ------------------------------------------------------------ lifecycle
@@ -203,13 +202,14 @@ class Scheduler(Reloading, Outages):
     def _run(self) -> None:
         """The timer: sleep until something is due, hand it to the workers, repeat."""
         while True:
+            with self._lock:  # then `_wake`: `_arm` is called with `_lock` held
+                wait = self._sleep_for()
             with self._wake:
                 if self._stopping:
                     return
-                with self._lock:
-                    wait = self._sleep_for()
-                if wait > 0:
+                if wait > 0 and not self._armed:
                     self._wake.wait(wait)
+                self._armed = False
                 if self._stopping:
                     return
             try:
@@ -275,6 +275,7 @@ class Scheduler(Reloading, Outages):
     def _arm(self) -> None:
         """Wake the timer: the window changed."""
         with self._wake:
+            self._armed = True
             self._wake.notify_all()
 
     # ------------------------------------------------------------ firing
