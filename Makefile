@@ -8,19 +8,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench lint chaos postgres-tools chromium systemd-tools systemd-test clean
 
-WHEELS := $(VENV)/wheelhouse
-
-# the dependencies' wheels (and the build's own requirements) are downloaded once, into
-# $(WHEELS): the venv installs from them, and so does the README's install inside
-# tests/system's machine, instead of asking an index a second time
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	rm -rf $(WHEELS)
-	$(BIN)/python -m pip wheel --quiet --wheel-dir $(WHEELS) ".[test,postgres]" \
-	  $$($(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"])')
-	rm -f $(WHEELS)/jupcron-*.whl
-	$(BIN)/python -m pip install --quiet --no-index --find-links $(WHEELS) -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
 	@touch $(STAMP)
 
 demo: $(STAMP)

@@ -118,22 +118,6 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
         yield running
 
 
-# the wheels `make` downloaded for .venv (the Makefile's $(WHEELS)): the machine's pip takes
-# jupcron's dependencies and its build's setuptools from them, offline, instead of resolving
-# and downloading them again. The README's commands run as written; only pip's settings
-# (PIP_NO_INDEX, PIP_FIND_LINKS, as an operator's mirror would be) differ. A wheelhouse
-# older than pyproject.toml is not used: the install then asks the index as before.
-WHEELHOUSE = Path(sys.prefix) / "wheelhouse"
-
-
-def wheelhouse_env() -> dict[str, str]:
-    """pip's settings for the install: the wheelhouse if it is there and current."""
-    pyproject = ROOT / "pyproject.toml"
-    if not WHEELHOUSE.is_dir() or WHEELHOUSE.stat().st_mtime < pyproject.stat().st_mtime:
-        return {}
-    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
-
-
 LATER = "2099-01-01T00:00:00Z"  # a plan loaded at install that never fires during the suite
 
 
@@ -145,9 +129,7 @@ class Install:
 
 
 @pytest.fixture(scope="session")
-def installed(
-    machine: Machine, emulator: Emulator, tmp_path_factory: pytest.TempPathFactory
-) -> Install:
+def installed(machine: Machine, emulator: Emulator) -> Install:
     """The operator's folder (a checkout as jupcron/, jupcron.yaml, plans/, keypair.json),
     then every ```sh block of the README's Install section, as root, in that folder."""
     folder = machine.path(OPERATOR_DIR)
@@ -181,13 +163,10 @@ def installed(
     started = time.monotonic()
     done = machine.sh(
         SUDO + f"cd {OPERATOR_DIR}\n" + "\n".join(blocks),
-        env={"JUPITER_API_KEY": API_KEY, **wheelhouse_env()}, timeout=900, check=False,
+        env={"JUPITER_API_KEY": API_KEY}, timeout=900, check=False,
     )  # fmt: skip
     seconds = time.monotonic() - started
     output = done.stdout + done.stderr
-    # pip's lines among them: where each package came from, and the time it took
-    log = tmp_path_factory.mktemp("install") / "install.log"
-    log.write_text(f"{seconds:.1f} s\n{output}")
     if done.returncode != 0:
         journal = machine.run("journalctl", "-u", "jupcron*", "--no-pager", "-n", "60", check=False)
         pytest.fail(
