@@ -43,6 +43,7 @@ class Reloading:
     _lock: threading.RLock
     _window: win.Window
     _dirty: dict[int, tuple[datetime | None, int]]
+    _names: dict[int, str]
     _revision: int | None
 
     def _flush(self) -> bool:
@@ -128,6 +129,7 @@ class Reloading:
         done: dict[int, tuple[datetime | None, int]] = {}
         for plan, old, stored in page:
             live, dirty = self._window.drop(plan.id), self._dirty.pop(plan.id, None)
+            self._names.pop(plan.id, None)
             if old == 0:  # settled before 0011: as a plan this daemon never knew
                 was_on = True
                 pending, schedule = pending_of_previous(self._factory, plan) if plan.version > 1 \
@@ -152,6 +154,7 @@ class Reloading:
             if plan.enabled:
                 self._settle(plan, lasts.get(plan.id))
                 done[plan.id] = self._dirty.pop(plan.id, (None, plan.version))
+                self._names.pop(plan.id, None)
             else:
                 done[plan.id] = (None, plan.version)
         with transaction(self._factory) as session:

@@ -14,11 +14,10 @@ Misfires: a fire more than the plan's ``grace`` late, and every slot that passed
 while the daemon was down (at start: ``next_fire`` past), is settled by `catch_up`
 (``skip``: recorded ``skipped``; ``run-once``: the latest within grace runs).
 
-Reload: `reload()` (the SIGHUP path) adopts the plans `plans apply` added (their
-first slot is stored), settles the changed and disabled ones (their old version's
-unfired slots recorded as skipped) and reads the window again; a watch job polls
-the store's plans revision every ``poll_interval`` seconds and reloads when it
-changed (so `plans apply` from anywhere takes effect).
+Reload: `reload()` (SIGHUP, or a watch job seeing the store's plans revision change
+every ``poll_interval`` seconds) adopts the plans `plans apply` added, settles the
+changed and disabled ones (their old version's unfired slots recorded as skipped)
+and reads the window again.
 
 Shards: ``include`` (the wallets this daemon leads) filters the plans it fires;
 `reload()` when the led set changes drops a plan handed over without a record (its
@@ -104,6 +103,7 @@ class Scheduler(Reloading, Outages):
         self._lock = threading.RLock()
         self._window = win.Window()
         self._dirty: dict[int, tuple[datetime | None, int]] = {}  # next slots to write
+        self._names: dict[int, str] = {}  # the names of the plans in `_dirty`
         self._flushed = time.monotonic()
         self._wake = threading.Condition()  # taken after `_lock`, never before it
         self._armed = False  # the window changed since the timer read it
@@ -167,20 +167,15 @@ class Scheduler(Reloading, Outages):
             self._flush()
             with transaction(self._reader) as session:
                 found = firing.next_fires(session, limit, self._include)
-            for item in self._window.live.values():
-                if item.plan.name in found:
-                    found[item.plan.name] = min(found[item.plan.name], item.slot)
-            return found
+            return win.next_fires(found, self._dirty, self._names, self._window.live.values())
 
     @property
     def revision(self) -> int | None:
         return self._revision
 
     def _aps_time(self, moment: datetime) -> datetime:
-        """`moment` on our clock as APScheduler's run date: APScheduler waits by the
-        wall clock, which an injected clock (a test's) may run ahead of or behind.
-        Every decision here uses `self._clock`; this is the one place the wall clock
-        is read, to translate."""
+        """`moment` on our clock as APScheduler's run date (it waits by the wall clock,
+        which an injected clock may run ahead of): the one place the wall clock is read."""
         return moment - (self._clock() - wall_now())
 
     def _poll(self) -> None:
@@ -270,6 +265,9 @@ class Scheduler(Reloading, Outages):
             self._dirty = {**dirty, **self._dirty}
             log.warning("next_fire_write_failed", plans=len(dirty), error=str(exc))
             return False
+        with self._lock:
+            for pid in dirty.keys() - self._dirty.keys():
+                self._names.pop(pid, None)
         return True
 
     def _arm(self) -> None:
@@ -313,10 +311,12 @@ class Scheduler(Reloading, Outages):
         if not upcoming:
             self._window.drop(plan.id)
             self._dirty[plan.id] = (None, plan.version)
+            self._names[plan.id] = plan.name
             log.info("plan_finished", plan=plan.name)
             return
         slot = upcoming[0]
         self._dirty[plan.id] = (slot, plan.version)
+        self._names[plan.id] = plan.name
         if self._window.covers(slot, plan.id):
             item = win.entry(plan, slot)
             self._window.put(item)

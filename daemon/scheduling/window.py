@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -72,6 +72,29 @@ def sleep_for(
     else:
         waits.append(0.0)
     return max(0.0, min(waits))
+
+
+def next_fires(
+    stored: dict[str, datetime],
+    pending: Mapping[int, tuple[datetime | None, int]],
+    names: Mapping[int, str],
+    live: Iterable[Entry],
+) -> dict[str, datetime]:
+    """Each plan's next slot, soonest first: as `stored`, unless a next slot is still
+    `pending` (held back while its plan's slot is in flight) or live sooner."""
+    found = dict(stored)
+    for pid, (slot, _) in pending.items():
+        name = names.get(pid)
+        if name is None or name not in found:
+            continue
+        if slot is None:
+            del found[name]
+        else:
+            found[name] = slot
+    for item in live:
+        if item.plan.name in found:
+            found[item.plan.name] = min(found[item.plan.name], item.slot)
+    return dict(sorted(found.items(), key=lambda kv: kv[1]))
 
 
 @dataclass
