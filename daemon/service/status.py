@@ -51,6 +51,7 @@ class Status:
         self.heartbeat: Heartbeat | None = None  # set once started
         self.store_ok = True
         self.plan_count = 0
+        self._counted: int | None = None  # the plans revision `plan_count` was counted at
         self._text = ""  # the STATUS= line last sent
         self._last_run = ""
         # (when read, plan files state, what it was read from: store revision and file stats)
@@ -62,10 +63,16 @@ class Status:
         self._last_run = f"{outcome.plan_name} {outcome.status} ({when})"
 
     def count_plans(self) -> None:
+        """The store answers (a loop turn), and what it holds: the enabled plans are
+        counted again only when the plans revision moved (every `apply` that changes
+        a plan moves it), not every second: at 100,000 plans a count is a table scan."""
         assert self.runtime is not None
         try:
             with self.runtime.store.factory() as session:
-                self.plan_count = store_plans.count_enabled(session)
+                revision = store_plans.revision(session)
+                if revision != self._counted:
+                    self.plan_count = store_plans.count_enabled(session)
+                    self._counted = revision
                 in_doubt = session.scalar(runs.count_status_stmt(RunStatus.IN_DOUBT)) or 0
             self.store_ok = True
         except JupcronError:
