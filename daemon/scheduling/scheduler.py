@@ -243,7 +243,7 @@ class Scheduler(Reloading, Outages):
             limit = min(win.PAGE, win.CAPACITY - len(self._window.live))
             with transaction(self._reader) as session:
                 page = firing.due_page(session, self._window.cursor, until, limit)
-            self._window.read(page, limit, until, self._include)
+            self._window.read(page, limit, until, self._include, self._dirty)
             if len(page) < limit:
                 return
 

@@ -130,14 +130,24 @@ class Window:
     def read(
         self, page: list[tuple[PlanRecord, datetime]], limit: int, until: datetime,
         include: Callable[[PlanRecord], bool] | None = None,
+        pending: Mapping[int, tuple[datetime | None, int]] | None = None,
     ) -> None:  # fmt: skip
         """A page read from the store (at most `limit` plans due before `until`): plans
         already live keep their entry, plans `include` refuses (another daemon's) are
         passed over; the cursor moves to the page's last plan, or to `until` when the
-        page was not full."""
+        page was not full. A plan with a `pending` next slot (not yet written: its
+        handed-over slot may still lack a row) is read with that slot, not the stored
+        one it replaces (a caught-up fire at start leaves the stale one behind the
+        cursor's first page)."""
         for plan, slot in page:
-            if plan.id not in self.live and (include is None or include(plan)):
-                self.put(entry(plan, slot))
+            if plan.id in self.live or (include is not None and not include(plan)):
+                continue
+            held = pending.get(plan.id) if pending else None
+            if held is not None and held[1] == plan.version:
+                if held[0] is None or held[0] >= until:
+                    continue  # finished, or a later page reads it once written
+                slot = held[0]
+            self.put(entry(plan, slot))
         if len(page) < limit:
             self.cursor = (until, 0)
         else:

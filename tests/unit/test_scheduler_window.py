@@ -122,3 +122,22 @@ def test_a_page_read_moves_the_cursor_and_keeps_live_entries() -> None:
     assert window.cursor == (until, 0)
     window.reset()
     assert window.cursor is None
+
+
+def test_a_page_reads_a_plans_pending_next_slot_instead_of_its_stale_stored_one() -> None:
+    """A caught-up fire at start is handed over before its plan's next slot is written:
+    the first page still finds the stored slot from before the outage."""
+    window = win.Window()
+    a, b, c, d = plan(1), plan(2), plan(3), plan(4)
+    until = T + 60 * S
+    pending = {
+        1: (T + 30 * S, 1),  # within the page: live at its pending slot
+        2: (T + 2 * 3600 * S, 1),  # past the page: left to a later page
+        3: (None, 1),  # finished
+        4: (T + 10 * S, 0),  # pending for an older version: the stored one stands
+    }
+    stale = T - 86_400 * S
+    window.read([(a, stale), (b, stale), (c, stale), (d, stale)], limit=10, until=until,
+                pending=pending)  # fmt: skip
+    assert {pid: e.slot for pid, e in window.live.items()} == {1: T + 30 * S, 4: stale}
+    assert window.cursor == (until, 0)
