@@ -7,7 +7,6 @@ Retry rules and the API key's handling: `jupcron.api.transport`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -27,7 +26,7 @@ from jupcron.api.models import (
     UltraOrder,
 )
 from jupcron.api.orders import OrderPage, TokenFacts
-from jupcron.api.pacer import SPARE_SHARE, Budget
+from jupcron.api.pacer import Budget
 from jupcron.api.parse import (
     check_request,
     listing_parser,
@@ -42,7 +41,7 @@ from jupcron.api.transport import (
     KEYLESS_RATE,
     ApiTransport,
 )
-from jupcron.config import ApiPaths, Config
+from jupcron.config import Config
 from jupcron.products.recurring.model import RecurringRequest
 from jupcron.products.recurring_cancel.model import RecurringCancelRequest
 from jupcron.products.swap.model import SwapV2OrderRequest, UltraOrderRequest
@@ -63,33 +62,6 @@ SPARE_WAIT = 30.0  # seconds background calls wait for a spare slot before givin
 
 
 class JupiterClient(ApiTransport):
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        api_key: SecretStr | None,
-        paths: ApiPaths | None = None,
-        connect_timeout: float = 5,
-        read_timeout: float = 20,
-        rate_limit: float | None = None,
-        execute_rate_limit: float | None = None,
-        max_attempts: int = 4,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
-        spare_share: float = SPARE_SHARE,
-        budget_for: Callable[[str, float], Budget] | None = None,
-    ) -> None:
-        self.paths = paths or ApiPaths()
-        super().__init__(
-            base_url, api_key=api_key, connect_timeout=connect_timeout,
-            read_timeout=read_timeout, rate_limit=rate_limit,
-            execute_rate_limit=execute_rate_limit, max_attempts=max_attempts,
-            transport=transport, sleep=sleep, clock=clock, wall=wall, spare_share=spare_share,
-            budget_for=budget_for,
-        )  # fmt: skip
-
     @classmethod
     def from_config(
         cls,

@@ -28,7 +28,7 @@ from jupcron import __version__
 from jupcron.api import classify, jsonbody
 from jupcron.api.http import Attempt, Observer, RequestBuilder, SessionlessClient, backoff
 from jupcron.api.pacer import HEADROOM, SPARE_SHARE, Buckets, Budget, Pacer
-from jupcron.config import LEGACY_HOSTS
+from jupcron.config import LEGACY_HOSTS, ApiPaths
 from jupcron.errors import (
     ApiGarbageError,
     JupcronError,
@@ -48,13 +48,15 @@ KEYED_EXECUTE_RATE = 50.0
 
 
 class ApiTransport:
-    """Paced, retried calls to the API at `base_url`; `JupiterClient` adds the operations."""
+    """Paced, retried calls to the API at `base_url` (each product under its prefix in
+    `paths`); `JupiterClient` adds the operations."""
 
     def __init__(
         self,
         base_url: str,
         *,
         api_key: SecretStr | None,
+        paths: ApiPaths | None = None,
         connect_timeout: float = 5,
         read_timeout: float = 20,
         rate_limit: float | None = None,
@@ -68,6 +70,7 @@ class ApiTransport:
         budget_for: Callable[[str, float], Budget] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.paths = paths or ApiPaths()
         self.max_attempts = max(1, max_attempts)
         self._key = api_key
         self._sleep, self._wall, self._clock = sleep, wall, clock

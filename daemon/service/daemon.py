@@ -173,7 +173,7 @@ class Daemon:
                 set_leader=self.metrics.set_leader, alert=self.wiring.alert,
                 since=self._started_at,
             )  # fmt: skip
-        lock = leadership_for(config.database.url, store.engine)
+        lock = leadership_for(config.database.url)
         return Leading(one_unit(lock, self._duties), metrics=self.metrics,
                        alert=self.wiring.alert, since=self._started_at)  # fmt: skip
 

@@ -1,20 +1,14 @@
-"""Leader election: only one daemon schedules; the others stand by (DESIGN §6).
-
-PostgreSQL (`PgAdvisoryLeadership`): a session-level advisory lock held on a
-dedicated connection outside the pool (autocommit, TCP keepalives and a TCP
-user timeout, so a dead peer is noticed in seconds). `is_leader` is the lease
-check the runner makes before every fire: one round trip on that connection;
-if the connection is gone the lock is gone too, so we step down at once and
-report not-leader. A standby calls ``acquire(block=True)`` and retries every
-1–2 s. Safety does not rest on this lock alone: the unique (plan, slot) claim
-in the store keeps a split-brain moment from firing a slot twice.
+"""Leader election with one lock: only one daemon schedules (DESIGN §6).
 
 SQLite (`SqliteFileLeadership`): an exclusive ``flock`` on ``<dbfile>.lock``.
-One file has one daemon: a second one refuses to start (`StoreError`).
+One file has one daemon: a second one refuses to start (`StoreError`). An
+in-memory SQLite database has nothing to share (`AlwaysLeader`).
 
-    leadership = leadership_for(config.database.url, engine)
-    leadership.acquire(block=True, stop=stop_event)   # standby until leader
-    ...before each fire: if not leadership.is_leader(): back to standby
+On PostgreSQL leadership is per wallet (`jupcron.service.shards`), not one lock.
+
+    leadership = leadership_for(config.database.url)
+    leadership.acquire(block=True, stop=stop_event)   # until leader
+    ...before each fire: if not leadership.is_leader(): stop firing
     leadership.release()
 """
 
@@ -22,36 +16,22 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import random
 import threading
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
-from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
-from jupcron.errors import StoreBusyError, StoreError
+from jupcron.errors import StoreError
 
 log = structlog.get_logger(__name__)
 
 RETRY_MIN = 1.0
 RETRY_MAX = 2.0
-
-# libpq settings for the leader connection: notice a silent peer within ~10 s
-PG_CONNECT_PARAMS: dict[str, Any] = {
-    "autocommit": True,
-    "connect_timeout": 5,
-    "application_name": "jupcron-leader",
-    "keepalives": 1,
-    "keepalives_idle": 5,
-    "keepalives_interval": 2,
-    "keepalives_count": 2,
-    "tcp_user_timeout": 8000,
-}
 
 
 class Leadership(Protocol):
@@ -72,12 +52,6 @@ class Leadership(Protocol):
         ...
 
 
-def lock_key(name: str) -> int:
-    """A stable signed 64-bit advisory lock key for ``name``."""
-    digest = hashlib.sha256(f"jupcron-leader:{name}".encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
-
-
 def _wait(stop: threading.Event | None, seconds: float) -> bool:
     """Sleep ``seconds``; True when ``stop`` was set meanwhile."""
     if stop is None:
@@ -95,113 +69,6 @@ def _pause(deadline: float | None, stop: threading.Event | None) -> bool:
             return False
         pause = min(pause, left)
     return not _wait(stop, pause)
-
-
-class PgAdvisoryLeadership:
-    """A PostgreSQL session advisory lock on a dedicated connection."""
-
-    def __init__(self, engine: Engine, name: str = "jupcron") -> None:
-        self.engine = engine
-        self.name = name
-        self.key = lock_key(name)
-        self._dbapi_error: type[Exception] = engine.dialect.loaded_dbapi.Error
-        self._conn: Any = None
-        self._held = False
-        self._lock = threading.RLock()
-
-    # -- connection ----------------------------------------------------------
-    def _connect(self) -> Any:
-        cargs, cparams = self.engine.dialect.create_connect_args(self.engine.url)
-        return self.engine.dialect.connect(*cargs, **{**cparams, **PG_CONNECT_PARAMS})
-
-    def _drop_connection(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                conn.close()
-
-    def _scalar(self, sql: str, *params: Any) -> Any:
-        cursor = self._conn.execute(sql, params)
-        row = cursor.fetchone()
-        return None if row is None else row[0]
-
-    @property
-    def backend_pid(self) -> int | None:
-        """The server process holding our connection (for operators and tests)."""
-        with self._lock:
-            if self._conn is None:
-                return None
-            try:
-                return int(self._scalar("SELECT pg_backend_pid()"))
-            except self._dbapi_error:
-                return None
-
-    # -- Leadership ----------------------------------------------------------
-    def _try_once(self) -> bool:
-        with self._lock:
-            if self._held and self._verify():
-                return True
-            try:
-                if self._conn is None:
-                    self._conn = self._connect()
-                got = bool(self._scalar("SELECT pg_try_advisory_lock(%s)", self.key))
-            except self._dbapi_error as exc:
-                self._drop_connection()
-                raise StoreBusyError(f"leader election: database unavailable: {exc}") from exc
-            self._held = got
-            if got:
-                log.info("leader_acquired", lock=self.name, backend_pid=self.backend_pid)
-            return got
-
-    def acquire(
-        self, block: bool = False, timeout: float | None = None, stop: threading.Event | None = None
-    ) -> bool:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        announced = False
-        while True:
-            try:
-                if self._try_once():
-                    return True
-                if not block:
-                    return False
-                if not announced:
-                    announced = True
-                    log.info("standby_waiting", lock=self.name)
-            except StoreBusyError as exc:
-                if not block:
-                    raise
-                log.warning("leader_election_failed", lock=self.name, error=str(exc))
-            if not _pause(deadline, stop):
-                return False
-
-    def _verify(self) -> bool:
-        """One round trip on the lock's connection; on failure step down at once."""
-        try:
-            alive = bool(self._scalar("SELECT 1") == 1)
-        except self._dbapi_error as exc:
-            self._held = False
-            self._drop_connection()
-            log.warning("leader_lost", lock=self.name, reason="connection lost", error=str(exc))
-            return False
-        if not alive:  # pragma: no cover - SELECT 1 answers 1
-            self._held = False
-            self._drop_connection()
-        return alive
-
-    def is_leader(self) -> bool:
-        with self._lock:
-            if not self._held or self._conn is None:
-                return False
-            return self._verify()
-
-    def release(self) -> None:
-        with self._lock:
-            if self._held and self._conn is not None:
-                with contextlib.suppress(self._dbapi_error):
-                    self._scalar("SELECT pg_advisory_unlock(%s)", self.key)
-                log.info("leader_released", lock=self.name)
-            self._held = False
-            self._drop_connection()
 
 
 class SqliteFileLeadership:
@@ -306,11 +173,11 @@ class AlwaysLeader:
         return None
 
 
-def leadership_for(url: str, engine: Engine, name: str = "jupcron") -> Leadership:
+def leadership_for(url: str) -> Leadership:
     """The leader election that fits the database behind ``url``."""
     backend = make_url(url).get_backend_name()
     if backend == "postgresql":
-        return PgAdvisoryLeadership(engine, name)
+        raise StoreError("on PostgreSQL leadership is per wallet (jupcron.service.shards)")
     if backend == "sqlite":
         database = make_url(url).database or ""
         if not database or database == ":memory:" or database.startswith("file::memory:"):

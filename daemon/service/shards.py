@@ -1,7 +1,7 @@
 """Leadership per wallet (DESIGN §6): N daemons on one PostgreSQL share the wallets.
 
 PostgreSQL (`PgShardLeadership`): one dedicated connection per daemon (outside
-the pool; autocommit, keepalives, as `jupcron.service.leader`) holds
+the pool; autocommit, TCP keepalives and a TCP user timeout) holds
 
 * a *presence* lock, key ``node:<host:pid>``: the daemon is alive and taking part
   (a kill -9 closes the socket and the server drops every lock of it at once);
@@ -27,6 +27,7 @@ daemons both believing they lead a wallet for a moment still fire a slot once.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,12 +38,21 @@ from sqlalchemy import Engine
 
 from jupcron.errors import StoreBusyError
 from jupcron.service.assign import plan_turn
-from jupcron.service.leader import PG_CONNECT_PARAMS, lock_key
 
 log = structlog.get_logger(__name__)
 
 ORPHAN_AFTER = 3.0  # seconds a wallet's lock stays free before a non-assignee takes it
 SERVER_KEEPALIVE = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
+# libpq settings for the leadership connection: notice a silent peer within ~10 s
+PG_CONNECT_PARAMS: dict[str, Any] = {
+    "autocommit": True,
+    "connect_timeout": 5,
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 2,
+    "tcp_user_timeout": 8000,
+}
 
 _LOCKS_SQL = (
     "SELECT classid::bigint, objid::bigint, pid FROM pg_locks "
@@ -54,6 +64,12 @@ _HOLDS_SQL = (
     "AND objsubid = 1 AND pid = pg_backend_pid() AND classid = %s AND objid = %s "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 )
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 64-bit advisory lock key for ``name``."""
+    digest = hashlib.sha256(f"jupcron-leader:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def wallet_key(shard: str) -> int:

@@ -119,33 +119,19 @@ class SqlRunStore:
     ) -> tuple[RunRecord, bool]:
         def write(conn: Connection) -> tuple[RunRecord, bool]:
             _keep_results(conn, results)
-            return self._advance(conn, run, status, now, expect, step, detail, before, fields)
+            changed = runwrite.advance(
+                conn, run.id, status, now=now, expect=expect, step=step, detail=detail,
+                before=before, fields=fields,
+            )  # fmt: skip
+            if changed is not None:
+                return _moved(run, changed), True
+            runwrite.record_events(conn, before)
+            record = runs.get(conn, run.id)
+            if record is None:
+                raise LookupError(f"run {run.id} is not in the store")
+            return record, False
 
         return self._write(write)
-
-    @staticmethod
-    def _advance(
-        conn: Connection,
-        run: RunRecord,
-        status: RunStatus,
-        now: datetime,
-        expect: Sequence[RunStatus],
-        step: str,
-        detail: Mapping[str, Any],
-        before: Sequence[Event],
-        fields: Mapping[str, Any] | None,
-    ) -> tuple[RunRecord, bool]:
-        changed = runwrite.advance(
-            conn, run.id, status, now=now, expect=expect, step=step, detail=detail,
-            before=before, fields=fields,
-        )  # fmt: skip
-        if changed is not None:
-            return _moved(run, changed), True
-        runwrite.record_events(conn, before)
-        record = runs.get(conn, run.id)
-        if record is None:
-            raise LookupError(f"run {run.id} is not in the store")
-        return record, False
 
     def event(self, events: Sequence[Event], results: Sequence[ExecuteValues] = ()) -> None:
         def write(conn: Connection) -> None:

@@ -11,14 +11,17 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from structlog.testing import capture_logs
 
+from jupcron.errors import StoreBusyError
 from jupcron.service.assign import assign
 from jupcron.service.shards import (
     PgShardLeadership,
+    lock_key,
     node_key,
     split_key,
     wallet_key,
 )
 from jupcron.store.engine import make_engine
+from tests.support.pgcluster import free_port
 from tests.support.wait import wait_until
 
 WALLETS = ["alice", "bob", "carol"]
@@ -81,6 +84,22 @@ def terminate(pg_url: str, pid: int) -> None:
     dsn = make_url(pg_url).set(drivername="postgresql").render_as_string(hide_password=False)
     with psycopg.connect(dsn, autocommit=True) as conn:
         assert conn.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone() == (True,)
+
+
+def test_lock_key_is_stable_and_signed_64_bit() -> None:
+    assert lock_key("jupcron") == lock_key("jupcron")
+    assert lock_key("jupcron") != lock_key("other")
+    assert -(2**63) <= lock_key("jupcron") < 2**63
+
+
+def test_unreachable_postgres_is_store_busy() -> None:
+    url = f"postgresql+psycopg://nobody@127.0.0.1:{free_port()}/none"
+    engine = make_engine(url)
+    leadership = PgShardLeadership(engine, "node-a")
+    with pytest.raises(StoreBusyError, match="database unavailable"):
+        leadership.rebalance(WALLETS, ["node-a"])
+    assert leadership.leads("alice") is False
+    engine.dispose()
 
 
 def test_split_key_matches_pg_locks(pg_url: str, make: tuple[Make, Clock]) -> None:
