@@ -218,6 +218,7 @@ def apply(
         diff, loaded = apply_paths(
             factory, targets, now=now, dry_run=dry_run, complete=not paths,
             fresh=fresh, check=check, each=each, wallets=ctx.config.wallet_names(),
+            workers=None,  # many files: read on every core while the store is written
         )  # fmt: skip
     finally:
         engine.dispose()

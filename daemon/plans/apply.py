@@ -45,6 +45,7 @@ def apply_paths(
     check: Callable[[], None] | None = None,
     each: Callable[[LoadedPlan], None] | None = None,
     wallets: Collection[str] | None = None,
+    workers: int | None = 0,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
@@ -58,11 +59,15 @@ def apply_paths(
     `each` is called with every valid plan, `fresh` with every added or changed one,
     and `check` (which may raise `PlanError`: nothing is applied) before the commit.
     `wallets`: the config's wallet names, which every plan's wallet must be one of.
+    `workers`: processes that read the files ahead while the store is written
+    (`jupcron.plans.readers`; None: one per core when there are enough files).
     """
     result = loaded if loaded is not None else LoadResult()
     with transaction(factory) as session:
         sync = store_plans.start_sync(session, None if dry_run else now)
-        batches = [loaded.plans] if loaded is not None else stream_plans(paths, result, wallets)
+        batches = (
+            [loaded.plans] if loaded is not None else stream_plans(paths, result, wallets, workers)
+        )
         for batch in batches:
             if each is not None:
                 for plan in batch:

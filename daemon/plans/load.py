@@ -20,6 +20,7 @@ from jupcron.config.wallets import unknown_wallet
 from jupcron.config.yamlfile import Locator, load, problems_from
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
+from jupcron.plans import readers
 from jupcron.plans.schema import (
     WALLET_FIELD,
     Finding,
@@ -101,19 +102,25 @@ def load_plans(paths: Sequence[Path], wallets: Collection[str] | None = None) ->
 
 
 def stream_plans(
-    paths: Sequence[Path], result: LoadResult, wallets: Collection[str] | None = None
+    paths: Sequence[Path],
+    result: LoadResult,
+    wallets: Collection[str] | None = None,
+    workers: int | None = 0,
 ) -> Iterator[list[LoadedPlan]]:
     """Each file's valid plans, one file at a time (`plans apply` keeps no list of
     every plan); problems, warnings and suggestions are added to `result` as they
     are found, sorted by position once the last file is read. A name used twice is
-    a problem at its second place (the names seen are kept, with where they were)."""
+    a problem at its second place (the names seen are kept, with where they were).
+    `workers`: processes that read the files ahead (`jupcron.plans.readers`; None:
+    one per core when there are enough files; 0: all read here)."""
     files, result.problems = plan_files(paths)
     result.files = files
     names: dict[str, tuple[int, int]] = {}  # name -> (file's index, line)
     known = None if wallets is None else tuple(wallets)
-    for index, file in enumerate(files):
+    reads = _read(files, result, known, workers)
+    for index, (file, read) in enumerate(zip(files, reads, strict=True)):
         fresh = []
-        for loaded in _load_file(file, result, known):
+        for loaded in read:
             earlier = names.get(loaded.spec.name)
             if earlier is not None:
                 where = f"{files[earlier[0]]}:{earlier[1]}"
@@ -138,6 +145,24 @@ def stream_plans(
     result.problems.sort(key=position)
     result.warnings.sort(key=position)
     result.suggestions.sort(key=position)
+
+
+def _read(
+    files: Sequence[Path], result: LoadResult, wallets: tuple[str, ...] | None,
+    workers: int | None,
+) -> Iterator[list[LoadedPlan]]:  # fmt: skip
+    """Each file's plans in order, read here or by worker processes (what they found
+    is added to `result` as what is found here is)."""
+    count = readers.workers_for(len(files), workers)
+    if count == 0:
+        for file in files:
+            yield _load_file(file, result, wallets)
+        return
+    for read in readers.read_all(files, wallets, count):
+        result.problems += read.problems
+        result.warnings += read.warnings
+        result.suggestions += read.suggestions
+        yield read.plans
 
 
 def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:

@@ -1,0 +1,82 @@
+"""Plan files read on other processes, for `plans apply` of many files.
+
+Reading a file (YAML with line marks, then the checks of every plan in it) is
+most of what a large apply costs, and each file stands alone: worker processes
+read the files while the caller compares and writes the ones already read, in
+file order. What a file gives back is what reading it in the caller would
+have given (its valid plans, its problems, warnings and suggestions), so the
+results do not depend on where a file was read; what spans files (a name used
+twice, the order of the problems) stays with the caller.
+
+Workers are started with ``spawn`` (the caller holds a store connection and
+perhaps threads: nothing of it is inherited) and read at most `AHEAD` files
+past the one the caller is at, so memory stays flat in the file count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jupcron.errors import Problem
+
+if TYPE_CHECKING:
+    from jupcron.plans.load import LoadedPlan
+
+MIN_FILES = 4  # fewer files are read in the caller: starting a worker costs ~0.5 s
+MAX_WORKERS = 4
+AHEAD = 2  # files read ahead per worker
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """One file as read: its valid plans (`LoadedPlan`s) and what was found in it."""
+
+    plans: list[LoadedPlan]
+    problems: list[Problem]
+    warnings: list[Problem]
+    suggestions: list[Problem]
+
+
+def workers_for(files: int, wanted: int | None) -> int:
+    """How many worker processes to read `files` files with: 0 (in the caller) for a
+    few files; else `wanted`, or one per core (at most `MAX_WORKERS`)."""
+    if files < MIN_FILES:
+        return 0
+    if wanted is not None:
+        return max(0, wanted)
+    return min(MAX_WORKERS, os.cpu_count() or 1, files)
+
+
+def read_file(file: Path, wallets: tuple[str, ...] | None) -> FileRead:
+    """Read one file as `jupcron.plans.load` does (a worker's task)."""
+    from jupcron.plans.load import LoadResult, _load_file
+
+    found = LoadResult()
+    plans = _load_file(file, found, wallets)
+    return FileRead(list(plans), found.problems, found.warnings, found.suggestions)
+
+
+def read_all(
+    files: Sequence[Path], wallets: tuple[str, ...] | None, workers: int
+) -> Iterator[FileRead]:
+    """Each file read, in order, by `workers` processes (at most `AHEAD` each ahead)."""
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        pending: deque[Future[FileRead]] = deque()
+        queued = iter(files)
+        try:
+            for file in queued:
+                pending.append(pool.submit(read_file, file, wallets))
+                if len(pending) >= workers * AHEAD:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
