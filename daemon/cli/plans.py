@@ -16,6 +16,7 @@ from jupcron.errors import ConfigError, PlanError
 from jupcron.plans.apply import apply_paths
 from jupcron.plans.load import LoadedPlan, LoadResult, load_plans
 from jupcron.plans.mints import check_mints, mints_of
+from jupcron.plans.readers import MAX_WORKERS
 from jupcron.products.recurring.minimums import (
     Lookups,
     check_recurring,
@@ -177,12 +178,19 @@ def validate(ctx: Context, paths: tuple[Path, ...], offline: bool, now_text: str
 @plans.command()
 @click.argument("paths", nargs=-1, type=PATHS)
 @click.option("--dry-run", is_flag=True, help="Show the changes without writing them.")
+@click.option(
+    "--jobs", "-j", type=click.IntRange(1, MAX_WORKERS + 1), default=1, show_default=True,
+    help=f"Processes that read the plan files (up to {MAX_WORKERS + 1}): with 4 files or "
+    "more, N-1 worker processes read them while this one writes the store (faster on "
+    "several cores; each worker takes ~100 MB).",
+)  # fmt: skip
 @offline_option
 @now_option
 @pass_ctx
 def apply(
-    ctx: Context, paths: tuple[Path, ...], dry_run: bool, offline: bool, now_text: str | None
-) -> None:
+    ctx: Context, paths: tuple[Path, ...], dry_run: bool, jobs: int, offline: bool,
+    now_text: str | None,
+) -> None:  # fmt: skip
     """Sync plan files or folders (default: plans.dir) into the store.
 
     Everything is validated first: one bad file and nothing changes. Plans
@@ -218,7 +226,7 @@ def apply(
         diff, loaded = apply_paths(
             factory, targets, now=now, dry_run=dry_run, complete=not paths,
             fresh=fresh, check=check, each=each, wallets=ctx.config.wallet_names(),
-            workers=None,  # many files: read on every core while the store is written
+            workers=jobs - 1,
         )  # fmt: skip
     finally:
         engine.dispose()

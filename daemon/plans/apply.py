@@ -45,7 +45,7 @@ def apply_paths(
     check: Callable[[], None] | None = None,
     each: Callable[[LoadedPlan], None] | None = None,
     wallets: Collection[str] | None = None,
-    workers: int | None = 0,
+    workers: int = 0,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
@@ -60,7 +60,7 @@ def apply_paths(
     and `check` (which may raise `PlanError`: nothing is applied) before the commit.
     `wallets`: the config's wallet names, which every plan's wallet must be one of.
     `workers`: processes that read the files ahead while the store is written
-    (`jupcron.plans.readers`; None: one per core when there are enough files).
+    (`jupcron.plans.readers`; `plans apply --jobs`).
     """
     result = loaded if loaded is not None else LoadResult()
     with transaction(factory) as session:

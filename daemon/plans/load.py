@@ -105,14 +105,14 @@ def stream_plans(
     paths: Sequence[Path],
     result: LoadResult,
     wallets: Collection[str] | None = None,
-    workers: int | None = 0,
+    workers: int = 0,
 ) -> Iterator[list[LoadedPlan]]:
     """Each file's valid plans, one file at a time (`plans apply` keeps no list of
     every plan); problems, warnings and suggestions are added to `result` as they
     are found, sorted by position once the last file is read. A name used twice is
     a problem at its second place (the names seen are kept, with where they were).
-    `workers`: processes that read the files ahead (`jupcron.plans.readers`; None:
-    one per core when there are enough files; 0: all read here)."""
+    `workers`: processes that read the files ahead (`jupcron.plans.readers`; 0: all
+    read here)."""
     files, result.problems = plan_files(paths)
     result.files = files
     names: dict[str, tuple[int, int]] = {}  # name -> (file's index, line)
@@ -149,7 +149,7 @@ def stream_plans(
 
 def _read(
     files: Sequence[Path], result: LoadResult, wallets: tuple[str, ...] | None,
-    workers: int | None,
+    workers: int,
 ) -> Iterator[list[LoadedPlan]]:  # fmt: skip
     """Each file's plans in order, read here or by worker processes (what they found
     is added to `result` as what is found here is)."""
@@ -265,7 +265,7 @@ def _load_plan(
         result.suggestions.append(_prefixed(problem, "warning: "))
     if head is None or typed is None or len(result.problems) > before:
         return None
-    return PlanSpec.model_validate({**head.model_dump(exclude={"request"}), "request": typed})
+    return PlanSpec.of(head, typed)
 
 
 def quote_check(request: Any, price_quote: str | None) -> list[Finding]:

