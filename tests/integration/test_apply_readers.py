@@ -1,6 +1,7 @@
 """`plans apply` reading its files on worker processes gives what reading them in the
 caller gives: the same plans stored, the same problems, warnings and suggestions in
-the same order, and nothing written when one file is bad (both backends)."""
+the same order, and nothing written when one file is bad (both backends). The rows
+PostgreSQL gets by COPY (`jupcron.store.bulk`) read back as SQLite's by INSERT."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from jupcron.plans.apply import apply_paths
 from jupcron.plans.load import LoadResult, stream_plans
 from jupcron.plans.readers import MAX_WORKERS, MIN_FILES, workers_for
 from jupcron.store.engine import make_engine, session_factory, transaction
-from jupcron.store.models import Plan
+from jupcron.store.models import Plan, PlanVersion
 from tests.fixtures.plans import PlanFiles, recurring_plan, swap_plan
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -84,8 +85,12 @@ def test_workers_read_what_the_caller_reads(plan_files: PlanFiles, files: Any) -
 def stored(factory: sessionmaker[Session]) -> list[tuple[Any, ...]]:
     columns = (Plan.name, Plan.kind, Plan.schedule, Plan.request, Plan.settings, Plan.enabled,
                Plan.content_hash, Plan.version, Plan.next_fire, Plan.source, Plan.wallet)  # fmt: skip
+    versions = (Plan.name, PlanVersion.version, PlanVersion.content, PlanVersion.content_hash,
+                PlanVersion.enabled, PlanVersion.created_at)  # fmt: skip
     with transaction(factory) as session:
-        return [tuple(r) for r in session.execute(select(*columns).order_by(Plan.name))]
+        plans = [tuple(r) for r in session.execute(select(*columns).order_by(Plan.name))]
+        joined = select(*versions).join(Plan, Plan.id == PlanVersion.plan_id)
+        return plans + [tuple(r) for r in session.execute(joined.order_by(Plan.name))]
 
 
 def test_an_apply_read_by_workers_stores_what_one_read_here_stores(
