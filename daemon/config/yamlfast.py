@@ -13,13 +13,13 @@ ruamel as before: its values and its messages stay the reference.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, MutableMapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 
 import yaml
 
 Loc = tuple[str | int, ...]
-Positions = dict[Loc, tuple[int, int]]
 
 _STR = "tag:yaml.org,2002:str"
 _NULL = "tag:yaml.org,2002:null"
@@ -71,9 +71,10 @@ def compose(text: str) -> list[Any] | None:
         return None
 
 
-def plain(node: Any, loc: Loc, positions: Positions, budget: list[int], exact: bool) -> Any:
-    """The node's value as plain Python, recording where each key and item is
-    (1-based); `GiveUp` for anything but the plain cases, `TooBig` past the budget."""
+def plain(node: Any, budget: list[int], exact: bool) -> Any:
+    """The node's value as plain Python; `GiveUp` for anything but the plain cases,
+    `TooBig` past the budget. Where each key and item stands is read from the nodes
+    when asked (`NodePositions`), not recorded for every one."""
     budget[0] -= 1
     if budget[0] < 0:
         raise TooBig
@@ -89,22 +90,78 @@ def plain(node: Any, loc: Loc, positions: Positions, budget: list[int], exact: b
             key = _scalar(key_node, exact)
             if not isinstance(key, str | int) or isinstance(key, bool) or key in out:
                 raise GiveUp  # a duplicate key (ruamel says so), or a key ruamel reads its way
-            sub = (*loc, key)
-            mark = key_node.start_mark
-            positions[sub] = (mark.line + 1, mark.column + 1)
-            out[key] = plain(value_node, sub, positions, budget, exact)
+            out[key] = plain(value_node, budget, exact)
         return out
     if isinstance(node, yaml.SequenceNode):
         if node.tag != "tag:yaml.org,2002:seq":
             raise GiveUp
-        items = []
-        for index, item in enumerate(node.value):
-            sub = (*loc, index)
-            mark = item.start_mark
-            positions[sub] = (mark.line + 1, mark.column + 1)
-            items.append(plain(item, sub, positions, budget, exact))
-        return items
+        return [plain(item, budget, exact) for item in node.value]
     raise GiveUp
+
+
+class NodePositions(MutableMapping[Loc, tuple[int, int]]):
+    """Where a path inside a document `plain` read stands (1-based line and column of
+    a key, or of a list item), found in its nodes on demand: a file's positions are
+    asked for a few times (a plan's name, a problem), not once per value."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.extra: dict[Loc, tuple[int, int]] = {}
+
+    def _find(self, loc: Loc) -> tuple[int, int] | None:
+        node, mark = self.root, None
+        for part in loc:
+            if isinstance(node, yaml.MappingNode):
+                for key_node, value_node in node.value:
+                    if _scalar(key_node, False) == part and not isinstance(part, bool):
+                        node, mark = value_node, key_node.start_mark
+                        break
+                else:
+                    return None
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                if not 0 <= part < len(node.value):
+                    return None
+                node = node.value[part]
+                mark = node.start_mark
+            else:
+                return None
+        return None if mark is None else (mark.line + 1, mark.column + 1)
+
+    def __getitem__(self, loc: Loc) -> tuple[int, int]:
+        if loc in self.extra:
+            return self.extra[loc]
+        found = self._find(loc)
+        if found is None:
+            raise KeyError(loc)
+        return found
+
+    def __iter__(self) -> Iterator[Loc]:
+        yield from self.extra
+        for loc in _paths(self.root, ()):
+            if loc not in self.extra:
+                yield loc
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __setitem__(self, loc: Loc, position: tuple[int, int]) -> None:
+        self.extra[loc] = position
+
+    def __delitem__(self, loc: Loc) -> None:
+        del self.extra[loc]
+
+
+def _paths(node: Any, loc: Loc) -> Iterator[Loc]:
+    """Every key's and item's path under `node` (of a document `plain` read)."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            sub = (*loc, _scalar(key_node, False))
+            yield sub
+            yield from _paths(value_node, sub)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield (*loc, index)
+            yield from _paths(item, (*loc, index))
 
 
 def _scalar(node: Any, exact: bool) -> Any:

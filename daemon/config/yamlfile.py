@@ -9,7 +9,7 @@ positions, with a "did you mean" hint for unknown keys.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -35,7 +35,8 @@ class Locator:
     """Maps a path inside the document to a (line, column), both 1-based."""
 
     file: str
-    positions: dict[Loc, tuple[int, int]] = field(default_factory=dict)
+    # every key's and item's, or (libyaml's fast path) found in the nodes when asked
+    positions: MutableMapping[Loc, tuple[int, int]] = field(default_factory=dict)
 
     def at(self, loc: Iterable[str | int]) -> tuple[int, int]:
         path = tuple(loc)
@@ -183,11 +184,13 @@ def _load_fast(name: str, text: str, locator: Locator, exact: bool) -> tuple[Any
     if docs is None or len(docs) > 1:
         return None
     try:
-        data = yamlfast.plain(docs[0], (), locator.positions, [MAX_NODES], exact) if docs else None
+        data = yamlfast.plain(docs[0], [MAX_NODES], exact) if docs else None
     except yamlfast.TooBig:
         raise _too_big(name) from None
     except (yamlfast.GiveUp, RecursionError):
         return None
+    if docs:
+        locator.positions = yamlfast.NodePositions(docs[0])
     locator.positions.setdefault((), (1, 1))
     return data, locator
 

@@ -36,11 +36,11 @@ def fast(text: str, exact: bool) -> tuple[Any, dict[Any, tuple[int, int]]] | Non
     docs = yamlfast.compose(text)
     if docs is None or len(docs) > 1:
         return None
-    positions: dict[Any, tuple[int, int]] = {}
     try:
-        data = yamlfast.plain(docs[0], (), positions, [MAX_NODES], exact) if docs else None
+        data = yamlfast.plain(docs[0], [MAX_NODES], exact) if docs else None
     except yamlfast.GiveUp:
         return None
+    positions = dict(yamlfast.NodePositions(docs[0])) if docs else {}
     positions.setdefault((), (1, 1))
     return data, positions
 
