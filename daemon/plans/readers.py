@@ -20,29 +20,16 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jupcron.errors import Problem
-
 if TYPE_CHECKING:
-    from jupcron.plans.load import LoadedPlan
+    from jupcron.plans.load import LoadResult
 
 MIN_FILES = 4  # fewer files are read in the caller: starting a worker costs ~0.5 s
 MAX_WORKERS = 4
 AHEAD = 2  # files read ahead per worker
-
-
-@dataclass(frozen=True)
-class FileRead:
-    """One file as read: its valid plans (`LoadedPlan`s) and what was found in it."""
-
-    plans: list[LoadedPlan]
-    problems: list[Problem]
-    warnings: list[Problem]
-    suggestions: list[Problem]
 
 
 def workers_for(files: int, wanted: int) -> int:
@@ -51,21 +38,22 @@ def workers_for(files: int, wanted: int) -> int:
     return 0 if files < MIN_FILES else max(0, min(wanted, MAX_WORKERS))
 
 
-def read_file(file: Path, wallets: tuple[str, ...] | None) -> FileRead:
-    """Read one file as `jupcron.plans.load` does (a worker's task)."""
+def read_file(file: Path, wallets: tuple[str, ...] | None) -> LoadResult:
+    """Read one file as `jupcron.plans.load` does (a worker's task): its valid plans,
+    and its problems, warnings and suggestions."""
     from jupcron.plans.load import LoadResult, _load_file
 
     found = LoadResult()
-    plans = _load_file(file, found, wallets)
-    return FileRead(list(plans), found.problems, found.warnings, found.suggestions)
+    found.plans = _load_file(file, found, wallets)
+    return found
 
 
 def read_all(
     files: Sequence[Path], wallets: tuple[str, ...] | None, workers: int
-) -> Iterator[FileRead]:
+) -> Iterator[LoadResult]:
     """Each file read, in order, by `workers` processes (at most `AHEAD` each ahead)."""
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        pending: deque[Future[FileRead]] = deque()
+        pending: deque[Future[LoadResult]] = deque()
         queued = iter(files)
         try:
             for file in queued:
