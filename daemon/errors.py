@@ -16,6 +16,7 @@
     │   ├── ApiGarbageError   a response we cannot parse (retryable only before signing)
     │   ├── ApiRetryLaterError a 4xx the API documents as "retry shortly"
     │   ├── StoreBusyError    the database is locked or unreachable for a moment
+    │   ├── NotLeadingError   this daemon does not lead the plan's wallet at its fire time
     │   └── NoSpareCapacityError  background work found no spare request slot (runs first)
     └── RejectedError         record the run as rejected/failed/skipped and move on
         ├── ApiRejectedError  HTTP 4xx with the API's error envelope
@@ -92,6 +93,11 @@ class RetryableError(JupcronError):
 
 class StoreBusyError(RetryableError):
     """The database is busy or unreachable for a moment."""
+
+
+class NotLeadingError(RetryableError):
+    """This daemon does not lead the plan's wallet now: the slot is not run here (and
+    not dropped: it is tried again, and its next leader fires it from the store)."""
 
 
 class NoSpareCapacityError(RetryableError):

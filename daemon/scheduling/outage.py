@@ -1,7 +1,9 @@
-"""A fire that found the store unavailable (part of `jupcron.scheduling.scheduler.
-Scheduler`): not dropped, tried again every `store_retry` seconds (an APScheduler
-date job) until it fires, or is recorded as skipped once its grace has passed or
-its plan changed."""
+"""A fire that found the store unavailable, or found that this daemon no longer
+leads the plan's wallet (a lease lost with its connection; part of
+`jupcron.scheduling.scheduler.Scheduler`): not dropped, and its plan's next slot
+not written past it, but tried again every `store_retry` seconds (an APScheduler
+date job) until it fires (its claim a no-op if the wallet's new leader ran it),
+or is recorded as skipped once its grace has passed or its plan changed."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.errors import JupcronError, StoreBusyError
+from jupcron.errors import JupcronError, NotLeadingError, StoreBusyError
 from jupcron.scheduling.schedule import is_late
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
@@ -25,6 +27,7 @@ log = structlog.get_logger(__name__)
 
 UNAVAILABLE_ERROR = "missed: the store was unavailable until the slot's grace period had passed"
 UNAVAILABLE_CHANGED_ERROR = "missed: the store was unavailable, and the plan changed since"
+NOT_LEADING_ERROR = "missed: no daemon led its wallet until the slot's grace period had passed"
 
 
 class Outages:
@@ -47,20 +50,21 @@ class Outages:
         raise NotImplementedError
 
     def _store_unavailable(self, plan: PlanRecord, slot: datetime, exc: Exception) -> None:
-        log.error(
-            "fire_store_unavailable", plan=plan.name, scheduled_for=slot.isoformat(),
-            error=str(exc), retry_in=self._store_retry,
+        not_leading = isinstance(exc, NotLeadingError)
+        (log.warning if not_leading else log.error)(
+            "fire_not_leading" if not_leading else "fire_store_unavailable", plan=plan.name,
+            scheduled_for=slot.isoformat(), error=str(exc), retry_in=self._store_retry,
         )  # fmt: skip
         self._aps.add_job(
             self._retry,
             "date",
             run_date=self._aps_time(self._clock() + timedelta(seconds=self._store_retry)),
-            args=[plan, slot.isoformat()],
+            args=[plan, slot.isoformat(), not_leading],
             id=f"plan-{plan.id}-v{plan.version}-retry-{slot.isoformat()}",
             replace_existing=True,
         )
 
-    def _retry(self, plan: PlanRecord, slot_text: str) -> None:
+    def _retry(self, plan: PlanRecord, slot_text: str, not_leading: bool = False) -> None:
         """Fire a slot again after the store was unavailable; once its grace has passed
         (or its plan changed), record it as skipped instead. Retried until one of the
         two reaches the store: the slot's unique key makes a repeat harmless."""
@@ -74,7 +78,8 @@ class Outages:
         if current is None or not current.enabled or current.version != plan.version:
             settled = self._skip_unfired(plan, slot, UNAVAILABLE_CHANGED_ERROR) is not None
         elif is_late(plan.schedule, plan.name, slot, self._clock()):
-            taken = self._skip_unfired(plan, slot, UNAVAILABLE_ERROR)
+            why = NOT_LEADING_ERROR if not_leading else UNAVAILABLE_ERROR
+            taken = self._skip_unfired(plan, slot, why)
             if taken and self._on_misfire is not None:
                 self._on_misfire(plan, [slot])
             settled = taken is not None

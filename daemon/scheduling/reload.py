@@ -114,8 +114,10 @@ class Reloading:
             for plan in page:
                 added.add(plan.name)
                 self._settle(plan, lasts.get(plan.id))
-        for pid in self._led - led:
+        for pid in self._led - led:  # their next slots are their new leader's to write
             self._window.drop(pid)
+            self._dirty.pop(pid, None)
+            self._names.pop(pid, None)
         self._led = led
 
     def _settle_changed(

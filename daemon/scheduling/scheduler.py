@@ -38,7 +38,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.errors import JupcronError, StoreBusyError
+from jupcron.errors import JupcronError, NotLeadingError, StoreBusyError
 from jupcron.scheduling import window as win
 from jupcron.scheduling.outage import UNAVAILABLE_CHANGED_ERROR as UNAVAILABLE_CHANGED_ERROR
 from jupcron.scheduling.outage import UNAVAILABLE_ERROR as UNAVAILABLE_ERROR
@@ -388,8 +388,8 @@ class Scheduler(Reloading, Outages):
         log.info("fire_dispatched", plan=plan.name, scheduled_for=slot.isoformat())
         try:
             self._fire(plan, slot)
-        except StoreBusyError as exc:
-            # maybe before the claim: the slot may have no row yet, so it must not be dropped
+        except (StoreBusyError, NotLeadingError) as exc:
+            # before the claim, or not ours to claim now: the slot may have no row yet
             self._store_unavailable(plan, slot, exc)
             return False
         except Exception as exc:  # noqa: BLE001 - the runner's bug must not stop the schedule

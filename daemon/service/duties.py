@@ -31,7 +31,7 @@ import structlog
 
 from jupcron.app import Runtime
 from jupcron.config import Config
-from jupcron.errors import FatalError
+from jupcron.errors import FatalError, NotLeadingError
 from jupcron.follower import FollowerLoop
 from jupcron.listen.metrics import Metrics
 from jupcron.runner.recovery import recover
@@ -187,6 +187,7 @@ class LeaderDuties:
             return
         log.warning("fire_refused_not_leader", plan=plan.name,
                     scheduled_for=scheduled_for.isoformat())  # fmt: skip
+        raise NotLeadingError(f"not the leader of wallet {plan.wallet}")
 
     def _run(self, plan: PlanRecord, scheduled_for: datetime) -> None:
         try:

@@ -1,0 +1,105 @@
+"""A fire refused because this daemon does not lead the plan's wallet at that moment
+(its lease went with a PostgreSQL restart, say) is not dropped: the plan's next slot
+is not written past it, and it is tried again (its claim a no-op if the wallet's new
+leader ran it) or recorded as skipped once its grace has passed. Found by `make
+chaos`: slots due at a PostgreSQL restart had no row at all."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.orm import Session, sessionmaker
+from structlog.testing import capture_logs
+
+from jupcron.errors import NotLeadingError
+from jupcron.plans.apply import apply_paths
+from jupcron.scheduling.outage import NOT_LEADING_ERROR
+from jupcron.scheduling.scheduler import Scheduler
+from jupcron.store.records import PlanRecord
+from tests.fixtures.plans import PlanFiles, swap_plan
+from tests.fixtures.scheduler import Fires, run_rows
+
+
+class Lease:
+    """The fire callback of a daemon whose wallet lease comes and goes."""
+
+    def __init__(self, fires: Fires) -> None:
+        self.fires = fires
+        self.leading = threading.Event()
+        self.leading.set()
+        self.refused: list[datetime] = []
+
+    def __call__(self, plan: PlanRecord, slot: datetime) -> None:
+        if not self.leading.is_set():
+            self.refused.append(slot)
+            raise NotLeadingError(f"not the leader of wallet {plan.wallet}")
+        self.fires(plan, slot)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def every_second(factory: sessionmaker[Session], plan_files: PlanFiles, grace: str) -> None:
+    plan = swap_plan("fast", every="1s")
+    plan["schedule"]["grace"] = grace
+    apply_paths(factory, [plan_files({"a.yaml": [plan]})], now=datetime.now(UTC))
+
+
+def no_gaps(slots: list[datetime]) -> bool:
+    return all(b - a == timedelta(seconds=1) for a, b in itertools.pairwise(slots))
+
+
+def test_slots_refused_while_not_leading_are_fired_once_leading_again(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    every_second(sqlite_factory, plan_files, grace="1m")
+    fires = Fires(sqlite_factory)
+    lease = Lease(fires)
+    scheduler = Scheduler(sqlite_factory, lease, store_retry=0.3, poll_interval=3600)
+    try:
+        with capture_logs() as logs:
+            scheduler.start()
+            assert fires.wait_for(lambda: len(fires.claimed) >= 2)
+            lease.leading.clear()  # the lease is lost
+            assert wait_until(lambda: len(lease.refused) >= 3)
+            lease.leading.set()  # and comes back
+            refused = set(lease.refused)
+            assert wait_until(lambda: refused <= {s for _, s in fires.claimed})
+    finally:
+        scheduler.stop(wait=True)
+    assert "fire_not_leading" in [e["event"] for e in logs]
+    rows = run_rows(sqlite_factory)
+    slots = [slot for slot, _, _ in rows]
+    assert no_gaps(slots), slots  # every second has its row: none lost
+    assert len(slots) == len(set(slots))
+    assert {status for _, status, _ in rows} == {"succeeded"}
+
+
+def test_a_slot_refused_past_its_grace_is_recorded_as_skipped(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    every_second(sqlite_factory, plan_files, grace="1s")
+    fires = Fires(sqlite_factory)
+    lease = Lease(fires)
+    lease.leading.clear()  # never leads
+    scheduler = Scheduler(sqlite_factory, lease, store_retry=0.3, poll_interval=3600)
+    try:
+        scheduler.start()
+        assert wait_until(lambda: len(lease.refused) >= 2)
+        first = min(lease.refused)
+        assert wait_until(lambda: any(r[0] == first for r in run_rows(sqlite_factory)))
+    finally:
+        scheduler.stop(wait=True)
+    assert fires.calls == []
+    rows = run_rows(sqlite_factory)
+    assert (first, "skipped", NOT_LEADING_ERROR) in rows
