@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
@@ -111,9 +111,10 @@ class Reloading:
             with transaction(self._reader) as session:
                 page = firing.plans_by_id(session, gained[start : start + SETTLE_PAGE])
                 lasts = firing.last_slots(session, [p.id for p in page])
+                stored = firing.stored_next(session, [p.id for p in page])
             for plan in page:
                 added.add(plan.name)
-                self._settle(plan, lasts.get(plan.id))
+                self._settle(plan, settle_after(lasts.get(plan.id), stored.get(plan.id)))
         for pid in self._led - led:  # their next slots are their new leader's to write
             self._window.drop(pid)
             self._dirty.pop(pid, None)
@@ -174,7 +175,20 @@ class Reloading:
             if not page:
                 return
             after = (page[-1][1], page[-1][0].id)
+            stored = dict((p.id, slot) for p, slot in page)
             for plan in mine:
-                self._settle(plan, lasts.get(plan.id))
+                self._settle(plan, settle_after(lasts.get(plan.id), stored.get(plan.id)))
             if not self._flush():
                 raise StoreBusyError("the store is unavailable: missed slots not settled")
+
+
+def settle_after(last: datetime | None, stored: datetime | None) -> datetime | None:
+    """Where a plan's slots are settled from: after its latest recorded slot, or from
+    its stored next slot when that is earlier. The stored next slot is written only
+    once every slot before it has a row; a slot refused (the store down, the wallet's
+    lease lost) holds it back, and a daemon killed before that slot's retry leaves it
+    there with later slots recorded: settling only after `last` would lose it."""
+    if stored is None:
+        return last
+    before = stored - timedelta(microseconds=1)
+    return before if last is None else min(last, before)

@@ -295,8 +295,8 @@ class Scheduler(Reloading, Outages):
                 self._on_misfire(plan, recorded)
             except Exception:  # a broken notifier must not stop the schedule
                 log.exception("misfire_listener_failed", plan=plan.name)
-        if result.skipped:
-            log.warning("run_missed", plan=plan.name, skipped=len(result.skipped),
+        if recorded:  # (slots that had a row already are not missed)
+            log.warning("run_missed", plan=plan.name, skipped=len(recorded),
                         truncated=result.truncated, policy=str(schedule.misfire))  # fmt: skip
         self._queue_after(plan, now)
         if result.run is not None:

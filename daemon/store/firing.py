@@ -193,6 +193,15 @@ def next_fires(
     return found
 
 
+def stored_next(conn: Conn, plan_ids: Collection[int]) -> dict[int, datetime]:
+    """These plans' stored next slots (``next_fire``), where they have one."""
+    if not plan_ids:
+        return {}
+    rows = conn.execute(select(PLANS.c.id, PLANS.c.next_fire).where(
+        PLANS.c.id.in_(list(plan_ids)), PLANS.c.next_fire.is_not(None)))  # fmt: skip
+    return {pid: slot for pid, slot in rows}
+
+
 def last_slots(conn: Conn, plan_ids: Collection[int]) -> dict[int, datetime]:
     """These plans' latest scheduled (not manual) slots, in one query."""
     if not plan_ids:

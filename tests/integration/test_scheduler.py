@@ -19,6 +19,7 @@ from structlog.testing import capture_logs
 from jupcron.domain import RunStatus
 from jupcron.plans.apply import apply_paths
 from jupcron.scheduling.scheduler import MISSED_ERROR, Scheduler
+from jupcron.store import firing
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from jupcron.store.records import PlanRecord
@@ -49,8 +50,10 @@ def setup_hourly(factory: sessionmaker[Session], plan_files: PlanFiles, misfire:
     with transaction(factory) as s:
         record = store_plans.get_plan(s, "hourly")
     assert record is not None
-    # the last run before the daemon went down
+    # the last run before the daemon went down, and the next slot it stored after it
     record_run(factory, record, T0, now=T0, status=RunStatus.SUCCEEDED)
+    with transaction(factory) as s:
+        firing.set_next(s, {record.id: (T0 + timedelta(hours=1), record.version)}, settle=True)
     return record
 
 

@@ -103,3 +103,36 @@ def test_a_slot_refused_past_its_grace_is_recorded_as_skipped(
     assert fires.calls == []
     rows = run_rows(sqlite_factory)
     assert (first, "skipped", NOT_LEADING_ERROR) in rows
+
+
+def test_a_refused_slot_whose_retry_never_came_is_settled_at_the_next_start(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    """The daemon stops (is killed) after refusing a slot and before its retry, while
+    later slots were fired: the next start settles the refused one too (it looked only
+    after the latest recorded slot, and lost it: `make chaos`, seed 533446)."""
+    every_second(sqlite_factory, plan_files, grace="1s")
+    fires = Fires(sqlite_factory)
+    lease = Lease(fires)
+    first = Scheduler(sqlite_factory, lease, store_retry=3600, poll_interval=3600)
+    try:
+        first.start()
+        assert fires.wait_for(lambda: len(fires.claimed) >= 1)
+        lease.leading.clear()
+        assert wait_until(lambda: len(lease.refused) >= 1)
+        lease.leading.set()
+        refused = max(lease.refused)
+        assert fires.wait_for(lambda: any(s > refused for _, s in fires.claimed))
+    finally:
+        first.stop(wait=True)  # its retry, an hour away, never runs
+    assert refused not in [slot for slot, _, _ in run_rows(sqlite_factory)]
+
+    again = Scheduler(sqlite_factory, Fires(sqlite_factory), poll_interval=3600)
+    try:
+        again.start()
+        assert wait_until(lambda: refused in [slot for slot, _, _ in run_rows(sqlite_factory)])
+    finally:
+        again.stop(wait=True)
+    slots = [slot for slot, _, _ in run_rows(sqlite_factory)]
+    assert no_gaps(slots), slots
+    assert len(slots) == len(set(slots))
