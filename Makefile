@@ -33,10 +33,10 @@ systemd-tools:
 # runs its checks in order (and its watchdog and journal checks want a quiet machine).
 # Order matters on 2 cores: e2e tests run a daemon, an emulator and CLI processes each, so
 # two of them at once compete for the CPU; in this order they meet unit tests instead
-# (e2e first measured 807 s against 592 s)
+# (e2e first measured 807 s against 592 s). --durations: CI's log names the slowest tests.
 test: $(STAMP) postgres-tools chromium systemd-tools
-	$(BIN)/python -m pytest -q -n 2 tests/unit tests/integration tests/e2e tests/browser
-	$(BIN)/python -m pytest -q tests/system
+	$(BIN)/python -m pytest -q -n 2 --durations=25 tests/unit tests/integration tests/e2e tests/browser
+	$(BIN)/python -m pytest -q --durations=10 tests/system
 
 # jupcron.service under a real systemd booted in namespaces of its own, one line per check;
 # here a machine that cannot boot it fails instead of skipping

@@ -6,90 +6,29 @@ get from a config file to a working runner.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import structlog
-from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.api.client import JupiterClient
 from jupcron.chain.rpc import SolanaRpc, rpc_from_config
-from jupcron.chain.wallet import Wallet, load_wallet
+from jupcron.chain.wallet import Wallet
+from jupcron.chain.wallets import load_wallets
 from jupcron.config import Config, api_key
 from jupcron.domain import DEFAULT_WALLET
-from jupcron.errors import JupcronError, KeypairError
+from jupcron.errors import JupcronError
 from jupcron.runner.core import Runner
 from jupcron.runner.outcome import RunListener
-from jupcron.store import migrate
 from jupcron.store import plans as store_plans
-from jupcron.store.engine import open_existing, session_factory
+from jupcron.store.handle import Store, open_store
 from jupcron.store.ratebudget import shared_budgets
 from jupcron.store.runstore import SqlRunStore
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass
-class Store:
-    engine: Engine
-    factory: sessionmaker[Session]
-
-    def close(self) -> None:
-        self.engine.dispose()
-
-
-def open_store(config: Config, *, check_head: bool = True) -> Store:
-    """The configured database, refusing one that is not migrated to head. It must
-    exist: only `jupcron db upgrade` creates a SQLite file (see `open_existing`)."""
-    engine = open_existing(config.database.url)
-    try:
-        if check_head:
-            migrate.require_head(engine)
-    except BaseException:
-        engine.dispose()
-        raise
-    return Store(engine, session_factory(engine))
-
-
-def load_wallets(config: Config, env: Mapping[str, str] | None = None) -> dict[str, Wallet]:
-    """Every configured wallet by name (`Config.wallet_names`), each keypair file
-    checked (`load_wallet`: unreadable, open to others, not a keypair: `KeypairError`
-    naming the wallet); two names holding one key are refused too."""
-    wallets: dict[str, Wallet] = {}
-    by_address: dict[str, str] = {}
-    for name in config.wallet_names():
-        try:
-            wallet = load_wallet(config.wallet_keypair(name), env)
-        except KeypairError as exc:
-            if name == DEFAULT_WALLET:
-                raise
-            raise KeypairError(f"wallet '{name}': {exc}") from None
-        earlier = by_address.get(wallet.address)
-        if earlier is not None:
-            raise KeypairError(
-                f"wallets '{earlier}' and '{name}' hold the same key ({wallet.address}): "
-                "one key, one wallet name"
-            )
-        by_address[wallet.address] = name
-        wallets[name] = wallet
-    return wallets
-
-
-def addresses_text(addresses: Mapping[str, str]) -> str:
-    """``ADDRESS`` of the one default wallet, else ``NAME ADDRESS, …``."""
-    if list(addresses) == [DEFAULT_WALLET]:
-        return addresses[DEFAULT_WALLET]
-    return ", ".join(f"{name} {address}" for name, address in addresses.items())
-
-
-def wallets_text(addresses: Mapping[str, str]) -> str:
-    """``wallet ADDRESS`` for the one default wallet, else ``wallets NAME ADDRESS, …``."""
-    one = list(addresses) == [DEFAULT_WALLET]
-    return f"{'wallet' if one else 'wallets'} {addresses_text(addresses)}"
 
 
 @dataclass

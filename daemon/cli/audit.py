@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from jupcron.app import open_store
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option
 from jupcron.domain import DEFAULT_WALLET, PlanKind, RunStatus
@@ -16,6 +15,7 @@ from jupcron.errors import ConfigError
 from jupcron.report.listing import render
 from jupcron.store import tokens
 from jupcron.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows
+from jupcron.store.handle import open_store
 from jupcron.store.plans import get_plan
 
 TABLE_COLUMNS = (

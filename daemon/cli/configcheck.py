@@ -48,10 +48,11 @@ def check(ctx: Context, fmt: str) -> None:
 def web_check(config: Config) -> Check:
     """The page's settings (``web.*``): its token, and a token in clear on the network."""
     from jupcron.service.probe import Check
-    from jupcron.web.serve import check_web, plain_http_warning
 
     if config.web.listen is None:
         return Check("web", "ok", "off (web.listen not set)")
+    from jupcron.web.serve import check_web, plain_http_warning  # only when the page is on
+
     token = check_web(config)
     warning = plain_http_warning(config)
     if warning is not None:

@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 
 import click
 
-from jupcron.app import open_store
 from jupcron.cli.main import Context, login_name, pass_ctx
 from jupcron.errors import ConfigError
 from jupcron.store import control
 from jupcron.store.engine import begin
+from jupcron.store.handle import open_store
 from jupcron.store.port import ALL_PLANS, Pause
 from jupcron.store.status import when
 

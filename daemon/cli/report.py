@@ -10,7 +10,6 @@ from pathlib import Path
 
 import click
 
-from jupcron.app import open_store
 from jupcron.cli.audit import When
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option
@@ -27,6 +26,7 @@ from jupcron.report.rows import (
     total_lines,
     totals,
 )
+from jupcron.store.handle import open_store
 
 
 @click.command()

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import click
 
-from jupcron.app import open_store
 from jupcron.chain.rpc import rpc_from_config
 from jupcron.cli.main import Context, login_name, pass_ctx
 from jupcron.runner.manual import Verdict, settle_in_doubt
+from jupcron.store.handle import open_store
 from jupcron.store.runstore import SqlRunStore
 
 

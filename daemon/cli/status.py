@@ -20,7 +20,7 @@ from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.plans.apply import FilesState, files_vs_store
 from jupcron.report.listing import render
-from jupcron.runner.preflight import kill_switch
+from jupcron.runner.killswitch import kill_switch
 from jupcron.store import migrate
 from jupcron.store import status as store_status
 from jupcron.store.control import STALE_AFTER, NodeBeat

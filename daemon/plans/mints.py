@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from jupcron.chain.programs import TOKEN_PROGRAMS
 from jupcron.errors import JupcronError, Problem
 from jupcron.plans.load import LoadedPlan
 from jupcron.products.recurring.minimums import SPL_TOKEN_MINTS, Findings, Lookups
-from jupcron.txguard.instructions import TOKEN_PROGRAMS
 
 KEYS = (("inputMint", "input_mint"), ("outputMint", "output_mint"))
 

@@ -21,6 +21,7 @@ from jupcron.errors import FatalError, JupcronError
 from jupcron.plans.schema import in_amount_of
 from jupcron.products.base import OrderApi
 from jupcron.products.kinds import spec
+from jupcron.runner.killswitch import kill_switch
 from jupcron.runner.ports import Ports
 from jupcron.store.port import CapWindow, Reservation
 from jupcron.store.records import PlanRecord, RunRecord
@@ -57,15 +58,6 @@ def check(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> str 
     if reason is None and wants_balance_check(plan, config):
         reason = balance(ports.api, ports.wallet.address, plan, ports.book.observer(run.id))
     return reason
-
-
-def kill_switch(config: Config) -> str | None:
-    if config.safety.kill_switch:
-        return "kill switch is on (safety.kill_switch)"
-    path = config.safety.kill_switch_file
-    if path is not None and path.exists():
-        return f"kill switch file {path} exists"
-    return None
 
 
 def paused(ports: Ports, plan: PlanRecord) -> str | None:

@@ -30,7 +30,7 @@ import httpx
 import structlog
 
 from jupcron import __version__, failpoints
-from jupcron.app import Store, open_store, wallets_text
+from jupcron.chain.wallets import wallets_text
 from jupcron.config import Config, mask_url
 from jupcron.errors import FatalError, JupcronError, StoreBusyError
 from jupcron.listen.metrics import Metrics
@@ -51,6 +51,7 @@ from jupcron.service.wallet_leading import WalletLeading
 from jupcron.service.wallet_leads import WalletLeads
 from jupcron.service.watchdog import Watchdog
 from jupcron.service.wiring import Wiring
+from jupcron.store.handle import Store, open_store
 
 log = structlog.get_logger(__name__)
 

@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.config import Config
 from jupcron.errors import JupcronError
-from jupcron.runner.preflight import kill_switch
+from jupcron.runner.killswitch import kill_switch
 from jupcron.store import control
 from jupcron.store.control import BEAT, NodeBeat
 from jupcron.store.engine import begin

@@ -118,8 +118,9 @@ def check_all(
 ) -> list[Check]:
     """Every check, in the order an operator fixes things; `web`, the page's (its
     settings are daemon/web's, which this package does not import)."""
-    from jupcron.app import load_wallets, open_store
+    from jupcron.chain.wallets import load_wallets
     from jupcron.plans.load import load_plans
+    from jupcron.store.handle import open_store
 
     checks: list[Check] = [Check("config", "ok", config.source or "(built-in defaults)")]
     addresses: dict[str, str] = {}

@@ -15,7 +15,8 @@ from typing import Any
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
 
-from jupcron.app import Runtime, addresses_text
+from jupcron.app import Runtime
+from jupcron.chain.wallets import addresses_text
 from jupcron.config import Config
 from jupcron.domain import RunStatus
 from jupcron.errors import JupcronError

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from jupcron.app import Runtime, Store, build_runtime
+from jupcron.app import Runtime, build_runtime
 from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import FatalError
@@ -26,6 +26,7 @@ from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
 from jupcron.service.dependencies import Dependencies
 from jupcron.service.listeners import AttemptMetrics, MetricsListener, WebhookListener
 from jupcron.service.webhook import WebhookNotifier
+from jupcron.store.handle import Store
 
 
 class Wiring:

@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 
+from jupcron.store.engine import dialect_insert
 from jupcron.store.models import DaemonNode, PauseRow, Plan
 from jupcron.store.port import ALL_PLANS, Pause
 
@@ -52,7 +52,7 @@ class NodeBeat:
 
 
 def _insert(conn: Connection) -> Any:
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    return dialect_insert(conn.dialect.name)
 
 
 def _pause(row: Any) -> Pause:

@@ -205,3 +205,15 @@ def begin(engine: Engine) -> Iterator[Connection]:
             yield connection
     except OperationalError as exc:
         raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
+
+
+def dialect_insert(dialect: str) -> Any:
+    """The INSERT construct with ON CONFLICT of `dialect` ("postgresql", else SQLite's).
+    Imported on first use: a command on SQLite does not load PostgreSQL's dialect."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert

@@ -17,9 +17,9 @@ from typing import Any, cast
 
 from sqlalchemy import Insert, Table, Text, select
 from sqlalchemy import cast as sql_cast
-from sqlalchemy.dialects import postgresql, sqlite
 
 from jupcron.domain import PlanKind, RunStatus
+from jupcron.store.engine import dialect_insert
 from jupcron.store.models import FollowedOrder, FollowEvent, OrderTrade, Plan, Run
 from jupcron.store.runs import Conn, _dialect
 
@@ -143,11 +143,12 @@ def closed_orders(conn: Conn, source: str) -> set[str]:
 
 @cache
 def _insert_trades(dialect: str) -> Insert:
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    return (
+    insert = dialect_insert(dialect)
+    return cast(
+        Insert,
         insert(TRADES)
         .on_conflict_do_nothing(index_elements=["order_account", "tx_id", "action"])
-        .returning(TRADES.c.id)
+        .returning(TRADES.c.id),
     )
 
 

@@ -28,9 +28,9 @@ from functools import cache
 from typing import Any, cast
 
 from sqlalchemy import BindParameter, Column, Connection, Insert, Table, bindparam, delete, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from jupcron.domain import FINAL, RunStatus
+from jupcron.store.engine import dialect_insert
 from jupcron.store.models import ExecuteResultRow, Run, RunEvent, SwapEventRow
 from jupcron.store.port import Event, ExecuteValues, Reservation
 from jupcron.store.prepared import Prepared
@@ -75,7 +75,7 @@ def _param(column: Column[Any], name: str | None = None) -> BindParameter[Any]:
 
 
 def _claim_stmt(dialect: str) -> Any:
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    insert = dialect_insert(dialect)
     stmt = insert(RUNS).values({k: _param(RUNS.c[k]) for k in _CLAIM_COLUMNS})
     return stmt.on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"]).returning(
         *RUNS.c
@@ -84,7 +84,7 @@ def _claim_stmt(dialect: str) -> Any:
 
 def _result_stmt(dialect: str) -> Any:
     names = ("run_id", "signature", *_RESULT_COLUMNS)
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    insert = dialect_insert(dialect)
     stmt = insert(RESULTS).values({n: _param(RESULTS.c[n]) for n in names})
     return stmt.on_conflict_do_update(
         index_elements=["run_id", "signature"],

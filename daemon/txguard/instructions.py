@@ -13,17 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from jupcron.chain.programs import TOKEN as TOKEN
+from jupcron.chain.programs import TOKEN_2022 as TOKEN_2022
+from jupcron.chain.programs import TOKEN_PROGRAMS as TOKEN_PROGRAMS
 from jupcron.txguard import jupiter, token
 from jupcron.txguard.borsh import Reader
 
 SYSTEM = "11111111111111111111111111111111"
-TOKEN = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"  # noqa: S105 (a program id, not a secret)
-TOKEN_2022 = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"  # noqa: S105 (a program id, not a secret)
 COMPUTE_BUDGET = "ComputeBudget111111111111111111111111111111"
 ASSOCIATED_TOKEN = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL"  # noqa: S105 (a program id, not a secret)
 MEMO = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"
 WRAPPED_SOL = "So11111111111111111111111111111111111111112"
-TOKEN_PROGRAMS = (TOKEN, TOKEN_2022)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from tests.fixtures.receivers import HttpReceiver
 
 
 def test_all_good_against_the_emulator(
-    daemon_env: DaemonEnvFactory, http_receiver: HttpReceiver, empty_db_url: str
+    daemon_env: DaemonEnvFactory, http_receiver: HttpReceiver, db_url: str
 ) -> None:
-    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env = daemon_env(db_url=db_url)  # on SQLite and on PostgreSQL
     env.write_config(rpc={"url": env.server.url + "/rpc"}, notify={"urls": [http_receiver.url]})
     env.write_plans(swap_plan("a", {"every": "1d"}))
     done = env.jupcron("config", "check", "--format", "json")

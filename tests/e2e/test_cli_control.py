@@ -218,9 +218,9 @@ def _runs(url: str) -> list[dict[str, Any]]:
 
 
 def test_a_pause_reaches_every_daemon_of_a_postgresql_pair(
-    daemon_env: DaemonEnvFactory, pg_empty_url: str
+    daemon_env: DaemonEnvFactory, pg_url: str
 ) -> None:
-    env = daemon_env(db_url=pg_empty_url)
+    env = daemon_env(db_url=pg_url)
     env.write_plans(swap_plan("tick", {"every": "1s", "grace": 30}))
     env.apply()
     first = env.start()
@@ -241,7 +241,7 @@ def test_a_pause_reaches_every_daemon_of_a_postgresql_pair(
 
     # the leader obeys ...
     def by(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
-        return [r for r in _runs(pg_empty_url) if (r["claimed_by"] or "").endswith(f":{proc.pid}")]
+        return [r for r in _runs(pg_url) if (r["claimed_by"] or "").endswith(f":{proc.pid}")]
 
     def skipped_by(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
         return [r for r in by(proc) if r["status"] == "skipped" and r["error"].startswith(reason)]
@@ -258,28 +258,28 @@ def test_a_pause_reaches_every_daemon_of_a_postgresql_pair(
     assert (str(first.pid), "standby", True) not in listed  # the killed one: stale, or gone
     # what was stored agrees: every run claimed a second after the pause (by either
     # daemon) was skipped for it (the times are the database's, not the test's)
-    engine = make_engine(pg_empty_url)
+    engine = make_engine(pg_url)
     try:
         with engine.connect() as conn:
             paused_at = conn.execute(text("SELECT paused_at FROM pauses")).scalar_one()
     finally:
         engine.dispose()
-    after = [r for r in _runs(pg_empty_url)
+    after = [r for r in _runs(pg_url)
              if r["claimed_by"] and r["created_at"] >= paused_at + timedelta(seconds=1)]  # fmt: skip
     assert {r["claimed_by"].rsplit(":", 1)[1] for r in after} == {str(first.pid), str(second.pid)}
     assert all(r["status"] == "skipped" and r["error"].startswith(reason) for r in after)
 
     assert env.jupcron("resume", "--all").returncode == 0
-    mark = max(r["id"] for r in _runs(pg_empty_url))
+    mark = max(r["id"] for r in _runs(pg_url))
     assert env.wait_until(lambda: any(r["status"] == "succeeded" and r["id"] > mark
                                       for r in by(second)), timeout=30)  # fmt: skip
     assert env.stop(second) == 0
 
 
 def test_the_emergency_stop_needs_only_the_database(
-    daemon_env: DaemonEnvFactory, empty_db_url: str
+    daemon_env: DaemonEnvFactory, db_url: str
 ) -> None:
-    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env = daemon_env(db_url=db_url)  # on SQLite and on PostgreSQL
     env.write_plans(swap_plan("tick", {"every": "1h"}))
     env.apply()
     # a typo elsewhere in the config, a keypair gone: pause and resume still work

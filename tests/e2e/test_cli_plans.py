@@ -190,9 +190,9 @@ def test_validate_prints_problems_in_file_order(tmp_path: Path) -> None:
 
 
 def test_apply_shows_the_fields_and_status_says_when_files_differ(
-    daemon_env: DaemonEnvFactory, empty_db_url: str
+    daemon_env: DaemonEnvFactory, db_url: str
 ) -> None:
-    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env = daemon_env(db_url=db_url)  # on SQLite and on PostgreSQL
     env.write_plans(env_swap_plan("a", {"every": "1h"}))
     env.apply()
     status = json.loads(env.jupcron("status", "--format", "json").stdout)

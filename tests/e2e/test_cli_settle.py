@@ -48,9 +48,9 @@ def events(env: DaemonEnv, run_id: int) -> list[tuple[str, Any]]:
 
 
 def test_settle_records_the_verdict_and_who_gave_it(
-    daemon_env: DaemonEnvFactory, empty_db_url: str
+    daemon_env: DaemonEnvFactory, db_url: str
 ) -> None:
-    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env = daemon_env(db_url=db_url)  # on SQLite and on PostgreSQL
     env.write_plans(swap_plan("a", {"every": "1d"}), swap_plan("b", {"every": "1d"}))
     env.apply()
     landed = in_doubt_run(env, "a")
@@ -148,9 +148,9 @@ def record_not_found(env: DaemonEnv, run_id: int, *, expired: bool) -> None:
 
 
 def test_landed_against_a_recorded_not_found_needs_force(
-    daemon_env: DaemonEnvFactory, empty_db_url: str
+    daemon_env: DaemonEnvFactory, db_url: str
 ) -> None:
-    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env = daemon_env(db_url=db_url)  # on SQLite and on PostgreSQL
     env.write_plans(swap_plan("a", {"every": "1d"}))
     env.apply()
     early = in_doubt_run(env, "a")

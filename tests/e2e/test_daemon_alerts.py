@@ -40,9 +40,9 @@ def test_start_and_stop_are_said(daemon_env: DaemonEnvFactory, http_receiver: Ht
 
 
 def test_a_manual_fire_is_said_with_its_outcome(
-    daemon_env: DaemonEnvFactory, smtp_receiver: SmtpReceiver, empty_db_url: str
+    daemon_env: DaemonEnvFactory, smtp_receiver: SmtpReceiver, db_url: str
 ) -> None:
-    env = daemon_env(db_url=empty_db_url)  # on SQLite and on PostgreSQL
+    env = daemon_env(db_url=db_url)  # on SQLite and on PostgreSQL
     env.write_config(notify={"urls": [smtp_receiver.url]})
     env.write_plans(swap_plan("now", {"every": "1d"}))
     env.apply()

@@ -25,10 +25,8 @@ def _runs(url: str) -> list[tuple[datetime, str, str, datetime]]:
         engine.dispose()
 
 
-def test_standby_takes_over_within_ten_seconds(
-    daemon_env: DaemonEnvFactory, pg_empty_url: str
-) -> None:
-    env = daemon_env(db_url=pg_empty_url)
+def test_standby_takes_over_within_ten_seconds(daemon_env: DaemonEnvFactory, pg_url: str) -> None:
+    env = daemon_env(db_url=pg_url)
     env.write_plans(swap_plan("tick", {"every": "2s", "grace": 30}))
     env.apply()
     first = env.start()
@@ -39,24 +37,24 @@ def test_standby_takes_over_within_ten_seconds(
     assert env.wait_until(lambda: "standby_waiting" in env.log_of(second), timeout=20), env.log_of(
         second
     )
-    assert env.wait_until(lambda: len(_runs(pg_empty_url)) >= 2, timeout=20)
+    assert env.wait_until(lambda: len(_runs(pg_url)) >= 2, timeout=20)
     leader_pid = str(first.pid)
     # every run was the leader's (a slot that passed while it started is recorded as a
     # skipped miss, with no claimant: that is not the standby running it)
-    ran = [claimed for _, status, claimed, _ in _runs(pg_empty_url) if status != "skipped"]
+    ran = [claimed for _, status, claimed, _ in _runs(pg_url) if status != "skipped"]
     assert ran
     assert all(f":{leader_pid}" in claimed for claimed in ran)
 
     first.kill()
     first.wait(10)
     killed_at = datetime.now(UTC)
-    took_over = lambda: [r for r in _runs(pg_empty_url) if f":{second.pid}" in r[2]]  # noqa: E731
+    took_over = lambda: [r for r in _runs(pg_url) if f":{second.pid}" in r[2]]  # noqa: E731
     assert env.wait_until(lambda: bool(took_over()), timeout=15), env.log_of(second)
     first_by_standby = min(r[3] for r in took_over())
     assert (first_by_standby - killed_at).total_seconds() <= 10
     time.sleep(3)  # a few more slots under the new leader
 
-    runs = _runs(pg_empty_url)
+    runs = _runs(pg_url)
     slots = Counter(r[0] for r in runs)
     assert max(slots.values()) == 1  # no slot twice
     landed = env.emulator.ledger.landed()

@@ -90,16 +90,14 @@ def setup(env: DaemonEnv, root: Path) -> None:
 
 
 def test_three_daemons_share_three_wallets_and_take_over_a_killed_ones(
-    daemon_env: DaemonEnvFactory, pg_empty_url: str, tmp_path: Path
+    daemon_env: DaemonEnvFactory, pg_url: str, tmp_path: Path
 ) -> None:
-    env = daemon_env(db_url=pg_empty_url)
+    env = daemon_env(db_url=pg_url)
     setup(env, tmp_path)
     procs = [env.start() for _ in range(3)]
-    assert env.wait_until(lambda: one_each(pg_empty_url), timeout=TIMEOUT), led_by(pg_empty_url)
+    assert env.wait_until(lambda: one_each(pg_url), timeout=TIMEOUT), led_by(pg_url)
     # three daemons, three wallets: one each once the joiners got their share
-    assert env.wait_until(lambda: spread(pg_empty_url) == [1, 1, 1], timeout=TIMEOUT), led_by(
-        pg_empty_url
-    )
+    assert env.wait_until(lambda: spread(pg_url) == [1, 1, 1], timeout=TIMEOUT), led_by(pg_url)
     # `jupcron status` says which node leads which wallet
     shown = env.jupcron("status", "--format", "json")
     assert shown.returncode == 0, shown.stderr
@@ -108,13 +106,13 @@ def test_three_daemons_share_three_wallets_and_take_over_a_killed_ones(
     assert said == sorted(WALLETS), daemons
     assert env.wait_until(
         lambda: (
-            {r["wallet"] for r in runs_by_wallet(pg_empty_url) if r["status"] != "skipped"}
+            {r["wallet"] for r in runs_by_wallet(pg_url) if r["status"] != "skipped"}
             == set(WALLETS)
         ),
         timeout=TIMEOUT,
-    ), runs_by_wallet(pg_empty_url)
+    ), runs_by_wallet(pg_url)
 
-    found = led_by(pg_empty_url)
+    found = led_by(pg_url)
     victim_wallet = WALLETS[1]
     victim_node = found[victim_wallet][0]
     victim = next(p for p in procs if p.pid == pid_of(victim_node))
@@ -122,28 +120,28 @@ def test_three_daemons_share_three_wallets_and_take_over_a_killed_ones(
     victim.wait(10)
 
     def taken_over() -> bool:
-        now = led_by(pg_empty_url)[victim_wallet]
+        now = led_by(pg_url)[victim_wallet]
         return len(now) >= 1 and victim_node not in now
 
-    assert env.wait_until(taken_over, timeout=TIMEOUT), led_by(pg_empty_url)
-    heir = led_by(pg_empty_url)[victim_wallet][0]
+    assert env.wait_until(taken_over, timeout=TIMEOUT), led_by(pg_url)
+    heir = led_by(pg_url)[victim_wallet][0]
     # the heir runs the wallet's slots from now on
     assert env.wait_until(
         lambda: any(
             r["wallet"] == victim_wallet and (r["claimed_by"] or "") == heir
-            for r in runs_by_wallet(pg_empty_url)
+            for r in runs_by_wallet(pg_url)
         ),
         timeout=TIMEOUT,
-    ), runs_by_wallet(pg_empty_url)
+    ), runs_by_wallet(pg_url)
     # every wallet led by exactly one of the two left (the dead one's row goes stale)
-    assert env.wait_until(lambda: one_each(pg_empty_url), timeout=TIMEOUT), led_by(pg_empty_url)
+    assert env.wait_until(lambda: one_each(pg_url), timeout=TIMEOUT), led_by(pg_url)
 
     stopped_at = datetime.now(UTC)
     for proc in procs:
         if proc is not victim:
             assert env.stop(proc, timeout=60) == 0, env.log_of(proc)[-2000:]
     landed = env.emulator.ledger.landed()
-    verdict = check(pg_empty_url, landed, stopped_at)
+    verdict = check(pg_url, landed, stopped_at)
     print(
         f"shards e2e: fires={verdict.fires} runs={verdict.runs} "
         f"duplicates={verdict.duplicates} lost={verdict.lost} wrong={verdict.wrong}"
@@ -151,7 +149,7 @@ def test_three_daemons_share_three_wallets_and_take_over_a_killed_ones(
     assert verdict.duplicates == 0, verdict.details
     assert verdict.lost == 0, verdict.details
     assert verdict.wrong == 0, verdict.details
-    rows = runs_by_wallet(pg_empty_url)
+    rows = runs_by_wallet(pg_url)
     slots = Counter((r["wallet"], r["scheduled_for"]) for r in rows)
     assert max(slots.values()) == 1
     assert {r["wallet"] for r in rows if r["status"] == "succeeded"} == set(WALLETS)

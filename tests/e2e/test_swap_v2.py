@@ -24,10 +24,10 @@ from tests.fixtures.plans import write_plans
 
 
 @pytest.fixture
-def v2_env(daemon_env: DaemonEnvFactory, empty_db_url: str) -> DaemonEnv:
+def v2_env(daemon_env: DaemonEnvFactory, db_url: str) -> DaemonEnv:
     """A daemon whose config chooses Swap V2 (the fixture pins Ultra v1 for the
     older tests), with the emulator's RPC as rpc.url, and one swap due in 2 s."""
-    env = daemon_env(db_url=empty_db_url, emulator=Emulator(seed=12))
+    env = daemon_env(db_url=db_url, emulator=Emulator(seed=12))
     env.write_config(api={"swap_api": "swap-v2"}, rpc={"url": env.server.url + "/rpc"})
     written = at(0)
     env.write_plans(swap_plan("v2-once", {"at": at(2), "grace": 120}))

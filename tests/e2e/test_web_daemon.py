@@ -151,9 +151,9 @@ def test_the_page_shows_dry_run_and_the_kill_switch_as_the_daemon_has_them_now(
 
 @pytest.mark.slow
 def test_a_standby_peer_shows_on_the_pages_of_a_postgresql_pair(
-    daemon_env: DaemonEnvFactory, pg_empty_url: str
+    daemon_env: DaemonEnvFactory, pg_url: str
 ) -> None:
-    env = daemon_env(db_url=pg_empty_url)
+    env = daemon_env(db_url=pg_url)
     env.write_config(web={"listen": "127.0.0.1:0"})
     env.write_plans(swap_plan("hourly", {"every": "1h", "misfire": "skip"}))
     env.apply()

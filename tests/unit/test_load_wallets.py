@@ -1,4 +1,4 @@
-"""`jupcron.app.load_wallets`: every configured wallet's keypair, checked at start."""
+"""`jupcron.chain.wallets.load_wallets`: every configured wallet's keypair, checked at start."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jupcron.app import addresses_text, load_wallets, wallets_text
 from jupcron.chain.wallet import Wallet, write_keypair_file
+from jupcron.chain.wallets import addresses_text, load_wallets, wallets_text
 from jupcron.config import load_config
 from jupcron.errors import KeypairError
 

@@ -17,8 +17,7 @@ from decimal import Decimal
 from functools import partial
 from typing import TypeVar
 
-from jupcron.api.client import JupiterClient
-from jupcron.chain.rpc import rpc_from_config
+from jupcron.chain.programs import TOKEN_2022
 from jupcron.config import Config, api_key
 from jupcron.errors import JupcronError, Problem
 from jupcron.plans.fields import STABLECOINS
@@ -28,7 +27,6 @@ from jupcron.products.recurring.model import (
     RECURRING_MIN_TOTAL_USD,
     RecurringRequest,
 )
-from jupcron.txguard.instructions import TOKEN_2022
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 USDC_DECIMALS = 6
@@ -63,6 +61,11 @@ class Lookups:
 
 def lookups_from(config: Config) -> Lookups:
     """rpc.url for mint owners, the configured API (one attempt a call) for prices."""
+    # the network clients are imported here: `plans validate --offline`, and apply
+    # with nothing to ask, never load them
+    from jupcron.api.client import JupiterClient
+    from jupcron.chain.rpc import rpc_from_config
+
     found = Lookups()
     rpc = rpc_from_config(config.rpc)  # the same rules as the daemon's (no plain http out)
     if rpc is not None:
