@@ -20,6 +20,9 @@ that no two labels overlap.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -167,6 +170,20 @@ def _prices(axes: Any, report: PlanReport, s: Series, now_price: float | None) -
     axes.grid(alpha=0.3)
 
 
+# matplotlib's settings are the process's: a draw in one thread (the page serves
+# charts from several) while another leaves its rc_context would lose them (an SVG
+# with its text drawn as shapes); one draw at a time
+_DRAWING = threading.RLock()
+
+
+@contextmanager
+def _styled() -> Iterator[None]:
+    import matplotlib
+
+    with _DRAWING, matplotlib.rc_context(STYLE):
+        yield
+
+
 def _draw(figure: Any, spec: Any, report: PlanReport, s: Series) -> None:
     current = report.current_price()
     now_price = None if current is None else float(current)
@@ -176,20 +193,17 @@ def _draw(figure: Any, spec: Any, report: PlanReport, s: Series) -> None:
 
 
 def _save(figure: Any, target: Any, fmt: str, dpi: int) -> None:
-    import matplotlib
-
-    with matplotlib.rc_context(STYLE):
+    with _styled():
         figure.savefig(
             target, format=fmt, dpi=dpi, metadata={"Date": None} if fmt == "svg" else None
         )
 
 
 def _figure(size: tuple[float, float]) -> Any:
-    import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context(STYLE):
+    with _styled():
         figure = Figure(figsize=size, layout="constrained")
     FigureCanvasAgg(figure)
     return figure
@@ -200,11 +214,9 @@ def write_chart(reports: list[PlanReport], path: Path) -> Path:
     the money did is nobody else's business), written to a new file renamed over it."""
     import io
 
-    import matplotlib
-
     fmt = chart_format(path)
     drawn = [(r, s) for r in reports if (s := series(r)) is not None]
-    with matplotlib.rc_context(STYLE):
+    with _styled():
         figure = _figure((WIDTH, ROW_HEIGHT * max(len(drawn), 1) + 0.5))
         figure.suptitle("jupcron: what the money did, per plan", fontsize=12, fontweight="bold")
         if not drawn:
@@ -226,12 +238,10 @@ def card_svg(report: PlanReport) -> str | None:
     """One plan's picture for the page (SVG text); None when it has nothing to draw."""
     import io
 
-    import matplotlib
-
     s = series(report)
     if s is None:
         return None
-    with matplotlib.rc_context(STYLE):
+    with _styled():
         figure = _figure(CARD)
         _draw(figure, figure.add_gridspec(1, 1)[0, 0], report, s)
         out = io.StringIO()
