@@ -137,9 +137,7 @@ class ScheduleSpec(_Model):
         return self
 
     def parsed(self) -> Schedule:
-        if self._schedule is None:
-            self._schedule = parse_schedule(self.model_dump(exclude_none=True))
-        return self._schedule
+        return self._schedule or parse_schedule(self.model_dump(exclude_none=True))
 
 
 # ------------------------------------------------------------------ plans
@@ -253,13 +251,11 @@ class PlanSpec(_PlanFields):
 
     @classmethod
     def of(cls, head: PlanHead, request: Request) -> PlanSpec:
-        """`head` (checked) with its `request` checked by its kind's model: the fields
-        are taken as they are, not checked a second time."""
+        """A checked `head` with its checked `request` (its fields not checked again)."""
         if not isinstance(request, kinds.spec(head.kind).model):
             raise ValueError(f"request does not match kind '{head.kind}'")
         fields = {name: getattr(head, name) for name in _PlanFields.model_fields}
-        return cls.model_construct(head.model_fields_set | {"request"}, **fields,
-                                   request=request)  # fmt: skip
+        return cls.model_construct(head.model_fields_set | {"request"}, **fields, request=request)
 
     def schedule_dict(self) -> dict[str, Any]:
         return self.schedule.parsed().to_dict()

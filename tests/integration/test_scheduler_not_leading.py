@@ -55,6 +55,16 @@ def every_second(factory: sessionmaker[Session], plan_files: PlanFiles, grace: s
     apply_paths(factory, [plan_files({"a.yaml": [plan]})], now=datetime.now(UTC))
 
 
+def lease_on_every_second(
+    factory: sessionmaker[Session], plan_files: PlanFiles, grace: str, store_retry: float
+) -> tuple[Fires, Lease, Scheduler]:
+    """An every-second plan, and a scheduler whose fires go through a lease."""
+    every_second(factory, plan_files, grace=grace)
+    fires = Fires(factory)
+    lease = Lease(fires)
+    return fires, lease, Scheduler(factory, lease, store_retry=store_retry, poll_interval=3600)
+
+
 def no_gaps(slots: list[datetime]) -> bool:
     return all(b - a == timedelta(seconds=1) for a, b in itertools.pairwise(slots))
 
@@ -62,10 +72,7 @@ def no_gaps(slots: list[datetime]) -> bool:
 def test_slots_refused_while_not_leading_are_fired_once_leading_again(
     sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
 ) -> None:
-    every_second(sqlite_factory, plan_files, grace="1m")
-    fires = Fires(sqlite_factory)
-    lease = Lease(fires)
-    scheduler = Scheduler(sqlite_factory, lease, store_retry=0.3, poll_interval=3600)
+    fires, lease, scheduler = lease_on_every_second(sqlite_factory, plan_files, "1m", 0.3)
     try:
         with capture_logs() as logs:
             scheduler.start()
@@ -88,11 +95,8 @@ def test_slots_refused_while_not_leading_are_fired_once_leading_again(
 def test_a_slot_refused_past_its_grace_is_recorded_as_skipped(
     sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
 ) -> None:
-    every_second(sqlite_factory, plan_files, grace="1s")
-    fires = Fires(sqlite_factory)
-    lease = Lease(fires)
+    fires, lease, scheduler = lease_on_every_second(sqlite_factory, plan_files, "1s", 0.3)
     lease.leading.clear()  # never leads
-    scheduler = Scheduler(sqlite_factory, lease, store_retry=0.3, poll_interval=3600)
     try:
         scheduler.start()
         assert wait_until(lambda: len(lease.refused) >= 2)
@@ -111,10 +115,7 @@ def test_a_refused_slot_whose_retry_never_came_is_settled_at_the_next_start(
     """The daemon stops (is killed) after refusing a slot and before its retry, while
     later slots were fired: the next start settles the refused one too (it looked only
     after the latest recorded slot, and lost it: `make chaos`, seed 533446)."""
-    every_second(sqlite_factory, plan_files, grace="1s")
-    fires = Fires(sqlite_factory)
-    lease = Lease(fires)
-    first = Scheduler(sqlite_factory, lease, store_retry=3600, poll_interval=3600)
+    fires, lease, first = lease_on_every_second(sqlite_factory, plan_files, "1s", 3600)
     try:
         first.start()
         assert fires.wait_for(lambda: len(fires.claimed) >= 1)
