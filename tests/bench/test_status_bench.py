@@ -6,11 +6,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.bench.conftest import Figures
 from tests.bench.harness import Bench, add_runs, daily_plans
 from tests.bench.test_bench import FOOTPRINT_PLANS
 
 
+@pytest.mark.timeout(1800)  # at 100,000 plans (JUPCRON_BENCH_FOOTPRINT_PLANS) apply takes a while
 def test_status_with_10000_plans(
     backend_url: tuple[str, str], tmp_path: Path, figures: Figures
 ) -> None:
