@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -40,14 +41,13 @@ class Outages:
     _store_retry: float
     _on_misfire: Callable[[PlanRecord, list[datetime]], None] | None
 
-    def _aps_time(self, moment: datetime) -> datetime:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the scheduler's own, for the type checker
 
-    def _call(self, plan: PlanRecord, slot: datetime) -> bool:
-        raise NotImplementedError
+        def _aps_time(self, moment: datetime) -> datetime: ...
 
-    def _handed_back(self, plan_id: int) -> None:
-        raise NotImplementedError
+        def _call(self, plan: PlanRecord, slot: datetime) -> bool: ...
+
+        def _handed_back(self, plan_id: int) -> None: ...
 
     def _store_unavailable(self, plan: PlanRecord, slot: datetime, exc: Exception) -> None:
         not_leading = isinstance(exc, NotLeadingError)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import structlog
 from sqlalchemy.orm import Session, sessionmaker
@@ -42,18 +43,16 @@ class Reloading:
     _led: set[int]
     _lock: threading.RLock
     _window: win.Window
-    _dirty: dict[int, tuple[datetime | None, int]]
-    _names: dict[int, str]
+    _dirty: dict[int, win.Pending]
     _revision: int | None
 
-    def _flush(self) -> bool:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the scheduler's own, for the type checker
 
-    def _settle(self, plan: PlanRecord, last: datetime | None) -> None:
-        raise NotImplementedError
+        def _flush(self) -> bool: ...
 
-    def _arm(self) -> None:
-        raise NotImplementedError
+        def _settle(self, plan: PlanRecord, last: datetime | None) -> None: ...
+
+        def _arm(self) -> None: ...
 
     def reload(self) -> PlanDiff | None:
         """Adopt added plans, settle changed and disabled ones; returns what changed
@@ -118,7 +117,6 @@ class Reloading:
         for pid in self._led - led:  # their next slots are their new leader's to write
             self._window.drop(pid)
             self._dirty.pop(pid, None)
-            self._names.pop(pid, None)
         self._led = led
 
     def _settle_changed(
@@ -132,14 +130,13 @@ class Reloading:
         done: dict[int, tuple[datetime | None, int]] = {}
         for plan, old, stored in page:
             live, dirty = self._window.drop(plan.id), self._dirty.pop(plan.id, None)
-            self._names.pop(plan.id, None)
             if old == 0:  # settled before 0011: as a plan this daemon never knew
                 was_on = True
                 pending, schedule = pending_of_previous(self._factory, plan) if plan.version > 1 \
                     else (None, None)  # fmt: skip
             else:
                 was_on, schedule = previous_version(self._factory, plan, old)
-                pending = live.slot if live else dirty[0] if dirty else stored
+                pending = live.slot if live else dirty.slot if dirty else stored
                 schedule = live.plan.schedule if live else schedule
                 last = lasts.get(plan.id)
                 after_last = next_fire_times(schedule, last, 1) if schedule and last else []
@@ -156,8 +153,8 @@ class Reloading:
                                 reason="plan_changed")  # fmt: skip
             if plan.enabled:
                 self._settle(plan, lasts.get(plan.id))
-                done[plan.id] = self._dirty.pop(plan.id, (None, plan.version))
-                self._names.pop(plan.id, None)
+                held = self._dirty.pop(plan.id, None)
+                done[plan.id] = (held.slot, held.version) if held else (None, plan.version)
             else:
                 done[plan.id] = (None, plan.version)
         with transaction(self._factory) as session:

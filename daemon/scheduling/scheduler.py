@@ -102,8 +102,7 @@ class Scheduler(Reloading, Outages):
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fire")
         self._lock = threading.RLock()
         self._window = win.Window()
-        self._dirty: dict[int, tuple[datetime | None, int]] = {}  # next slots to write
-        self._names: dict[int, str] = {}  # the names of the plans in `_dirty`
+        self._dirty: dict[int, win.Pending] = {}  # next slots to write
         self._flushed = time.monotonic()
         self._wake = threading.Condition()  # taken after `_lock`, never before it
         self._armed = False  # the window changed since the timer read it
@@ -167,7 +166,7 @@ class Scheduler(Reloading, Outages):
             self._flush()
             with transaction(self._reader) as session:
                 found = firing.next_fires(session, limit, self._include)
-            return win.next_fires(found, self._dirty, self._names, self._window.live.values())
+            return win.next_fires(found, self._dirty.values(), self._window.live.values())
 
     @property
     def revision(self) -> int | None:
@@ -260,14 +259,11 @@ class Scheduler(Reloading, Outages):
             return True
         try:
             with transaction(self._factory) as session:
-                firing.set_next(session, dirty)
+                firing.set_next(session, win.written(dirty))
         except (JupcronError, SQLAlchemyError) as exc:
             self._dirty = {**dirty, **self._dirty}
             log.warning("next_fire_write_failed", plans=len(dirty), error=str(exc))
             return False
-        with self._lock:
-            for pid in dirty.keys() - self._dirty.keys():
-                self._names.pop(pid, None)
         return True
 
     def _arm(self) -> None:
@@ -310,13 +306,11 @@ class Scheduler(Reloading, Outages):
         upcoming = next_fire_times(plan.schedule, after, 1)
         if not upcoming:
             self._window.drop(plan.id)
-            self._dirty[plan.id] = (None, plan.version)
-            self._names[plan.id] = plan.name
+            self._dirty[plan.id] = win.Pending(None, plan.version, plan.name)
             log.info("plan_finished", plan=plan.name)
             return
         slot = upcoming[0]
-        self._dirty[plan.id] = (slot, plan.version)
-        self._names[plan.id] = plan.name
+        self._dirty[plan.id] = win.Pending(slot, plan.version, plan.name)
         if self._window.covers(slot, plan.id):
             item = win.entry(plan, slot)
             self._window.put(item)

@@ -17,6 +17,7 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from jupcron.scheduling.schedule import jitter_delay
 from jupcron.store.records import PlanRecord
@@ -29,6 +30,19 @@ MAX_SLEEP = 1.0  # seconds, while the window is full (a fire that starts makes r
 FLUSH_EVERY = 1.0  # seconds between writes of the next slots of plans that fired
 
 Cursor = tuple[datetime, int]
+
+
+class Pending(NamedTuple):
+    """A plan's next slot, not yet written to the store (None: the plan is finished)."""
+
+    slot: datetime | None
+    version: int
+    name: str
+
+
+def written(pending: Mapping[int, Pending]) -> dict[int, tuple[datetime | None, int]]:
+    """What `jupcron.store.firing.set_next` writes of them: {id: (slot, version)}."""
+    return {pid: (p.slot, p.version) for pid, p in pending.items()}
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,22 +89,18 @@ def sleep_for(
 
 
 def next_fires(
-    stored: dict[str, datetime],
-    pending: Mapping[int, tuple[datetime | None, int]],
-    names: Mapping[int, str],
-    live: Iterable[Entry],
+    stored: dict[str, datetime], pending: Iterable[Pending], live: Iterable[Entry]
 ) -> dict[str, datetime]:
     """Each plan's next slot, soonest first: as `stored`, unless a next slot is still
     `pending` (held back while its plan's slot is in flight) or live sooner."""
     found = dict(stored)
-    for pid, (slot, _) in pending.items():
-        name = names.get(pid)
-        if name is None or name not in found:
+    for held in pending:
+        if held.name not in found:
             continue
-        if slot is None:
-            del found[name]
+        if held.slot is None:
+            del found[held.name]
         else:
-            found[name] = slot
+            found[held.name] = held.slot
     for item in live:
         if item.plan.name in found:
             found[item.plan.name] = min(found[item.plan.name], item.slot)
@@ -130,7 +140,7 @@ class Window:
     def read(
         self, page: list[tuple[PlanRecord, datetime]], limit: int, until: datetime,
         include: Callable[[PlanRecord], bool] | None = None,
-        pending: Mapping[int, tuple[datetime | None, int]] | None = None,
+        pending: Mapping[int, Pending] | None = None,
     ) -> None:  # fmt: skip
         """A page read from the store (at most `limit` plans due before `until`): plans
         already live keep their entry, plans `include` refuses (another daemon's) are
@@ -143,10 +153,10 @@ class Window:
             if plan.id in self.live or (include is not None and not include(plan)):
                 continue
             held = pending.get(plan.id) if pending else None
-            if held is not None and held[1] == plan.version:
-                if held[0] is None or held[0] >= until:
+            if held is not None and held.version == plan.version:
+                if held.slot is None or held.slot >= until:
                     continue  # finished, or a later page reads it once written
-                slot = held[0]
+                slot = held.slot
             self.put(entry(plan, slot))
         if len(page) < limit:
             self.cursor = (until, 0)

@@ -131,10 +131,10 @@ def test_a_page_reads_a_plans_pending_next_slot_instead_of_its_stale_stored_one(
     a, b, c, d = plan(1), plan(2), plan(3), plan(4)
     until = T + 60 * S
     pending = {
-        1: (T + 30 * S, 1),  # within the page: live at its pending slot
-        2: (T + 2 * 3600 * S, 1),  # past the page: left to a later page
-        3: (None, 1),  # finished
-        4: (T + 10 * S, 0),  # pending for an older version: the stored one stands
+        1: win.Pending(T + 30 * S, 1, "p1"),  # within the page: live at its pending slot
+        2: win.Pending(T + 2 * 3600 * S, 1, "p2"),  # past the page: left to a later page
+        3: win.Pending(None, 1, "p3"),  # finished
+        4: win.Pending(T + 10 * S, 0, "p4"),  # for an older version: the stored one stands
     }
     stale = T - 86_400 * S
     window.read([(a, stale), (b, stale), (c, stale), (d, stale)], limit=10, until=until,
