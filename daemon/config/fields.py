@@ -1,13 +1,20 @@
 """What the config's sections are built from: the frozen section base that masks
-URL fields in its repr, the masked URL types, and the validator body of a URL
-field that follows an ``allow_insecure_http`` field."""
+URL fields in its repr, the masked URL types, and the validator of a URL field
+that follows an ``allow_insecure_http`` field."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationInfo
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationInfo,
+    field_validator,
+)
 
 from jupcron.urls import check_http_url, mask_url
 
@@ -41,10 +48,18 @@ class Section(BaseModel):
             yield name, value
 
 
-def http_url_field(value: str, info: ValidationInfo, section: str, carries: str) -> str:
-    """Validator body for a URL field that follows an ``allow_insecure_http`` field
-    (declared first, so its value is known here)."""
-    if not value.startswith(("http://", "https://")):
-        raise ValueError("must start with http:// or https://")
-    allow = bool(info.data.get("allow_insecure_http", False))
-    return check_http_url(value, section=section, carries=carries, allow_insecure=allow)
+def http_url_validator(name: str, section: str, carries: str, *, strip: bool = False) -> Any:
+    """The validator of the URL field `name`, which follows an ``allow_insecure_http``
+    field (declared first, so its value is known here): ``None`` passes (an optional
+    URL); `strip`: its trailing slashes dropped."""
+
+    def check(cls: type[BaseModel], value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        allow = bool(info.data.get("allow_insecure_http", False))
+        checked = check_http_url(value, section=section, carries=carries, allow_insecure=allow)
+        return checked.rstrip("/") if strip else checked
+
+    return field_validator(name)(classmethod(check))

@@ -14,7 +14,7 @@ from jupcron.config.fields import (
     PositiveFloat,
     Section,
     SwapApi,
-    http_url_field,
+    http_url_validator,
 )
 from jupcron.config.wallets import (
     NamedWalletConfig,
@@ -90,11 +90,9 @@ class ApiConfig(Section):
     execute_rate_limit: PositiveFloat | None = None
     max_attempts: Annotated[int, Field(ge=1, le=10)] = 4
 
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, value: str, info: ValidationInfo) -> str:
-        carries = "the API key and the signed transactions"
-        return http_url_field(value, info, "api", carries).rstrip("/")
+    _url = http_url_validator(
+        "base_url", "api", "the API key and the signed transactions", strip=True
+    )
 
 
 class DatabaseConfig(Section):
@@ -185,12 +183,7 @@ class RpcConfig(Section):
     allow_insecure_http: bool = False
     url: OptionalMaskedUrl = None
 
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is None:
-            return None
-        return http_url_field(value, info, "rpc", "the URL's key and our transactions")
+    _url = http_url_validator("url", "rpc", "the URL's key and our transactions")
 
 
 class RunnerConfig(Section):
@@ -268,12 +261,7 @@ class NotifyConfig(Section):
                 raise ValueError(f"urls[{index}] is not a URL (scheme://…)")
         return value
 
-    @field_validator("webhook_url")
-    @classmethod
-    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is None:
-            return None
-        return http_url_field(value, info, "notify", "the webhook's token and the runs' details")
+    _url = http_url_validator("webhook_url", "notify", "the webhook's token and the runs' details")
 
 
 class RunwayConfig(Section):
