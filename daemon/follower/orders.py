@@ -19,9 +19,10 @@ only (the pacer's `acquire_spare`): runs come first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, Protocol
 
 import structlog
@@ -55,6 +56,27 @@ class PollResult:
     foreign: int = 0
     closed: list[str] = field(default_factory=list)
     errors: int = 0
+
+
+def poll_each(
+    polls: Sequence[tuple[str, Callable[[PollResult], None]]],
+    logger: Any,
+    **context: Any,
+) -> list[PollResult]:
+    """One poll of each source, in order (its name, and what fills in its result): a
+    store error ends that poll only (counted, logged); each poll's summary is logged
+    by `logger` with `context`."""
+    results = []
+    for source, poll in polls:
+        result = PollResult(source)
+        try:
+            poll(result)
+        except JupcronError as exc:  # the store went away mid-poll: next time
+            result.errors += 1
+            logger.warning("follower_poll_interrupted", source=source, error=str(exc))
+        logger.info("follower_polled", **context, **result.__dict__)
+        results.append(result)
+    return results
 
 
 def _closed_state(source: str, order: ListedOrder) -> str:
@@ -103,17 +125,8 @@ class OrderFollower:
 
     def poll(self) -> list[PollResult]:
         """Follow both sources once; never raises for the API's or the store's troubles."""
-        results = []
-        for source in SOURCES:
-            result = PollResult(source)
-            try:
-                self._poll(source, result)
-            except JupcronError as exc:  # the store went away mid-poll: next time
-                result.errors += 1
-                log.warning("follower_poll_interrupted", source=source, error=str(exc))
-            log.info("follower_polled", wallet=self.name, **result.__dict__)
-            results.append(result)
-        return results
+        polls = [(source, partial(self._poll, source)) for source in SOURCES]
+        return poll_each(polls, log, wallet=self.name)
 
     # ---- one source -----------------------------------------------------------
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, Protocol
 
 import structlog
@@ -23,7 +24,7 @@ from sqlalchemy import Engine, select
 from jupcron.api.trigger_v2_models import Family, HistoryOrder, HistoryPage
 from jupcron.domain import PlanKind, RunStatus
 from jupcron.errors import JupcronError
-from jupcron.follower.orders import PollResult
+from jupcron.follower.orders import PollResult, poll_each
 from jupcron.store import follow
 from jupcron.store.engine import begin
 from jupcron.store.models import Plan, Run
@@ -109,18 +110,8 @@ class TriggerV2Follower:
         self.name = name
 
     def poll(self) -> list[PollResult]:
-        results = []
         families: tuple[Family, ...] = ("dca", "price")
-        for family in families:
-            result = PollResult(f"trigger_v2_{family}")
-            try:
-                self._poll(family, result)
-            except JupcronError as exc:
-                result.errors += 1
-                log.warning("follower_poll_interrupted", source=result.source, error=str(exc))
-            log.info("follower_polled", **result.__dict__)
-            results.append(result)
-        return results
+        return poll_each([(f"trigger_v2_{f}", partial(self._poll, f)) for f in families], log)
 
     def _poll(self, family: Family, result: PollResult) -> None:
         with begin(self.engine) as conn:
