@@ -41,6 +41,7 @@ from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
 from jupcron.logs import mask_secrets
 from jupcron.runner.outcome import RunOutcome
+from jupcron.service.webhook import NOTIFY_STATUSES
 
 if TYPE_CHECKING:
     from jupcron.config import NotifyConfig
@@ -67,11 +68,8 @@ class AlertEvent(StrEnum):
     LOW_BALANCE = "low_balance"
 
 
-RUN_EVENTS: dict[RunStatus, AlertEvent] = {
-    RunStatus.FAILED: AlertEvent.FAILED,
-    RunStatus.REJECTED: AlertEvent.REJECTED,
-    RunStatus.IN_DOUBT: AlertEvent.IN_DOUBT,
-}
+# the run statuses that are told: the webhook's, each under its own name
+RUN_EVENTS: dict[RunStatus, AlertEvent] = {s: AlertEvent(s) for s in NOTIFY_STATUSES}
 # Apprise's notify types: how the channel colours or flags the message
 SEVERE = frozenset({AlertEvent.FAILED, AlertEvent.IN_DOUBT, AlertEvent.DAEMON_FATAL,
                     AlertEvent.REJECTED, AlertEvent.LOW_BALANCE})  # fmt: skip
