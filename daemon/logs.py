@@ -11,6 +11,7 @@
   ``'***'``, at any depth of dicts, and URL passwords and secret query values
   (``?api-key=…``) are masked; so are JSON Web Tokens and the values registered
   with `mask_value` (the Trigger V2 JWT), inside any text.
+* An `Outage` says a dependency's failure once per streak, not at every try.
 * `configure_logging` is idempotent: calling it twice replaces the handler.
 
 Event names are fixed snake_case strings (``run_submitted``, ``tx_rejected``);
@@ -309,3 +310,27 @@ def run_context(**fields: Any) -> Iterator[None]:
     """Bind ``fields`` for the ``with`` block, then restore what was there before."""
     with structlog.contextvars.bound_contextvars(**fields):
         yield
+
+
+class Outage:
+    """Something we keep trying that may be down (the store, a health check): its
+    failure is logged at the first try of a streak only, and, with `back`, its return
+    once. Not locked: a caller shared by threads holds its own lock around it."""
+
+    def __init__(self, logger: Any, failed: str, back: str | None = None) -> None:
+        self._logger = logger  # the caller's, so the lines keep its name
+        self._failed = failed
+        self._back = back
+        self.down = False
+
+    def failed(self, **fields: Any) -> None:
+        """A try failed: a warning `failed` with `fields` if the last one did not."""
+        if not self.down:
+            self._logger.warning(self._failed, **fields)
+        self.down = True
+
+    def ok(self) -> None:
+        """A try went through: `back` said if the last one had failed."""
+        if self.down and self._back is not None:
+            self._logger.info(self._back)
+        self.down = False

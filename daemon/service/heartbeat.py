@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.config import Config
 from jupcron.errors import JupcronError
+from jupcron.logs import Outage
 from jupcron.runner.killswitch import kill_switch
 from jupcron.store import control
 from jupcron.store.control import BEAT, NodeBeat
@@ -50,7 +51,7 @@ class Heartbeat:
         self._last = float("-inf")
         # the last written: role, dry run, kill switch, degraded, led wallets
         self._state: tuple[str, bool, str | None, str | None, tuple[str, ...] | None] | None = None
-        self._failing = False
+        self._outage = Outage(log, "heartbeat_failed")
         self._written = False
 
     def tick(
@@ -79,11 +80,10 @@ class Heartbeat:
             with begin(self.engine) as conn:
                 control.beat(conn, beat)
         except (JupcronError, SQLAlchemyError) as exc:
-            if not self._failing:
-                log.warning("heartbeat_failed", error=str(exc))
-            self._failing = True
+            self._outage.failed(error=str(exc))
             return
-        self._state, self._failing, self._written = state, False, True
+        self._outage.ok()
+        self._state, self._written = state, True
 
     def stop(self) -> None:
         """A clean stop: the row goes (if the store can be reached; else it goes stale)."""

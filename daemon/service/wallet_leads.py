@@ -27,6 +27,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.errors import StoreBusyError
+from jupcron.logs import Outage
 from jupcron.service.shards import ShardLeadership
 from jupcron.store import control
 from jupcron.store.engine import begin
@@ -60,7 +61,7 @@ class WalletLeads:
         self._led: frozenset[str] = frozenset()
         self._firing: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._failing = False
+        self._outage = Outage(log, "wallet_leadership_failed")
         self.also_busy: Callable[[], bool] | None = None  # recovery driving runs, say
 
     @property
@@ -89,12 +90,10 @@ class WalletLeads:
         try:
             led = self.leadership.rebalance(wallets, self._candidates(), busy=self.busy)
         except StoreBusyError as exc:
-            if not self._failing:
-                log.warning("wallet_leadership_failed", node=self.node, error=str(exc))
-            self._failing = True
+            self._outage.failed(node=self.node, error=str(exc))
             led = self.leadership.led()
         else:
-            self._failing = False
+            self._outage.ok()
         old = self._led
         if led == old:
             return None

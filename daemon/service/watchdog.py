@@ -20,6 +20,8 @@ from typing import Protocol
 
 import structlog
 
+from jupcron.logs import Outage
+
 log = structlog.get_logger(__name__)
 
 
@@ -50,7 +52,7 @@ class Watchdog:
         self.health = health
         self.clock = clock
         self._next_due: float | None = None  # None: due at once
-        self._unhealthy = False
+        self._outage = Outage(log, "watchdog_withheld", back="watchdog_resumed")
         self.pings = 0
 
     @property
@@ -74,13 +76,9 @@ class Watchdog:
         if self._next_due is not None and now < self._next_due:
             return False
         if not self._healthy():
-            if not self._unhealthy:
-                self._unhealthy = True
-                log.warning("watchdog_withheld", reason="health check failed")
+            self._outage.failed(reason="health check failed")
             return False
-        if self._unhealthy:
-            self._unhealthy = False
-            log.info("watchdog_resumed")
+        self._outage.ok()
         self.sink.watchdog()
         self.pings += 1
         self._next_due = now + self.interval

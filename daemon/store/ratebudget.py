@@ -32,6 +32,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.errors import JupcronError
+from jupcron.logs import Outage
 from jupcron.store.engine import begin
 
 log = structlog.get_logger(__name__)
@@ -96,7 +97,7 @@ class SharedBudget:
         self.bucket = bucket
         self.rate = rate
         self.capacity = capacity
-        self._failing = False
+        self._outage = Outage(log, "rate_budget_unavailable", back="rate_budget_back")
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -117,14 +118,10 @@ class SharedBudget:
                     row = conn.execute(_DRAW, params).first()
         except (JupcronError, SQLAlchemyError) as exc:
             with self._lock:
-                if not self._failing:
-                    log.warning("rate_budget_unavailable", error=str(exc), fallback="local")
-                self._failing = True
+                self._outage.failed(error=str(exc), fallback="local")
             return Grant(1, 0.0)
         with self._lock:
-            if self._failing:
-                log.info("rate_budget_back")
-            self._failing = False
+            self._outage.ok()
         assert row is not None
         granted, tokens, blocked_for = int(row[0]), float(row[1]), float(row[2])
         if granted:

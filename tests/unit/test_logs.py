@@ -12,6 +12,7 @@ import structlog
 
 from jupcron.logs import (
     MASK,
+    Outage,
     bind_run,
     configure_logging,
     is_secret_key,
@@ -237,3 +238,27 @@ def test_auto_format_uses_json_off_a_tty(out: io.StringIO) -> None:
 def test_unknown_level_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown log level"):
         configure_logging("loud", "json", io.StringIO())
+
+
+def test_an_outage_is_said_once_a_streak_and_its_end_once() -> None:
+    outage = Outage(structlog.get_logger("jupcron.test"), "store_down", back="store_back")
+    with structlog.testing.capture_logs() as logs:
+        outage.ok()  # up and still up: nothing
+        outage.failed(error="one")
+        outage.failed(error="two")
+        outage.ok()
+        outage.ok()
+        outage.failed(error="three")
+    assert [(r["event"], r.get("error")) for r in logs] == [
+        ("store_down", "one"), ("store_back", None), ("store_down", "three"),
+    ]  # fmt: skip
+    assert outage.down
+
+
+def test_an_outage_without_a_back_event_says_only_the_failures() -> None:
+    outage = Outage(structlog.get_logger("jupcron.test"), "beat_failed")
+    with structlog.testing.capture_logs() as logs:
+        outage.failed()
+        outage.ok()
+        outage.failed()
+    assert [r["event"] for r in logs] == ["beat_failed", "beat_failed"]
