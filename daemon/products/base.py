@@ -1,23 +1,16 @@
 """What every product gives the runner (`Product`), and the values its steps share:
-the API client's part the steps call (`OrderApi`), an order's facts (`Ordered`)
-and, for execute, the terms of the order it posts (`SwapTerms`)."""
+an order's facts (`Ordered`) and, for execute, the terms of the order it posts
+(`SwapTerms`). The steps call the API client itself (`Ports.api`, a
+`jupcron.api.client.JupiterClient`): its seam is the HTTP transport."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from jupcron.api.models import (
-    BatchResponse,
-    ExecuteResult,
-    OrderResponse,
-    Portfolio,
-    SwapOrder,
-    UltraOrder,
-)
-from jupcron.api.orders import OrderPage
+from jupcron.api.models import ExecuteResult
 from jupcron.errors import ApiRejectedError
 from jupcron.products.spec import RequestSpec
 from jupcron.products.swap.model import SWAP_V2, ULTRA_V1
@@ -29,57 +22,7 @@ if TYPE_CHECKING:
     from jupcron.txguard.expect import Expectation
 
 Observer = Callable[[Any], None]
-__all__ = ["SWAP_V2", "ULTRA_V1", "OrderApi", "Ordered", "Product", "SwapTerms", "refusal_saying"]
-
-
-class OrderApi(Protocol):
-    """The part of `jupcron.api.client.JupiterClient` the runner uses."""
-
-    def create_recurring_order(
-        self, user: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> OrderResponse: ...
-    def execute_recurring(
-        self, signed_transaction: str, request_id: str, observe: Observer | None = None
-    ) -> ExecuteResult: ...
-    def cancel_recurring_order(
-        self, user: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> OrderResponse: ...
-    def cancel_trigger_order(
-        self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> OrderResponse: ...
-    def cancel_trigger_orders(
-        self, maker: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> BatchResponse: ...
-    def execute_trigger(
-        self, signed_transaction: str, request_id: str, observe: Observer | None = None
-    ) -> ExecuteResult: ...
-    def ultra_order(
-        self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> UltraOrder: ...
-    def execute_ultra(
-        self, signed_transaction: str, request_id: str, observe: Observer | None = None
-    ) -> ExecuteResult: ...
-    def swap_order(
-        self, taker: str, request: Mapping[str, Any], observe: Observer | None = None
-    ) -> SwapOrder: ...
-    def execute_swap(
-        self,
-        signed_transaction: str,
-        request_id: str,
-        last_valid_block_height: int | None,
-        observe: Observer | None = None,
-    ) -> ExecuteResult: ...
-    def recurring_orders(
-        self,
-        user: str,
-        status: str,
-        page: int,
-        observe: Observer | None = None,
-        mint: str | None = None,
-    ) -> OrderPage: ...
-    def positions(
-        self, address: str, platforms: Sequence[str] | None = None, observe: Observer | None = None
-    ) -> Portfolio: ...
+__all__ = ["SWAP_V2", "ULTRA_V1", "Ordered", "Product", "SwapTerms", "refusal_saying"]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET, RunStatus
 from jupcron.errors import FatalError, RejectedError, RetryableError
 from jupcron.logs import run_context
-from jupcron.products.base import OrderApi
 from jupcron.runner.book import RunBook
 from jupcron.runner.flow import drive, without_wallet
 from jupcron.runner.outcome import RunListener, RunOutcome
@@ -63,7 +62,7 @@ class Runner:
         self,
         *,
         store: RunStore,
-        api: OrderApi,
+        api: JupiterClient,
         wallet: Wallet | None = None,
         config: Config,
         wallets: Mapping[str, Wallet] | None = None,
@@ -88,7 +87,7 @@ class Runner:
         self.sessions: dict[str, TriggerV2Api | None] = {}
         for name, own in self.wallets.items():
             given = trigger_v2 if name == DEFAULT_WALLET else None
-            if given is None and isinstance(api, JupiterClient):
+            if given is None:
                 given = trigger_v2_session(api, own, clock)
             self.sessions[name] = given
         first = DEFAULT_WALLET if DEFAULT_WALLET in self.wallets else min(self.wallets)

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from jupcron.api.client import JupiterClient
 from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.chain.rpc import SolanaRpc
 from jupcron.chain.wallet import Wallet
 from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET
-from jupcron.products.base import OrderApi
 from jupcron.runner.book import RunBook
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
@@ -54,7 +54,7 @@ def run_mode(config: Config, plan: PlanRecord, options: RunOptions) -> dict[str,
 class Ports:
     store: RunStore
     book: RunBook
-    api: OrderApi
+    api: JupiterClient
     wallet: Wallet
     config: Config
     policy: GuardPolicy

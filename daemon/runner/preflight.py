@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from jupcron.api.client import JupiterClient
 from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import FatalError, JupcronError
 from jupcron.plans.schema import in_amount_of
-from jupcron.products.base import OrderApi
 from jupcron.products.kinds import spec
 from jupcron.runner.killswitch import kill_switch
 from jupcron.runner.ports import Ports
@@ -134,7 +134,7 @@ def wants_balance_check(plan: PlanRecord, config: Config) -> bool:
 
 
 def balance(
-    api: OrderApi, wallet: str, plan: PlanRecord, observe: Callable[[Any], None]
+    api: JupiterClient, wallet: str, plan: PlanRecord, observe: Callable[[Any], None]
 ) -> str | None:
     """A reason to skip when the wallet holds less of the input mint than the run needs."""
     spend = spend_of(plan)
