@@ -1,13 +1,13 @@
-"""Run the real `jupcron` command as a subprocess."""
+"""Run the real `jupcron` command in a process of its own (forked from a server that
+has imported it once: tests/support/clifork.py)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Mapping
 
-JUPCRON = [sys.executable, "-m", "jupcron"]
+from tests.support import clifork
 
 
 def jupcron(
@@ -20,12 +20,4 @@ def jupcron(
         k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG", "JUPITER_API_KEY")
     }
     full_env.update(env or {})
-    return subprocess.run(
-        [*JUPCRON, *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        input=input,
-        timeout=timeout,
-        check=False,
-    )
+    return clifork.run(args, env=full_env, input=input, timeout=timeout)

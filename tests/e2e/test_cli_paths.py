@@ -4,8 +4,8 @@ command runs in; only `jupcron db upgrade` creates a SQLite database file."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from jupcron.emulator import Emulator
 from jupcron.emulator.server import EmulatorServer
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import swap_plan
+from tests.support import clifork
 
 API_KEY = "paths-test-key"
 CONFIG = """\
@@ -42,10 +43,7 @@ def server() -> Iterator[EmulatorServer]:
 
 def run_in(cwd: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`jupcron --config CONFIG ARGS` with `cwd` as the current folder."""
-    return subprocess.run(
-        [sys.executable, "-m", "jupcron", "--config", str(config), *args],
-        cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    return clifork.run(["--config", str(config), *args], env=os.environ, cwd=cwd)
 
 
 def files_under(folder: Path) -> list[str]:

@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ import httpx
 import pytest
 
 from jupcron.demo.workspace import demo_plans
-from tests.e2e.cli import JUPCRON, jupcron
+from tests.e2e.cli import jupcron
 
 KINDS = ("swap", "recurring", "trigger-cancel")
 
@@ -84,7 +85,7 @@ def demo_run(
     tmp_path_factory: pytest.TempPathFactory, demo_seen: dict[str, Any]
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     root = tmp_path_factory.mktemp("demo") / "work"
-    args = [*JUPCRON, "demo", "--duration", "35", "--dir", str(root)]
+    args = [sys.executable, "-m", "jupcron", "demo", "--duration", "35", "--dir", str(root)]
     env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG", "JUPITER_API_KEY")}
     old = os.umask(0o022)  # inherited by the demo: a file it did not make private is 0644
     try:
