@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from sqlalchemy import text
 from jupcron.store.engine import make_engine
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
+from tests.support.clifork import ForkedProcess
 
 
 def status_of(env: DaemonEnv) -> dict[str, Any]:
@@ -240,10 +240,10 @@ def test_a_pause_reaches_every_daemon_of_a_postgresql_pair(
     reason = "all plans paused: incident 9 ("
 
     # the leader obeys ...
-    def by(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    def by(proc: ForkedProcess) -> list[dict[str, Any]]:
         return [r for r in _runs(pg_url) if (r["claimed_by"] or "").endswith(f":{proc.pid}")]
 
-    def skipped_by(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    def skipped_by(proc: ForkedProcess) -> list[dict[str, Any]]:
         return [r for r in by(proc) if r["status"] == "skipped" and r["error"].startswith(reason)]
 
     assert env.wait_until(lambda: len(skipped_by(first)) >= 2, timeout=30), env.log_of(first)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +14,12 @@ from sqlalchemy import text
 
 from jupcron.store.engine import make_engine
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
+from tests.support.clifork import ForkedProcess
 
 FINAL = ("succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt")
 
 
-def log_events(env: DaemonEnv, proc: subprocess.Popen[str], name: str) -> list[dict[str, Any]]:
+def log_events(env: DaemonEnv, proc: ForkedProcess, name: str) -> list[dict[str, Any]]:
     """The daemon's JSON log lines with event `name`, oldest first."""
     out = []
     for line in env.log_of(proc).splitlines():

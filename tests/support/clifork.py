@@ -45,7 +45,7 @@ PRELOAD = (
     "jupcron.cli.db", "jupcron.cli.plans", "jupcron.cli.fire", "jupcron.cli.audit",
     "jupcron.cli.tx", "jupcron.cli.wallet", "jupcron.cli.portfolio", "jupcron.cli.settle",
     "jupcron.cli.report", "jupcron.cli.control", "jupcron.cli.status",
-    "jupcron.cli.configcheck",
+    "jupcron.cli.configcheck", "jupcron.cli.run", "jupcron.app",
     "sqlalchemy.dialects.sqlite", "sqlalchemy.dialects.postgresql.psycopg",
 )  # fmt: skip
 
@@ -73,9 +73,12 @@ def _child(request: dict[str, Any]) -> None:
         time.tzset()  # TZ as the command's environment says
         for fd, path, flags in (
             (0, request["stdin"], os.O_RDONLY),
-            (1, request["stdout"], os.O_WRONLY),
-            (2, request["stderr"], os.O_WRONLY),
+            (1, request["stdout"], os.O_WRONLY | os.O_APPEND),
+            (2, request["stderr"], os.O_WRONLY | os.O_APPEND),
         ):
+            if fd == 2 and path == request["stdout"]:
+                os.dup2(1, 2)  # stderr=STDOUT: one open file, as Popen makes it
+                continue
             opened = os.open(path, flags)
             os.dup2(opened, fd)
             os.close(opened)
@@ -245,22 +248,87 @@ def _umask() -> int:
     return mask
 
 
-def _exchange(request: dict[str, Any], timeout: float, args: list[str]) -> int:
-    deadline = time.monotonic() + timeout
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.connect(_server.path())
-        with conn.makefile("rwb") as stream:
-            stream.write(json.dumps(request).encode() + b"\n")
-            stream.flush()
-            pid = int(json.loads(stream.readline())["pid"])
-            conn.settimeout(max(0.0, deadline - time.monotonic()))
+class ForkedProcess:
+    """A command forked by the server and still running: the part of `subprocess.Popen`
+    the tests use (pid, poll, wait, send_signal, terminate, kill, returncode)."""
+
+    def __init__(self, request: dict[str, Any], args: list[str]) -> None:
+        self.args = args
+        self.returncode: int | None = None
+        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._conn.connect(_server.path())
+        self._conn.sendall(json.dumps(request).encode() + b"\n")
+        self._buffer = b""
+        self.pid = int(json.loads(self._line(None))["pid"])
+
+    def _line(self, timeout: float | None) -> bytes:
+        """The server's next line; `TimeoutError` leaves what was read in the buffer."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(1e-4, deadline - time.monotonic())
+            self._conn.settimeout(left)
+            chunk = self._conn.recv(4096)
+            if not chunk:
+                raise EOFError("the CLI fork server hung up")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
             try:
-                answer = stream.readline()
+                answer = self._line(timeout)
             except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
-                raise subprocess.TimeoutExpired(args, timeout) from None
-            return int(json.loads(answer)["returncode"])
+                raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
+            self.returncode = int(json.loads(answer)["returncode"])
+            self._conn.close()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return self.wait(0.001)
+        return None
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    stdout: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None = None,
+    module: str = "jupcron",
+) -> ForkedProcess:
+    """``python -m module argv...`` started in the background, stdout and stderr both
+    appended to the file `stdout` (as ``Popen(stdout=file, stderr=STDOUT)``)."""
+    request = {
+        "module": module, "argv": list(argv), "env": dict(env),
+        "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
+        "stdin": os.devnull, "stdout": os.fspath(stdout), "stderr": os.fspath(stdout),
+        "umask": _umask(),
+    }  # fmt: skip
+    return ForkedProcess(request, [sys.executable, "-m", module, *argv])
+
+
+def _exchange(request: dict[str, Any], timeout: float, args: list[str]) -> int:
+    child = ForkedProcess(request, args)
+    try:
+        return child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait(30)  # the kill's status: the connection ends with it
+        raise
 
 
 if __name__ == "__main__":

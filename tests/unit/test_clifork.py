@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import clifork
+from tests.support.wait import wait_until
 
 
 def fresh(args: list[str], env: dict[str, str], cwd: Path, input: str | None = None) -> tuple:
@@ -81,3 +83,30 @@ def test_a_command_past_its_timeout_is_killed(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG",)}
     with pytest.raises(subprocess.TimeoutExpired):
         clifork.run(["emulator", "--listen", "127.0.0.1:0"], env=env, cwd=tmp_path, timeout=3)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_started_command_is_polled_signalled_and_waited_for_as_popen_does(
+    tmp_path: Path, sig: int
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG",)}
+    args = ["emulator", "--listen", "127.0.0.1:0"]
+    real = subprocess.Popen([sys.executable, "-m", "jupcron", *args], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    log = tmp_path / "forked.log"
+    log.write_text("")
+    forked = clifork.start(args, env=env, stdout=log, cwd=tmp_path)
+    try:
+        assert real.stdout is not None
+        assert real.stdout.readline().startswith("http://")  # serving
+        assert wait_until(lambda: "\nhttp://" in f"\n{log.read_text()}", 30)
+        assert forked.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            forked.wait(0.2)
+    finally:
+        forked.send_signal(sig)
+        real.send_signal(sig)
+    assert forked.wait(30) == real.wait(30)
+    real.stdout.close()
+    assert forked.returncode == real.returncode
+    assert forked.poll() == real.returncode
