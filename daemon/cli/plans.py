@@ -226,7 +226,7 @@ def apply(
         diff, loaded = apply_paths(
             factory, targets, now=now, dry_run=dry_run, complete=not paths,
             fresh=fresh, check=check, each=each, wallets=ctx.config.wallet_names(),
-            workers=jobs - 1,
+            workers=jobs - 1, folder=None if paths else ctx.config.plans.dir,
         )  # fmt: skip
     finally:
         engine.dispose()

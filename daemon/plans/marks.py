@@ -1,0 +1,39 @@
+"""What a plan file was when it was read: its stat and the SHA-256 of its bytes.
+
+A complete `plans apply` records each file's mark in the store
+(`jupcron.store.planfiles`); `jupcron status` then tells whether ``plans.dir``
+still says what the store holds by stat, and reads only the files whose stat
+changed (a file touched but not changed is still in sync).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class FileMark:
+    path: str  # as `jupcron.plans.load.plan_files` lists it
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+def stat_of(file: Path) -> os.stat_result | None:
+    """The file's stat, taken before it is read (a change after it shows as a newer
+    stat); None if it cannot be had (the read says why)."""
+    try:
+        return file.stat()
+    except OSError:
+        return None
+
+
+def mark_of(file: Path, stat: os.stat_result, raw: bytes) -> FileMark:
+    return FileMark(str(file), stat.st_size, stat.st_mtime_ns, digest(raw))
+
+
+def digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
