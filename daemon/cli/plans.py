@@ -64,14 +64,18 @@ class NeverFiring:
         self.now = now
         self.found: list[str] = []
         self.count = 0
-        self._fires: dict[str, bool] = {}
+        self._fires: dict[Any, bool] = {}
 
     def look(self, plan: LoadedPlan) -> None:
         spec = plan.spec
         if not spec.enabled:
             return
         schedule = spec.schedule_dict()
-        key = json.dumps(schedule, sort_keys=True, default=str)
+        try:
+            key: Any = tuple(sorted(schedule.items()))  # (scalars: to_dict's values)
+            hash(key)
+        except TypeError:
+            key = json.dumps(schedule, sort_keys=True, default=str)
         fires = self._fires.get(key)
         if fires is None:
             fires = bool(next_fire_times(parse_schedule(schedule), self.now, 1))

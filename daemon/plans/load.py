@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jupcron.config.wallets import unknown_wallet
+from jupcron.config.yamlfast import collector_paused
 from jupcron.config.yamlfile import Locator, decode, load, problems_from, read_checked
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
@@ -159,7 +160,7 @@ def _read(
     count = readers.workers_for(len(files), workers)
     if count == 0:
         for file in files:
-            yield _load_file(file, result, wallets)
+            yield load_file(file, result, wallets)
         return
     for read in readers.read_all(files, wallets, count):
         result.problems += read.problems
@@ -167,6 +168,15 @@ def _read(
         result.suggestions += read.suggestions
         result.marks += read.marks
         yield read.plans
+
+
+def load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:
+    """One file's valid plans (its problems, warnings and suggestions added to `result`),
+    with Python's cycle collector off (`jupcron.config.yamlfast.collector_paused`): the
+    file's nodes, values and models, hundreds of thousands of objects, are freed as it
+    returns, never gone over by a collection."""
+    with collector_paused():
+        return _load_file(file, result, wallets)
 
 
 def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:
