@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
+
+RACY_NS = 2_000_000_000  # a file modified this shortly before it was read: its stat is no proof
+RACY = -1  # the mtime recorded for such a file: no stat matches it, it is read each time
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,14 @@ def stat_of(file: Path) -> os.stat_result | None:
 
 
 def mark_of(file: Path, stat: os.stat_result, raw: bytes) -> FileMark:
-    return FileMark(str(file), stat.st_size, stat.st_mtime_ns, digest(raw))
+    """The file's mark; a file modified less than `RACY_NS` before (or after: a clock
+    ahead) is marked `RACY`: a write in the same tick of the file system's clock, of the
+    same size, would leave its stat as it was (git's "racy" files)."""
+    now = time.time_ns()
+    mtime = stat.st_mtime_ns
+    if not mtime < now - RACY_NS:
+        mtime = RACY
+    return FileMark(str(file), stat.st_size, mtime, digest(raw))
 
 
 def digest(raw: bytes) -> str:

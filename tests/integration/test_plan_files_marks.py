@@ -36,6 +36,15 @@ def _marks(factory: sessionmaker[Session]) -> int:
         return session.execute(select(func.count()).select_from(PlanFileMark)).scalar_one()
 
 
+def _aged(folder: Path) -> Path:
+    """The folder, its files' mtimes a minute back (a file modified just before the
+    apply read it is read by every status: `jupcron.plans.marks.RACY_NS`)."""
+    for file in folder.iterdir():
+        stat = file.stat()
+        os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns - 60 * 10**9))
+    return folder
+
+
 def _same_stat(path: Path, text: str) -> None:
     """Write `text` (of the file's size) and put its mtime back: a stat that did not
     change."""
@@ -48,7 +57,7 @@ def _same_stat(path: Path, text: str) -> None:
 def test_an_apply_records_its_files_and_status_trusts_an_unchanged_stat(
     plans_factory: sessionmaker[Session], plan_files: PlanFiles
 ) -> None:
-    folder = plan_files({"a.yaml": [swap_plan("a")], "b.yaml": [swap_plan("b")]})
+    folder = _aged(plan_files({"a.yaml": [swap_plan("a")], "b.yaml": [swap_plan("b")]}))
     assert _state(plans_factory, folder).diff == ["+ a", "+ b"]
     _apply(plans_factory, folder)
     assert _marks(plans_factory) == 2
@@ -58,6 +67,19 @@ def test_an_apply_records_its_files_and_status_trusts_an_unchanged_stat(
     a = folder / "a.yaml"
     _same_stat(a, a.read_text().replace('"1h"', '"2h"'))
     assert _state(plans_factory, folder).in_sync
+
+
+def test_a_file_written_just_before_the_apply_is_read_by_every_status(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    """Its stat proves nothing: a write of the same size in the same tick of the file
+    system's clock would leave it as it was."""
+    folder = plan_files({"a.yaml": [swap_plan("a")]})
+    _apply(plans_factory, folder)
+    a = folder / "a.yaml"
+    assert _state(plans_factory, folder).in_sync
+    _same_stat(a, a.read_text().replace('"1h"', '"2h"'))
+    assert _state(plans_factory, folder).diff == ["~ a (version 2)"]
 
 
 def test_a_touched_file_is_read_and_still_in_sync(
