@@ -174,3 +174,17 @@ def test_a_dry_run_or_a_partial_apply_records_nothing(
     assert _marks(plans_factory) == 0
     assert _state(plans_factory, folder).in_sync  # (read whole: nothing recorded)
     assert json.loads(json.dumps(_state(plans_factory, folder).as_json()))["in_sync"]
+
+
+def test_files_read_by_worker_processes_are_recorded_too(
+    plans_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    files = {f"f{n}.yaml": [swap_plan(f"p{n}")] for n in range(5)}
+    folder = _aged(plan_files(files))
+    apply_paths(plans_factory, [folder], now=datetime.now(UTC), complete=True, folder=folder,
+                workers=2)  # fmt: skip
+    assert _marks(plans_factory) == 5
+    with plans_factory() as session:
+        recorded = {m.path: m.mtime_ns for m in session.scalars(select(PlanFileMark))}
+    assert recorded == {str(f): f.stat().st_mtime_ns for f in folder.iterdir()}
+    assert _state(plans_factory, folder).in_sync
