@@ -67,7 +67,7 @@ def _convert(table: Table, name: str, dialect: Any) -> Convert:
     column_type = table.c[name].type
     if isinstance(column_type, JSON):
         return _json
-    process = column_type.bind_processor(dialect)
+    process = column_type.dialect_impl(dialect).bind_processor(dialect)
     return _shared(process) if process is not None else _same
 
 
