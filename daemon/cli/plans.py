@@ -64,14 +64,18 @@ class NeverFiring:
         self.now = now
         self.found: list[str] = []
         self.count = 0
-        self._fires: dict[str, bool] = {}
+        self._fires: dict[Any, bool] = {}
 
     def look(self, plan: LoadedPlan) -> None:
         spec = plan.spec
         if not spec.enabled:
             return
         schedule = spec.schedule_dict()
-        key = json.dumps(schedule, sort_keys=True, default=str)
+        try:
+            key: Any = tuple(sorted(schedule.items()))  # (scalars: to_dict's values)
+            hash(key)
+        except TypeError:
+            key = json.dumps(schedule, sort_keys=True, default=str)
         fires = self._fires.get(key)
         if fires is None:
             fires = bool(next_fire_times(parse_schedule(schedule), self.now, 1))
@@ -226,7 +230,7 @@ def apply(
         diff, loaded = apply_paths(
             factory, targets, now=now, dry_run=dry_run, complete=not paths,
             fresh=fresh, check=check, each=each, wallets=ctx.config.wallet_names(),
-            workers=jobs - 1,
+            workers=jobs - 1, folder=None if paths else ctx.config.plans.dir,
         )  # fmt: skip
     finally:
         engine.dispose()

@@ -184,7 +184,8 @@ def _load_fast(name: str, text: str, locator: Locator, exact: bool) -> tuple[Any
     if docs is None or len(docs) > 1:
         return None
     try:
-        data = yamlfast.plain(docs[0], [MAX_NODES], exact) if docs else None
+        with yamlfast.collector_paused():
+            data = yamlfast.plain(docs[0], [MAX_NODES], exact) if docs else None
     except yamlfast.TooBig:
         raise _too_big(name) from None
     except (yamlfast.GiveUp, RecursionError):

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.plans.load import LoadedPlan, LoadResult, plan_files, stream_plans
+from jupcron.store import planfiles
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from jupcron.store.plans import PlanDiff, PlanInput
@@ -46,6 +47,7 @@ def apply_paths(
     each: Callable[[LoadedPlan], None] | None = None,
     wallets: Collection[str] | None = None,
     workers: int = 0,
+    folder: Path | None = None,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
@@ -60,7 +62,9 @@ def apply_paths(
     and `check` (which may raise `PlanError`: nothing is applied) before the commit.
     `wallets`: the config's wallet names, which every plan's wallet must be one of.
     `workers`: processes that read the files ahead while the store is written
-    (`jupcron.plans.readers`; `plans apply --jobs`).
+    (`jupcron.plans.readers`; `plans apply --jobs`). `folder`: `paths` is this folder
+    alone, applied `complete`: its files' marks are recorded (`jupcron.store.planfiles`,
+    which `jupcron status` compares them with).
     """
     result = loaded if loaded is not None else LoadResult()
     with transaction(factory) as session:
@@ -87,6 +91,8 @@ def apply_paths(
         diff = store_plans.finish_sync(sync, scanned, None if dry_run else now)
         if dry_run:
             session.rollback()
+        elif folder is not None and complete and diff.revision is not None:
+            planfiles.record(session, folder, wallets, result.marks, diff.revision)
     return diff, result
 
 
@@ -136,9 +142,16 @@ def files_seen(folder: Path) -> tuple[tuple[str, int, int], ...]:
 def files_vs_store(
     session: Session, folder: Path, wallets: Collection[str] | None = None
 ) -> FilesState:
-    """Compare ``plans.dir`` with the store without writing (a read-only diff)."""
+    """Compare ``plans.dir`` with the store without writing (a read-only diff). The
+    files are read only when they may say something else than at the last complete
+    apply (`jupcron.store.planfiles.unchanged`)."""
     if not folder.is_dir():
         return FilesState(str(folder), False, problem="no such folder")
+    files, missing = plan_files([folder])
+    if not missing and planfiles.unchanged(
+        session, folder, wallets, store_plans.revision(session), files
+    ):
+        return FilesState(str(folder), True)  # as the last complete apply read them
     loaded = LoadResult()
     sync = store_plans.start_sync(session, None)
     for batch in stream_plans([folder], loaded, wallets):

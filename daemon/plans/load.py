@@ -17,10 +17,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from jupcron.config.wallets import unknown_wallet
-from jupcron.config.yamlfile import Locator, load, problems_from
+from jupcron.config.yamlfast import collector_paused
+from jupcron.config.yamlfile import Locator, decode, load, problems_from, read_checked
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
 from jupcron.plans import readers
+from jupcron.plans.marks import FileMark, mark_of, stat_of
 from jupcron.plans.schema import (
     WALLET_FIELD,
     Finding,
@@ -51,6 +53,8 @@ class LoadResult:
     # moves worth making (a plan on an unmaintained product): shown by `plans validate`
     suggestions: list[Problem] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    # each file read whole, as it was read (`jupcron.plans.marks`)
+    marks: list[FileMark] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -156,21 +160,36 @@ def _read(
     count = readers.workers_for(len(files), workers)
     if count == 0:
         for file in files:
-            yield _load_file(file, result, wallets)
+            yield load_file(file, result, wallets)
         return
     for read in readers.read_all(files, wallets, count):
         result.problems += read.problems
         result.warnings += read.warnings
         result.suggestions += read.suggestions
+        result.marks += read.marks
         yield read.plans
 
 
+def load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:
+    """One file's valid plans (its problems, warnings and suggestions added to `result`),
+    with Python's cycle collector off (`jupcron.config.yamlfast.collector_paused`): the
+    file's nodes, values and models, hundreds of thousands of objects, are freed as it
+    returns, never gone over by a collection."""
+    with collector_paused():
+        return _load_file(file, result, wallets)
+
+
 def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:
+    stat = stat_of(file)  # before the read: a change after it shows as a newer stat
     try:
-        data, locator = load(file, exact_floats=True)  # prices keep their digits
+        raw = read_checked(file)
+        text = decode(file, raw)
+        data, locator = load(file, text, exact_floats=True)  # prices keep their digits
     except YamlLoadError as exc:
         result.problems.append(exc.problem)
         return []
+    if stat is not None:
+        result.marks.append(mark_of(file, stat, raw))
     if data is None:
         result.problems.append(
             locator.problem((), "empty file: expected a plan, or 'plans:' with a list of plans")

@@ -41,10 +41,10 @@ def workers_for(files: int, wanted: int) -> int:
 def read_file(file: Path, wallets: tuple[str, ...] | None) -> LoadResult:
     """Read one file as `jupcron.plans.load` does (a worker's task): its valid plans,
     and its problems, warnings and suggestions."""
-    from jupcron.plans.load import LoadResult, _load_file
+    from jupcron.plans.load import LoadResult, load_file
 
     found = LoadResult()
-    found.plans = _load_file(file, found, wallets)
+    found.plans = load_file(file, found, wallets)
     return found
 
 

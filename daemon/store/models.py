@@ -150,6 +150,19 @@ class StoreMeta(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+class PlanFileMark(Base):
+    """Each file of ``plans.dir`` as the last complete `plans apply` read it: its stat
+    and the SHA-256 of its bytes (`jupcron status` reads only files whose stat changed;
+    ``store_meta`` key ``plan_files`` says at which plans revision, folder and wallets)."""
+
+    __tablename__ = "plan_files"
+
+    path: Mapped[str] = mapped_column(Text, primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    mtime_ns: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+
+
 class ExecuteResultRow(Base):
     """Every execute answer that carried a result, as the API gave it: one per
     (run, signature); a re-post's answer replaces the earlier one."""
