@@ -23,6 +23,7 @@ from jupcron.emulator import Emulator
 from jupcron.emulator.server import EmulatorServer
 from jupcron.store.engine import make_engine, session_factory, transaction
 from jupcron.store.models import Plan, Run, RunEvent
+from tests.support import clifork
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -130,8 +131,7 @@ def test_the_quickstart_runs_as_written(quickstart: tuple[Path, dict[str, str], 
         if args == ["run"]:
             run_daemon(cwd, env, args)
         else:
-            done = subprocess.run([sys.executable, "-m", "jupcron", *args], cwd=cwd, env=env,
-                                  capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+            done = clifork.run(args, env=env, cwd=cwd)  # the daemon above: a fresh interpreter
             assert done.returncode == 0, (command, done.stdout, done.stderr)
         ran.append(args[0])
     assert {"wallet", "db", "plans", "fire", "run", "audit"} <= set(ran)
