@@ -17,7 +17,7 @@ request also needs a token of the key's budget in the database
 waiting, as many as the bucket holds) in one statement and spends it locally;
 tokens kept longer than ``TOKEN_TTL`` are dropped (a token is a right to send
 now, not later). A busy process draws ahead: what it spent in the last
-``DRAW_AHEAD`` seconds at its rate over the last second (at most ``DRAW_AHEAD``
+``DRAW_AHEAD`` seconds at its rate of the last ``SPEND_WINDOW`` (at most ``DRAW_AHEAD``
 of the key's rate), so that a burst at hundreds of requests a second costs a
 database round trip every few dozen requests, not one each; a process sending a
 few a second still draws one token at a time. With none left, it sleeps until
@@ -42,7 +42,7 @@ SPARE_SHARE = 0.25  # at most this part of the rate goes to background work
 TOKEN_TTL = 1.0  # seconds a drawn token may wait to be spent
 MIN_DRAW_WAIT = 0.05  # never draw again sooner than this after an empty draw
 DRAW_AHEAD = 0.1  # seconds of this process's recent spending drawn in one go
-SPEND_WINDOW = 1.0  # seconds over which that spending is measured
+SPEND_WINDOW = 0.25  # seconds over which that spending is measured (a burst's first)
 
 
 class Grant(Protocol):

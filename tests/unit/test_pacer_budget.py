@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from jupcron.api.pacer import DRAW_AHEAD, MAX_BLOCK, MIN_DRAW_WAIT, TOKEN_TTL, Pacer
+from jupcron.api.pacer import (
+    DRAW_AHEAD,
+    MAX_BLOCK,
+    MIN_DRAW_WAIT,
+    SPEND_WINDOW,
+    TOKEN_TTL,
+    Pacer,
+)
 from tests.fixtures.emulator import FakeTime
 
 
@@ -131,8 +138,8 @@ def test_a_busy_process_draws_ahead_what_it_spends() -> None:
         p.acquire()
         t.now += 0.0025
     assert bucket.granted >= 1_000
-    # the first second one token a draw, then ~40 (0.1 s at 400/s) a draw
-    assert len(bucket.draws) < 400 + 60
+    # the first SPEND_WINDOW one token a draw, then ~40 (0.1 s at 400/s) a draw
+    assert len(bucket.draws) < 400 * SPEND_WINDOW + 60
     assert max(bucket.draws) == pytest.approx(400 * DRAW_AHEAD, abs=2)
 
 
