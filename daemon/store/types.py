@@ -45,7 +45,7 @@ class UTCDateTime(TypeDecorator[datetime]):
     def bind_processor(self, dialect: Dialect) -> Any:
         """On SQLite, the same text as `process_bind_param` then SQLAlchemy's DATETIME
         processor give, in one function (a run binds a dozen datetimes; the two steps
-        cost 3x more). Any other storage format: the two steps."""
+        cost twice as much). Any other storage format: the two steps."""
         impl = dialect.type_descriptor(self.impl_instance)
         if dialect.name != "sqlite" or getattr(impl, "_storage_format", None) != SQLITE_DATETIME:
             return super().bind_processor(dialect)
