@@ -16,10 +16,14 @@ request also needs a token of the key's budget in the database
 (`jupcron.store.ratebudget`). The pacer draws a batch (one token per request
 waiting, as many as the bucket holds) in one statement and spends it locally;
 tokens kept longer than ``TOKEN_TTL`` are dropped (a token is a right to send
-now, not later). With none left, it sleeps until the next one is due (at least
-`MIN_DRAW_WAIT`, at most `MAX_BLOCK`): no busy loop. The seconds waited are
-part of what `acquire` returns, recorded with each attempt. A 429 blocks the
-whole key, through the budget, for every daemon.
+now, not later). A busy process draws ahead: what it spent in the last
+``DRAW_AHEAD`` seconds at its rate of the last ``SPEND_WINDOW`` (at most ``DRAW_AHEAD``
+of the key's rate), so that a burst at hundreds of requests a second costs a
+database round trip every few dozen requests, not one each; a process sending a
+few a second still draws one token at a time. With none left, it sleeps until
+the next one is due (at least `MIN_DRAW_WAIT`, at most `MAX_BLOCK`): no busy
+loop. The seconds waited are part of what `acquire` returns, recorded with each
+attempt. A 429 blocks the whole key, through the budget, for every daemon.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ HEADROOM = 0.99
 SPARE_SHARE = 0.25  # at most this part of the rate goes to background work
 TOKEN_TTL = 1.0  # seconds a drawn token may wait to be spent
 MIN_DRAW_WAIT = 0.05  # never draw again sooner than this after an empty draw
+DRAW_AHEAD = 0.1  # seconds of this process's recent spending drawn in one go
+SPEND_WINDOW = 0.25  # seconds over which that spending is measured (a burst's first)
 
 
 class Grant(Protocol):
@@ -95,6 +101,9 @@ class Pacer:
         self._tokens = 0  # drawn from the shared budget, not yet spent
         self._tokens_at = float("-inf")
         self._draw_lock = threading.Lock()  # one draw at a time per process
+        self._spent = 0  # shared tokens spent since `_spent_since`
+        self._spent_since = clock()
+        self._spend_rate = 0.0  # shared tokens a second spent over the last window
 
     def acquire(self) -> float:
         """Wait for our slot; returns the seconds waited."""
@@ -121,9 +130,23 @@ class Pacer:
         """Spend a drawn token, if one is left and still fresh (under ``_lock``)."""
         if self._tokens > 0 and self._clock() - self._tokens_at <= TOKEN_TTL:
             self._tokens -= 1
+            self._spent += 1
             return True
         self._tokens = 0
         return False
+
+    def _ahead(self) -> int:
+        """Tokens to draw beyond the waiters' (under ``_lock``): this process's spending
+        over ``DRAW_AHEAD`` at its rate of the last ``SPEND_WINDOW``, at most
+        ``DRAW_AHEAD`` of the key's rate. Those it does not spend within
+        ``TOKEN_TTL`` are dropped, so what it may waste is bounded by its own recent
+        spending, and a process sending a few a second draws none ahead."""
+        now = self._clock()
+        elapsed = now - self._spent_since
+        if elapsed >= SPEND_WINDOW:
+            self._spend_rate = self._spent / elapsed
+            self._spent, self._spent_since = 0, now
+        return int(min(self._spend_rate, self.rate) * DRAW_AHEAD)
 
     def _draw(self, budget: Budget, want: int) -> float:
         """One draw (under ``_draw_lock``): 0.0 when a token is ours (kept in stock),
@@ -149,7 +172,7 @@ class Pacer:
                     with self._lock:
                         if self._take_local():
                             return waited
-                        want = self._waiting
+                        want = max(self._waiting, self._ahead())
                     pause = self._draw(budget, want)
                     if pause == 0.0:
                         with self._lock:

@@ -26,6 +26,7 @@ import structlog
 from solders.keypair import Keypair
 from solders.message import Message, MessageV0, from_bytes_versioned, to_bytes_versioned
 from solders.pubkey import Pubkey
+from solders.signature import Signature
 from solders.transaction import SanitizeError, Transaction, VersionedTransaction
 
 from jupcron.errors import KeypairError, RejectedError
@@ -216,7 +217,7 @@ def sign_transaction(wallet: Wallet, tx_b64: str) -> SignedTransaction:
     signature = wallet.sign(body)
     at = start + SIGNATURE_LEN * slot
     signed = raw[:at] + signature + raw[at + SIGNATURE_LEN :]
-    sig58 = str(VersionedTransaction.from_bytes(signed).signatures[slot])
+    sig58 = str(Signature.from_bytes(signature))  # the bytes just put in our slot
     log.info("tx_signed", signature=sig58, slot=slot, signers=required)
     return SignedTransaction(b64=base64.b64encode(signed).decode("ascii"), signature=sig58)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -35,10 +35,29 @@ T = TypeVar("T")
 MAX_BATCH = 64
 
 
+class _Signal:
+    """Wakes the one thread that waits for it (a `threading.Event` without its
+    Condition: a write makes one and waits on it, 1 us instead of 6). Setting it
+    again before or after the wait changes nothing."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def set(self) -> None:
+        with suppress(RuntimeError):  # already set: released once is enough
+            self._lock.release()
+
+    def wait(self) -> None:
+        self._lock.acquire()
+
+
 @dataclass
 class _Write(Generic[T]):
     fn: Callable[[Connection], T]
-    ready: threading.Event = field(default_factory=threading.Event)
+    ready: _Signal = field(default_factory=_Signal)
     lead: bool = False  # woken to lead the next batch (not done yet)
     done: bool = False
     result: Any = None

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Engine, text
 
 from jupcron.errors import StoreBusyError
 from jupcron.store.engine import make_engine
-from jupcron.store.group import GroupCommit
+from jupcron.store.group import GroupCommit, _Signal
 from tests.support.wait import wait_until
 
 INSERT = text("INSERT INTO store_meta (key, value) VALUES (:k, 'x')")
@@ -136,3 +136,19 @@ def test_a_locked_store_fails_the_waiting_writes_then_works_again(sqlite_url: st
     assert visible(engine, "k2")
     assert not group._busy
     engine.dispose()
+
+
+def test_a_writes_signal_wakes_its_waiter_once_however_often_it_is_set() -> None:
+    signal = _Signal()
+    signal.set()
+    signal.set()  # a write woken to lead, then finished: set twice, waited for once
+    signal.wait()
+    woke = threading.Event()
+    later = _Signal()
+    waiter = threading.Thread(target=lambda: (later.wait(), woke.set()))
+    waiter.start()
+    assert not woke.wait(0.05)  # not set: the waiter waits
+    later.set()
+    waiter.join(5)
+    assert woke.is_set()
+    later.set()  # after its waiter left: nothing happens

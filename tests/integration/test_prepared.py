@@ -8,9 +8,10 @@ import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
-from sqlalchemy import Connection, Engine, bindparam, insert, select, text
+from sqlalchemy import Connection, Engine, bindparam, event, insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -85,6 +86,7 @@ def test_events_keep_their_order_and_their_json_across_several_statements(
         assert run is not None
         events = [(run.id, f"step{n}", {"n": n, "text": "é\u202e", "none": None}, NOW)
                   for n in range(runwrite.ROWS * 2 + 3)]  # fmt: skip
+        assert runwrite.rows_per_insert(engine.dialect.name, 4) * 2 < len(events)
         runwrite.add_events(conn, events)
     with begin(engine) as conn:
         found = runs.events(conn, run.id)
@@ -114,6 +116,46 @@ def test_a_driver_error_is_raised_as_sqlalchemy_raises_it(engine: Engine) -> Non
     plan = make_plan(engine)
     with begin(engine) as conn:  # the connection is usable after it
         assert runwrite.claim(conn, plan, SLOT, now=NOW) is not None
+
+
+def test_no_insert_has_more_parameters_than_psycopg_keeps_parsed() -> None:
+    from psycopg import _queries  # the driver's own limit: an upgrade that lowers it shows here
+
+    assert runwrite.PSYCOPG_PARAMS <= _queries.MAX_CACHED_STATEMENT_PARAMS
+    for columns in (1, 4, 7, 12, 51):
+        per = runwrite.rows_per_insert("postgresql", columns)
+        assert per >= 1
+        assert per * columns <= max(runwrite.PSYCOPG_PARAMS, columns)
+    assert runwrite.rows_per_insert("sqlite", 4) == runwrite.ROWS
+
+
+def test_a_connection_keeps_one_cursor_and_takes_a_new_one_after_an_error(db_url: str) -> None:
+    engine = make_engine(db_url, pool_size=1, max_overflow=0)  # one pooled connection
+    cursors: list[Any] = []
+    event.listen(engine, "before_cursor_execute", lambda _c, cursor, *_a: cursors.append(cursor))
+    try:
+        plan = make_plan(engine)
+        slots = [SLOT + timedelta(hours=n) for n in range(4)]
+        for slot in slots[:2]:  # two transactions on the same connection
+            with begin(engine) as conn:
+                assert runwrite.claim(conn, plan, slot, now=NOW) is not None
+        first = cursors[-1]
+        assert sum(c is first for c in cursors) == 4  # two claims, their two events
+        with pytest.raises(IntegrityError), begin(engine) as conn:
+            runwrite.add_events(conn, [(10_000, "x", {}, NOW)])  # no such run
+        with begin(engine) as conn:  # a fresh cursor, and the statements work
+            assert runwrite.claim(conn, plan, slots[2], now=NOW) is not None
+        second = cursors[-1]
+        assert second is not first
+        with engine.connect() as conn:
+            conn.invalidate()  # a new driver connection: its own cursor
+        with begin(engine) as conn:
+            assert runwrite.claim(conn, plan, slots[3], now=NOW) is not None
+        assert cursors[-1] is not second
+        with begin(engine) as conn:
+            assert sorted(r.scheduled_for for r in runs.in_flight(conn)) == slots
+    finally:
+        engine.dispose()
 
 
 def test_an_untyped_parameter_is_refused_before_anything_runs(engine: Engine) -> None:

@@ -165,6 +165,8 @@ def test_advance_returns_what_it_stored_and_counts_the_attempts_before_it(
     with begin(engine) as conn:
         steps = [step for _, step, _ in runs.events(conn, run_id)]
     assert moved == stored  # the claimed row plus what RETURNING gave is what a read gives
+    assert type(moved.status) is RunStatus
+    assert moved.status is RunStatus.SIGNED
     assert moved.attempts == 2
     assert moved.expires_at == later
     assert moved.expires_at is not None

@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from jupcron.api.pacer import MAX_BLOCK, MIN_DRAW_WAIT, TOKEN_TTL, Pacer
+from jupcron.api.pacer import (
+    DRAW_AHEAD,
+    MAX_BLOCK,
+    MIN_DRAW_WAIT,
+    SPEND_WINDOW,
+    TOKEN_TTL,
+    Pacer,
+)
 from tests.fixtures.emulator import FakeTime
 
 
@@ -121,6 +128,41 @@ def test_a_batch_is_spent_locally_and_stale_tokens_dropped() -> None:
     t.now += TOKEN_TTL + 0.5
     p.acquire()  # the last kept one is too old: a new draw
     assert budget.draws == 2
+
+
+def test_a_busy_process_draws_ahead_what_it_spends() -> None:
+    t = FakeTime()
+    bucket = Bucket(t, rate=10_000.0, capacity=6_000, tokens=6_000)
+    p = make(t, bucket, rate=10_000.0)
+    for _ in range(1_000):  # 400 requests a second for 2.5 s
+        p.acquire()
+        t.now += 0.0025
+    assert bucket.granted >= 1_000
+    # the first SPEND_WINDOW one token a draw, then ~40 (0.1 s at 400/s) a draw
+    assert len(bucket.draws) < 400 * SPEND_WINDOW + 60
+    assert max(bucket.draws) == pytest.approx(400 * DRAW_AHEAD, abs=2)
+
+
+def test_drawing_ahead_is_bounded_by_the_keys_rate_and_tokens_age_out() -> None:
+    t = FakeTime()
+    bucket = Bucket(t, rate=10_000.0, capacity=6_000, tokens=6_000)
+    p = make(t, bucket, rate=50.0)  # the key's rate: 50/s, spent flat out
+    for _ in range(200):
+        p.acquire()
+    assert max(bucket.draws) <= 50 * DRAW_AHEAD
+    t.now += TOKEN_TTL + 0.1  # idle: what was drawn ahead is no longer ours
+    before = bucket.granted
+    p.acquire()
+    assert bucket.granted > before  # a fresh draw, not a stale token
+
+
+def test_a_slow_process_draws_one_token_at_a_time() -> None:
+    t = FakeTime()
+    bucket = Bucket(t, rate=10.0, capacity=10, tokens=10)
+    p = make(t, bucket, rate=10.0)
+    for _ in range(30):  # 10 a second, the key's rate
+        p.acquire()
+    assert set(bucket.draws) == {1}
 
 
 def test_a_429_blocks_the_whole_key() -> None:
