@@ -100,13 +100,24 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _sized(label: str, results: dict[str, dict[str, Any]]) -> str:
+    """A footprint row's label with the plan count it ran at (10,000 unless
+    JUPCRON_BENCH_FOOTPRINT_PLANS says otherwise; ten runs a plan for status)."""
+    plans = next((r["footprint_plans"] for r in results.values() if "footprint_plans" in r), None)
+    if plans is None or plans == 10_000 or not label.startswith("10,000 plans"):
+        return label
+    return label.replace("100,000 runs", f"{plans * 10:,} runs").replace(
+        "10,000 plans", f"{plans:,} plans", 1
+    )
+
+
 def render_table(data: dict[str, Any]) -> str:
     results: dict[str, dict[str, Any]] = data["results"]
     # "no store": figures that do not depend on the backend (txguard)
     backends = [b for b in ("sqlite", "postgresql", NO_STORE) if b in results]
     header = ["figure", "unit", *backends, "target"]
     body = [
-        [label, unit, *(_cell(results[b].get(key)) for b in backends), target]
+        [_sized(label, results), unit, *(_cell(results[b].get(key)) for b in backends), target]
         for key, label, unit, target in ROWS
         if any(key in results[b] for b in backends)
     ]
