@@ -23,13 +23,12 @@ from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
 from jupcron.plans import readers
 from jupcron.plans.marks import FileMark, mark_of, stat_of
+from jupcron.plans.rules import checks, price_notes
 from jupcron.plans.schema import (
     WALLET_FIELD,
     Finding,
     PlanHead,
     PlanSpec,
-    checks,
-    price_notes,
 )
 from jupcron.price.limits import quote_mint
 from jupcron.products import kinds

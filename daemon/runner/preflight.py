@@ -19,7 +19,7 @@ from jupcron.api.client import JupiterClient
 from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import FatalError, JupcronError
-from jupcron.plans.schema import in_amount_of
+from jupcron.plans.rules import in_amount_of
 from jupcron.products.kinds import spec
 from jupcron.runner.killswitch import kill_switch
 from jupcron.runner.ports import Ports

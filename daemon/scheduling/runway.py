@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from jupcron.plans.schema import in_amount_of
+from jupcron.plans.rules import in_amount_of
 from jupcron.scheduling.schedule import Schedule, next_fire_times
 from jupcron.store.records import PlanRecord
 

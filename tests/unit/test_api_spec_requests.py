@@ -11,7 +11,7 @@ import pytest
 from jupcron.api.client import JupiterClient
 from jupcron.api.models import SwapOrder
 from jupcron.errors import ApiGarbageError, ApiRejectedError
-from jupcron.plans import schema
+from jupcron.plans import rules, schema
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"
@@ -86,10 +86,10 @@ def test_the_plan_schema_takes_each_swap_apis_parameters() -> None:
     )
     with pytest.raises(ValueError, match="ExactIn"):
         schema.SwapRequest.model_validate({**BASE, "swapMode": "ExactOut"})
-    v2 = [f.message for f in schema.checks(request, swap_api="swap-v2")]
+    v2 = [f.message for f in rules.checks(request, swap_api="swap-v2")]
     assert v2 == ["closeAuthority is not a parameter of swap-v2's /order (only ultra-v1's)"]
-    ultra = [f.message for f in schema.checks(request, swap_api="ultra-v1") if not f.warning]
+    ultra = [f.message for f in rules.checks(request, swap_api="ultra-v1") if not f.warning]
     assert ultra == ["swapMode is not a parameter of ultra-v1's /order (only swap-v2's)"]
-    assert schema.checks(request) == []  # the config decides: the run records what it left out
+    assert rules.checks(request) == []  # the config decides: the run records what it left out
     lone = schema.SwapRequest.model_validate({**BASE, "closeAuthority": WALLET})
-    assert "closeAuthority requires payer" in schema.checks(lone)[0].message
+    assert "closeAuthority requires payer" in rules.checks(lone)[0].message

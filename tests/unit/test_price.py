@@ -17,10 +17,10 @@ from jupcron.domain import PlanKind
 from jupcron.emulator.oracle import price_update_bytes
 from jupcron.errors import ApiTransportError
 from jupcron.plans.load import quote_check
+from jupcron.plans.rules import limit_checks
 from jupcron.plans.schema import (
     REQUEST_MODELS,
     PlanSpec,
-    limit_checks,
     stored_request,
     stored_settings,
 )
