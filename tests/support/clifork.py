@@ -139,7 +139,8 @@ def _handle(conn: socket.socket) -> None:
     with conn, conn.makefile("rwb") as stream:
         request = json.loads(stream.readline())
         pid = os.fork()
-        if pid == 0:
+        if pid == 0:  # the command keeps no end of the connection (its file holds one)
+            stream.close()
             conn.close()
             _child(request)
         stream.write(json.dumps({"pid": pid}).encode() + b"\n")
