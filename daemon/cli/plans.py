@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -64,18 +63,14 @@ class NeverFiring:
         self.now = now
         self.found: list[str] = []
         self.count = 0
-        self._fires: dict[Any, bool] = {}
+        self._fires: dict[tuple[tuple[str, Any], ...], bool] = {}
 
     def look(self, plan: LoadedPlan) -> None:
         spec = plan.spec
         if not spec.enabled:
             return
         schedule = spec.schedule_dict()
-        try:
-            key: Any = tuple(sorted(schedule.items()))  # (scalars: to_dict's values)
-            hash(key)
-        except TypeError:
-            key = json.dumps(schedule, sort_keys=True, default=str)
+        key = tuple(sorted(schedule.items()))  # to_dict's values are scalars
         fires = self._fires.get(key)
         if fires is None:
             fires = bool(next_fire_times(parse_schedule(schedule), self.now, 1))

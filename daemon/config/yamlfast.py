@@ -68,8 +68,7 @@ class TooBig(Exception):
 def compose(text: str) -> list[Any] | None:
     """The document nodes of `text`, or None when libyaml finds it invalid."""
     try:
-        with collector_paused():
-            return list(yaml.compose_all(text, Loader=_Resolver))
+        return list(yaml.compose_all(text, Loader=_Resolver))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):
         return None
 

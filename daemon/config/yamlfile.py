@@ -179,17 +179,18 @@ def _too_big(name: str) -> YamlLoadError:
 
 
 def _load_fast(name: str, text: str, locator: Locator, exact: bool) -> tuple[Any, Locator] | None:
-    """libyaml's nodes made plain (`jupcron.config.yamlfast`); None: load with ruamel."""
-    docs = yamlfast.compose(text)
-    if docs is None or len(docs) > 1:
-        return None
-    try:
-        with yamlfast.collector_paused():
+    """libyaml's nodes made plain (`jupcron.config.yamlfast`); None: load with ruamel.
+    Both steps with the cycle collector paused (`yamlfast.collector_paused`)."""
+    with yamlfast.collector_paused():
+        docs = yamlfast.compose(text)
+        if docs is None or len(docs) > 1:
+            return None
+        try:
             data = yamlfast.plain(docs[0], [MAX_NODES], exact) if docs else None
-    except yamlfast.TooBig:
-        raise _too_big(name) from None
-    except (yamlfast.GiveUp, RecursionError):
-        return None
+        except yamlfast.TooBig:
+            raise _too_big(name) from None
+        except (yamlfast.GiveUp, RecursionError):
+            return None
     if docs:
         locator.positions = yamlfast.NodePositions(docs[0])
     locator.positions.setdefault((), (1, 1))

@@ -51,9 +51,8 @@ class UTCDateTime(TypeDecorator[datetime]):
             return super().bind_processor(dialect)
 
         def process(value: datetime | None) -> str | None:
-            if value is None:
-                return None
-            return utc(value).replace(tzinfo=None).isoformat(" ", "microseconds")
+            naive = self.process_bind_param(value, dialect)
+            return None if naive is None else naive.isoformat(" ", "microseconds")
 
         return process
 
