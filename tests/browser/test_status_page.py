@@ -66,6 +66,11 @@ class Site:
         return answer.json()
 
 
+def _settled(status: dict[str, Any], name: str) -> bool:
+    plan = next(p for p in status["plans"] if p["name"] == name)
+    return plan["last_status"] == "succeeded" and plan["next_fire"] is None
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("web-daemon")
@@ -79,8 +84,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     try:
         env.write_config(web={"listen": "127.0.0.1:0", "refresh": 1}, follow={"interval": 1})
         quiet = {"misfire": "skip"}  # nothing fires at the start but chart-swap
-        # chart-swap's slot is before any a test adds (those are 4 s or more after this),
-        # so its execute is the first and a test's swap the second, however fast the
+        # chart-swap's slot is before any a test adds, and the tests wait for it below:
+        # its execute is the first and a test's swap the second, however fast the
         # daemon starts; it takes effect from `written`: a slow apply cannot skip it
         written = at(0)
         plans = [
@@ -95,7 +100,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         env.write_plans(*plans)
         env.apply(now=written)
         proc = env.start()
-        yield Site(env, web_url(env, proc), plans)
+        url = web_url(env, proc)
+        # the tests begin once that swap has run and its plan has no slot left
+        assert env.wait_until(lambda: _settled(env.status(), "chart-swap")), env.log_of(proc)
+        yield Site(env, url, plans)
         assert env.stop(proc) == 0
     finally:
         env.close()
