@@ -207,6 +207,16 @@ def begin(engine: Engine) -> Iterator[Connection]:
         raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
 
 
+@contextmanager
+def begin_on(connection: Connection) -> Iterator[Connection]:
+    """`begin` on a connection already checked out (kept across transactions)."""
+    try:
+        with connection.begin():
+            yield connection
+    except OperationalError as exc:
+        raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
+
+
 def dialect_insert(dialect: str) -> Any:
     """The INSERT construct with ON CONFLICT of `dialect` ("postgresql", else SQLite's).
     Imported on first use: a command on SQLite does not load PostgreSQL's dialect."""

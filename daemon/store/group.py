@@ -9,6 +9,13 @@ One write alone costs what a transaction of its own costs; eight workers
 writing at once share one BEGIN, one COMMIT (one fsync on SQLite) and one
 connection checkout.
 
+The leaders of consecutive batches use one connection: the first takes it from
+the pool, each hands it on with the lead, and the last one, finding nothing
+queued, gives it back. A burst of writes pays one checkout (and, on PostgreSQL,
+one liveness ping) instead of one a batch; an idle store holds no connection.
+A connection that failed is given back as failed (SQLAlchemy invalidates a
+disconnected one) and the next batch takes another.
+
 Every caller still returns only after the COMMIT that holds its write, so
 "persist before the side effect" is kept: a crash at any instant loses only
 writes whose callers had not returned, i.e. whose side effects never started.
@@ -27,9 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import OperationalError
 
 from jupcron.errors import StoreBusyError
-from jupcron.store.engine import begin
+from jupcron.store.engine import begin, begin_on
 
 T = TypeVar("T")
 MAX_BATCH = 64
@@ -93,6 +101,7 @@ class GroupCommit:
         self._lock = threading.Lock()
         self._queue: list[_Write[Any]] = []
         self._busy = False  # a leader is at work
+        self._conn: Connection | None = None  # the leaders' connection, while they follow on
         self.commits = 0  # transactions committed (for tests and metrics)
         self.writes = 0  # writes committed
 
@@ -120,21 +129,41 @@ class GroupCommit:
             del self._queue[: len(batch)]
         return batch
 
+    def _connection(self) -> Connection:
+        """The connection the leaders share (taken from the pool by the first)."""
+        if self._conn is None:
+            try:
+                self._conn = self.engine.connect()
+            except OperationalError as exc:  # as `begin` reports a store it cannot reach
+                raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
+        return self._conn
+
+    def _release(self) -> None:
+        """Give the shared connection back to the pool (the leader only)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with suppress(Exception):  # a broken connection: the pool discards it
+                conn.close()
+
     def _lead(self) -> None:
         batch: list[_Write[Any]] = []
         try:
-            with begin(self.engine) as conn, self._scope(conn):
+            conn = self._connection()
+            with begin_on(conn), self._scope(conn):
                 batch = self._take()  # everything queued while we waited for the lock
                 results = [write.fn(conn) for write in batch]
         except StoreBusyError as exc:  # the store is down or locked: every write fails
+            self._release()
             for write in batch or self._take():
                 write.finish(error=exc)
             return
         except Exception:  # noqa: BLE001 - one write failed on its own: each alone, to see which
+            self._release()
             for write in batch:
                 self._alone(write)
             return
         except BaseException as exc:  # the thread is going down: nothing was committed
+            self._release()
             for write in batch:
                 write.finish(error=exc)
             raise
@@ -157,11 +186,16 @@ class GroupCommit:
         write.finish(result)
 
     def _hand_over(self) -> None:
-        """Wake the first queued write to lead the next batch, or stand down."""
-        with self._lock:
-            if self._queue:
-                nxt = self._queue[0]
-                nxt.lead = True
-                nxt.ready.set()
-            else:
-                self._busy = False
+        """Wake the first queued write to lead the next batch (with the connection), or
+        give the connection back and stand down."""
+        while True:
+            with self._lock:
+                if self._queue:
+                    nxt = self._queue[0]
+                    nxt.lead = True
+                    nxt.ready.set()
+                    return
+                if self._conn is None:
+                    self._busy = False
+                    return
+            self._release()  # still leading: a write queued meanwhile is woken next turn

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, event, text
 
 from jupcron.errors import StoreBusyError
 from jupcron.store.engine import make_engine
@@ -78,6 +78,38 @@ def test_writes_queued_meanwhile_share_one_commit_and_each_is_durable_on_return(
     assert group.commits == 2  # the leader's own, then the seven queued meanwhile
 
 
+def test_consecutive_batches_share_one_connection_and_an_idle_group_holds_none(
+    engine: Engine,
+) -> None:
+    checkouts: list[object] = []
+    event.listen(engine, "checkout", lambda dbapi, record, proxy: checkouts.append(dbapi))
+    group = GroupCommit(engine)
+    gate = threading.Event()
+
+    def first(conn: Connection) -> str:
+        gate.wait(10)
+        return insert("c0")(conn)
+
+    threads = [threading.Thread(target=group.run, args=(first,))]
+    threads[0].start()
+    assert wait_until(lambda: group._busy and queued(group) == 0, timeout=5)
+    for n in range(1, 4):
+        threads.append(threading.Thread(target=group.run, args=(insert(f"c{n}"),)))
+        threads[-1].start()
+    assert wait_until(lambda: queued(group) == 3, timeout=10)
+    gate.set()
+    for thread in threads:
+        thread.join(10)
+    assert group.commits == 2
+    assert len(checkouts) == 1  # the second batch's leader took the first one's connection
+    assert engine.pool.checkedout() == 0  # nothing queued: given back
+    assert not group._busy
+    group.run(insert("c4"))  # a write after an idle spell takes one again, and gives it back
+    assert len(checkouts) == 2
+    assert engine.pool.checkedout() == 0
+    assert all(visible(engine, f"c{n}") for n in range(5))
+
+
 def test_a_write_that_fails_fails_alone(engine: Engine) -> None:
     group = GroupCommit(engine)
     gate = threading.Event()
@@ -112,6 +144,7 @@ def test_a_write_that_fails_fails_alone(engine: Engine) -> None:
     for thread in [lead, *others]:
         thread.join(10)
     assert list(errors) == ["broken"]
+    assert engine.pool.checkedout() == 0
     assert [visible(engine, k) for k in ("first", "a", "broken", "b")] == [
         True,
         True,
@@ -135,6 +168,7 @@ def test_a_locked_store_fails_the_waiting_writes_then_works_again(sqlite_url: st
     assert not visible(engine, "k1")
     assert visible(engine, "k2")
     assert not group._busy
+    assert engine.pool.checkedout() == 0  # the failed batch gave its connection back
     engine.dispose()
 
 
