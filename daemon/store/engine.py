@@ -114,7 +114,7 @@ def _ping_if_idle(
         return
     try:
         dialect.do_ping(dbapi_conn)
-    except Exception as exc:  # noqa: BLE001 - whatever the driver raises, the connection is gone
+    except Exception as exc:  # whatever the driver raises, the connection is gone
         raise DisconnectionError(f"pooled connection did not answer: {exc}") from exc
 
 
