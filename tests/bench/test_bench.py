@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -121,8 +122,7 @@ def test_fire_lag_throughput_cpu(
         for r in rows:
             statuses[r["status"]] = statuses.get(r["status"], 0) + 1
 
-        emulator.reset()
-        minimal = _minimal_client(emulator.url, bench.keypair, FIRE_RUNS, WORKERS)
+        minimal = _minimal_client(emulator, bench.keypair, FIRE_RUNS, WORKERS)
     finally:
         bench.stop()
         emulator.close()
@@ -197,9 +197,8 @@ def test_burst(
             if r["request_id"] in issued
         ]
         late = percentiles(lateness)
-        emulator.reset()
         emu2 = cpu_seconds(emulator.proc.pid)
-        serial = _minimal_client(emulator.url, bench.keypair, BURST_RUNS, 1, kind)
+        serial = _minimal_client(emulator, bench.keypair, BURST_RUNS, 1, kind)
         emu3 = cpu_seconds(emulator.proc.pid)
     finally:
         bench.stop()
@@ -217,19 +216,35 @@ def test_burst(
     put("minimal_cpu_ms_per_run", mc_cpu)
     put("cpu_ratio", jc_cpu / mc_cpu)
     put("emulator_cpu_ms_per_run", (emu1 - emu0) / BURST_RUNS * 1000)
-    put("emulator_cpu_ms_per_minimal_run", (emu3 - emu2) / BURST_RUNS * 1000)
+    put("emulator_cpu_ms_per_minimal_run", (emu3 - emu2) / (BURST_RUNS * MINIMAL_REPEATS) * 1000)
     put("ok", sum(1 for r in rows if r["status"] == "succeeded"))
 
 
+MINIMAL_REPEATS = 3  # the minimal client's figures swing from run to run: their median
+
+
 def _minimal_client(
-    url: str, keypair: Path, runs: int, threads: int, kind: str = "swap"
+    emulator: EmulatorProcess, keypair: Path, runs: int, threads: int, kind: str = "swap"
 ) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.bench.minimal_client", url, str(keypair), str(runs),
-         "--threads", str(threads), "--kind", kind],
-        capture_output=True, text=True, timeout=300, check=True,
-    )  # fmt: skip
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    """The minimal client `MINIMAL_REPEATS` times, each on a fresh emulator ledger: the
+    median of its wall seconds and of its CPU seconds (each on its own), the fewest of
+    its successes."""
+    url = emulator.url
+    figures = []
+    for _ in range(MINIMAL_REPEATS):
+        emulator.reset()
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.bench.minimal_client", url, str(keypair), str(runs),
+             "--threads", str(threads), "--kind", kind],
+            capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+        figures.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return {
+        "runs": runs,
+        "ok": min(f["ok"] for f in figures),
+        "seconds": statistics.median(f["seconds"] for f in figures),
+        "cpu": statistics.median(f["cpu"] for f in figures),
+    }
 
 
 @pytest.mark.parametrize("pace", list(PACES))
