@@ -52,6 +52,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def postgres_cpu_seconds() -> float:
+    """utime + stime of every running process named ``postgres`` (the test cluster's
+    server and backends; a backend that exits meanwhile takes its share with it)."""
+    total = 0.0
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == "postgres":
+                total += cpu_seconds(int(comm.parent.name))
+        except (OSError, ValueError):  # gone meanwhile
+            continue
+    return total
+
+
 def rss_mb(pid: int) -> float:
     pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
     return pages * PAGE / 1e6

@@ -26,6 +26,7 @@ from tests.bench.harness import (
     daily_plans,
     one_shot_plans,
     percentiles,
+    postgres_cpu_seconds,
     rss_mb,
     start_profiler,
     stop_profiler,
@@ -182,8 +183,10 @@ def test_burst(
         _sleep_until(due - timedelta(seconds=0.5))
         profiler = start_profiler(pid, tmp_path, f"burst-{kind}-{backend}")
         cpu0, emu0 = cpu_seconds(pid), cpu_seconds(emulator.proc.pid)
+        pg0 = postgres_cpu_seconds()
         done = wait_until(lambda: bench.count_final() >= BURST_RUNS, timeout=300, step=0.2)
         cpu1, emu1 = cpu_seconds(pid), cpu_seconds(emulator.proc.pid)
+        pg1 = postgres_cpu_seconds()
         stop_profiler(profiler)
         assert done, f"only {bench.count_final()} of {BURST_RUNS} runs final"
         rows = bench.sql("SELECT status, scheduled_for, request_id, finished_at FROM audit")
@@ -216,6 +219,8 @@ def test_burst(
     put("minimal_cpu_ms_per_run", mc_cpu)
     put("cpu_ratio", jc_cpu / mc_cpu)
     put("emulator_cpu_ms_per_run", (emu1 - emu0) / BURST_RUNS * 1000)
+    if backend == "postgresql":  # the server's share of the same two cores
+        put("postgres_cpu_ms_per_run", (pg1 - pg0) / BURST_RUNS * 1000)
     put("emulator_cpu_ms_per_minimal_run", (emu3 - emu2) / (BURST_RUNS * MINIMAL_REPEATS) * 1000)
     put("ok", sum(1 for r in rows if r["status"] == "succeeded"))
 
