@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import StoreBusyError, StoreError
 from jupcron.private import create_private
+from jupcron.store import pipeline
 from jupcron.urls import mask_url
 
 SQLITE_BUSY_MS = 30_000
@@ -94,6 +95,7 @@ def make_engine(
         ) from exc
     event.listen(engine, "connect", _mark_used)
     event.listen(engine, "checkin", _mark_used)
+    pipeline.install(engine)
     event.listen(engine, "checkout", partial(_ping_if_idle, engine.dialect, ping_after))
     return engine
 

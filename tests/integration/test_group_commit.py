@@ -8,13 +8,17 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
-from sqlalchemy import Connection, Engine, event, text
+from sqlalchemy import Connection, Engine, bindparam, event, text
+from sqlalchemy.exc import IntegrityError
 
 from jupcron.errors import StoreBusyError
 from jupcron.store.engine import make_engine
 from jupcron.store.group import GroupCommit, _Signal
+from jupcron.store.models import StoreMeta
+from jupcron.store.prepared import Prepared
 from tests.support.wait import wait_until
 
 INSERT = text("INSERT INTO store_meta (key, value) VALUES (:k, 'x')")
@@ -186,3 +190,89 @@ def test_a_writes_signal_wakes_its_waiter_once_however_often_it_is_set() -> None
     waiter.join(5)
     assert woke.is_set()
     later.set()  # after its waiter left: nothing happens
+
+
+META = StoreMeta.__table__
+PUT = Prepared(
+    META.insert().values(
+        key=bindparam("k", type_=META.c.key.type), value=bindparam("v", type_=META.c.value.type)
+    )
+)
+RENAME = Prepared(
+    META.update()
+    .where(META.c.key == bindparam("b_old", type_=META.c.key.type))
+    .values(key=bindparam("b_new", type_=META.c.key.type))
+    .returning(META.c.key)
+)
+
+
+def test_a_batch_reads_what_it_wrote_through_either_kind_of_statement(engine: Engine) -> None:
+    """On PostgreSQL the shared connection is in pipeline mode: statements whose rows
+    are not read go out without waiting. What a later statement of the batch reads,
+    and SQLAlchemy's own results (rows, row counts), are still those of everything
+    before it."""
+    group = GroupCommit(engine)
+    calls: list[int] = []
+
+    def write(conn: Connection) -> tuple[Any, ...]:
+        calls.append(1)
+        PUT.run(conn, {"k": "p1", "v": "x"})  # not read: in flight on PostgreSQL
+        PUT.run(conn, {"k": "p2", "v": "x"})
+        renamed = RENAME.run(conn, {"b_old": "p2", "b_new": "p3"})  # read: waits for all
+        counted = conn.execute(text("SELECT count(*) FROM store_meta")).scalar_one()
+        PUT.run(conn, {"k": "p4", "v": "x"})
+        updated = conn.execute(text("UPDATE store_meta SET value = 'y' WHERE key LIKE 'p%'"))
+        keys = conn.execute(text("SELECT key FROM store_meta ORDER BY key")).scalars().all()
+        return renamed, counted, updated.rowcount, keys
+
+    assert group.run(write) == ([{"key": "p3"}], 2, 3, ["p1", "p3", "p4"])
+    assert len(calls) == 1  # in its batch: not failed there and run again alone
+    assert group.run(lambda conn: RENAME.run(conn, {"b_old": "gone", "b_new": "p5"})) == []
+    assert [visible(engine, k) for k in ("p1", "p2", "p3", "p4")] == [True, False, True, True]
+
+
+def test_a_statement_sent_without_waiting_that_fails_fails_only_its_write(engine: Engine) -> None:
+    """A duplicate key in an INSERT nobody reads: on PostgreSQL its error comes back
+    at COMMIT; the batch is rolled back and run again one write at a time, so only
+    the write that made it fails."""
+    group = GroupCommit(engine)
+    group.run(lambda conn: PUT.run(conn, {"k": "taken", "v": "x"}))
+    gate = threading.Event()
+    errors: dict[str, BaseException] = {}
+
+    def blocker(conn: Connection) -> str:
+        gate.wait(10)
+        PUT.run(conn, {"k": "d0", "v": "x"})
+        return "d0"
+
+    def put(key: str) -> Callable[[Connection], str]:
+        def write(conn: Connection) -> str:
+            PUT.run(conn, {"k": key, "v": "x"})
+            return key
+
+        return write
+
+    def writer(fn: Callable[[Connection], str], name: str) -> None:
+        try:
+            group.run(fn)
+        except IntegrityError as exc:
+            errors[name] = exc
+
+    lead = threading.Thread(target=writer, args=(blocker, "d0"))
+    lead.start()
+    assert wait_until(lambda: group._busy and queued(group) == 0, timeout=5)
+    others = [
+        threading.Thread(target=writer, args=(put("d1"), "d1")),
+        threading.Thread(target=writer, args=(put("taken"), "dup")),
+        threading.Thread(target=writer, args=(put("d2"), "d2")),
+    ]
+    for n, thread in enumerate(others, start=1):
+        thread.start()
+        assert wait_until(lambda n=n: queued(group) == n, timeout=5)
+    gate.set()
+    for thread in [lead, *others]:
+        thread.join(10)
+    assert list(errors) == ["dup"]
+    assert [visible(engine, k) for k in ("d0", "d1", "d2")] == [True, True, True]
+    assert engine.pool.checkedout() == 0
+    assert group.run(put("d3")) == "d3"  # and the next batch works
