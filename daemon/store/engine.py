@@ -3,18 +3,14 @@
 SQLite: WAL, ``synchronous=FULL`` (a committed run survives power loss), a
 busy timeout, foreign keys on; a new database file is created 0600 before
 SQLite opens it, and SQLite gives its -wal and -shm files the same mode
-(whatever the umask). PostgreSQL: a pooled connection idle for `PING_AFTER`
-or longer is pinged when it is taken from the pool, and replaced if it does
-not answer, so a restarted server costs a reconnect, not a failed write. One
-given back less than that ago is taken as it is: under load a checkout costs
-no round trip, and a server that went away within that second fails the one
-transaction that finds out (a store outage, as one mid-transaction is).
+(whatever the umask). PostgreSQL: pre-ping, so a restarted server costs one
+failed checkout, not a crash (a connection is pinged each time it is taken from
+the pool; the group commit keeps one across a burst of batches and pings once).
 """
 
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -24,23 +20,14 @@ from urllib.parse import quote, unquote
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import (
-    ArgumentError,
-    DBAPIError,
-    DisconnectionError,
-    NoSuchModuleError,
-    OperationalError,
-)
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import StoreBusyError, StoreError
 from jupcron.private import create_private
-from jupcron.store import pipeline
 from jupcron.urls import mask_url
 
 SQLITE_BUSY_MS = 30_000
-PING_AFTER = 1.0  # seconds a PostgreSQL connection may sit in the pool before a ping
-_USED = "jupcron_used_at"  # key in a pool record's info: monotonic time it was last given back
 
 
 def _parse(url: str) -> URL:
@@ -63,13 +50,10 @@ def sqlite_file(url: str) -> Path | None:
     return Path(database).absolute()
 
 
-def make_engine(
-    url: str, *, busy_ms: int = SQLITE_BUSY_MS, ping_after: float = PING_AFTER, **kwargs: Any
-) -> Engine:
+def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> Engine:
     """An engine for `url`; the SQLite file's folder must exist (the file is created
     on first use: only writing commands should call this, read-only ones `open_existing`).
-    SQLite waits up to `busy_ms` for another writer's lock before a write fails as busy;
-    a PostgreSQL connection idle `ping_after` seconds is pinged before it is used."""
+    SQLite waits up to `busy_ms` for another writer's lock before a write fails as busy."""
     parsed = _parse(url)
     if parsed.get_backend_name() == "sqlite":
         path = sqlite_file(url)
@@ -86,38 +70,13 @@ def make_engine(
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     try:
-        engine = create_engine(parsed, **kwargs)
+        return create_engine(parsed, pool_pre_ping=True, **kwargs)
     except NoSuchModuleError as exc:
         raise StoreError(f"no database driver for {parsed.drivername}") from exc
     except ModuleNotFoundError as exc:
         raise StoreError(
             "PostgreSQL needs the 'postgres' extra: pip install 'jupcron[postgres]'"
         ) from exc
-    event.listen(engine, "connect", _mark_used)
-    event.listen(engine, "checkin", _mark_used)
-    pipeline.install(engine)
-    event.listen(engine, "checkout", partial(_ping_if_idle, engine.dialect, ping_after))
-    return engine
-
-
-def _mark_used(_dbapi_conn: Any, record: Any) -> None:
-    if record is not None:  # None: a connection the pool has already let go
-        record.info[_USED] = time.monotonic()
-
-
-def _ping_if_idle(
-    dialect: Any, ping_after: float, dbapi_conn: Any, record: Any, _proxy: Any
-) -> None:
-    """The pool's checkout hook: ping a connection idle `ping_after` or longer; one
-    that does not answer is a `DisconnectionError`, on which the pool discards it and
-    checks out another (SQLAlchemy's pessimistic disconnect handling)."""
-    used = record.info.get(_USED)
-    if used is not None and time.monotonic() - used < ping_after:
-        return
-    try:
-        dialect.do_ping(dbapi_conn)
-    except Exception as exc:  # whatever the driver raises, the connection is gone
-        raise DisconnectionError(f"pooled connection did not answer: {exc}") from exc
 
 
 def open_existing(url: str, **kwargs: Any) -> Engine:

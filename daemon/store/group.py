@@ -13,10 +13,8 @@ The leaders of consecutive batches use one connection: the first takes it from
 the pool, each hands it on with the lead, and the last one, finding nothing
 queued, gives it back. A burst of writes pays one checkout (and, on PostgreSQL,
 one liveness ping) instead of one a batch; an idle store holds no connection.
-A connection that failed is discarded and the next batch takes another. On
-PostgreSQL the shared connection is in pipeline mode while the leaders have it
-(`jupcron.store.pipeline`): a batch's BEGIN, statements and COMMIT take fewer
-round trips.
+A batch that failed gives the connection back at once (the pool replaces it if
+it is broken) and the next batch takes one afresh.
 
 Every caller still returns only after the COMMIT that holds its write, so
 "persist before the side effect" is kept: a crash at any instant loses only
@@ -39,7 +37,6 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
 from jupcron.errors import StoreBusyError
-from jupcron.store import pipeline
 from jupcron.store.engine import begin, begin_on
 
 T = TypeVar("T")
@@ -105,7 +102,6 @@ class GroupCommit:
         self._queue: list[_Write[Any]] = []
         self._busy = False  # a leader is at work
         self._conn: Connection | None = None  # the leaders' connection, while they follow on
-        self._pipeline: AbstractContextManager[Any] | None = None  # its pipeline mode, if any
         self.commits = 0  # transactions committed (for tests and metrics)
         self.writes = 0  # writes committed
 
@@ -137,30 +133,19 @@ class GroupCommit:
         """The connection the leaders share (taken from the pool by the first)."""
         if self._conn is None:
             try:
-                conn = self._conn = self.engine.connect()
-                if pipeline.available(conn):
-                    self._pipeline = pipeline.open_on(conn)
+                self._conn = self.engine.connect()
             except OperationalError as exc:  # as `begin` reports a store it cannot reach
-                self._release(failed=True)
+                self._release()
                 raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
         return self._conn
 
-    def _release(self, *, failed: bool = False) -> None:
-        """Give the shared connection back to the pool (the leader only); after a
-        failure, discard it (its driver connection is closed, not reused)."""
+    def _release(self) -> None:
+        """Give the shared connection back to the pool (the leader only). One the
+        driver found broken was invalidated by SQLAlchemy: the pool replaces it."""
         conn, self._conn = self._conn, None
-        piped, self._pipeline = self._pipeline, None
-        if conn is None:
-            return
-        try:
-            if piped is not None:
-                piped.__exit__(None, None, None)
-        except Exception:  # noqa: BLE001 - a pipeline that cannot be left: the connection goes
-            failed = True
-        with suppress(Exception):  # a broken connection: the pool discards it
-            if failed:
-                conn.invalidate()
-            conn.close()
+        if conn is not None:
+            with suppress(Exception):  # a broken connection: the pool discards it
+                conn.close()
 
     def _lead(self) -> None:
         batch: list[_Write[Any]] = []
@@ -170,17 +155,17 @@ class GroupCommit:
                 batch = self._take()  # everything queued while we waited for the lock
                 results = [write.fn(conn) for write in batch]
         except StoreBusyError as exc:  # the store is down or locked: every write fails
-            self._release(failed=True)
+            self._release()
             for write in batch or self._take():
                 write.finish(error=exc)
             return
         except Exception:  # noqa: BLE001 - one write failed on its own: each alone, to see which
-            self._release(failed=True)
+            self._release()
             for write in batch:
                 self._alone(write)
             return
         except BaseException as exc:  # the thread is going down: nothing was committed
-            self._release(failed=True)
+            self._release()
             for write in batch:
                 write.finish(error=exc)
             raise

@@ -207,10 +207,9 @@ RENAME = Prepared(
 
 
 def test_a_batch_reads_what_it_wrote_through_either_kind_of_statement(engine: Engine) -> None:
-    """On PostgreSQL the shared connection is in pipeline mode: statements whose rows
-    are not read go out without waiting. What a later statement of the batch reads,
-    and SQLAlchemy's own results (rows, row counts), are still those of everything
-    before it."""
+    """Prepared statements (rows read or not) and SQLAlchemy's own in one write on the
+    shared connection: what a later statement reads, and SQLAlchemy's results (rows,
+    row counts), are those of everything before it, and the write runs once."""
     group = GroupCommit(engine)
     calls: list[int] = []
 
@@ -231,10 +230,10 @@ def test_a_batch_reads_what_it_wrote_through_either_kind_of_statement(engine: En
     assert [visible(engine, k) for k in ("p1", "p2", "p3", "p4")] == [True, False, True, True]
 
 
-def test_a_statement_sent_without_waiting_that_fails_fails_only_its_write(engine: Engine) -> None:
-    """A duplicate key in an INSERT nobody reads: on PostgreSQL its error comes back
-    at COMMIT; the batch is rolled back and run again one write at a time, so only
-    the write that made it fails."""
+def test_a_statement_that_fails_fails_only_its_write(engine: Engine) -> None:
+    """A duplicate key in an INSERT of one write: the batch is rolled back and run
+    again one write at a time, so only the write that made it fails, with the
+    database's error (not as a store outage)."""
     group = GroupCommit(engine)
     group.run(lambda conn: PUT.run(conn, {"k": "taken", "v": "x"}))
     gate = threading.Event()

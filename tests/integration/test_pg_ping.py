@@ -1,17 +1,16 @@
-"""PostgreSQL's pooled connections: one idle `ping_after` or longer is pinged when
-taken and replaced if its server side is gone (the write goes through); one given
-back just now is taken without a ping, so a server side that vanished within that
-second fails the one transaction that finds out, and the next one reconnects."""
+"""PostgreSQL's pooled connections are pinged when taken and replaced if their
+server side is gone: a restarted server costs a reconnect, not a failed write.
+The group commit keeps one connection across consecutive batches; once it is
+given back, the next batch's checkout pings again."""
 
 from __future__ import annotations
 
 import psycopg
-import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 
-from jupcron.errors import StoreBusyError
 from jupcron.store.engine import begin, make_engine
+from jupcron.store.group import GroupCommit
 
 
 def _backend_pid(engine: Engine) -> int:
@@ -25,8 +24,8 @@ def _terminate(pg_url: str, pid: int) -> None:
         assert conn.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone() == (True,)
 
 
-def test_an_idle_connection_whose_server_side_is_gone_is_replaced(pg_url: str) -> None:
-    engine = make_engine(pg_url, ping_after=0.0, pool_size=1, max_overflow=0)
+def test_a_pooled_connection_whose_server_side_is_gone_is_replaced(pg_url: str) -> None:
+    engine = make_engine(pg_url, pool_size=1, max_overflow=0)
     try:
         first = _backend_pid(engine)
         _terminate(pg_url, first)
@@ -36,14 +35,14 @@ def test_an_idle_connection_whose_server_side_is_gone_is_replaced(pg_url: str) -
         engine.dispose()
 
 
-def test_a_connection_given_back_just_now_is_used_without_a_ping(pg_url: str) -> None:
-    engine = make_engine(pg_url, ping_after=3600.0, pool_size=1, max_overflow=0)
+def test_the_group_commit_checks_its_connection_when_it_takes_it_again(pg_url: str) -> None:
+    engine = make_engine(pg_url, pool_size=1, max_overflow=0)
+    group = GroupCommit(engine)
     try:
-        first = _backend_pid(engine)
-        assert _backend_pid(engine) == first  # the same connection, taken as it was
-        _terminate(pg_url, first)
-        with pytest.raises(StoreBusyError):  # not pinged: the transaction finds out
-            _backend_pid(engine)
-        assert _backend_pid(engine) != first  # and the next one has a fresh connection
+        first = group.run(lambda conn: conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
+        _terminate(pg_url, first)  # while the group holds no connection (nothing queued)
+        second = group.run(lambda conn: conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
+        assert second != first
+        assert engine.pool.checkedout() == 0
     finally:
         engine.dispose()
