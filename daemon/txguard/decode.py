@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from solders.message import Message, MessageV0
 from solders.transaction import SanitizeError, VersionedTransaction
 
-from jupcron.chain.wallet import decode_transaction
+from jupcron.chain.wallet import Unsigned, read_transaction
 from jupcron.errors import GuardRejectedError
 from jupcron.txguard.instructions import COMPUTE_BUDGET, Parsed, parse
 
@@ -151,16 +151,21 @@ class OversizeError(GuardRejectedError):
         super().__init__([f"the transaction is {size}; the network takes at most {MAX_TX_BYTES}"])
 
 
-def load(tx_b64: str) -> tuple[VersionedTransaction, int]:
-    """Base64 text to (transaction, its size in bytes), or `NotATransactionError`.
-    Text far beyond the network's limit is refused before it is decoded at all."""
+def read(tx_b64: str) -> Unsigned:
+    """Base64 text to the transaction it holds, or `NotATransactionError`. Text far
+    beyond the network's limit is refused before it is decoded at all."""
     if len(tx_b64) > MAX_INPUT_CHARS:
         raise OversizeError(f"about {len(tx_b64) * 3 // 4} bytes")
     try:
-        tx, raw = decode_transaction(tx_b64)
+        return read_transaction(tx_b64)
     except ValueError as exc:
         raise NotATransactionError(str(exc)) from None
-    return tx, len(raw)
+
+
+def load(tx_b64: str) -> tuple[VersionedTransaction, int]:
+    """Base64 text to (transaction, its size in bytes), as `read`."""
+    unsigned = read(tx_b64)
+    return unsigned.tx, len(unsigned.raw)
 
 
 def _resolver(message: Message | MessageV0) -> list[str]:
