@@ -168,8 +168,10 @@ def load(tx_b64: str) -> tuple[VersionedTransaction, int]:
     return unsigned.tx, len(unsigned.raw)
 
 
-def _resolver(message: Message | MessageV0) -> list[str]:
-    keys = [str(k) for k in message.account_keys]
+def _resolver(message: Message | MessageV0, static: list[str]) -> list[str]:
+    """Every account an index may name: the `static` keys (the message's own, as
+    text), then a label for each one a lookup table loads."""
+    keys = list(static)
     if isinstance(message, MessageV0):
         for lookup in message.address_table_lookups:
             table = str(lookup.account_key)
@@ -194,8 +196,9 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
         sanitize_error = None
     except SanitizeError as exc:
         sanitize_error = str(exc) or type(exc).__name__
-    keys = _resolver(message)
     static = [str(k) for k in message.account_keys]
+    keys = _resolver(message, static)
+    known = len(keys)
     header = message.header
     required = header.num_required_signatures
     readonly_signed = header.num_readonly_signed_accounts
@@ -212,7 +215,7 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
     programs: dict[str, str | None] = {}
     for number, ix in enumerate(message.instructions, start=1):
         program = _key(keys, ix.program_id_index)
-        accounts = [_key(keys, i) for i in bytes(ix.accounts)]
+        accounts = [keys[i] if i < known else f"invalid-index:{i}" for i in bytes(ix.accounts)]
         parsed: Parsed = parse(program, bytes(ix.data), accounts)
         programs.setdefault(program, names.get(program))
         instructions.append(
