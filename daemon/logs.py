@@ -127,6 +127,26 @@ _METHOD_LEVELS = {
 }
 
 
+class _BoundLogger(structlog.stdlib.BoundLogger):
+    """structlog's stdlib-like logger, which drops a line below its logger's level
+    before making it: what `_by_level`, our chain's first step, would decide (a chain
+    that does not start with it, as in ``capture_logs``, sees every line)."""
+
+    def _proxy_to_logger(
+        self, method_name: str, event: str | None = None, *event_args: str, **event_kw: Any
+    ) -> Any:
+        processors, logger = self._processors, self._logger
+        if (
+            isinstance(logger, _LineLogger)
+            and isinstance(processors, list)
+            and processors
+            and processors[0] is _by_level
+            and not logger.enabled(_METHOD_LEVELS.get(method_name, logging.INFO))
+        ):
+            return None  # as structlog answers a dropped line
+        return super()._proxy_to_logger(method_name, event, *event_args, **event_kw)
+
+
 def _line_logger_factory(
     handler: logging.StreamHandler[TextIO],
 ) -> Callable[..., _LineLogger]:
@@ -298,7 +318,7 @@ def configure_logging(
             renderer,
         ],
         logger_factory=_line_logger_factory(handler),
-        wrapper_class=structlog.stdlib.BoundLogger,
+        wrapper_class=_BoundLogger,
         cache_logger_on_first_use=False,
     )
 

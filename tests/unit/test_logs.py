@@ -305,3 +305,21 @@ def test_scalars_and_their_subclasses_are_written_as_given(out: io.StringIO) -> 
     assert (record["n"], record["f"], record["yes"], record["none"]) == (3, 0.5, True, None)
     assert record["count"] == 7
     assert record["auth_token"] == MASK  # masked by its name, whatever its value
+
+
+def test_capture_logs_sees_every_level_under_our_configuration(out: io.StringIO) -> None:
+    """A line below its logger's level is dropped before it is made only when our chain
+    (which starts by that check) is the one in use: ``capture_logs`` sees them all."""
+    from structlog.testing import capture_logs
+
+    log = structlog.get_logger("jupcron.x")
+    with capture_logs() as captured:
+        log.debug("quiet", n=1)
+        log.info("loud")
+    assert [(e["event"], e["log_level"]) for e in captured] == [
+        ("quiet", "debug"),
+        ("loud", "info"),
+    ]
+    log.debug("dropped")
+    log.info("written")
+    assert [r["event"] for r in lines(out)] == ["written"]
