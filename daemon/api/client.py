@@ -312,6 +312,9 @@ class JupiterClient(ApiTransport):
         model = model_parser(ExecuteResult)
 
         def parse(status: int, data: Any, response: httpx.Response) -> ExecuteResult:
+            if isinstance(data, dict) and "raw" not in data:  # the answer itself as raw
+                return model(status, {**data, "operation": op, "httpStatus": status,
+                                      "raw": data}, response)  # fmt: skip
             wrapped = (
                 {**data, "operation": op, "httpStatus": status} if isinstance(data, dict) else data
             )

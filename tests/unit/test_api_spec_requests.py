@@ -111,3 +111,24 @@ def test_a_query_is_passed_or_refused_the_same_every_time() -> None:
         with pytest.raises(ApiRejectedError, match="amount"):  # not scalars: checked each time
             api.swap_order(WALLET, {**BASE, "amount": [1]})
     assert [r.url.params["amount"] for r in seen] == ["1", "1"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": "Success", "signature": "s", "slot": "12", "code": 0,
+         "totalInputAmount": "5", "swapEvents": [{"inputMint": USDC, "inputAmount": "5",
+         "outputMint": SOL, "outputAmount": 7, "ammKey": "a"}]},
+        {"status": "Failed", "code": -1004, "message": "expired"},
+        {"status": "Success", "signature": "s", "raw": {"theirs": 1}},  # a field named raw
+    ],
+)  # fmt: skip
+def test_an_execute_answer_is_read_with_itself_as_raw(answer: dict[str, object]) -> None:
+    from jupcron.api.models import ExecuteResult
+
+    result = client(answer, []).execute_swap("c2lnbmVk", "r", 9)
+    fields = {**answer, "operation": "execute_swap", "httpStatus": 200}
+    expected = ExecuteResult.model_validate(fields).model_copy(update={"raw": answer})
+    assert result == expected
+    assert result.raw == answer
+    assert result.model_fields_set == expected.model_fields_set
