@@ -213,10 +213,14 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
     )
     instructions: list[Instruction] = []
     programs: dict[str, str | None] = {}
+    precompiled = 0  # signatures precompile instructions verify: each one's first data byte
     for number, ix in enumerate(message.instructions, start=1):
         program = _key(keys, ix.program_id_index)
         accounts = [keys[i] if i < known else f"invalid-index:{i}" for i in bytes(ix.accounts)]
-        parsed: Parsed = parse(program, bytes(ix.data), accounts)
+        data = bytes(ix.data)
+        if program in PRECOMPILES and data:  # named by a static key (not a lookup's label)
+            precompiled += data[0]
+        parsed: Parsed = parse(program, data, accounts)
         programs.setdefault(program, names.get(program))
         instructions.append(
             Instruction(
@@ -248,7 +252,7 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
         signers=signers,
         programs=tuple(programs.items()),
         instructions=tuple(instructions),
-        compute_budget=compute_budget(instructions, required, _precompile_signatures(message)),
+        compute_budget=compute_budget(instructions, required, precompiled),
         recent_blockhash=str(message.recent_blockhash),
         lookups=lookups,
         static_keys=tuple(static),
@@ -262,18 +266,6 @@ def _uses_durable_nonce(tx: VersionedTransaction, sanitize_error: str | None) ->
     if sanitize_error is not None:
         return False  # solders may index out of range on a malformed message
     return bool(tx.uses_durable_nonce())
-
-
-def _precompile_signatures(message: Message | MessageV0) -> int:
-    """Signatures verified by precompile instructions: each one's first data byte."""
-    keys = message.account_keys
-    count = 0
-    for ix in message.instructions:
-        index = ix.program_id_index
-        if index < len(keys) and str(keys[index]) in PRECOMPILES:
-            data = bytes(ix.data)
-            count += data[0] if data else 0
-    return count
 
 
 def compute_budget(
