@@ -21,6 +21,7 @@ tests assert on them with ``structlog.testing.capture_logs``.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 import sys
@@ -79,16 +80,17 @@ class _LineLogger:
     each run's CPU. The level still comes from the stdlib logger of that name
     (``filter_by_level``), as set by `configure_logging`."""
 
-    __slots__ = ("_handler", "name")
+    __slots__ = ("_handler", "_std", "name")
 
     def __init__(self, handler: logging.StreamHandler[TextIO], name: str) -> None:
         self._handler = handler
         self.name = name
+        self._std = logging.getLogger(name)  # one object per name, for the process's life
 
     def enabled(self, level: int) -> bool:
         """As the stdlib logger of this name would decide (its level, and whether
-        a logging config disabled it)."""
-        std = logging.getLogger(self.name)
+        a logging config disabled it, both as they are now)."""
+        std = self._std
         return not std.disabled and std.isEnabledFor(level)
 
     def write(self, line: str) -> None:
@@ -125,11 +127,37 @@ _METHOD_LEVELS = {
 }
 
 
+class _BoundLogger(structlog.stdlib.BoundLogger):
+    """structlog's stdlib-like logger, which drops a line below its logger's level
+    before making it: what `_by_level`, our chain's first step, would decide (a chain
+    that does not start with it, as in ``capture_logs``, sees every line)."""
+
+    def _proxy_to_logger(
+        self, method_name: str, event: str | None = None, *event_args: str, **event_kw: Any
+    ) -> Any:
+        processors, logger = self._processors, self._logger
+        if (
+            isinstance(logger, _LineLogger)
+            and isinstance(processors, list)
+            and processors
+            and processors[0] is _by_level
+            and not logger.enabled(_METHOD_LEVELS.get(method_name, logging.INFO))
+        ):
+            return None  # as structlog answers a dropped line
+        return super()._proxy_to_logger(method_name, event, *event_args, **event_kw)
+
+
 def _line_logger_factory(
     handler: logging.StreamHandler[TextIO],
 ) -> Callable[..., _LineLogger]:
+    made: dict[str, _LineLogger] = {}  # by name: a line logger keeps no state of a line
+
     def factory(*args: Any) -> _LineLogger:
-        return _LineLogger(handler, str(args[0]) if args and args[0] else "root")
+        name = str(args[0]) if args and args[0] else "root"
+        found = made.get(name)
+        if found is None:
+            found = made.setdefault(name, _LineLogger(handler, name))
+        return found
 
     return factory
 
@@ -178,8 +206,12 @@ def is_secret_key(name: str) -> bool:
     return bool(_SECRET_KEY.search(lowered))
 
 
+# values with nothing to mask (exactly these types: a subclass goes the long way)
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
 def _mask_value(value: Any, depth: int = 0) -> Any:
-    if depth > 6:
+    if type(value) in _PLAIN or depth > 6:
         return value
     if isinstance(value, str):
         return _mask_text(value)
@@ -214,6 +246,15 @@ def _shared_processors() -> list[Processor]:
         structlog.stdlib.ExtraAdder(),
         mask_secrets,
     ]
+
+
+# what ``json.dumps(line, default=str)`` writes, with one encoder for every line
+# (`json.dumps` given an argument builds a new encoder at each call)
+_JSON = json.JSONEncoder(default=str)
+
+
+def _json_line(event_dict: Any, **_kw: Any) -> str:
+    return _JSON.encode(event_dict)
 
 
 def _wants_console(fmt: Format, stream: TextIO) -> bool:
@@ -252,7 +293,7 @@ def configure_logging(
     if _wants_console(fmt, stream):
         renderer = structlog.dev.ConsoleRenderer(colors=False)
     else:
-        renderer = structlog.processors.JSONRenderer(default=str, sort_keys=False)
+        renderer = structlog.processors.JSONRenderer(serializer=_json_line)
 
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared,
@@ -277,7 +318,7 @@ def configure_logging(
             renderer,
         ],
         logger_factory=_line_logger_factory(handler),
-        wrapper_class=structlog.stdlib.BoundLogger,
+        wrapper_class=_BoundLogger,
         cache_logger_on_first_use=False,
     )
 

@@ -28,6 +28,7 @@ from jupcron.api.models import (
 from jupcron.api.orders import OrderPage, TokenFacts
 from jupcron.api.pacer import Budget
 from jupcron.api.parse import (
+    check_query,
     check_request,
     listing_parser,
     model_parser,
@@ -280,7 +281,7 @@ class JupiterClient(ApiTransport):
         missing transaction needs its ``errorCode``; Swap V2: a missing or empty one
         needs an ``errorCode`` or an ``error`` ("" is its "not built", null its "no
         taker", and we always send one), and a transaction needs its ``requestId``."""
-        check_request(op, query, request)
+        check_query(op, query, request)
         params = {k: query_value(v) for k, v in request.items() if v is not None}
         params["taker"] = taker
 
@@ -311,6 +312,9 @@ class JupiterClient(ApiTransport):
         model = model_parser(ExecuteResult)
 
         def parse(status: int, data: Any, response: httpx.Response) -> ExecuteResult:
+            if isinstance(data, dict) and "raw" not in data:  # the answer itself as raw
+                return model(status, {**data, "operation": op, "httpStatus": status,
+                                      "raw": data}, response)  # fmt: skip
             wrapped = (
                 {**data, "operation": op, "httpStatus": status} if isinstance(data, dict) else data
             )

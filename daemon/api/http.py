@@ -87,7 +87,12 @@ class RequestBuilder:
     """Requests to `base_url` with `headers`, built directly: the client's headers
     merged once, at its start (as `httpx.Headers`, for a JSON body and without one),
     and each URL parsed once (the last `URLS` distinct ones are kept: a plan's calls
-    repeat theirs), not three times as merging with the client's base URL takes."""
+    repeat theirs), not three times as merging with the client's base URL takes.
+
+    The headers httpx would add to each request are added here as it adds them:
+    ``Host`` first (kept per host, with the builder's headers after it) and a body's
+    ``Content-Length`` last; the request is then made from them and its body, without
+    httpx's generic preparation (the same headers, in the same order, on the wire)."""
 
     def __init__(self, base_url: str, headers: Mapping[str, str]) -> None:
         self.base_url = base_url
@@ -98,6 +103,11 @@ class RequestBuilder:
         # httpx refuses a value it cannot encode: then at each request, as it always did
         with contextlib.suppress(UnicodeEncodeError):
             self._plain, self._json = httpx.Headers(headers), httpx.Headers(self._json_headers)
+        # the headers as sent, by (Host, a JSON body): httpx's own additions made here
+        self._direct = isinstance(self._json, httpx.Headers) and not any(
+            name in self._json for name in _ADDED
+        )
+        self._hosted: dict[tuple[bytes, bool], httpx.Headers] = {}
 
     def __call__(
         self,
@@ -115,11 +125,27 @@ class RequestBuilder:
             if content is not None:
                 extra["content-type"] = "application/json"
             return httpx.Request(method, url, content=content, headers=extra)
-        if content is None:
-            return httpx.Request(method, url, headers=self._plain)
-        return httpx.Request(method, url, content=content, headers=self._json)
+        base = self._plain if content is None else self._json
+        host = url.netloc if url.host else b""
+        empty_post = content is None and method.upper() in _BODY_METHODS  # Content-Length: 0
+        if not (host and self._direct and isinstance(base, httpx.Headers)) or empty_post:
+            return httpx.Request(method, url, content=content, headers=base)
+        key = (host, content is not None)
+        sent = self._hosted.get(key)
+        if sent is None:  # httpx puts the Host it adds first
+            sent = self._hosted[key] = httpx.Headers([(b"Host", host), *base.raw])
+        body = b"" if content is None else content
+        request = httpx.Request(method, url, headers=sent, stream=httpx.ByteStream(body))
+        if content is not None:  # and a body's length last
+            request.headers["Content-Length"] = str(len(content))
+        request.read()  # the body in memory, as a request built from content= has it
+        return request
 
 
+# httpx gives these a ``Content-Length: 0`` without a body: then built its way
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# headers that would change what httpx adds: with one of them, requests are built its way
+_ADDED = ("host", "content-length", "transfer-encoding")
 URLS = 4096
 
 

@@ -45,8 +45,16 @@ def _write(value: Any, out: list[str]) -> None:
         out.append(json.dumps(value, allow_nan=False))
 
 
+# values `json.dumps` writes as `_write` does, inside a flat object (exactly these types)
+_FLAT = frozenset({str, int, bool, type(None)})
+
+
 def encode(value: Any) -> bytes:
     """`value` as compact UTF-8 JSON, Decimals as exact numbers."""
+    if type(value) is dict and all(
+        type(k) is str and type(v) in _FLAT for k, v in value.items()
+    ):  # an execute's body: as json.dumps writes it compactly, with no Decimal to place
+        return json.dumps(value, separators=(",", ":")).encode()
     out: list[str] = []
     _write(value, out)
     return "".join(out).encode()

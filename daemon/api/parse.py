@@ -5,6 +5,7 @@ models (an unreadable answer is `ApiGarbageError`, which the client retries)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import httpx
@@ -36,6 +37,28 @@ def check_request(operation: str, model: type[Any], request: Mapping[str, Any]) 
         where = ".".join(str(p) for p in first["loc"]) or "request"
         info = ApiErrorInfo(operation=operation, error=f"{where}: {first['msg']}")
         raise ApiRejectedError(f"{operation}: invalid request: {info.error}", info) from None
+
+
+# query values a check may be remembered for: exactly these types (1, 1.0 and True
+# are equal keys; with the type in the key they are not)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def check_query(operation: str, model: type[Any], request: Mapping[str, Any]) -> None:
+    """`check_request` for a query of scalars whose checked form is not needed: a query
+    that passed once passes again without a second validation (the check is a pure
+    function of it). A query that fails is checked, and refused, every time."""
+    key = tuple((name, type(value), value) for name, value in request.items())
+    if all(kind in _SCALARS for _, kind, _ in key):
+        checked: Any = model  # a class: hashable (typeshed's type[Any] is not, to mypy)
+        _passed(operation, checked, key)
+    else:
+        check_request(operation, model, request)
+
+
+@lru_cache(maxsize=1024)
+def _passed(operation: str, model: Any, key: tuple[tuple[str, type, Any], ...]) -> None:
+    check_request(operation, model, {name: value for name, _, value in key})
 
 
 def model_parser(model: type[M]) -> Callable[[int, Any, httpx.Response], M]:

@@ -18,7 +18,7 @@ import binascii
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -173,8 +173,22 @@ def _shortvec(raw: bytes) -> tuple[int, int]:
     raise ValueError("bad compact-u16")
 
 
-def decode_transaction(tx_b64: str) -> tuple[VersionedTransaction, bytes]:
-    """Base64 text -> (transaction, raw bytes); ValueError when it is not one."""
+@dataclass(frozen=True)
+class Unsigned:
+    """A transaction as received: its base64 text, its bytes and their decoding (made
+    once by `read_transaction`; txguard judges it and `sign_transaction` signs it, so
+    the bytes signed are the bytes judged)."""
+
+    b64: str
+    raw: bytes
+    tx: VersionedTransaction = field(compare=False)
+
+    def __repr__(self) -> str:
+        return f"Unsigned({len(self.raw)} bytes)"
+
+
+def read_transaction(tx_b64: str) -> Unsigned:
+    """Base64 text -> the transaction it holds; ValueError when it is not one."""
     try:
         raw = base64.b64decode(tx_b64.strip(), validate=True)
     except (binascii.Error, ValueError):
@@ -187,18 +201,29 @@ def decode_transaction(tx_b64: str) -> tuple[VersionedTransaction, bytes]:
         raise ValueError("the bytes do not decode as a Solana transaction") from None
     if bytes(tx) != raw:
         raise ValueError("trailing or non-canonical bytes after the transaction")
-    return tx, raw
+    return Unsigned(tx_b64, raw, tx)
 
 
-def sign_transaction(wallet: Wallet, tx_b64: str) -> SignedTransaction:
+def decode_transaction(tx_b64: str) -> tuple[VersionedTransaction, bytes]:
+    """Base64 text -> (transaction, raw bytes); ValueError when it is not one."""
+    unsigned = read_transaction(tx_b64)
+    return unsigned.tx, unsigned.raw
+
+
+def sign_transaction(wallet: Wallet, transaction: str | Unsigned) -> SignedTransaction:
     """Sign only our slot among the required signers; keep every other byte.
 
-    The message is never re-encoded: our 64 signature bytes are put in place in
-    the bytes we received. Refuses a message that fails to sanitize, or one
-    where our wallet is not a required signer.
+    `transaction`: base64 text, or as txguard read and judged it (`Unsigned`, not
+    decoded again). The message is never re-encoded: our 64 signature bytes are put in
+    place in the bytes we received. Refuses a message that fails to sanitize, one whose
+    bytes are not its decoding's, or one where our wallet is not a required signer.
     """
     try:
-        tx, raw = decode_transaction(tx_b64)
+        if isinstance(transaction, str):
+            transaction = read_transaction(transaction)
+        elif bytes(transaction.tx) != transaction.raw:  # as read_transaction checks
+            raise ValueError("the bytes are not their decoded transaction's")
+        tx, raw = transaction.tx, transaction.raw
         tx.sanitize()
     except (ValueError, SanitizeError) as exc:
         raise SigningError(f"cannot sign: the transaction is not valid ({exc})") from None

@@ -194,7 +194,8 @@ def sign_run(
             detail={"guard": "accepted", "programs": programs_of(summary), **mode},
         )  # fmt: skip
     try:
-        signed = sign_transaction(ports.wallet, run.unsigned_tx)
+        # the transaction txguard just judged (read from run.unsigned_tx once): its bytes
+        signed = sign_transaction(ports.wallet, verdict.transaction)
     except RejectedError as exc:
         return book.finish(run, RunStatus.REJECTED, step="sign_refused", error=str(exc))
     # persisted BEFORE anything is posted: a crash from here on re-posts these same bytes

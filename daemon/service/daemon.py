@@ -19,6 +19,7 @@ What is built from the config is built in daemon/service/wiring.py.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -161,6 +162,7 @@ class Daemon:
         )  # fmt: skip
         self._beat()
         self.notifier.ready(self._status_text())
+        settle_heap()
 
     def _leading(self, config: Config, store: Store) -> Leading | WalletLeading:
         """PostgreSQL: a share of the wallets, each under its own lock, rebalanced with
@@ -301,6 +303,7 @@ class Daemon:
             wiring.alerts.stop(timeout=max(5.0, deadline - time.monotonic()))
         if wiring.runtime is not None:
             wiring.runtime.close()
+        gc.unfreeze()
         self.inbox.close()
         self.notifier.close()
         if started:
@@ -323,3 +326,12 @@ class Daemon:
             log.warning("runs_left_in_flight", count=runner.active_count())
             sys.stdout.flush()
             os._exit(0)
+
+
+def settle_heap() -> None:
+    """What the start built lives as long as the daemon: collected once, then kept out
+    of the cycle collector's full passes (`gc.freeze`), which each run's allocations
+    trigger and which walked all of it (a few tenths of a millisecond a run). Objects
+    made later are collected as before; `gc.unfreeze` at shutdown."""
+    gc.collect()
+    gc.freeze()

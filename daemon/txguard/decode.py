@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from solders.message import Message, MessageV0
 from solders.transaction import SanitizeError, VersionedTransaction
 
-from jupcron.chain.wallet import decode_transaction
+from jupcron.chain.wallet import Unsigned, read_transaction
 from jupcron.errors import GuardRejectedError
 from jupcron.txguard.instructions import COMPUTE_BUDGET, Parsed, parse
 
@@ -151,20 +151,27 @@ class OversizeError(GuardRejectedError):
         super().__init__([f"the transaction is {size}; the network takes at most {MAX_TX_BYTES}"])
 
 
-def load(tx_b64: str) -> tuple[VersionedTransaction, int]:
-    """Base64 text to (transaction, its size in bytes), or `NotATransactionError`.
-    Text far beyond the network's limit is refused before it is decoded at all."""
+def read(tx_b64: str) -> Unsigned:
+    """Base64 text to the transaction it holds, or `NotATransactionError`. Text far
+    beyond the network's limit is refused before it is decoded at all."""
     if len(tx_b64) > MAX_INPUT_CHARS:
         raise OversizeError(f"about {len(tx_b64) * 3 // 4} bytes")
     try:
-        tx, raw = decode_transaction(tx_b64)
+        return read_transaction(tx_b64)
     except ValueError as exc:
         raise NotATransactionError(str(exc)) from None
-    return tx, len(raw)
 
 
-def _resolver(message: Message | MessageV0) -> list[str]:
-    keys = [str(k) for k in message.account_keys]
+def load(tx_b64: str) -> tuple[VersionedTransaction, int]:
+    """Base64 text to (transaction, its size in bytes), as `read`."""
+    unsigned = read(tx_b64)
+    return unsigned.tx, len(unsigned.raw)
+
+
+def _resolver(message: Message | MessageV0, static: list[str]) -> list[str]:
+    """Every account an index may name: the `static` keys (the message's own, as
+    text), then a label for each one a lookup table loads."""
+    keys = list(static)
     if isinstance(message, MessageV0):
         for lookup in message.address_table_lookups:
             table = str(lookup.account_key)
@@ -189,8 +196,9 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
         sanitize_error = None
     except SanitizeError as exc:
         sanitize_error = str(exc) or type(exc).__name__
-    keys = _resolver(message)
     static = [str(k) for k in message.account_keys]
+    keys = _resolver(message, static)
+    known = len(keys)
     header = message.header
     required = header.num_required_signatures
     readonly_signed = header.num_readonly_signed_accounts
@@ -205,10 +213,14 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
     )
     instructions: list[Instruction] = []
     programs: dict[str, str | None] = {}
+    precompiled = 0  # signatures precompile instructions verify: each one's first data byte
     for number, ix in enumerate(message.instructions, start=1):
         program = _key(keys, ix.program_id_index)
-        accounts = [_key(keys, i) for i in bytes(ix.accounts)]
-        parsed: Parsed = parse(program, bytes(ix.data), accounts)
+        accounts = [keys[i] if i < known else f"invalid-index:{i}" for i in bytes(ix.accounts)]
+        data = bytes(ix.data)
+        if program in PRECOMPILES and data:  # named by a static key (not a lookup's label)
+            precompiled += data[0]
+        parsed: Parsed = parse(program, data, accounts)
         programs.setdefault(program, names.get(program))
         instructions.append(
             Instruction(
@@ -240,7 +252,7 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
         signers=signers,
         programs=tuple(programs.items()),
         instructions=tuple(instructions),
-        compute_budget=compute_budget(instructions, required, _precompile_signatures(message)),
+        compute_budget=compute_budget(instructions, required, precompiled),
         recent_blockhash=str(message.recent_blockhash),
         lookups=lookups,
         static_keys=tuple(static),
@@ -254,18 +266,6 @@ def _uses_durable_nonce(tx: VersionedTransaction, sanitize_error: str | None) ->
     if sanitize_error is not None:
         return False  # solders may index out of range on a malformed message
     return bool(tx.uses_durable_nonce())
-
-
-def _precompile_signatures(message: Message | MessageV0) -> int:
-    """Signatures verified by precompile instructions: each one's first data byte."""
-    keys = message.account_keys
-    count = 0
-    for ix in message.instructions:
-        index = ix.program_id_index
-        if index < len(keys) and str(keys[index]) in PRECOMPILES:
-            data = bytes(ix.data)
-            count += data[0] if data else 0
-    return count
 
 
 def compute_budget(

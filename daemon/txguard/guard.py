@@ -14,7 +14,7 @@ from jupcron.chain.wallet import SignedTransaction, Wallet, sign_transaction
 from jupcron.errors import GuardRejectedError, RejectedError, RetryableError
 from jupcron.txguard import ours, rules, simulate, vault
 from jupcron.txguard.context import Context
-from jupcron.txguard.decode import load, summarize
+from jupcron.txguard.decode import read, summarize
 from jupcron.txguard.expect import Expectation
 from jupcron.txguard.policy import GuardPolicy, Verdict
 
@@ -45,8 +45,9 @@ def inspect(tx_b64: str, wallet: Pubkey, policy: GuardPolicy, **facts: Unpack[Fa
     reasons, never an exception; input that is not a transaction raises
     `NotATransactionError` (far too large: `OversizeError`)."""
     expect, simulator = facts.get("expect"), facts.get("simulator")
-    tx, size = load(tx_b64)
-    summary = summarize(tx, policy.names, size)
+    unsigned = read(tx_b64)
+    tx = unsigned.tx
+    summary = summarize(tx, policy.names, len(unsigned.raw))
     known = {*facts.get("mints", ()), *(expect.mints if expect else ())}
     receiver = expect.receiver if expect else None
     ctx = Context(
@@ -71,7 +72,7 @@ def inspect(tx_b64: str, wallet: Pubkey, policy: GuardPolicy, **facts: Unpack[Fa
             reasons = balance.reasons
         except (RetryableError, RejectedError) as exc:
             reasons = (f"simulation unavailable, so nothing is signed: {exc}",)
-    return Verdict(not reasons, reasons, summary, simulation=balance, ours=ctx.ours)
+    return Verdict(not reasons, reasons, summary, unsigned, simulation=balance, ours=ctx.ours)
 
 
 def check(tx_b64: str, wallet: Pubkey, policy: GuardPolicy, **facts: Unpack[Facts]) -> Verdict:
@@ -95,5 +96,5 @@ def check_and_sign(
     **facts: Unpack[Facts],
 ) -> SignedTransaction:
     """Sign only what txguard accepts; `GuardRejectedError` (nothing signed) otherwise."""
-    check(tx_b64, wallet.pubkey, policy, **facts)
-    return sign_transaction(wallet, tx_b64)
+    verdict = check(tx_b64, wallet.pubkey, policy, **facts)
+    return sign_transaction(wallet, verdict.transaction)  # the bytes just judged

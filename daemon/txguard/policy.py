@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from jupcron.chain.wallet import Unsigned
 from jupcron.config import DEFAULT_PROGRAMS, GuardConfig
 from jupcron.txguard.decode import TxSummary
 from jupcron.txguard.ours import Ours
@@ -51,5 +52,7 @@ class Verdict:
     accepted: bool
     reasons: tuple[str, ...]
     summary: TxSummary
+    # the transaction judged, as read once: what the runner signs when accepted
+    transaction: Unsigned = field(compare=False, repr=False)
     simulation: BalanceCheck | None = None  # what simulating it showed, when it ran
     ours: Ours | None = None  # the accounts judged ours (for the net effect)

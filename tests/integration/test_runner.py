@@ -3,10 +3,13 @@ guard refusals, safety limits, failures and retries. Real store, real signer."""
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from solders.message import to_bytes_versioned
+from solders.transaction import VersionedTransaction
 from sqlalchemy import func, select
 
 from jupcron.domain import RunStatus
@@ -31,6 +34,14 @@ def test_each_kind_succeeds_over_loopback(make_rig: RigFactory, kind: str) -> No
     assert run.request_id == landed[0].request_id  # the emulator's requestId
     assert run.signature == landed[0].signature  # the signature the emulator verified
     assert run.signed_tx is not None
+    assert run.unsigned_tx is not None
+    # what was signed is the stored order's transaction (the one txguard judged): the
+    # same message bytes, only a signature slot filled
+    signed, unsigned = (base64.b64decode(t) for t in (run.signed_tx, run.unsigned_tx))
+    assert len(signed) == len(unsigned)
+    assert to_bytes_versioned(VersionedTransaction.from_bytes(signed).message) == (
+        to_bytes_versioned(VersionedTransaction.from_bytes(unsigned).message)
+    )
     assert run.status is RunStatus.SUCCEEDED
     assert rig.steps(run.id)[:4] == [
         "claimed",

@@ -47,3 +47,25 @@ def test_a_body_is_what_json_dumps_writes_but_for_decimals() -> None:
     assert json.loads(raw, parse_float=Decimal)["params"]["time"]["minPrice"] == Decimal("0.1")
     with pytest.raises(ValueError, match="not JSON compliant"):
         encode({"x": float("nan")})
+
+
+class _Ordered(dict[str, Any]):
+    pass
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"signedTransaction": "AQAB+/==", "requestId": "r-1", "lastValidBlockHeight": "12"},
+        {"a": 'é"\\\n\t\u2028😀', "n": -7, "big": 10**30, "yes": True, "no": False, "none": None},
+        {},
+        _Ordered(a="x"),  # not a plain dict: the general writer
+        {"nested": {"a": "b"}, "list": ["c"]},
+    ],
+)
+def test_a_flat_body_is_written_as_the_general_writer_writes_it(body: dict[str, Any]) -> None:
+    from jupcron.api.jsonbody import _write
+
+    out: list[str] = []
+    _write(body, out)
+    assert encode(body) == "".join(out).encode()

@@ -21,15 +21,34 @@ def client_request(
         return client.build_request(method, path, content=content, params=params, headers=headers)
 
 
+def as_httpx_builds(
+    headers: dict[str, str], method: str, path: str, content: bytes | None,
+    params: dict[str, str] | None,
+) -> httpx.Request:  # fmt: skip
+    """The request httpx's own `Request` makes of the builder's headers (what the
+    builder gave before it added httpx's headers itself)."""
+    if content is not None:
+        headers = {**headers, "content-type": "application/json"}
+    url = httpx.URL(BASE + path, params=params)
+    return httpx.Request(method, url, content=content, headers=headers)
+
+
+CASES = [
+    ("GET", "/swap/v2/order", None, PARAMS),
+    ("GET", "/tokens/v2/search", None, None),
+    ("POST", "/swap/v2/execute", b'{"requestId":"r"}', None),
+    ("POST", "/swap/v2/execute", b'{"requestId":"a longer one"}', None),
+    ("POST", "/recurring/v1/cancelOrder", None, None),  # no body: Content-Length 0
+    ("DELETE", "/x", None, {"a": "1"}),
+]
+
+
 def test_requests_are_what_the_client_would_send() -> None:
     with httpx.Client(base_url=BASE, headers=HEADERS) as client:  # as the transport does
-        build = RequestBuilder(BASE, {**client.headers})
-    for method, path, content, params in [
-        ("GET", "/swap/v2/order", None, PARAMS),
-        ("GET", "/tokens/v2/search", None, None),
-        ("POST", "/swap/v2/execute", b'{"requestId":"r"}', None),
-    ]:
-        for _ in range(2):  # built, then from the URL kept
+        headers = {**client.headers}
+        build = RequestBuilder(BASE, headers)
+    for method, path, content, params in CASES:
+        for _ in range(2):  # built, then from the URL and headers kept
             ours, theirs = (
                 build(method, path, content, params),
                 client_request(method, path, content, params),
@@ -40,6 +59,20 @@ def test_requests_are_what_the_client_would_send() -> None:
                 theirs.content,
             )
             assert sorted(ours.headers.items()) == sorted(theirs.headers.items())
+            # on the wire: the same header lines, in the same order, as httpx's Request
+            # makes of these headers, and the same body
+            generic = as_httpx_builds(headers, method, path, content, params)
+            assert ours.headers.raw == generic.headers.raw
+            assert b"".join(ours.stream) == b"".join(generic.stream) == (content or b"")
+
+
+@pytest.mark.parametrize("given", [{"Host": "elsewhere"}, {"content-length": "3"}])
+def test_headers_that_change_httpxs_own_are_left_to_httpx(given: dict[str, str]) -> None:
+    headers = {**HEADERS, **given}
+    build = RequestBuilder(BASE, headers)
+    for method, path, content, params in CASES:
+        generic = as_httpx_builds(headers, method, path, content, params)
+        assert build(method, path, content, params).headers.raw == generic.headers.raw
 
 
 def test_extra_headers_join_the_builders_own_and_change_nothing_after() -> None:

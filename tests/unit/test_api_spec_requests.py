@@ -93,3 +93,42 @@ def test_the_plan_schema_takes_each_swap_apis_parameters() -> None:
     assert rules.checks(request) == []  # the config decides: the run records what it left out
     lone = schema.SwapRequest.model_validate({**BASE, "closeAuthority": WALLET})
     assert "closeAuthority requires payer" in rules.checks(lone)[0].message
+
+
+def test_a_query_is_passed_or_refused_the_same_every_time() -> None:
+    """A query that passed its check once is not validated again; one that fails is
+    refused every time, nothing sent. 1, 1.0 and True are equal (as dict keys) but
+    only the integer is an amount."""
+    seen: list[httpx.Request] = []
+    api = client({"requestId": "r", "transaction": "AQ==", "inAmount": "1", "outAmount": "6"}, seen)
+    for _ in range(2):
+        api.swap_order(WALLET, {**BASE, "amount": 1})
+        for amount in (True, 1.0, "1"):
+            with pytest.raises(ApiRejectedError, match="amount"):
+                api.swap_order(WALLET, {**BASE, "amount": amount})
+        with pytest.raises(ApiRejectedError, match="closeAuthority"):
+            api.swap_order(WALLET, {**BASE, "amount": 1, "closeAuthority": WALLET})
+        with pytest.raises(ApiRejectedError, match="amount"):  # not scalars: checked each time
+            api.swap_order(WALLET, {**BASE, "amount": [1]})
+    assert [r.url.params["amount"] for r in seen] == ["1", "1"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": "Success", "signature": "s", "slot": "12", "code": 0,
+         "totalInputAmount": "5", "swapEvents": [{"inputMint": USDC, "inputAmount": "5",
+         "outputMint": SOL, "outputAmount": 7, "ammKey": "a"}]},
+        {"status": "Failed", "code": -1004, "message": "expired"},
+        {"status": "Success", "signature": "s", "raw": {"theirs": 1}},  # a field named raw
+    ],
+)  # fmt: skip
+def test_an_execute_answer_is_read_with_itself_as_raw(answer: dict[str, object]) -> None:
+    from jupcron.api.models import ExecuteResult
+
+    result = client(answer, []).execute_swap("c2lnbmVk", "r", 9)
+    fields = {**answer, "operation": "execute_swap", "httpStatus": 200}
+    expected = ExecuteResult.model_validate(fields).model_copy(update={"raw": answer})
+    assert result == expected
+    assert result.raw == answer
+    assert result.model_fields_set == expected.model_fields_set

@@ -262,3 +262,64 @@ def test_an_outage_without_a_back_event_says_only_the_failures() -> None:
         outage.ok()
         outage.failed()
     assert [r["event"] for r in logs] == ["beat_failed", "beat_failed"]
+
+
+def test_a_line_is_what_json_dumps_writes(out: io.StringIO) -> None:
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    structlog.get_logger("jupcron.x").info(
+        "mixed", price=Decimal("0.1234567890123456789"), at=when, text="é ü \"q\"",
+        nested={"a": [1, 2.5, None, True], "b": {"c": "d"}}, big=10**30,
+    )  # fmt: skip
+    line = out.getvalue().splitlines()[0]
+    record = json.loads(line)
+    assert json.dumps(record, default=str) == line  # separators, escapes, key order
+    assert record["price"] == "0.1234567890123456789"
+    assert record["at"] == str(when)
+    assert record["big"] == 10**30
+
+
+def test_a_level_set_later_holds_for_lines_of_a_name_already_used(out: io.StringIO) -> None:
+    log = structlog.get_logger("jupcron.later")
+    log.info("before")
+    logging.getLogger("jupcron.later").setLevel(logging.WARNING)
+    try:
+        log.info("dropped")
+        log.warning("kept")
+    finally:
+        logging.getLogger("jupcron.later").setLevel(logging.NOTSET)
+    log.info("after")
+    assert [r["event"] for r in lines(out)] == ["before", "kept", "after"]
+
+
+def test_scalars_and_their_subclasses_are_written_as_given(out: io.StringIO) -> None:
+    class Count(int):
+        pass
+
+    structlog.get_logger("jupcron.x").info(
+        "scalars", n=3, f=0.5, yes=True, none=None, count=Count(7), auth_token=2
+    )
+    (record,) = lines(out)
+    assert (record["n"], record["f"], record["yes"], record["none"]) == (3, 0.5, True, None)
+    assert record["count"] == 7
+    assert record["auth_token"] == MASK  # masked by its name, whatever its value
+
+
+def test_capture_logs_sees_every_level_under_our_configuration(out: io.StringIO) -> None:
+    """A line below its logger's level is dropped before it is made only when our chain
+    (which starts by that check) is the one in use: ``capture_logs`` sees them all."""
+    from structlog.testing import capture_logs
+
+    log = structlog.get_logger("jupcron.x")
+    with capture_logs() as captured:
+        log.debug("quiet", n=1)
+        log.info("loud")
+    assert [(e["event"], e["log_level"]) for e in captured] == [
+        ("quiet", "debug"),
+        ("loud", "info"),
+    ]
+    log.debug("dropped")
+    log.info("written")
+    assert [r["event"] for r in lines(out)] == ["written"]

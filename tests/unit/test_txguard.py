@@ -300,6 +300,9 @@ def test_normal_jupiter_transactions_are_accepted_and_signed(
     verdict = inspect(tx, wallet.pubkey, POLICY)
     assert verdict.reasons == ()
     assert verdict.accepted
+    # the verdict holds the transaction judged, read once: its text and bytes are tx's
+    assert (verdict.transaction.b64, verdict.transaction.raw) == (tx, base64.b64decode(tx))
+    assert verdict.summary.size == len(verdict.transaction.raw)
     signed = check_and_sign(wallet, tx, POLICY)
     result = VersionedTransaction.from_bytes(base64.b64decode(signed.b64))
     assert result.verify_with_results() == [True]

@@ -59,6 +59,9 @@ CASES = [
     ("no price: no priority fee", lambda me: [program_call(AGGREGATOR, me)], 200_000, 0, 1),
     ("a precompile's signatures count",
      lambda me: [set_compute_unit_limit(10_000), _ed25519(2)], 10_000, 0, 3),
+    ("each precompile counts, one with no data none",
+     lambda me: [set_compute_unit_limit(10_000), _ed25519(2), Instruction(ED25519, b"", []),
+                 _ed25519(1)], 10_000, 0, 4),
 ]  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from solders.signature import Signature
 from solders.transaction import VersionedTransaction
 from structlog.testing import capture_logs
 
-from jupcron.chain.wallet import SigningError, Wallet, sign_transaction
+from jupcron.chain.wallet import SigningError, Unsigned, Wallet, read_transaction, sign_transaction
 from jupcron.errors import RejectedError
 from tests.fixtures.wallet import AGGREGATOR, build, jupiter_swap, program_call, to_b64
 
@@ -94,3 +94,21 @@ def test_refuses_an_unsanitizable_message(wallet: Wallet) -> None:
 def test_refuses_what_is_not_a_transaction(wallet: Wallet, text: str) -> None:
     with pytest.raises(SigningError):
         sign_transaction(wallet, text)
+
+
+def test_a_transaction_read_once_is_signed_as_its_text_would_be(wallet: Wallet) -> None:
+    unsigned = jupiter_swap(wallet.pubkey)
+    read = read_transaction(unsigned)
+    assert (read.b64, read.raw) == (unsigned, base64.b64decode(unsigned))
+    from_text, from_read = sign_transaction(wallet, unsigned), sign_transaction(wallet, read)
+    assert (from_read.b64, from_read.signature) == (from_text.b64, from_text.signature)
+
+
+def test_a_read_transaction_whose_bytes_are_not_its_decoding_is_refused(wallet: Wallet) -> None:
+    """However an `Unsigned` was made, the bytes signed are those of the transaction it
+    holds (the one txguard judged): one whose bytes are another's is not signed."""
+    judged, other = read_transaction(jupiter_swap(wallet.pubkey)), jupiter_swap(wallet.pubkey)
+    forged = Unsigned(other, base64.b64decode(other), judged.tx)
+    with capture_logs() as logs, pytest.raises(SigningError, match="not their decoded"):
+        sign_transaction(wallet, forged)
+    assert logs == []
