@@ -114,39 +114,58 @@ def test_consecutive_batches_share_one_connection_and_an_idle_group_holds_none(
     assert all(visible(engine, f"c{n}") for n in range(5))
 
 
-def test_a_write_that_fails_fails_alone(engine: Engine) -> None:
-    group = GroupCommit(engine)
+def one_batch(
+    group: GroupCommit,
+    writes: list[tuple[str, Callable[[Connection], str]]],
+    catch: type[BaseException],
+) -> dict[str, BaseException]:
+    """Run `writes` (name, write) as one batch: the first leads and holds its
+    transaction open until the others are queued behind it, in order. The errors
+    of type `catch` each writer got, by name."""
     gate = threading.Event()
     errors: dict[str, BaseException] = {}
 
-    def blocker(conn: Connection) -> str:
-        gate.wait(10)
-        return insert("first")(conn)
+    def held(fn: Callable[[Connection], str]) -> Callable[[Connection], str]:
+        def write(conn: Connection) -> str:
+            gate.wait(10)
+            return fn(conn)
 
-    def broken(conn: Connection) -> str:
-        conn.execute(INSERT, {"k": "broken"})  # written, then the write fails
-        raise ValueError("this write is wrong")
+        return write
 
     def writer(fn: Callable[[Connection], str], name: str) -> None:
         try:
             group.run(fn)
-        except ValueError as exc:
+        except catch as exc:
             errors[name] = exc
 
-    lead = threading.Thread(target=writer, args=(blocker, "first"))
+    (first_name, first), *rest = writes
+    lead = threading.Thread(target=writer, args=(held(first), first_name))
     lead.start()
     assert wait_until(lambda: group._busy and queued(group) == 0, timeout=5)
-    others = [
-        threading.Thread(target=writer, args=(insert("a"), "a")),
-        threading.Thread(target=writer, args=(broken, "broken")),
-        threading.Thread(target=writer, args=(insert("b"), "b")),
-    ]
+    others = [threading.Thread(target=writer, args=(fn, name)) for name, fn in rest]
     for n, thread in enumerate(others, start=1):
         thread.start()
         assert wait_until(lambda n=n: queued(group) == n, timeout=5)
     gate.set()
     for thread in [lead, *others]:
         thread.join(10)
+    return errors
+
+
+def test_a_write_that_fails_fails_alone(engine: Engine) -> None:
+    group = GroupCommit(engine)
+
+    def broken(conn: Connection) -> str:
+        conn.execute(INSERT, {"k": "broken"})  # written, then the write fails
+        raise ValueError("this write is wrong")
+
+    writes = [
+        ("first", insert("first")),
+        ("a", insert("a")),
+        ("broken", broken),
+        ("b", insert("b")),
+    ]
+    errors = one_batch(group, writes, ValueError)
     assert list(errors) == ["broken"]
     assert engine.pool.checkedout() == 0
     assert [visible(engine, k) for k in ("first", "a", "broken", "b")] == [
@@ -236,13 +255,6 @@ def test_a_statement_that_fails_fails_only_its_write(engine: Engine) -> None:
     database's error (not as a store outage)."""
     group = GroupCommit(engine)
     group.run(lambda conn: PUT.run(conn, {"k": "taken", "v": "x"}))
-    gate = threading.Event()
-    errors: dict[str, BaseException] = {}
-
-    def blocker(conn: Connection) -> str:
-        gate.wait(10)
-        PUT.run(conn, {"k": "d0", "v": "x"})
-        return "d0"
 
     def put(key: str) -> Callable[[Connection], str]:
         def write(conn: Connection) -> str:
@@ -251,26 +263,8 @@ def test_a_statement_that_fails_fails_only_its_write(engine: Engine) -> None:
 
         return write
 
-    def writer(fn: Callable[[Connection], str], name: str) -> None:
-        try:
-            group.run(fn)
-        except IntegrityError as exc:
-            errors[name] = exc
-
-    lead = threading.Thread(target=writer, args=(blocker, "d0"))
-    lead.start()
-    assert wait_until(lambda: group._busy and queued(group) == 0, timeout=5)
-    others = [
-        threading.Thread(target=writer, args=(put("d1"), "d1")),
-        threading.Thread(target=writer, args=(put("taken"), "dup")),
-        threading.Thread(target=writer, args=(put("d2"), "d2")),
-    ]
-    for n, thread in enumerate(others, start=1):
-        thread.start()
-        assert wait_until(lambda n=n: queued(group) == n, timeout=5)
-    gate.set()
-    for thread in [lead, *others]:
-        thread.join(10)
+    writes = [("d0", put("d0")), ("d1", put("d1")), ("dup", put("taken")), ("d2", put("d2"))]
+    errors = one_batch(group, writes, IntegrityError)
     assert list(errors) == ["dup"]
     assert [visible(engine, k) for k in ("d0", "d1", "d2")] == [True, True, True]
     assert engine.pool.checkedout() == 0
