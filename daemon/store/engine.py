@@ -188,6 +188,11 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
+def store_busy(exc: OperationalError) -> StoreBusyError:
+    """The error a caller sees for a store that is down or locked."""
+    return StoreBusyError(f"database unavailable: {exc.orig or exc}")
+
+
 @contextmanager
 def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One unit of work: commit on success, roll back on error; store errors translated."""
@@ -195,7 +200,7 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
         with factory.begin() as session:
             yield session
     except OperationalError as exc:
-        raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
+        raise store_busy(exc) from exc
 
 
 @contextmanager
@@ -205,7 +210,7 @@ def begin(engine: Engine) -> Iterator[Connection]:
         with engine.begin() as connection:
             yield connection
     except OperationalError as exc:
-        raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
+        raise store_busy(exc) from exc
 
 
 @contextmanager
@@ -215,7 +220,7 @@ def begin_on(connection: Connection) -> Iterator[Connection]:
         with connection.begin():
             yield connection
     except OperationalError as exc:
-        raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
+        raise store_busy(exc) from exc
 
 
 def dialect_insert(dialect: str) -> Any:

@@ -37,7 +37,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import OperationalError
 
 from jupcron.errors import StoreBusyError
-from jupcron.store.engine import begin, begin_on
+from jupcron.store.engine import begin, begin_on, store_busy
 
 T = TypeVar("T")
 MAX_BATCH = 64
@@ -135,8 +135,7 @@ class GroupCommit:
             try:
                 self._conn = self.engine.connect()
             except OperationalError as exc:  # as `begin` reports a store it cannot reach
-                self._release()
-                raise StoreBusyError(f"database unavailable: {exc.orig or exc}") from exc
+                raise store_busy(exc) from exc
         return self._conn
 
     def _release(self) -> None:

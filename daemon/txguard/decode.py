@@ -198,7 +198,6 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
         sanitize_error = str(exc) or type(exc).__name__
     static = [str(k) for k in message.account_keys]
     keys = _resolver(message, static)
-    known = len(keys)
     header = message.header
     required = header.num_required_signatures
     readonly_signed = header.num_readonly_signed_accounts
@@ -216,7 +215,7 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
     precompiled = 0  # signatures precompile instructions verify: each one's first data byte
     for number, ix in enumerate(message.instructions, start=1):
         program = _key(keys, ix.program_id_index)
-        accounts = [keys[i] if i < known else f"invalid-index:{i}" for i in bytes(ix.accounts)]
+        accounts = [_key(keys, i) for i in bytes(ix.accounts)]
         data = bytes(ix.data)
         if program in PRECOMPILES and data:  # named by a static key (not a lookup's label)
             precompiled += data[0]
