@@ -86,10 +86,23 @@ def _claim_stmt(dialect: str) -> Any:
     )
 
 
-def _result_stmt(dialect: str) -> Any:
+def _result_insert(dialect: str) -> Any:
     names = ("run_id", "signature", *_RESULT_COLUMNS)
     insert = dialect_insert(dialect)
-    stmt = insert(RESULTS).values({n: _param(RESULTS.c[n]) for n in names})
+    return insert(RESULTS).values({n: _param(RESULTS.c[n]) for n in names})
+
+
+def _first_result_stmt(dialect: str) -> Any:
+    """The first answer for (run, signature): inserted, its id returned; none if one is there."""
+    stmt = _result_insert(dialect)
+    return stmt.on_conflict_do_nothing(index_elements=["run_id", "signature"]).returning(
+        RESULTS.c.id
+    )
+
+
+def _newer_result_stmt(dialect: str) -> Any:
+    """A later answer for (run, signature): it replaces the stored one; the row's id."""
+    stmt = _result_insert(dialect)
     return stmt.on_conflict_do_update(
         index_elements=["run_id", "signature"],
         set_={name: stmt.excluded[name] for name in _RESULT_COLUMNS},
@@ -97,7 +110,8 @@ def _result_stmt(dialect: str) -> Any:
 
 
 _CLAIM = Prepared(_claim_stmt)
-_RESULT = Prepared(_result_stmt)
+_FIRST_RESULT = Prepared(_first_result_stmt)
+_NEWER_RESULT = Prepared(_newer_result_stmt)
 _UNSWAP = Prepared(delete(SWAPS).where(SWAPS.c.result_id == _param(SWAPS.c.result_id, "b_id")))
 _RESERVE = Prepared(
     update(RUNS)
@@ -300,8 +314,12 @@ def record_execute(conn: Connection, values: ExecuteValues) -> int:
     One row per (run, signature): a re-post of the same signed transaction answers
     again, and the newer answer replaces the older one."""
     row = {name: getattr(values, name) for name in ("run_id", "signature", *_RESULT_COLUMNS)}
-    result_id = int(_RESULT.run(conn, row)[0]["id"])
-    _UNSWAP.run(conn, {"b_id": result_id})
+    first = _FIRST_RESULT.one_or_none(conn, row)  # the usual case: one statement, nothing to undo
+    if first is not None:
+        result_id = int(first["id"])
+    else:
+        result_id = int(_NEWER_RESULT.run(conn, row)[0]["id"])
+        _UNSWAP.run(conn, {"b_id": result_id})  # the older answer's swap events
     _insert_rows(
         conn, _SWAP_ROWS, _SWAP_COLUMNS,
         [

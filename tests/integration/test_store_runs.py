@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any
@@ -21,7 +22,9 @@ from jupcron.runner.book import RunBook
 from jupcron.store import runs
 from jupcron.store.engine import begin, make_engine, session_factory, transaction
 from jupcron.store.models import Plan, Run
+from jupcron.store.port import ExecuteValues, SwapEventValues
 from jupcron.store.records import PlanRecord
+from jupcron.store.results import results_of
 from jupcron.store.runstore import SqlRunStore
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -172,6 +175,41 @@ def test_advance_returns_what_it_stored_and_counts_the_attempts_before_it(
     assert moved.expires_at is not None
     assert moved.expires_at.utcoffset() == timedelta(0)
     assert steps == ["claimed", "attempt", "attempt", "signed"]
+
+
+def _answer(run_id: int, status: str, amms: list[str]) -> ExecuteValues:
+    events = tuple(
+        SwapEventValues(input_mint=SWAP["inputMint"], input_amount=str(n + 1),
+                        output_mint=SWAP["outputMint"], output_amount=str(10 * (n + 1)), amm=amm)
+        for n, amm in enumerate(amms)
+    )  # fmt: skip
+    return ExecuteValues(
+        run_id=run_id, signature="sig-1", operation="execute_swap", recorded_at=NOW,
+        status=status, answer={"status": status}, swap_events=events,
+    )  # fmt: skip
+
+
+def test_a_newer_answer_for_the_same_signature_replaces_the_older_one(
+    factory: sessionmaker[Session],
+) -> None:
+    """A re-post of the same signed transaction answers again: one result row per
+    (run, signature), the newest answer in it, and only that answer's swap events;
+    another signature's result is left alone."""
+    plan, store = make_plan(factory), store_of(factory)
+    run = store.claim(plan, SLOT, now=NOW, trigger="schedule", claimed_by=None)
+    assert run is not None
+    store.event([], results=[_answer(run.id, "Pending", ["a", "b", "c"])])
+    other = replace(_answer(run.id, "Failed", ["z"]), signature="sig-2")
+    store.event([], results=[other])
+    store.event([], results=[_answer(run.id, "Success", ["d", "e"])])
+    with begin(factory.kw["bind"]) as conn:
+        stored = results_of(conn, run.id)
+    assert [(r["signature"], r["status"], r["answer"]) for r in stored] == [
+        ("sig-1", "Success", {"status": "Success"}),
+        ("sig-2", "Failed", {"status": "Failed"}),
+    ]
+    assert [(e["position"], e["amm"]) for e in stored[0]["swap_events"]] == [(0, "d"), (1, "e")]
+    assert [e["amm"] for e in stored[1]["swap_events"]] == ["z"]
 
 
 def test_a_locked_sqlite_database_is_a_store_busy_error(sqlite_url: str) -> None:
