@@ -5,7 +5,8 @@ busy timeout, foreign keys on; a new database file is created 0600 before
 SQLite opens it, and SQLite gives its -wal and -shm files the same mode
 (whatever the umask). PostgreSQL: pre-ping, so a restarted server costs one
 failed checkout, not a crash (a connection is pinged each time it is taken from
-the pool; the group commit keeps one across a burst of batches and pings once).
+the pool; the group commit keeps one across a burst of batches and pings once);
+the run path's statements go through libpq directly (`jupcron.store.pgdirect`).
 """
 
 from __future__ import annotations
@@ -70,7 +71,10 @@ def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> En
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     try:
-        return create_engine(parsed, pool_pre_ping=True, **kwargs)
+        # psycopg's own prepared statements off: after a rollback it would drop every
+        # statement of the session, the run path's (`jupcron.store.pgdirect`) included
+        connect_args = {"prepare_threshold": None, **kwargs.pop("connect_args", {})}
+        return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
     except NoSuchModuleError as exc:
         raise StoreError(f"no database driver for {parsed.drivername}") from exc
     except ModuleNotFoundError as exc:

@@ -26,9 +26,12 @@ one opens another.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
 from typing import Any
 
 from sqlalchemy import Connection
@@ -50,6 +53,8 @@ class _Compiled:
     positional: bool  # a tuple of values (SQLite's qmark), else a dict (psycopg)
     keys: tuple[str, ...]  # the returned columns
     results: tuple[Processor, ...]  # each one's conversion from what the driver gives
+    direct: bytes | None = None  # PostgreSQL: the text with $n placeholders (`pgdirect`)
+    order: tuple[int, ...] = ()  # the $n placeholders' values: their indices in `names`
 
 
 def _compile(stmt: UpdateBase, dialect: Dialect) -> _Compiled:
@@ -60,6 +65,7 @@ def _compile(stmt: UpdateBase, dialect: Dialect) -> _Compiled:
     if untyped:  # a value we would hand to the driver unconverted
         raise TypeError(f"prepared statement has untyped parameters: {untyped}")
     returned = list(stmt.exported_columns)  # RETURNING's (none without it)
+    direct, order = _dollar(stmt, dialect, names)
     return _Compiled(
         sql=compiled.string,
         names=names,
@@ -70,7 +76,23 @@ def _compile(stmt: UpdateBase, dialect: Dialect) -> _Compiled:
         results=tuple(
             column.type.dialect_impl(dialect).result_processor(dialect, None) for column in returned
         ),
+        direct=direct,
+        order=order,
     )
+
+
+def _dollar(
+    stmt: UpdateBase, dialect: Dialect, names: tuple[str, ...]
+) -> tuple[bytes | None, tuple[int, ...]]:
+    """On psycopg, the statement as libpq takes it (``$1::INTEGER``…: the same SQL in
+    the numbered style) and the order of its values; elsewhere nothing."""
+    if dialect.name != "postgresql" or dialect.driver != "psycopg":
+        return None, ()
+    numbered = stmt.compile(dialect=type(dialect)(paramstyle="numeric_dollar"))  # type: ignore[call-arg]
+    positions = tuple(numbered.positiontup or ())
+    if sorted(positions) != sorted(names):  # not the statement we compiled: keep the cursor
+        return None, ()
+    return numbered.string.encode(), tuple(names.index(name) for name in positions)
 
 
 class Prepared:
@@ -103,31 +125,13 @@ class Prepared:
             params[name] if bind is None else bind(params[name])
             for name, bind in zip(compiled.names, compiled.binds, strict=True)
         ]
-        driver_params: Any = (
-            tuple(values) if compiled.positional else dict(zip(compiled.names, values, strict=True))
-        )
         pooled = conn.connection
-        driver = pooled.dbapi_connection
-        kept = pooled.info.get(_CURSOR)
-        if kept is not None and kept[0] is driver:
-            cursor = kept[1]
-        else:
-            cursor = pooled.cursor()
-            pooled.info[_CURSOR] = (driver, cursor)
-        try:
-            # SQLAlchemy's own path for statements it runs itself (see the module's doc)
-            conn._cursor_execute(cursor, compiled.sql, driver_params)
-            rows: Sequence[Sequence[Any]] = ()
-            if compiled.keys:
-                try:
-                    rows = cursor.fetchall()
-                except Exception as exc:  # noqa: BLE001 - raised as SQLAlchemy raises driver errors
-                    conn._handle_dbapi_exception(exc, compiled.sql, driver_params, cursor, None)
-        except BaseException:
-            pooled.info.pop(_CURSOR, None)  # closed by SQLAlchemy, or in an unknown state
-            with contextlib.suppress(Exception):
-                cursor.close()
-            raise
+        if compiled.direct is not None and _pgdirect().usable(pooled.dbapi_connection):
+            return self._rows(compiled, _run_direct(conn, compiled, values))
+        return self._rows(compiled, _run_cursor(conn, compiled, values))
+
+    @staticmethod
+    def _rows(compiled: _Compiled, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
         if not compiled.keys:
             return []
         keys, results = compiled.keys, compiled.results
@@ -144,3 +148,65 @@ class Prepared:
         if len(rows) > 1:
             raise LookupError(f"expected at most one row, got {len(rows)}")
         return rows[0] if rows else None
+
+
+def _driver_params(compiled: _Compiled, values: list[Any]) -> Any:
+    if compiled.positional:
+        return tuple(values)
+    return dict(zip(compiled.names, values, strict=True))
+
+
+def _run_direct(
+    conn: Connection, compiled: _Compiled, values: list[Any]
+) -> Sequence[Sequence[Any]]:
+    """Through libpq (`jupcron.store.pgdirect`); a failure raised as SQLAlchemy raises
+    a cursor's (a lost connection invalidated)."""
+    pooled = conn.connection
+    assert compiled.direct is not None
+    try:
+        rows: Sequence[Sequence[Any]] = _pgdirect().run(
+            pooled.info, pooled.dbapi_connection, compiled.direct,
+            [values[i] for i in compiled.order],
+        )  # fmt: skip
+        return rows
+    except Exception as exc:  # raised as SQLAlchemy raises driver errors
+        params = _driver_params(compiled, values)
+        conn._handle_dbapi_exception(exc, compiled.sql, params, None, None)
+        raise  # not reached: the handler raises
+
+
+def _run_cursor(
+    conn: Connection, compiled: _Compiled, values: list[Any]
+) -> Sequence[Sequence[Any]]:
+    """On the pooled connection's kept cursor, by SQLAlchemy's own path for the
+    statements it runs itself (see the module's doc)."""
+    params = _driver_params(compiled, values)
+    pooled = conn.connection
+    driver = pooled.dbapi_connection
+    kept = pooled.info.get(_CURSOR)
+    if kept is not None and kept[0] is driver:
+        cursor = kept[1]
+    else:
+        cursor = pooled.cursor()
+        pooled.info[_CURSOR] = (driver, cursor)
+    try:
+        conn._cursor_execute(cursor, compiled.sql, params)
+        rows: Sequence[Sequence[Any]] = ()
+        if compiled.keys:
+            try:
+                rows = cursor.fetchall()
+            except Exception as exc:  # noqa: BLE001 - raised as SQLAlchemy raises driver errors
+                conn._handle_dbapi_exception(exc, compiled.sql, params, cursor, None)
+    except BaseException:
+        pooled.info.pop(_CURSOR, None)  # closed by SQLAlchemy, or in an unknown state
+        with contextlib.suppress(Exception):
+            cursor.close()
+        raise
+    return rows
+
+
+@cache
+def _pgdirect() -> ModuleType:
+    """`jupcron.store.pgdirect`, imported once a statement is compiled for psycopg
+    (a store on SQLite needs no PostgreSQL driver)."""
+    return importlib.import_module("jupcron.store.pgdirect")

@@ -130,7 +130,12 @@ def test_no_insert_has_more_parameters_than_psycopg_keeps_parsed() -> None:
 
 
 def test_a_connection_keeps_one_cursor_and_takes_a_new_one_after_an_error(db_url: str) -> None:
-    engine = make_engine(db_url, pool_size=1, max_overflow=0)  # one pooled connection
+    """The cursor path: SQLite's, and PostgreSQL's on a connection psycopg begins with
+    settings of its own (else the statements go through libpq: test_pgdirect)."""
+    options: dict[str, Any] = {"pool_size": 1, "max_overflow": 0}  # one pooled connection
+    if db_url.startswith("postgresql"):
+        options["isolation_level"] = "READ COMMITTED"
+    engine = make_engine(db_url, **options)
     cursors: list[Any] = []
     event.listen(engine, "before_cursor_execute", lambda _c, cursor, *_a: cursors.append(cursor))
     try:
