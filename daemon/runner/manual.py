@@ -73,8 +73,11 @@ def settle_in_doubt(
     else:
         note = f"settled by {verdict.by}: {verdict.reason}"
         status, fields = RunStatus.FAILED, {"error": note, "error_code": SETTLED_CODE}
-    settled = store.settle(run_id, status, now=now, step=SETTLED_CODE, detail=detail, fields=fields)
-    if settled is None:
+    settled, moved = store.advance(
+        run, status, now=now, expect=[RunStatus.IN_DOUBT], step=SETTLED_CODE, detail=detail,
+        fields=fields,
+    )  # fmt: skip
+    if not moved:
         raise ConfigError(f"run {run_id} changed while it was being settled; nothing recorded")
     return settled
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from jupcron.listen.metrics import Metrics
 from jupcron.runner.outcome import RunOutcome
-from jupcron.service.webhook import NOTIFY_STATUSES, Notification, WebhookNotifier
+from jupcron.service.webhook import Notification, WebhookNotifier
 
 
 class MetricsListener:
@@ -42,15 +42,7 @@ class WebhookListener:
         self.notifier = notifier
 
     def run_finished(self, outcome: RunOutcome) -> None:
-        event = NOTIFY_STATUSES.get(outcome.status)
-        if event is None:
-            return
-        self.notifier.send(
-            Notification(
-                event=event, plan=outcome.plan_name, at=datetime.now(UTC), kind=outcome.kind,
-                run_id=outcome.run_id, status=str(outcome.status),
-                scheduled_for=outcome.scheduled_for, reason=outcome.error,
-                error_code=outcome.error_code, request_id=outcome.request_id,
-                signature=outcome.signature,
-            )
-        )  # fmt: skip
+        now = datetime.now(UTC)
+        notification = Notification.for_run(outcome, outcome.plan_name, now, outcome.kind)
+        if notification is not None:
+            self.notifier.send(notification)

@@ -30,6 +30,7 @@ import structlog
 
 from jupcron.domain import RunStatus
 from jupcron.logs import mask_secrets
+from jupcron.runner.outcome import RunOutcome
 from jupcron.store.records import RunRecord
 from jupcron.urls import checked_url, mask_url
 
@@ -86,9 +87,10 @@ class Notification:
 
     @classmethod
     def for_run(
-        cls, run: RunRecord, plan: str, now: datetime, kind: str | None = None
+        cls, run: RunRecord | RunOutcome, plan: str, now: datetime, kind: str | None = None
     ) -> Notification | None:
-        """The message for a run that ended in a notified status, else None."""
+        """The message for a run that ended in a notified status, else None: from its
+        row, or from the outcome the runner tells its listeners."""
         event = NOTIFY_STATUSES.get(run.status)
         if event is None:
             return None
@@ -97,7 +99,7 @@ class Notification:
             plan=plan,
             at=now,
             kind=kind,
-            run_id=run.id,
+            run_id=run.run_id if isinstance(run, RunOutcome) else run.id,
             status=str(run.status),
             scheduled_for=run.scheduled_for,
             reason=_trim(run.error),

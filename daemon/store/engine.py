@@ -12,14 +12,14 @@ the run path's statements go through libpq directly (`jupcron.store.pgdirect`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -29,6 +29,7 @@ from jupcron.private import create_private
 from jupcron.urls import mask_url
 
 SQLITE_BUSY_MS = 30_000
+T = TypeVar("T")
 
 
 def _parse(url: str) -> URL:
@@ -198,33 +199,29 @@ def store_busy(exc: OperationalError) -> StoreBusyError:
 
 
 @contextmanager
-def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
+def _store_errors(start: Callable[[], AbstractContextManager[T]]) -> Iterator[T]:
+    """The unit of work `start` opens, a store that is down or locked raised as
+    `StoreBusyError` (from the BEGIN, a statement or the COMMIT alike)."""
+    try:
+        with start() as unit:
+            yield unit
+    except OperationalError as exc:
+        raise store_busy(exc) from exc
+
+
+def transaction(factory: sessionmaker[Session]) -> AbstractContextManager[Session]:
     """One unit of work: commit on success, roll back on error; store errors translated."""
-    try:
-        with factory.begin() as session:
-            yield session
-    except OperationalError as exc:
-        raise store_busy(exc) from exc
+    return _store_errors(factory.begin)
 
 
-@contextmanager
-def begin(engine: Engine) -> Iterator[Connection]:
+def begin(engine: Engine) -> AbstractContextManager[Connection]:
     """`transaction` on a bare connection, for hot paths with Core statements only."""
-    try:
-        with engine.begin() as connection:
-            yield connection
-    except OperationalError as exc:
-        raise store_busy(exc) from exc
+    return _store_errors(engine.begin)
 
 
-@contextmanager
-def begin_on(connection: Connection) -> Iterator[Connection]:
+def begin_on(connection: Connection) -> AbstractContextManager[RootTransaction]:
     """`begin` on a connection already checked out (kept across transactions)."""
-    try:
-        with connection.begin():
-            yield connection
-    except OperationalError as exc:
-        raise store_busy(exc) from exc
+    return _store_errors(connection.begin)
 
 
 def dialect_insert(dialect: str) -> Any:

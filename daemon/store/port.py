@@ -164,20 +164,6 @@ class RunStore(Protocol):
         or ``None`` (reserved)."""
         ...
 
-    def settle(
-        self,
-        run_id: int,
-        status: RunStatus,
-        *,
-        now: datetime,
-        step: str,
-        detail: Mapping[str, Any],
-        fields: Mapping[str, Any],
-    ) -> RunRecord | None:
-        """An operator's verdict: move an ``in_doubt`` run (only) to `status`; the run
-        as it now is, or ``None`` if it was no longer in doubt."""
-        ...
-
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:
         """Runs not yet final, with their plan as it is now (None: unreadable)."""
         ...

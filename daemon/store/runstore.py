@@ -146,23 +146,6 @@ class SqlRunStore:
     ) -> CapHit | None:
         return self._write(partial(_reserve, run_id=run_id, reservation=reservation, caps=caps))
 
-    def settle(
-        self,
-        run_id: int,
-        status: RunStatus,
-        *,
-        now: datetime,
-        step: str,
-        detail: Mapping[str, Any],
-        fields: Mapping[str, Any],
-    ) -> RunRecord | None:
-        with begin(self.engine) as conn:
-            changed = runwrite.advance(
-                conn, run_id, status, now=now, expect=[RunStatus.IN_DOUBT], step=step,
-                detail=detail, fields=fields,
-            )  # fmt: skip
-            return None if changed is None else runs.get(conn, run_id)
-
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:
         with begin(self.engine) as conn:
             found = runs.in_flight(conn)

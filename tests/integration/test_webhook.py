@@ -16,6 +16,8 @@ from structlog.testing import capture_logs
 
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
+from jupcron.runner.outcome import RunOutcome
+from jupcron.service.listeners import WebhookListener
 from jupcron.service.webhook import Notification, WebhookEvent, WebhookNotifier
 from jupcron.store.records import RunRecord
 from jupcron.urls import mask_url
@@ -150,6 +152,28 @@ def test_run_statuses_are_posted_without_secrets(
     assert sent
     assert sent[0]["host"] == "127.0.0.1"
     assert TOKEN not in repr(logs)
+
+
+def test_the_daemons_listener_posts_the_runs_message(receiver: Receiver) -> None:
+    """The daemon hears of a run as the runner's `RunOutcome`: the message it posts is
+    the one its row makes, secrets masked in the reason too."""
+    run = run_record(RunStatus.FAILED)
+    hook = notifier(receiver.url)
+    outcome = RunOutcome(
+        run_id=run.id, plan_name="dca-sol", kind="recurring_time",
+        scheduled_for=run.scheduled_for, status=run.status, request_id=run.request_id,
+        signature=run.signature, error_code=run.error_code, error=run.error,
+    )  # fmt: skip
+    WebhookListener(hook).run_finished(outcome)
+    assert receiver.wait_requests(1)
+    hook.send_run(run, plan="dca-sol", now=NOW, kind="recurring_time")
+    assert receiver.wait_requests(2)
+    hook.stop()
+    heard, from_row = receiver.bodies
+    assert "hunter2" not in json.dumps(heard)
+    assert "https://user:***@rpc.example/" in heard["reason"]
+    del heard["at"], from_row["at"]  # the listener's is the time it heard of the run
+    assert heard == from_row
 
 
 @pytest.mark.parametrize("status", [RunStatus.SUCCEEDED, RunStatus.SKIPPED, RunStatus.PENDING])
