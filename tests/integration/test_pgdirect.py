@@ -23,6 +23,7 @@ from jupcron.store.engine import begin, make_engine
 from jupcron.store.models import Plan
 from jupcron.store.port import ExecuteValues, SwapEventValues
 from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.runstore import SqlRunStore
 
 SWAP = {"inputMint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
         "outputMint": "So11111111111111111111111111111111111111112", "amount": 1_000_000}  # fmt: skip
@@ -190,3 +191,22 @@ def test_a_lost_connection_fails_its_transaction_and_is_replaced(
         assert runs.in_flight(conn) == []  # the lost transaction left nothing
         assert runwrite.claim(conn, plan, SLOT, now=NOW) is not None
     assert ours(engine)
+
+
+def test_the_group_commit_runs_a_write_again_after_the_session_forgot(engine: Engine) -> None:
+    """The batch that meets a reset session fails; its writes run again one by one
+    (as for any write that fails), which prepares the statements afresh: the run's
+    step is stored once, and its caller never sees the error."""
+    store = SqlRunStore(engine)  # group commit on, as the daemon runs
+    run = store.claim(make_plan(engine), SLOT, now=NOW, trigger="schedule", claimed_by=None)
+    assert run is not None
+    with begin(engine) as conn:
+        conn.execute(text("DEALLOCATE ALL"))
+    moved, ok = store.advance(
+        run, RunStatus.REQUESTED, now=NOW, expect=[RunStatus.PENDING], step="requested",
+        detail={}, fields={"request_id": "req-1"},
+    )  # fmt: skip
+    assert ok
+    assert moved.request_id == "req-1"
+    assert store.steps(run.id) == [("claimed", {"status": "pending", "trigger": "schedule"}),
+                                   ("requested", {})]  # fmt: skip
