@@ -15,13 +15,12 @@ from jupcron.domain import RunStatus
 from jupcron.store import control
 from jupcron.store import status as store_status
 from jupcron.store.control import STALE_AFTER, NodeBeat
-from jupcron.store.engine import begin, make_engine, session_factory, transaction
-from jupcron.store.models import Plan
+from jupcron.store.engine import begin, make_engine, session_factory
 from jupcron.store.port import ALL_PLANS
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
 from tests.fixtures.runner import RigFactory, outcome_of
-from tests.fixtures.runs import record_run
+from tests.fixtures.runs import record_run, stored_plan
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 SWAP = {
@@ -39,14 +38,7 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 
 def add_plan(engine: Engine, name: str, enabled: bool = True) -> PlanRecord:
-    with transaction(session_factory(engine)) as session:
-        row = Plan(
-            name=name, kind="swap", schedule={"every": "1h"}, request=SWAP, settings={},
-            content_hash="x", version=1, enabled=enabled, created_at=NOW, updated_at=NOW,
-        )  # fmt: skip
-        session.add(row)
-        session.flush()
-        return PlanRecord.from_row(row)
+    return stored_plan(engine, name, now=NOW, enabled=enabled)
 
 
 def test_pause_replace_and_resume(engine: Engine) -> None:

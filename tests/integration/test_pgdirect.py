@@ -14,16 +14,15 @@ import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
-from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
 from jupcron.errors import StoreBusyError
 from jupcron.store import runs, runwrite
 from jupcron.store.engine import begin, make_engine
-from jupcron.store.models import Plan
 from jupcron.store.port import ExecuteValues, SwapEventValues
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.store.runstore import SqlRunStore
+from tests.fixtures.runs import stored_plan
 
 SWAP = {"inputMint": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
         "outputMint": "So11111111111111111111111111111111111111112", "amount": 1_000_000}  # fmt: skip
@@ -39,14 +38,7 @@ def engine(pg_url: str) -> Iterator[Engine]:
 
 
 def make_plan(engine: Engine, name: str = "p") -> PlanRecord:
-    with Session(engine) as session, session.begin():
-        row = Plan(
-            name=name, kind="swap", schedule={"every": "1h"}, request=SWAP, settings={},
-            content_hash="x", version=1, enabled=True, created_at=NOW, updated_at=NOW,
-        )  # fmt: skip
-        session.add(row)
-        session.flush()
-        return PlanRecord.from_row(row)
+    return stored_plan(engine, name, now=NOW)
 
 
 def ours(engine: Engine) -> list[str]:

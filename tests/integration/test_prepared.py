@@ -19,10 +19,11 @@ from jupcron.domain import RunStatus
 from jupcron.store import runs, runwrite
 from jupcron.store.engine import begin, make_engine
 from jupcron.store.group import GroupCommit
-from jupcron.store.models import Plan, Run, RunEvent
+from jupcron.store.models import Run, RunEvent
 from jupcron.store.prepared import Prepared
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
+from tests.fixtures.runs import stored_plan
 from tests.support.wait import wait_until
 
 SWAP = {
@@ -43,14 +44,7 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 
 def make_plan(engine: Engine) -> PlanRecord:
-    with Session(engine) as session, session.begin():
-        row = Plan(
-            name="p", kind="swap", schedule={"every": "1h"}, request=SWAP, settings={},
-            content_hash="x", version=1, enabled=True, created_at=NOW, updated_at=NOW,
-        )  # fmt: skip
-        session.add(row)
-        session.flush()
-        return PlanRecord.from_row(row)
+    return stored_plan(engine, "p", now=NOW)
 
 
 def test_a_claimed_slot_is_the_slot_sqlalchemy_stores(engine: Engine) -> None:

@@ -21,11 +21,12 @@ from jupcron.errors import StoreBusyError
 from jupcron.runner.book import RunBook
 from jupcron.store import runs
 from jupcron.store.engine import begin, make_engine, session_factory, transaction
-from jupcron.store.models import Plan, Run
+from jupcron.store.models import Run
 from jupcron.store.port import ExecuteValues, SwapEventValues
 from jupcron.store.records import PlanRecord
 from jupcron.store.results import results_of
 from jupcron.store.runstore import SqlRunStore
+from tests.fixtures.runs import stored_plan
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 SWAP = {
@@ -54,14 +55,7 @@ def claim(store: SqlRunStore, plan: PlanRecord, slot: datetime, **options: Any) 
 
 
 def make_plan(factory: sessionmaker[Session], name: str = "weekly") -> PlanRecord:
-    with transaction(factory) as session:
-        row = Plan(
-            name=name, kind="swap", schedule={"every": "1h"}, request=SWAP, settings={},
-            content_hash="x", version=1, enabled=True, created_at=NOW, updated_at=NOW,
-        )  # fmt: skip
-        session.add(row)
-        session.flush()
-        return PlanRecord.from_row(row)
+    return stored_plan(factory, name, now=NOW)
 
 
 def test_second_claim_of_a_slot_is_refused(factory: sessionmaker[Session]) -> None:
