@@ -44,13 +44,14 @@ class Reloading:
     _lock: threading.RLock
     _window: win.Window
     _dirty: dict[int, win.Pending]
+    _inflight: dict[int, int]  # plans whose handed-over slot may lack a row
     _revision: int | None
 
     if TYPE_CHECKING:  # the scheduler's own, for the type checker
 
         def _flush(self) -> bool: ...
 
-        def _settle(self, plan: PlanRecord, last: datetime | None) -> None: ...
+        def _settle(self, plan: PlanRecord, last: datetime | None) -> datetime | None: ...
 
         def _arm(self) -> None: ...
 
@@ -138,9 +139,15 @@ class Reloading:
                 was_on, schedule = previous_version(self._factory, plan, old)
                 pending = live.slot if live else dirty.slot if dirty else stored
                 schedule = live.plan.schedule if live else schedule
+                # a slot handed out may still have no row (refused: the store down or the
+                # wallet's lease lost; its retry is in memory only): the stored next slot,
+                # never written past such a slot, is where the unfired ones start
+                held_back = bool(self._inflight.get(plan.id)) and stored is not None
+                if held_back and stored is not None:
+                    pending = stored if pending is None else min(pending, stored)
                 last = lasts.get(plan.id)
                 after_last = next_fire_times(schedule, last, 1) if schedule and last else []
-                if pending is not None and after_last and after_last[0] > pending:
+                if not held_back and pending is not None and after_last and after_last[0] > pending:
                     pending = after_last[0]  # a lower bound: slots up to the last run are settled
             if plan.enabled:
                 (changed if was_on and old else added).add(plan.name)
@@ -152,9 +159,16 @@ class Reloading:
                     log.warning("run_missed", plan=plan.name, skipped=skipped,
                                 reason="plan_changed")  # fmt: skip
             if plan.enabled:
-                self._settle(plan, lasts.get(plan.id))
+                caught = self._settle(plan, lasts.get(plan.id))
                 held = self._dirty.pop(plan.id, None)
-                done[plan.id] = (held.slot, held.version) if held else (None, plan.version)
+                if caught is not None and held is not None:
+                    # the caught-up slot is in flight: the store keeps it as the next slot
+                    # (a stop before it has a row settles from it), and the one after it
+                    # is written by `_flush` once it is settled
+                    self._dirty[plan.id] = held
+                    done[plan.id] = (caught, plan.version)
+                else:
+                    done[plan.id] = (held.slot, held.version) if held else (None, plan.version)
             else:
                 done[plan.id] = (None, plan.version)
         with transaction(self._factory) as session:

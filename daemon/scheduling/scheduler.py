@@ -274,8 +274,9 @@ class Scheduler(Reloading, Outages):
 
     # ------------------------------------------------------------ firing
 
-    def _settle(self, plan: PlanRecord, last: datetime | None) -> None:
-        """Record missed slots, run the coalesced one, queue the next slot after now.
+    def _settle(self, plan: PlanRecord, last: datetime | None) -> datetime | None:
+        """Record missed slots, run the coalesced one, queue the next slot after now;
+        the slot handed out to run, if any.
 
         `last` is the plan's latest recorded slot as read a moment ago; if a fire
         claimed a slot since, the unique (plan, slot) key makes our claim a no-op.
@@ -299,6 +300,7 @@ class Scheduler(Reloading, Outages):
             log.info("run_caught_up", plan=plan.name, scheduled_for=result.run.isoformat())
             self._handed(plan.id)
             self._pool.submit(self._fire_now, plan, plan.version, result.run.isoformat())
+        return result.run
 
     def _queue_after(self, plan: PlanRecord, after: datetime) -> None:
         """The plan's next slot after `after`: live if a page read past it already,

@@ -137,3 +137,82 @@ def test_a_refused_slot_whose_retry_never_came_is_settled_at_the_next_start(
     slots = [slot for slot, _, _ in run_rows(sqlite_factory)]
     assert no_gaps(slots), slots
     assert len(slots) == len(set(slots))
+
+
+def test_a_refused_slot_outlives_a_change_of_its_plan_and_a_stop(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    """A slot is refused (the lease is lost), the plan is changed and reloaded while
+    the slot waits for its retry, later slots fire, and the daemon stops before the
+    retry: the slot still gets its row. The reload wrote the plan's next slot past
+    it and recorded the old version's unfired slots only from the one after it, and
+    the next start, settling from the stored next slot after the change, never saw
+    it (`make chaos`, seed 186096, run for 150 s: lost=1)."""
+    fires, lease, first = lease_on_every_second(sqlite_factory, plan_files, "1s", 3600)
+    try:
+        first.start()
+        assert fires.wait_for(lambda: len(fires.claimed) >= 1)
+        lease.leading.clear()
+        assert wait_until(lambda: len(lease.refused) >= 1)
+        refused = min(lease.refused)
+        changed = swap_plan("fast", every="1s")
+        changed["schedule"]["grace"] = "1s"
+        changed["request"]["amount"] = 2_000_000
+        apply_paths(sqlite_factory, [plan_files({"a.yaml": [changed]})], now=datetime.now(UTC))
+        assert first.reload() is not None  # the change, while the refused slot waits
+        lease.leading.set()
+        assert fires.wait_for(lambda: any(s > refused for _, s in fires.claimed))
+    finally:
+        first.stop(wait=True)  # its retries, an hour away, never run
+
+    again = Scheduler(sqlite_factory, Fires(sqlite_factory), poll_interval=3600)
+    try:
+        again.start()  # settles what the first left: nothing may be missing after it
+        assert wait_until(lambda: refused in [slot for slot, _, _ in run_rows(sqlite_factory)])
+    finally:
+        again.stop(wait=True)
+    rows = run_rows(sqlite_factory)
+    slots = [slot for slot, _, _ in rows]
+    assert no_gaps(slots), slots
+    assert len(slots) == len(set(slots))
+    assert [status for slot, status, _ in rows if slot == refused] == ["skipped"]
+
+
+def test_a_caught_up_slot_refused_at_a_reload_outlives_a_stop(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
+) -> None:
+    """The plan changes in the store; the reload, a moment later, catches up the new
+    version's slot it missed meanwhile, and that fire is refused (the lease is lost);
+    the daemon stops before the retry. The reload must not store a next slot past the
+    caught-up one: the next start settles from it."""
+    fires, lease, first = lease_on_every_second(sqlite_factory, plan_files, "1s", 3600)
+    try:
+        with capture_logs() as logs:
+            first.start()
+            assert fires.wait_for(lambda: len(fires.claimed) >= 1)
+            lease.leading.clear()
+            changed = swap_plan("fast", every="1s")
+            changed["schedule"]["grace"] = "1s"
+            changed["request"]["amount"] = 2_000_000
+            apply_paths(sqlite_factory, [plan_files({"a.yaml": [changed]})],
+                        now=datetime.now(UTC))  # fmt: skip
+            time.sleep(1.5)  # a slot of the new version passes before the reload
+            assert first.reload() is not None
+            assert wait_until(lambda: any(e["event"] == "run_caught_up" for e in logs))
+            caught = datetime.fromisoformat(
+                next(e["scheduled_for"] for e in logs if e["event"] == "run_caught_up")
+            )
+            assert wait_until(lambda: caught in lease.refused)
+    finally:
+        first.stop(wait=True)  # its retries, an hour away, never run
+    assert caught not in [slot for slot, _, _ in run_rows(sqlite_factory)]
+
+    again = Scheduler(sqlite_factory, Fires(sqlite_factory), poll_interval=3600)
+    try:
+        again.start()
+        assert wait_until(lambda: caught in [slot for slot, _, _ in run_rows(sqlite_factory)])
+    finally:
+        again.stop(wait=True)
+    slots = [slot for slot, _, _ in run_rows(sqlite_factory)]
+    assert no_gaps(slots), slots
+    assert len(slots) == len(set(slots))
