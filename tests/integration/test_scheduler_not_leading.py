@@ -69,6 +69,16 @@ def no_gaps(slots: list[datetime]) -> bool:
     return all(b - a == timedelta(seconds=1) for a, b in itertools.pairwise(slots))
 
 
+def settle_at_the_next_start(factory: sessionmaker[Session], slot: datetime) -> None:
+    """A new scheduler starts on the store the last one left: `slot` gets its row."""
+    again = Scheduler(factory, Fires(factory), poll_interval=3600)
+    try:
+        again.start()
+        assert wait_until(lambda: slot in [s for s, _, _ in run_rows(factory)])
+    finally:
+        again.stop(wait=True)
+
+
 def test_slots_refused_while_not_leading_are_fired_once_leading_again(
     sqlite_factory: sessionmaker[Session], plan_files: PlanFiles
 ) -> None:
@@ -128,12 +138,7 @@ def test_a_refused_slot_whose_retry_never_came_is_settled_at_the_next_start(
         first.stop(wait=True)  # its retry, an hour away, never runs
     assert refused not in [slot for slot, _, _ in run_rows(sqlite_factory)]
 
-    again = Scheduler(sqlite_factory, Fires(sqlite_factory), poll_interval=3600)
-    try:
-        again.start()
-        assert wait_until(lambda: refused in [slot for slot, _, _ in run_rows(sqlite_factory)])
-    finally:
-        again.stop(wait=True)
+    settle_at_the_next_start(sqlite_factory, refused)
     slots = [slot for slot, _, _ in run_rows(sqlite_factory)]
     assert no_gaps(slots), slots
     assert len(slots) == len(set(slots))
@@ -165,12 +170,7 @@ def test_a_refused_slot_outlives_a_change_of_its_plan_and_a_stop(
     finally:
         first.stop(wait=True)  # its retries, an hour away, never run
 
-    again = Scheduler(sqlite_factory, Fires(sqlite_factory), poll_interval=3600)
-    try:
-        again.start()  # settles what the first left: nothing may be missing after it
-        assert wait_until(lambda: refused in [slot for slot, _, _ in run_rows(sqlite_factory)])
-    finally:
-        again.stop(wait=True)
+    settle_at_the_next_start(sqlite_factory, refused)
     rows = run_rows(sqlite_factory)
     slots = [slot for slot, _, _ in rows]
     assert no_gaps(slots), slots
@@ -207,12 +207,7 @@ def test_a_caught_up_slot_refused_at_a_reload_outlives_a_stop(
         first.stop(wait=True)  # its retries, an hour away, never run
     assert caught not in [slot for slot, _, _ in run_rows(sqlite_factory)]
 
-    again = Scheduler(sqlite_factory, Fires(sqlite_factory), poll_interval=3600)
-    try:
-        again.start()
-        assert wait_until(lambda: caught in [slot for slot, _, _ in run_rows(sqlite_factory)])
-    finally:
-        again.stop(wait=True)
+    settle_at_the_next_start(sqlite_factory, caught)
     slots = [slot for slot, _, _ in run_rows(sqlite_factory)]
     assert no_gaps(slots), slots
     assert len(slots) == len(set(slots))
