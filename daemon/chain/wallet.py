@@ -204,12 +204,6 @@ def read_transaction(tx_b64: str) -> Unsigned:
     return Unsigned(tx_b64, raw, tx)
 
 
-def decode_transaction(tx_b64: str) -> tuple[VersionedTransaction, bytes]:
-    """Base64 text -> (transaction, raw bytes); ValueError when it is not one."""
-    unsigned = read_transaction(tx_b64)
-    return unsigned.tx, unsigned.raw
-
-
 def sign_transaction(wallet: Wallet, transaction: str | Unsigned) -> SignedTransaction:
     """Sign only our slot among the required signers; keep every other byte.
 

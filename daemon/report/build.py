@@ -253,12 +253,12 @@ def fees_paid(signed_tx: str, run_id: int | None = None) -> tuple[int, int] | No
     gasless swap's payer signs at execute); None otherwise. Cached per run."""
     if run_id is not None and run_id in _FEES:
         return _FEES[run_id]
-    from jupcron.txguard.decode import load, summarize
+    from jupcron.txguard.decode import read, summarize
 
     paid: tuple[int, int] | None = None
     try:
-        tx, size = load(signed_tx)
-        summary = summarize(tx, {}, size)
+        unsigned = read(signed_tx)
+        summary = summarize(unsigned.tx, {}, len(unsigned.raw))
     except ValueError:
         summary = None
     if summary is not None and summary.signers and summary.signers[0].signed:

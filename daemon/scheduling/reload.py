@@ -142,8 +142,9 @@ class Reloading:
                 # a slot handed out may still have no row (refused: the store down or the
                 # wallet's lease lost; its retry is in memory only): the stored next slot,
                 # never written past such a slot, is where the unfired ones start
-                held_back = bool(self._inflight.get(plan.id)) and stored is not None
-                if held_back and stored is not None:
+                held_back = False
+                if stored is not None and self._inflight.get(plan.id):
+                    held_back = True
                     pending = stored if pending is None else min(pending, stored)
                 last = lasts.get(plan.id)
                 after_last = next_fire_times(schedule, last, 1) if schedule and last else []

@@ -162,12 +162,6 @@ def read(tx_b64: str) -> Unsigned:
         raise NotATransactionError(str(exc)) from None
 
 
-def load(tx_b64: str) -> tuple[VersionedTransaction, int]:
-    """Base64 text to (transaction, its size in bytes), as `read`."""
-    unsigned = read(tx_b64)
-    return unsigned.tx, len(unsigned.raw)
-
-
 def _resolver(message: Message | MessageV0, static: list[str]) -> list[str]:
     """Every account an index may name: the `static` keys (the message's own, as
     text), then a label for each one a lookup table loads."""

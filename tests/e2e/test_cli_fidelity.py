@@ -18,7 +18,7 @@ from sqlalchemy import text
 from jupcron.chain.wallet import write_keypair_file
 from jupcron.emulator.ledger import TriggerOrder
 from jupcron.store.engine import make_engine
-from jupcron.txguard.decode import load, summarize
+from jupcron.txguard.decode import read, summarize
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import SOL, USDC, DaemonEnvFactory
 
@@ -64,7 +64,7 @@ def test_every_documented_compute_unit_price_cancels_an_order(
     assert fired.returncode == 0, fired.stdout + fired.stderr
     assert "succeeded" in fired.stdout
     assert env.emulator.ledger.trigger_orders[order].status == "Cancelled"
-    tx, _size = load(unsigned_of(env.db_url, "cancel"))
+    tx = read(unsigned_of(env.db_url, "cancel")).tx
     budget = summarize(tx, {}).compute_budget
     assert budget.unit_price_micro_lamports == micro_lamports
 

@@ -20,7 +20,7 @@ from solders.transaction import VersionedTransaction
 from jupcron.chain.wallet import Wallet
 from jupcron.config import GuardConfig
 from jupcron.txguard import GuardPolicy, inspect
-from jupcron.txguard.decode import load, summarize
+from jupcron.txguard.decode import read, summarize
 from tests.fixtures.chain import Chain
 from tests.fixtures.wallet import TOKEN
 
@@ -40,7 +40,7 @@ def test_the_fee_is_what_the_runtime_charges_and_is_capped() -> None:
     chain = Chain(Wallet.generate())
     me = chain.wallet.pubkey
     tx = chain.tx([_price(10**12)])
-    fee = summarize(load(tx)[0], {}).compute_budget.total_fee_lamports
+    fee = summarize(read(tx).tx, {}).compute_budget.total_fee_lamports
     verdict = inspect(tx, me, POLICY)
     assert not verdict.accepted
     assert any("fee" in r and "max_fee_lamports" in r for r in verdict.reasons), verdict.reasons
@@ -55,7 +55,7 @@ def test_a_fair_fee_is_computed_to_the_lamport_and_accepted() -> None:
     tx = chain.tx(
         [_price(1_000), transfer(TransferParams(from_pubkey=me, to_pubkey=me, lamports=1))]
     )
-    fee = summarize(load(tx)[0], {}).compute_budget.total_fee_lamports
+    fee = summarize(read(tx).tx, {}).compute_budget.total_fee_lamports
     assert inspect(tx, me, POLICY).accepted
     before = chain.lamports(me)
     chain.execute(tx)

@@ -18,7 +18,7 @@ from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 from solders.token.associated import get_associated_token_address
 
-from jupcron.chain.wallet import decode_transaction
+from jupcron.chain.wallet import read_transaction
 from jupcron.config import GuardConfig
 from jupcron.emulator import jupiter_ix as jix
 from jupcron.runner.judge import expectation, judge, ordered_facts
@@ -246,7 +246,7 @@ def test_a_fill_spending_more_than_the_plan_is_refused() -> None:
 
 def test_a_fill_paying_out_to_someone_else_is_refused() -> None:
     """The taker's output account (position 4 of the fill) swapped for a stranger's."""
-    tx, _ = decode_transaction(RFQ.transaction)
+    tx = read_transaction(RFQ.transaction).tx
     accounts = list(bytes(tx.message.instructions[2].accounts))
     stranger = len(tx.message.account_keys) - 1  # a read-only key of the message, not ours
     accounts[4] = stranger
@@ -280,7 +280,7 @@ def test_without_a_plan_a_cosigner_may_only_pay_us() -> None:
     does more than pay us."""
     wallet = Pubkey.from_string(WITHDRAWAL.wallet)
     assert inspect(WITHDRAWAL.transaction, wallet, POLICY).accepted
-    tx, _ = decode_transaction(WITHDRAWAL.transaction)
+    tx = read_transaction(WITHDRAWAL.transaction).tx
     keys = list(tx.message.account_keys)
     ours = get_associated_token_address(wallet, USDC)
     hostile = mutate(WITHDRAWAL.transaction, 3, keys={keys.index(ours): new_key()})
