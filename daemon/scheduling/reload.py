@@ -46,6 +46,7 @@ class Reloading:
     _dirty: dict[int, win.Pending]
     _inflight: dict[int, int]  # plans whose handed-over slot may lack a row
     _revision: int | None
+    _reload_due: bool  # a reload failed (the store): the watch job tries again
 
     if TYPE_CHECKING:  # the scheduler's own, for the type checker
 
@@ -62,6 +63,7 @@ class Reloading:
         added, changed, disabled = Names(), Names(), Names()
         with self._lock:
             first = self._revision is None
+            self._reload_due = True  # until this one is through
             if not self._flush():
                 raise StoreBusyError("the store is unavailable: plans not reloaded")
             with transaction(self._factory) as session:
@@ -82,6 +84,7 @@ class Reloading:
                 self._hand_over(added, first)
             self._window.reset()
             self._revision = rev
+            self._reload_due = False
         self._arm()
         if not (added.count or changed.count or disabled.count):
             return None

@@ -108,6 +108,7 @@ class Scheduler(Reloading, Outages):
         self._armed = False  # the window changed since the timer read it
         self._loop: threading.Thread | None = None
         self._revision: int | None = None
+        self._reload_due = False
         self._last_poll_ok = 0.0
         # fires handed to `fire` and not yet back: a stop waits for them, and starts no more
         self._calls = 0
@@ -118,18 +119,34 @@ class Scheduler(Reloading, Outages):
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Adopt new plans, settle changed ones and missed slots, then fire as they come."""
+        """Adopt new plans, settle changed ones and missed slots, then fire as they come.
+        A store down at that moment does not stop the start: the watch job loads later."""
         self._aps.start(paused=True)
-        self.reload()
+        loaded = self.refresh()
         self._aps.resume()
         self._last_poll_ok = time.monotonic()
         self._aps.add_job(self._poll, "interval", seconds=self._poll_interval, id=WATCH_JOB,
                           replace_existing=True)  # fmt: skip
         self._loop = threading.Thread(target=self._run, name="scheduler", daemon=True)
         self._loop.start()
-        with transaction(self._reader) as session:
-            count = store_plans.count_enabled(session)
-        log.info("scheduler_started", plans=count)
+        log.info("scheduler_started", plans=self._enabled() if loaded else None)
+
+    def _enabled(self) -> int | None:
+        try:
+            with transaction(self._reader) as session:
+                return store_plans.count_enabled(session)
+        except (JupcronError, SQLAlchemyError):
+            return None  # the store went again: the count is only for the log
+
+    def refresh(self) -> bool:
+        """`reload()`, never raising for the store: if it fails, the watch job reloads
+        at its next turn (every ``poll_interval``), revision changed or not."""
+        try:
+            self.reload()
+        except (JupcronError, SQLAlchemyError) as exc:
+            log.error("plans_reload_failed", error=str(exc))
+            return False
+        return True
 
     def stop(self, wait: bool = True) -> None:
         """Stop firing: no fire starts from now on (a slot due meanwhile is settled at
@@ -185,11 +202,8 @@ class Scheduler(Reloading, Outages):
             log.warning("plans_poll_failed", error=str(exc))
             return
         self._last_poll_ok = time.monotonic()
-        if rev != self._revision:
-            try:
-                self.reload()
-            except (JupcronError, SQLAlchemyError) as exc:
-                log.error("plans_reload_failed", error=str(exc))
+        if rev != self._revision or self._reload_due:
+            self.refresh()
 
     # ------------------------------------------------------------ the window
 

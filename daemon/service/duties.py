@@ -138,8 +138,9 @@ class LeaderDuties:
         return self.scheduler.busy() if self.scheduler is not None else 0
 
     def reload(self) -> None:
+        """The plans read again (a store down: the scheduler's watch job tries again)."""
         if self.scheduler is not None:
-            self.scheduler.reload()
+            self.scheduler.refresh()
 
     # ---- the parts ----------------------------------------------------------------
 

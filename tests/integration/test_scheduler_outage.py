@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 from structlog.testing import capture_logs
 
+from jupcron.domain import DEFAULT_WALLET
 from jupcron.plans.apply import apply_paths
 from jupcron.scheduling.scheduler import UNAVAILABLE_ERROR, Scheduler
 from jupcron.store.engine import make_engine, session_factory
@@ -97,3 +98,55 @@ def test_a_fire_the_store_refused_past_its_grace_is_recorded_as_skipped(
     assert fires.calls == []  # never fired late
     assert run_rows(busy_factory) == [(due, "skipped", UNAVAILABLE_ERROR)]
     assert missed == [("once", [due])]
+
+
+def test_a_start_the_store_refused_loads_the_plans_once_it_is_back(
+    busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
+) -> None:
+    """A leader's first load meeting a store down (PostgreSQL restarting as a daemon
+    takes wallets over, found by `make chaos`) does not stop the daemon: the start
+    goes on with nothing loaded, and the watch job loads once the store is back."""
+    due = one_shot(busy_factory, plan_files, grace="1h")
+    fires = Fires(busy_factory)
+    scheduler = Scheduler(busy_factory, fires, store_retry=0.2, poll_interval=0.3)
+    lock = Lock(sqlite_url)
+    try:
+        lock.take()
+        with capture_logs() as logs:
+            scheduler.start()  # raised StoreBusyError before
+            assert scheduler.revision is None  # nothing loaded
+            assert scheduler.next_fires() == {}
+            lock.release()
+            assert fires.wait_for(lambda: bool(fires.claimed), timeout=10)
+    finally:
+        scheduler.stop(wait=True)
+    events = [e["event"] for e in logs]
+    assert "plans_reload_failed" in events
+    assert events.index("plans_reload_failed") < events.index("scheduler_started")
+    assert run_rows(busy_factory) == [(due, "succeeded", None)]
+
+
+def test_a_reload_for_wallets_gained_the_store_refused_is_tried_again(
+    busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
+) -> None:
+    """Wallets gained need a reload though no plan changed (the revision is the same):
+    one the store refused is tried at the watch job's next turn all the same."""
+    due = one_shot(busy_factory, plan_files, grace="1h")
+    led: set[str] = set()
+    fires = Fires(busy_factory)
+    scheduler = Scheduler(busy_factory, fires, store_retry=0.2, poll_interval=0.3,
+                          include=lambda plan: plan.wallet in led)  # fmt: skip
+    lock = Lock(sqlite_url)
+    try:
+        scheduler.start()
+        assert scheduler.next_fires() == {}
+        lock.take()
+        led.add(DEFAULT_WALLET)
+        with capture_logs() as logs:
+            assert not scheduler.refresh()
+            lock.release()
+            assert fires.wait_for(lambda: bool(fires.claimed), timeout=10)
+    finally:
+        scheduler.stop(wait=True)
+    assert "plans_reload_failed" in [e["event"] for e in logs]
+    assert run_rows(busy_factory) == [(due, "succeeded", None)]
