@@ -6,6 +6,8 @@ attempt for the caller's observer, and the backoff between attempts."""
 from __future__ import annotations
 
 import contextlib
+import ssl
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -49,7 +51,25 @@ class _NoCookies(httpx.Cookies):
 
 
 class SessionlessClient(httpx.Client):
+    """An `httpx.Client` with no cookie jar, and, when it makes its own transport,
+    one connection pool per thread.
+
+    httpcore checks every idle connection of a pool (a ``poll`` each) whenever a
+    request takes one: eight workers sharing one pool made each request poll the
+    other seven connections, and each poll let another thread take the GIL. A pool
+    per thread has the thread's one connection (as a client per thread would), with
+    the same settings and one TLS context for them all; a proxy from the environment
+    and a transport given to the client stay shared. A pool whose thread has ended
+    is closed when the next one is made, every pool when the client closes."""
+
     _no_cookies = _NoCookies()
+
+    def __init__(self, *, transport: httpx.BaseTransport | None = None, **kwargs: Any) -> None:
+        super().__init__(transport=transport, **kwargs)
+        self._per_thread = transport is None
+        self._tls: ssl.SSLContext | None = None
+        self._pools: dict[threading.Thread, httpx.HTTPTransport] = {}
+        self._pools_lock = threading.Lock()
 
     @property
     def cookies(self) -> httpx.Cookies:
@@ -58,6 +78,28 @@ class SessionlessClient(httpx.Client):
     @cookies.setter
     def cookies(self, cookies: Any) -> None:
         return None  # nothing to keep
+
+    def _pool(self, url: httpx.URL) -> httpx.BaseTransport:
+        chosen = self._transport_for_url(url)
+        if chosen is not self._transport or not self._per_thread:
+            return chosen  # a proxy's, or the one transport a caller gave
+        me = threading.current_thread()
+        pool = self._pools.get(me)
+        if pool is None:
+            with self._pools_lock:
+                if self._tls is None:
+                    self._tls = httpx.create_ssl_context()
+                for gone in [t for t in self._pools if not t.is_alive()]:
+                    self._pools.pop(gone).close()
+                pool = self._pools[me] = httpx.HTTPTransport(verify=self._tls)
+        return pool
+
+    def close(self) -> None:
+        super().close()
+        with self._pools_lock:
+            for pool in self._pools.values():
+                pool.close()
+            self._pools.clear()
 
     def exchange(self, request: httpx.Request) -> httpx.Response:
         """`send`, without the layers the API never needs: the request goes straight
@@ -70,7 +112,7 @@ class SessionlessClient(httpx.Client):
         if "timeout" not in request.extensions:
             request.extensions["timeout"] = self.timeout.as_dict()
         try:
-            response = self._transport_for_url(request.url).handle_request(request)
+            response = self._pool(request.url).handle_request(request)
             response.request = request
             response.default_encoding = self._default_encoding
             try:
