@@ -266,7 +266,16 @@ class Bench:
 
 def start_profiler(pid: int, tmp: Path, name: str) -> subprocess.Popen[bytes] | None:
     """With ``JUPCRON_BENCH_PROFILE=DIR``: sample ``pid`` with py-spy (from PATH)
-    into ``DIR/<name>.txt`` (collapsed stacks, all threads) until stopped."""
+    into ``DIR/<name>.txt`` (collapsed stacks, all threads) until stopped. With
+    ``JUPCRON_BENCH_ATTACH=COMMAND`` instead: COMMAND, its ``{pid}`` and ``{out}``
+    (``<name>`` in ``JUPCRON_BENCH_ATTACH_DIR``, default /tmp) filled in, runs over
+    the same window and is stopped with SIGINT (a tracer that counts: perf, strace)."""
+    attach = os.environ.get("JUPCRON_BENCH_ATTACH")
+    if attach:
+        out = Path(os.environ.get("JUPCRON_BENCH_ATTACH_DIR", "/tmp")) / name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        command = [part.format(pid=pid, out=out) for part in attach.split()]
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     folder = os.environ.get("JUPCRON_BENCH_PROFILE")
     pyspy = shutil.which("py-spy")
     if not folder or pyspy is None:
