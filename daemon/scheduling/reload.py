@@ -3,19 +3,22 @@
 changed or disabled since they were settled are settled one by one (the old
 version's slots that never fired recorded as skipped, the new one caught up from
 its change), and at start the slots missed while no daemon ran are settled, all a
-page at a time."""
+page at a time. The watch job (`_poll`, every ``poll_interval``) reloads when the
+plans' revision changed, or when the last reload failed (the store was down)."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import structlog
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.errors import StoreBusyError
+from jupcron.errors import JupcronError, StoreBusyError
 from jupcron.scheduling import window as win
 from jupcron.scheduling.schedule import next_fire_times
 from jupcron.scheduling.slots import pending_of_previous, previous_version, record_unfired
@@ -47,6 +50,7 @@ class Reloading:
     _inflight: dict[int, int]  # plans whose handed-over slot may lack a row
     _revision: int | None
     _reload_due: bool  # a reload failed (the store): the watch job tries again
+    _last_poll_ok: float  # monotonic: when the store last answered the watch job
 
     if TYPE_CHECKING:  # the scheduler's own, for the type checker
 
@@ -55,6 +59,38 @@ class Reloading:
         def _settle(self, plan: PlanRecord, last: datetime | None) -> datetime | None: ...
 
         def _arm(self) -> None: ...
+
+    @property
+    def revision(self) -> int | None:
+        return self._revision
+
+    def _enabled(self) -> int | None:
+        try:
+            with transaction(self._reader) as session:
+                return store_plans.count_enabled(session)
+        except (JupcronError, SQLAlchemyError):
+            return None  # the store went again: the count is only for the log
+
+    def refresh(self) -> bool:
+        """`reload()`, never raising for the store: if it fails, the watch job reloads
+        at its next turn (every ``poll_interval``), revision changed or not."""
+        try:
+            self.reload()
+        except (JupcronError, SQLAlchemyError) as exc:
+            log.error("plans_reload_failed", error=str(exc))
+            return False
+        return True
+
+    def _poll(self) -> None:
+        try:
+            with transaction(self._reader) as session:
+                rev = store_plans.revision(session)
+        except (JupcronError, SQLAlchemyError) as exc:  # store down: stay alive, report unhealthy
+            log.warning("plans_poll_failed", error=str(exc))
+            return
+        self._last_poll_ok = time.monotonic()
+        if rev != self._revision or self._reload_due:
+            self.refresh()
 
     def reload(self) -> PlanDiff | None:
         """Adopt added plans, settle changed and disabled ones; returns what changed

@@ -46,7 +46,6 @@ from jupcron.scheduling.outage import Outages
 from jupcron.scheduling.reload import Reloading
 from jupcron.scheduling.schedule import catch_up, is_late, next_fire_times
 from jupcron.store import firing, runs
-from jupcron.store import plans as store_plans
 from jupcron.store.engine import reader_of, session_factory, transaction
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
@@ -131,23 +130,6 @@ class Scheduler(Reloading, Outages):
         self._loop.start()
         log.info("scheduler_started", plans=self._enabled() if loaded else None)
 
-    def _enabled(self) -> int | None:
-        try:
-            with transaction(self._reader) as session:
-                return store_plans.count_enabled(session)
-        except (JupcronError, SQLAlchemyError):
-            return None  # the store went again: the count is only for the log
-
-    def refresh(self) -> bool:
-        """`reload()`, never raising for the store: if it fails, the watch job reloads
-        at its next turn (every ``poll_interval``), revision changed or not."""
-        try:
-            self.reload()
-        except (JupcronError, SQLAlchemyError) as exc:
-            log.error("plans_reload_failed", error=str(exc))
-            return False
-        return True
-
     def stop(self, wait: bool = True) -> None:
         """Stop firing: no fire starts from now on (a slot due meanwhile is settled at
         the next start, like any missed one); with `wait`, wait for those under way."""
@@ -185,25 +167,10 @@ class Scheduler(Reloading, Outages):
                 found = firing.next_fires(session, limit, self._include)
             return win.next_fires(found, self._dirty.values(), self._window.live.values())
 
-    @property
-    def revision(self) -> int | None:
-        return self._revision
-
     def _aps_time(self, moment: datetime) -> datetime:
         """`moment` on our clock as APScheduler's run date (it waits by the wall clock,
         which an injected clock may run ahead of): the one place the wall clock is read."""
         return moment - (self._clock() - wall_now())
-
-    def _poll(self) -> None:
-        try:
-            with transaction(self._reader) as session:
-                rev = store_plans.revision(session)
-        except (JupcronError, SQLAlchemyError) as exc:  # store down: stay alive, report unhealthy
-            log.warning("plans_poll_failed", error=str(exc))
-            return
-        self._last_poll_ok = time.monotonic()
-        if rev != self._revision or self._reload_due:
-            self.refresh()
 
     # ------------------------------------------------------------ the window
 
