@@ -8,6 +8,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,14 +33,32 @@ class Lock:
     """Another writer holding SQLite's write lock."""
 
     def __init__(self, url: str) -> None:
-        self.conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+        self.conn: sqlite3.Connection | None = sqlite3.connect(
+            url.removeprefix("sqlite:///"), isolation_level=None
+        )
 
     def take(self) -> None:
+        assert self.conn is not None
         self.conn.execute("BEGIN IMMEDIATE")
 
     def release(self) -> None:
-        self.conn.rollback()
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.rollback()
+            self.conn.close()
+            self.conn = None
+
+
+@pytest.fixture
+def lock(sqlite_url: str) -> Iterator[Lock]:
+    held = Lock(sqlite_url)
+    yield held
+    held.release()
+
+
+def scheduled(factory: sessionmaker[Session], **kwargs: Any) -> tuple[Fires, Scheduler]:
+    """A scheduler that tries a refused fire again after 0.2 s, and its fires."""
+    fires = Fires(factory)
+    return fires, Scheduler(factory, fires, store_retry=0.2, **kwargs)
 
 
 def one_shot(factory: sessionmaker[Session], plan_files: PlanFiles, grace: str) -> datetime:
@@ -52,12 +71,10 @@ def one_shot(factory: sessionmaker[Session], plan_files: PlanFiles, grace: str) 
 
 
 def test_a_fire_the_store_refused_is_retried_until_it_lands(
-    busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
+    busy_factory: sessionmaker[Session], lock: Lock, plan_files: PlanFiles
 ) -> None:
     due = one_shot(busy_factory, plan_files, grace="1h")
-    fires = Fires(busy_factory)
-    scheduler = Scheduler(busy_factory, fires, store_retry=0.2, poll_interval=3600)
-    lock = Lock(sqlite_url)
+    fires, scheduler = scheduled(busy_factory, poll_interval=3600)
     try:
         scheduler.start()
         lock.take()  # the store is unavailable across the due time
@@ -74,16 +91,14 @@ def test_a_fire_the_store_refused_is_retried_until_it_lands(
 
 
 def test_a_fire_the_store_refused_past_its_grace_is_recorded_as_skipped(
-    busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
+    busy_factory: sessionmaker[Session], lock: Lock, plan_files: PlanFiles
 ) -> None:
     due = one_shot(busy_factory, plan_files, grace="1s")
-    fires = Fires(busy_factory)
     missed: list[tuple[str, list[datetime]]] = []
-    scheduler = Scheduler(
-        busy_factory, fires, store_retry=0.2, poll_interval=3600,
+    fires, scheduler = scheduled(
+        busy_factory, poll_interval=3600,
         on_misfire=lambda plan, slots: missed.append((plan.name, slots)),
     )  # fmt: skip
-    lock = Lock(sqlite_url)
     try:
         scheduler.start()
         lock.take()
@@ -101,15 +116,13 @@ def test_a_fire_the_store_refused_past_its_grace_is_recorded_as_skipped(
 
 
 def test_a_start_the_store_refused_loads_the_plans_once_it_is_back(
-    busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
+    busy_factory: sessionmaker[Session], lock: Lock, plan_files: PlanFiles
 ) -> None:
     """A leader's first load meeting a store down (PostgreSQL restarting as a daemon
     takes wallets over, found by `make chaos`) does not stop the daemon: the start
     goes on with nothing loaded, and the watch job loads once the store is back."""
     due = one_shot(busy_factory, plan_files, grace="1h")
-    fires = Fires(busy_factory)
-    scheduler = Scheduler(busy_factory, fires, store_retry=0.2, poll_interval=0.3)
-    lock = Lock(sqlite_url)
+    fires, scheduler = scheduled(busy_factory, poll_interval=0.3)
     try:
         lock.take()
         with capture_logs() as logs:
@@ -127,16 +140,14 @@ def test_a_start_the_store_refused_loads_the_plans_once_it_is_back(
 
 
 def test_a_reload_for_wallets_gained_the_store_refused_is_tried_again(
-    busy_factory: sessionmaker[Session], sqlite_url: str, plan_files: PlanFiles
+    busy_factory: sessionmaker[Session], lock: Lock, plan_files: PlanFiles
 ) -> None:
     """Wallets gained need a reload though no plan changed (the revision is the same):
     one the store refused is tried at the watch job's next turn all the same."""
     due = one_shot(busy_factory, plan_files, grace="1h")
     led: set[str] = set()
-    fires = Fires(busy_factory)
-    scheduler = Scheduler(busy_factory, fires, store_retry=0.2, poll_interval=0.3,
-                          include=lambda plan: plan.wallet in led)  # fmt: skip
-    lock = Lock(sqlite_url)
+    fires, scheduler = scheduled(busy_factory, poll_interval=0.3,
+                                 include=lambda plan: plan.wallet in led)  # fmt: skip
     try:
         scheduler.start()
         assert scheduler.next_fires() == {}
