@@ -239,8 +239,7 @@ class Scheduler(Reloading, Outages):
         if not dirty:
             return True
         try:
-            with transaction(self._factory) as session:
-                firing.set_next(session, win.written(dirty))
+            self._runs.set_next(win.written(dirty))  # queued with the runs' writes
         except (JupcronError, SQLAlchemyError) as exc:
             self._dirty = {**dirty, **self._dirty}
             log.warning("next_fire_write_failed", plans=len(dirty), error=str(exc))

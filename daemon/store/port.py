@@ -128,6 +128,13 @@ class RunStore(Protocol):
         the slots this call recorded (a slot already taken keeps its run)."""
         ...
 
+    def set_next(self, slots: Mapping[int, tuple[datetime | None, int]]) -> None:
+        """The scheduler's next slots of plans that fired, {id: (slot, version)}, each
+        written only while the plan is still settled at that version
+        (`jupcron.store.firing.set_next`): queued with the runs' writes, not beside
+        them (on SQLite a writer beside them waits on the file's lock)."""
+        ...
+
     def load(self, run_id: int) -> RunRecord:
         """The run as stored (LookupError if there is none)."""
         ...

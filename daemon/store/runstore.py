@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, bindparam, select
 
 from jupcron.domain import RunStatus
-from jupcron.store import audit, control, runs, runwrite
+from jupcron.store import audit, control, firing, runs, runwrite
 from jupcron.store.engine import begin
 from jupcron.store.group import GroupCommit
 from jupcron.store.models import Plan
@@ -96,6 +96,10 @@ class SqlRunStore:
             ]
 
         return self._write(write) if slots else []
+
+    def set_next(self, slots: Mapping[int, tuple[datetime | None, int]]) -> None:
+        if slots:
+            self._write(partial(firing.set_next, slots=dict(slots)))
 
     def load(self, run_id: int) -> RunRecord:
         with begin(self.engine) as conn:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,6 +23,7 @@ from jupcron.store import firing
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from jupcron.store.records import PlanRecord
+from jupcron.store.runstore import SqlRunStore
 from tests.fixtures.plans import PlanFiles, swap_plan
 from tests.fixtures.runs import record_run
 from tests.fixtures.scheduler import Fires, run_rows
@@ -241,3 +242,37 @@ def test_only_the_led_plans_are_scheduled_and_a_hand_over_records_nothing(
     assert scheduler.reload() is None  # a hand-over is no change of the plans
     assert set(scheduler.next_fires()) == {"b"}
     assert [r for r in run_rows(sqlite_factory) if r[1] == "skipped"] == skipped
+
+
+class WatchedStore(SqlRunStore):
+    """The run store, with the next slots written through it kept for the test."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        super().__init__(factory.kw["bind"])
+        self.written: list[dict[int, tuple[datetime | None, int]]] = []
+
+    def set_next(self, slots: Mapping[int, tuple[datetime | None, int]]) -> None:
+        super().set_next(slots)
+        self.written.append(dict(slots))
+
+
+def test_next_slots_are_written_through_the_run_store(
+    sqlite_factory: sessionmaker[Session], plan_files: PlanFiles, started: list[Scheduler]
+) -> None:
+    """The next slots of plans that fired queue with the runs' writes (one group
+    commit; on SQLite a writer beside it waits on the file lock, up to its busy
+    timeout, with the scheduler's lock held)."""
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [swap_plan("fast", every="1s")]})],
+                now=datetime.now(UTC))  # fmt: skip
+    fires, runs = Fires(sqlite_factory), WatchedStore(sqlite_factory)
+    scheduler = Scheduler(sqlite_factory, fires, runs=runs)
+    started.append(scheduler)
+    scheduler.start()
+    assert fires.wait_for(lambda: len(fires.claimed) >= 3)
+    scheduler.stop(wait=True)  # the last next slot is written at the stop
+    assert runs.written
+    with transaction(sqlite_factory) as s:
+        plan = store_plans.get_plan(s, "fast")
+        assert plan is not None
+        stored = firing.stored_next(s, [plan.id])[plan.id]
+    assert runs.written[-1][plan.id][0] == stored
