@@ -50,6 +50,10 @@ class _NoCookies(httpx.Cookies):
         return None
 
 
+# `httpx.Client` arguments that shape the transport it makes
+_TRANSPORT_SETTINGS = frozenset({"verify", "cert", "trust_env", "http1", "http2", "limits"})
+
+
 class SessionlessClient(httpx.Client):
     """An `httpx.Client` with no cookie jar, and, when it makes its own transport,
     one connection pool per thread.
@@ -58,15 +62,18 @@ class SessionlessClient(httpx.Client):
     request takes one: eight workers sharing one pool made each request poll the
     other seven connections, and each poll let another thread take the GIL. A pool
     per thread has the thread's one connection (as a client per thread would), with
-    the same settings and one TLS context for them all; a proxy from the environment
-    and a transport given to the client stay shared. A pool whose thread has ended
+    httpx's default settings and one TLS context for them all; a proxy from the
+    environment, a transport given to the client, and the transport of a client
+    given TLS or pool settings stay shared. A pool whose thread has ended
     is closed when the next one is made, every pool when the client closes."""
 
     _no_cookies = _NoCookies()
 
     def __init__(self, *, transport: httpx.BaseTransport | None = None, **kwargs: Any) -> None:
         super().__init__(transport=transport, **kwargs)
-        self._per_thread = transport is None
+        # pools of httpx's default settings only (a client given TLS or pool settings
+        # keeps the one transport httpx made of them)
+        self._per_thread = transport is None and not _TRANSPORT_SETTINGS.intersection(kwargs)
         self._tls: ssl.SSLContext | None = None
         self._pools: dict[threading.Thread, httpx.HTTPTransport] = {}
         self._pools_lock = threading.Lock()

@@ -79,27 +79,43 @@ def ports_of(server: Server, tag: str) -> set[int]:
         return {port for seen, port in server.seen if seen == tag}
 
 
+def a_then_b_then_a(client: SessionlessClient, server: Server) -> tuple[set[int], set[int]]:
+    """Thread "a" sends, then thread "b" while "a" is alive, then "a" again (one after
+    another: one shared pool hands its idle connection on); the ports each used."""
+    a_done, b_done = threading.Event(), threading.Event()
+
+    def a() -> None:
+        get(client, server.url, "a")
+        a_done.set()  # its answer read: the connection is idle in its pool
+        b_done.wait(5)
+        get(client, server.url, "a")
+
+    first = threading.Thread(target=a)
+    first.start()
+    assert a_done.wait(5)
+    in_thread(get, client, server.url, "b")
+    b_done.set()
+    first.join()
+    return ports_of(server, "a"), ports_of(server, "b")
+
+
 def test_each_thread_keeps_its_own_connection(server: Server) -> None:
-    """One after another, so that one shared pool would hand the idle connection on."""
     client = SessionlessClient()
     try:
-        b_done = threading.Event()
-
-        def a() -> None:
-            get(client, server.url, "a")
-            b_done.wait(5)  # alive while "b" sends
-            get(client, server.url, "a")
-
-        first = threading.Thread(target=a)
-        first.start()
-        assert wait_until(lambda: bool(ports_of(server, "a")), timeout=5)
-        in_thread(get, client, server.url, "b")
-        b_done.set()
-        first.join()
-        a_ports, b_ports = ports_of(server, "a"), ports_of(server, "b")
+        a_ports, b_ports = a_then_b_then_a(client, server)
         assert len(a_ports) == 1  # its two requests on one kept-alive connection
         assert len(b_ports) == 1
         assert a_ports != b_ports
+    finally:
+        client.close()
+
+
+def test_a_client_given_tls_or_pool_settings_keeps_one_pool(server: Server) -> None:
+    """Its pools would have to be made with them: it keeps the one httpx made."""
+    client = SessionlessClient(verify=False)
+    try:
+        a_ports, b_ports = a_then_b_then_a(client, server)
+        assert len(a_ports | b_ports) == 1  # one connection, handed on
     finally:
         client.close()
 
