@@ -19,7 +19,12 @@ advisory lock is only ever released by its own session (we unlock only wallets
 we stop leading, which `leads` already answers False for) or by the end of the
 session; so the session answering at all proves it still holds the lock, and
 the check is a bare ``SELECT 1`` (a query of `pg_locks` cost the server ten times
-as much, on every fire). Any error drops the connection and with it every wallet.
+as much, on every fire), sent through libpq (`jupcron.store.pgdirect.alive`). A
+fire takes the answer of a check that began after it asked, when there is one:
+that check proved the session alive at a moment later than the fire's own request,
+as a check of its own would have (the fires of a burst, queued behind one check,
+share the next instead of making one each). Any error drops the connection and
+with it every wallet.
 
 SQLite keeps the single-daemon model: one file lock (`SqliteFileLeadership`,
 daemon/service/leading.py), and its holder leads every wallet.
@@ -42,6 +47,7 @@ from sqlalchemy import Engine
 
 from jupcron.errors import StoreBusyError
 from jupcron.service.assign import plan_turn
+from jupcron.store import pgdirect
 
 log = structlog.get_logger(__name__)
 
@@ -63,7 +69,6 @@ _LOCKS_SQL = (
     "WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 )
-_ALIVE_SQL = "SELECT 1"  # the lease check: the session holding the locks still answers
 
 
 def lock_key(name: str) -> int:
@@ -134,6 +139,8 @@ class PgShardLeadership:
         self._held: set[str] = set()
         self._leaving: set[str] = set()  # handed over: no more fires, unlocked when idle
         self._free_since: dict[str, float] = {}
+        # when the last lease check that answered began (our monotonic clock)
+        self._answered = float("-inf")
         self._lock = threading.RLock()
 
     # -- connection ----------------------------------------------------------
@@ -152,6 +159,7 @@ class PgShardLeadership:
             conn.close()
             raise
         self._conn = conn
+        self._answered = float("-inf")  # a check of this session, not of the one before
 
     def _present(self, conn: Any) -> bool:
         """Take our presence lock. A session that holds it already is an earlier one of
@@ -182,6 +190,7 @@ class PgShardLeadership:
                         reason="connection lost", error=str(exc))  # fmt: skip
         self._held.clear()
         self._leaving.clear()
+        self._answered = float("-inf")
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
@@ -265,14 +274,19 @@ class PgShardLeadership:
 
     # -- lease ---------------------------------------------------------------
     def leads(self, shard: str) -> bool:
+        asked = self._monotonic()
         with self._lock:
             if shard not in self._held or shard in self._leaving or self._conn is None:
                 return False
+            if self._answered > asked:  # a check begun since we asked: as fresh as ours
+                return True
+            began = self._monotonic()
             try:
-                self._conn.execute(_ALIVE_SQL).fetchone()
+                pgdirect.alive(self._conn)
             except self._dbapi_error as exc:
                 self._lost(exc)
                 return False
+            self._answered = began
             return True
 
     def led(self) -> frozenset[str]:

@@ -110,6 +110,17 @@ def run(
         return transformer.load_rows(0, result.ntuples, tuple)
 
 
+def alive(connection: psycopg.Connection[Any]) -> None:
+    """One ``SELECT 1`` round trip on `connection` (autocommit), through libpq: half
+    the CPU of a cursor's (its creation, dumpers and generators). The server's error,
+    or a connection found or left broken, is raised as psycopg raises it."""
+    with connection.lock:
+        pgconn = connection.pgconn
+        if pgconn.status != pq.ConnStatus.OK:
+            raise psycopg.OperationalError("the connection is lost")
+        _check(connection, pgconn.exec_(b"SELECT 1"))
+
+
 def _check(connection: psycopg.Connection[Any], result: pq.abc.PGresult) -> None:
     if result.status in _OK:
         return

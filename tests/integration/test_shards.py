@@ -195,6 +195,40 @@ def test_takeover_after_a_connection_is_closed(pg_url: str, make: tuple[Make, Cl
     assert all(len(nodes) == 1 for nodes in found.values()), found
 
 
+class Ticks:
+    """A monotonic clock that gives `times` in turn (then the last one again)."""
+
+    def __init__(self, *times: float) -> None:
+        self.times = list(times)
+
+    def __call__(self) -> float:
+        return self.times.pop(0) if len(self.times) > 1 else self.times[0]
+
+
+@pytest.mark.postgres
+def test_a_lease_check_begun_after_a_fire_asked_answers_for_it(
+    pg_url: str, pg_engine: Engine
+) -> None:
+    """A fire that asked before a check began takes that check's answer (the session
+    was alive after the fire asked); one that asks after it makes its own, and sees
+    a lost session at once."""
+    # clock reads: the turn's; the first check (asked 10, began 11); a fire that
+    # asked at 10.5; a fire that asks at 12 and its check
+    one = PgShardLeadership(pg_engine, "a:1", monotonic=Ticks(1.0, 10.0, 11.0, 10.5, 12.0, 13.0))
+    try:
+        assert one.rebalance(["alice"], ["a:1"]) == {"alice"}
+        assert one.leads("alice")  # checked: began at 11
+        pid = one.backend_pid
+        assert pid is not None
+        terminate(pg_url, pid)  # the session is gone from now on
+        assert one.leads("alice")  # asked at 10.5, before the check of 11: its answer
+        with capture_logs() as logs:
+            assert not one.leads("alice")  # asked at 12: a check of its own, which fails
+        assert "leader_lost" in [e["event"] for e in logs]
+    finally:
+        one.release()
+
+
 @pytest.mark.postgres
 def test_an_orphan_is_adopted_after_its_grace(pg_engine: Engine, make: tuple[Make, Clock]) -> None:
     new, clock = make
