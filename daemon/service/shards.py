@@ -47,7 +47,6 @@ from sqlalchemy import Engine
 
 from jupcron.errors import StoreBusyError
 from jupcron.service.assign import plan_turn
-from jupcron.store import pgdirect
 
 log = structlog.get_logger(__name__)
 
@@ -135,6 +134,10 @@ class PgShardLeadership:
         self.orphan_after = orphan_after
         self._monotonic = monotonic
         self._dbapi_error: type[Exception] = engine.dialect.loaded_dbapi.Error
+        # imported here: a daemon on SQLite never loads the PostgreSQL driver
+        from jupcron.store.pgdirect import alive
+
+        self._alive = alive
         self._conn: Any = None
         self._held: set[str] = set()
         self._leaving: set[str] = set()  # handed over: no more fires, unlocked when idle
@@ -282,7 +285,7 @@ class PgShardLeadership:
                 return True
             began = self._monotonic()
             try:
-                pgdirect.alive(self._conn)
+                self._alive(self._conn)
             except self._dbapi_error as exc:
                 self._lost(exc)
                 return False

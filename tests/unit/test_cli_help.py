@@ -42,11 +42,14 @@ def test_version() -> None:
 
 
 def test_the_daemon_command_does_not_import_what_it_does_not_use() -> None:
-    """`jupcron run` keeps Alembic, the emulator's server and the demo out of memory."""
+    """`jupcron run` keeps Alembic, the emulator's server and the demo out of memory,
+    and the PostgreSQL driver until a store on PostgreSQL needs it (an install for
+    SQLite has none)."""
     probe = (
         "import sys; from jupcron.cli.main import cli; import jupcron.cli.run, jupcron.app; "
+        "import jupcron.service.daemon; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
-        "{'alembic', 'mako', 'uvicorn', 'starlette', 'jupcron.emulator'}), "
+        "{'alembic', 'mako', 'uvicorn', 'starlette', 'jupcron.emulator', 'psycopg'}), "
         "'jupcron.emulator' in sys.modules, 'jupcron.demo' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
