@@ -70,11 +70,15 @@ class SessionlessClient(httpx.Client):
     _no_cookies = _NoCookies()
 
     def __init__(self, *, transport: httpx.BaseTransport | None = None, **kwargs: Any) -> None:
-        super().__init__(transport=transport, **kwargs)
         # pools of httpx's default settings only (a client given TLS or pool settings
         # keeps the one transport httpx made of them)
         self._per_thread = transport is None and not _TRANSPORT_SETTINGS.intersection(kwargs)
-        self._tls: ssl.SSLContext | None = None
+        # the TLS context httpx would make for its own transport, made once and given to
+        # it and to every pool (loading the CA bundle takes tens of milliseconds)
+        self._tls: ssl.SSLContext | bool = True  # (used only by the per-thread pools)
+        if self._per_thread:
+            self._tls = kwargs["verify"] = httpx.create_ssl_context()
+        super().__init__(transport=transport, **kwargs)
         self._pools: dict[threading.Thread, httpx.HTTPTransport] = {}
         self._pools_lock = threading.Lock()
 
@@ -94,8 +98,6 @@ class SessionlessClient(httpx.Client):
         pool = self._pools.get(me)
         if pool is None:
             with self._pools_lock:
-                if self._tls is None:
-                    self._tls = httpx.create_ssl_context()
                 for gone in [t for t in self._pools if not t.is_alive()]:
                     self._pools.pop(gone).close()
                 pool = self._pools[me] = httpx.HTTPTransport(verify=self._tls)

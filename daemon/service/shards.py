@@ -193,7 +193,6 @@ class PgShardLeadership:
                         reason="connection lost", error=str(exc))  # fmt: skip
         self._held.clear()
         self._leaving.clear()
-        self._answered = float("-inf")
         conn, self._conn = self._conn, None
         if conn is not None:
             with contextlib.suppress(Exception):
