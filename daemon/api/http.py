@@ -6,7 +6,6 @@ attempt for the caller's observer, and the backoff between attempts."""
 from __future__ import annotations
 
 import contextlib
-import ssl
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -50,6 +49,14 @@ class _NoCookies(httpx.Cookies):
         return None
 
 
+def _curl() -> httpx.BaseTransport:
+    """A libcurl transport (pycurl loaded at the first request: 20 ms a command
+    that makes none need not pay)."""
+    from jupcron.api.curl import CurlTransport
+
+    return CurlTransport()
+
+
 # `httpx.Client` arguments that shape the transport it makes
 _TRANSPORT_SETTINGS = frozenset({"verify", "cert", "trust_env", "http1", "http2", "limits"})
 
@@ -58,14 +65,14 @@ class SessionlessClient(httpx.Client):
     """An `httpx.Client` with no cookie jar, and, when it makes its own transport,
     one connection pool per thread.
 
-    httpcore checks every idle connection of a pool (a ``poll`` each) whenever a
-    request takes one: eight workers sharing one pool made each request poll the
-    other seven connections, and each poll let another thread take the GIL. A pool
-    per thread has the thread's one connection (as a client per thread would), with
-    httpx's default settings and one TLS context for them all; a proxy from the
-    environment, a transport given to the client, and the transport of a client
-    given TLS or pool settings stay shared. A pool whose thread has ended
-    is closed when the next one is made, every pool when the client closes."""
+    A pool per thread has the thread's one connection (as a client per thread
+    would): a libcurl handle (`jupcron.api.curl.CurlTransport`, httpx's default
+    settings: TLS verified against the same CA bundle, no proxy), which reads and
+    parses the answer without holding the GIL; httpx's own transport parsed it in
+    Python, a quarter of a run's CPU. A proxy from the environment, a transport given
+    to the client, and the transport of a client given TLS or pool settings stay
+    httpx's, shared. A pool whose thread has ended is closed when the next one is
+    made, every pool when the client closes."""
 
     _no_cookies = _NoCookies()
 
@@ -73,13 +80,8 @@ class SessionlessClient(httpx.Client):
         # pools of httpx's default settings only (a client given TLS or pool settings
         # keeps the one transport httpx made of them)
         self._per_thread = transport is None and not _TRANSPORT_SETTINGS.intersection(kwargs)
-        # the TLS context httpx would make for its own transport, made once and given to
-        # it and to every pool (loading the CA bundle takes tens of milliseconds)
-        self._tls: ssl.SSLContext | bool = True  # (used only by the per-thread pools)
-        if self._per_thread:
-            self._tls = kwargs["verify"] = httpx.create_ssl_context()
         super().__init__(transport=transport, **kwargs)
-        self._pools: dict[threading.Thread, httpx.HTTPTransport] = {}
+        self._pools: dict[threading.Thread, httpx.BaseTransport] = {}
         self._pools_lock = threading.Lock()
 
     @property
@@ -100,7 +102,7 @@ class SessionlessClient(httpx.Client):
             with self._pools_lock:
                 for gone in [t for t in self._pools if not t.is_alive()]:
                     self._pools.pop(gone).close()
-                pool = self._pools[me] = httpx.HTTPTransport(verify=self._tls)
+                pool = self._pools[me] = _curl()
         return pool
 
     def close(self) -> None:

@@ -1,7 +1,7 @@
-"""`SessionlessClient` keeps one connection pool per thread (httpcore polls every
-idle connection of a pool at each request: eight workers on one pool made each
-request poll seven other sockets). Real HTTP over loopback: the server sees which
-connection each request came on, and when a connection closes."""
+"""`SessionlessClient` keeps one connection per thread (a libcurl handle each, as
+each thread's own client would), and shares the one transport it was given or made
+of TLS or pool settings. Real HTTP over loopback: the server sees which connection
+each request came on, and when a connection closes."""
 
 from __future__ import annotations
 
