@@ -49,12 +49,13 @@ class _NoCookies(httpx.Cookies):
         return None
 
 
-def _curl() -> httpx.BaseTransport:
-    """A libcurl transport (pycurl loaded at the first request: 20 ms a command
-    that makes none need not pay)."""
+def _curl() -> Callable[[], httpx.BaseTransport]:
+    """What makes a thread's libcurl transport. pycurl is loaded here, when a client
+    that will use it is made (20 ms: not in a first run's way, and not paid by a
+    command that makes no client)."""
     from jupcron.api.curl import CurlTransport
 
-    return CurlTransport()
+    return CurlTransport
 
 
 # `httpx.Client` arguments that shape the transport it makes
@@ -79,7 +80,8 @@ class SessionlessClient(httpx.Client):
     def __init__(self, *, transport: httpx.BaseTransport | None = None, **kwargs: Any) -> None:
         # pools of httpx's default settings only (a client given TLS or pool settings
         # keeps the one transport httpx made of them)
-        self._per_thread = transport is None and not _TRANSPORT_SETTINGS.intersection(kwargs)
+        per_thread = transport is None and not _TRANSPORT_SETTINGS.intersection(kwargs)
+        self._new_pool = _curl() if per_thread else None
         super().__init__(transport=transport, **kwargs)
         self._pools: dict[threading.Thread, httpx.BaseTransport] = {}
         self._pools_lock = threading.Lock()
@@ -94,7 +96,7 @@ class SessionlessClient(httpx.Client):
 
     def _pool(self, url: httpx.URL) -> httpx.BaseTransport:
         chosen = self._transport_for_url(url)
-        if chosen is not self._transport or not self._per_thread:
+        if chosen is not self._transport or self._new_pool is None:
             return chosen  # a proxy's, or the one transport a caller gave
         me = threading.current_thread()
         pool = self._pools.get(me)
@@ -102,7 +104,7 @@ class SessionlessClient(httpx.Client):
             with self._pools_lock:
                 for gone in [t for t in self._pools if not t.is_alive()]:
                     self._pools.pop(gone).close()
-                pool = self._pools[me] = _curl()
+                pool = self._pools[me] = self._new_pool()
         return pool
 
     def close(self) -> None:
