@@ -168,7 +168,8 @@ class CurlTransport(httpx.BaseTransport):
 
 def _final_headers(heads: list[bytes]) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     """The reason phrase and headers of the last answer libcurl read (an interim
-    ``100 Continue`` comes before it)."""
+    ``100 Continue`` comes before it), up to their blank line (a chunked body's
+    trailers come after it: httpx does not make them headers)."""
     start = 0
     for index, line in enumerate(heads):
         if line.startswith(b"HTTP/"):
@@ -177,6 +178,8 @@ def _final_headers(heads: list[bytes]) -> tuple[bytes, list[tuple[bytes, bytes]]
     reason = status_line.split(b" ", 2)[2] if status_line.count(b" ") >= 2 else b""
     headers = []
     for line in heads[start + 1 :]:
+        if line in (b"\r\n", b"\n"):
+            break
         name, sep, value = line.partition(b":")
         if sep:
             headers.append((name.strip(), value.strip()))

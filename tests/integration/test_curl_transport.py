@@ -195,6 +195,26 @@ def test_a_compressed_answer_is_decoded_as_httpx_decodes_it(
     assert response.json() == {"outAmount": "42"}
 
 
+def test_a_chunked_compressed_answer_is_read_as_httpx_reads_it(
+    serve: Callable[..., RawServer],
+) -> None:
+    packed = gzip.compress(b'{"requestId": "r-9", "outAmount": "42"}')
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (packed[:7], packed[7:]))
+    answer = (
+        b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n"
+        + chunks
+        + b"0\r\nx-trailer: t\r\n\r\n"
+    )
+    ours, theirs = serve(lambda _: answer), serve(lambda _: answer)
+    curl, h11 = CurlTransport(), httpx.HTTPTransport()
+    mine = exchange(curl, httpx.Request("GET", ours.url + "/a"))
+    other = exchange(h11, httpx.Request("GET", theirs.url + "/a"))
+    curl.close()
+    h11.close()
+    assert mine.json() == other.json() == {"requestId": "r-9", "outAmount": "42"}
+    assert mine.headers.raw == other.headers.raw
+
+
 def test_one_connection_serves_a_threads_requests(serve: Callable[..., RawServer]) -> None:
     server = serve()
     curl = CurlTransport()
