@@ -25,6 +25,8 @@ thread's httpx pool did. What it does as httpx does:
   ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` from the environment, else certifi's.
 - **The answer.** Status, headers (of the final answer, as received) and the body
   undecoded: `httpx.Response` decodes a ``Content-Encoding`` itself.
+- **Headers.** A name or value with a line break or NUL is refused before anything
+  is sent (`LocalProtocolError`, as h11 refuses it): it cannot add a header.
 - **Errors.** As httpx's exceptions (`httpx.TransportError`): could not connect
   (`ConnectError`, `ConnectTimeout`), no answer in time (`ReadTimeout`), the
   connection broken or the answer malformed (`RemoteProtocolError`, `ReadError`,
@@ -56,6 +58,7 @@ _CONNECT = frozenset({
 })  # fmt: skip
 _WRITE = frozenset({pycurl.E_SEND_ERROR})
 _READ = frozenset({pycurl.E_RECV_ERROR})
+_BREAKS = (b"\r", b"\n", b"\0")
 _NO_HEADERS = (b"Expect:",)  # libcurl's additions, sent only when the request has them
 _ADDED = (
     (b"accept", b"Accept:"),
@@ -126,6 +129,9 @@ class CurlTransport(httpx.BaseTransport):
         raw = request.headers.raw
         names = {name.lower() for name, _ in raw}
         lines = [name + b": " + value for name, value in raw]
+        if any(mark in line for line in lines for mark in _BREAKS):
+            # h11 refuses these too: a line break would start a header of its own
+            raise httpx.LocalProtocolError("Illegal header value: a line break or NUL")
         lines.extend(_NO_HEADERS)
         lines.extend(off for name, off in _ADDED if name not in names)
         curl.setopt(pycurl.HTTPHEADER, lines)

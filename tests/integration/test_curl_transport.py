@@ -288,6 +288,22 @@ def test_a_broken_answer_is_the_error_httpx_raises(
     assert len(ours.requests) == 1
 
 
+@pytest.mark.parametrize("value", ["t\r\nx-injected: 1", "t\nx-injected: 1", "t\x00"])
+def test_a_header_with_a_line_break_is_refused_before_anything_is_sent(
+    serve: Callable[..., RawServer], value: str
+) -> None:
+    server = serve()
+    request = httpx.Request("GET", server.url + "/a", headers={"authorization": value})
+    ours, theirs = CurlTransport(), httpx.HTTPTransport()
+    with pytest.raises(httpx.LocalProtocolError):
+        exchange(ours, request)
+    with pytest.raises(httpx.LocalProtocolError):
+        exchange(theirs, request)
+    ours.close()
+    theirs.close()
+    assert server.requests == []
+
+
 def test_other_schemes_are_refused_before_anything_is_sent() -> None:
     curl = CurlTransport()
     with pytest.raises(httpx.UnsupportedProtocol):
