@@ -83,7 +83,18 @@ class CurlTransport(httpx.BaseTransport):
     def __init__(self, cafile: str | None = None, capath: str | None = None) -> None:
         if cafile is None and capath is None:
             cafile, capath = ca_bundle()
-        self._ca = (cafile, capath)
+        # the options of every request (set again after each reset)
+        self._fixed: tuple[tuple[int, Any], ...] = (
+            (pycurl.NOSIGNAL, 1),  # timeouts without SIGALRM (threads)
+            (pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS),
+            (pycurl.PROXY, ""),  # none from the environment
+            (pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1),
+            (pycurl.SSL_VERIFYPEER, 1),
+            (pycurl.SSL_VERIFYHOST, 2),
+            *([(pycurl.CAINFO, cafile)] if cafile is not None else []),
+            *([(pycurl.CAPATH, capath)] if capath is not None else []),
+            (pycurl.PREREQFUNCTION, self._once),
+        )
         self._curl = pycurl.Curl()
         self._sends = 0  # times the request under way went out
 
@@ -96,18 +107,9 @@ class CurlTransport(httpx.BaseTransport):
         return int(pycurl.PREREQFUNC_OK if self._sends == 1 else pycurl.PREREQFUNC_ABORT)
 
     def _prepare(self, curl: Any, request: httpx.Request) -> None:
-        curl.reset()  # options do not carry over from the last request
-        curl.setopt(pycurl.NOSIGNAL, 1)  # timeouts without SIGALRM (threads)
-        curl.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
-        curl.setopt(pycurl.PROXY, "")  # none from the environment
-        curl.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
-        curl.setopt(pycurl.SSL_VERIFYPEER, 1)
-        curl.setopt(pycurl.SSL_VERIFYHOST, 2)
-        cafile, capath = self._ca
-        if cafile is not None:
-            curl.setopt(pycurl.CAINFO, cafile)
-        if capath is not None:
-            curl.setopt(pycurl.CAPATH, capath)
+        curl.reset()  # options do not carry over from the last request: all set anew
+        for option, value in self._fixed:
+            curl.setopt(option, value)
         timeout = request.extensions.get("timeout", {})
         read, connect = timeout.get("read"), timeout.get("connect")
         if connect is not None:
@@ -136,7 +138,6 @@ class CurlTransport(httpx.BaseTransport):
         lines.extend(off for name, off in _ADDED if name not in names)
         curl.setopt(pycurl.HTTPHEADER, lines)
         self._sends = 0
-        curl.setopt(pycurl.PREREQFUNCTION, self._once)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         curl = self._curl

@@ -86,9 +86,7 @@ def run(
         transformer = session.transformer
         # a value the server cannot take (a NUL in a text) fails here, before anything is sent
         params = transformer.dump_sequence(values, [PyFormat.TEXT] * len(values))
-        pgconn = connection.pgconn
-        if pgconn.status != pq.ConnStatus.OK:
-            raise psycopg.OperationalError("the connection is lost")
+        pgconn = _live(connection)
         if pgconn.transaction_status == pq.TransactionStatus.IDLE:
             _check(connection, pgconn.exec_(b"BEGIN"))
         name = session.names.get(sql)
@@ -115,10 +113,16 @@ def alive(connection: psycopg.Connection[Any]) -> None:
     the CPU of a cursor's (its creation, dumpers and generators). The server's error,
     or a connection found or left broken, is raised as psycopg raises it."""
     with connection.lock:
-        pgconn = connection.pgconn
-        if pgconn.status != pq.ConnStatus.OK:
-            raise psycopg.OperationalError("the connection is lost")
-        _check(connection, pgconn.exec_(b"SELECT 1"))
+        _check(connection, _live(connection).exec_(b"SELECT 1"))
+
+
+def _live(connection: psycopg.Connection[Any]) -> pq.abc.PGconn:
+    """The connection's libpq handle; `OperationalError` (as psycopg raises it) for
+    one already broken, before anything is sent on it."""
+    pgconn = connection.pgconn
+    if pgconn.status != pq.ConnStatus.OK:
+        raise psycopg.OperationalError("the connection is lost")
+    return pgconn
 
 
 def _check(connection: psycopg.Connection[Any], result: pq.abc.PGresult) -> None:

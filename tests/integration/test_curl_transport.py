@@ -18,6 +18,7 @@ import pytest
 
 from jupcron.api.curl import CurlTransport, ca_bundle
 from jupcron.api.http import RequestBuilder, SessionlessClient
+from tests.fixtures.receivers import free_port
 
 TLS = Path(__file__).parents[1] / "fixtures" / "tls"
 BODY = b'{"transaction": "' + b"A" * 1500 + b'", "requestId": "r-1"}'  # over 1 KiB
@@ -241,10 +242,8 @@ def test_a_connection_the_server_closed_meanwhile_is_made_again(
 
 
 def test_a_refused_connection_is_a_connect_error() -> None:
-    with socket.create_server(("127.0.0.1", 0)) as sock:
-        port = sock.getsockname()[1]  # closed below: nothing listens there
     curl = CurlTransport()
-    request = httpx.Request("GET", f"http://127.0.0.1:{port}/a")
+    request = httpx.Request("GET", f"http://127.0.0.1:{free_port()}/a")  # nothing listens
     with pytest.raises(httpx.ConnectError) as refused:
         exchange(curl, request)
     assert refused.value.request is request
