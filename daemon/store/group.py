@@ -28,8 +28,8 @@ failed each write.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext, suppress
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -41,6 +41,7 @@ from jupcron.store.engine import begin, begin_on, store_busy
 
 T = TypeVar("T")
 MAX_BATCH = 64
+Execute = Callable[[Connection, Sequence[Callable[[Connection], Any]]], list[Any]]
 
 
 class _Signal:
@@ -81,23 +82,24 @@ class _Write(Generic[T]):
         return self.result  # type: ignore[no-any-return]
 
 
-def _no_scope(_conn: Connection) -> AbstractContextManager[None]:
-    return nullcontext()
+def _each(conn: Connection, writes: Sequence[Callable[[Connection], Any]]) -> list[Any]:
+    return [write(conn) for write in writes]
 
 
 class GroupCommit:
-    """`scope(conn)`: entered around each transaction's writes, inside it (the run
-    store's defers its event rows to one INSERT at the end of the batch)."""
+    """`execute(conn, writes)`: runs a transaction's writes, inside it, and gives
+    their results (the run store's steps them side by side and puts their events in
+    at the end: `jupcron.store.runbatch`); by default each is called in turn."""
 
     def __init__(
         self,
         engine: Engine,
         max_batch: int = MAX_BATCH,
-        scope: Callable[[Connection], AbstractContextManager[None]] = _no_scope,
+        execute: Execute = _each,
     ) -> None:
         self.engine = engine
         self.max_batch = max(1, max_batch)
-        self._scope = scope
+        self._execute = execute
         self._lock = threading.Lock()
         self._queue: list[_Write[Any]] = []
         self._busy = False  # a leader is at work
@@ -150,9 +152,9 @@ class GroupCommit:
         batch: list[_Write[Any]] = []
         try:
             conn = self._connection()
-            with begin_on(conn), self._scope(conn):
+            with begin_on(conn):
                 batch = self._take()  # everything queued while we waited for the lock
-                results = [write.fn(conn) for write in batch]
+                results = self._execute(conn, [write.fn for write in batch])
         except StoreBusyError as exc:  # the store is down or locked: every write fails
             self._release()
             for write in batch or self._take():
@@ -176,8 +178,8 @@ class GroupCommit:
 
     def _alone(self, write: _Write[Any]) -> None:
         try:
-            with begin(self.engine) as conn, self._scope(conn):
-                result = write.fn(conn)
+            with begin(self.engine) as conn:
+                (result,) = self._execute(conn, [write.fn])
         except Exception as exc:  # noqa: BLE001 - handed to the caller, raised there
             write.finish(error=exc)
             return

@@ -30,7 +30,9 @@ What keeps it correct:
 
 from __future__ import annotations
 
+import select
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any
 
 import psycopg
@@ -79,9 +81,7 @@ def run(
     """Execute `sql` (``$n`` placeholders, every one cast) with `values` on
     `connection` inside its transaction; the rows it returns. `info` is the pooled
     connection's: where the session's prepared statements are remembered."""
-    session = info.get(_STATE)
-    if session is None or session.pgconn is not connection.pgconn:
-        session = info[_STATE] = _Session(connection)
+    session = _session(info, connection)
     with connection.lock:
         transformer = session.transformer
         # a value the server cannot take (a NUL in a text) fails here, before anything is sent
@@ -108,12 +108,141 @@ def run(
         return transformer.load_rows(0, result.ntuples, tuple)
 
 
+def pipeline(
+    info: dict[Any, Any],
+    connection: psycopg.Connection[Any],
+    statements: Sequence[tuple[bytes, Sequence[Any]]],
+    *,
+    commit: bool = False,
+) -> list[list[tuple[Any, ...]]]:
+    """Execute `statements` (as `run` takes them) in one round trip, in libpq's
+    pipeline mode, inside the connection's transaction (begun here if none is);
+    with `commit`, the ``COMMIT`` goes in the same round trip. Each statement's rows,
+    in order. The first error is raised once the whole round trip is read: the
+    statements after it did not run, and the transaction is left failed (the caller
+    rolls it back). The wait for the server releases the GIL."""
+    session = _session(info, connection)
+    with connection.lock:
+        transformer = session.transformer
+        params = [
+            transformer.dump_sequence(values, [PyFormat.TEXT] * len(values))
+            for _, values in statements
+        ]
+        pgconn = _live(connection)
+        expected: list[bytes | int] = []  # per result: a statement's index, or what was sent
+        naming: dict[bytes, bytes] = {}  # statements prepared in this round trip
+        pgconn.enter_pipeline_mode()
+        try:
+            if pgconn.transaction_status == pq.TransactionStatus.IDLE:
+                pgconn.send_query_params(b"BEGIN", None)
+                expected.append(b"BEGIN")
+            for index, ((sql, _), values) in enumerate(zip(statements, params, strict=True)):
+                name = session.names.get(sql) or naming.get(sql)
+                if name is None:
+                    name = naming[sql] = session.name(sql)
+                    pgconn.send_prepare(name, sql)
+                    expected.append(sql)
+                pgconn.send_query_prepared(name, values)
+                expected.append(index)
+            if commit:
+                pgconn.send_query_params(b"COMMIT", None)
+                expected.append(b"COMMIT")
+            pgconn.pipeline_sync()
+            _flush(pgconn)
+            rows, error = _read(connection, session, expected, naming, len(statements))
+        except BaseException:
+            _abandon(connection)
+            raise
+        pgconn.exit_pipeline_mode()
+    if error is not None:
+        if isinstance(error, errors.InvalidSqlStatementName):
+            session.names.clear()  # the session was reset: prepared again from the next one
+        raise error
+    return rows
+
+
+def _read(
+    connection: psycopg.Connection[Any],
+    session: _Session,
+    expected: list[bytes | int],
+    naming: dict[bytes, bytes],
+    count: int,
+) -> tuple[list[list[tuple[Any, ...]]], psycopg.Error | None]:
+    """Every result of a pipeline up to its sync point: the statements' rows, and the
+    first error among them."""
+    pgconn = connection.pgconn
+    rows: list[list[tuple[Any, ...]]] = [[] for _ in range(count)]
+    error: psycopg.Error | None = None
+    for what in expected:
+        result = _result(pgconn)
+        if result is None or _result(pgconn) is not None:  # one result, then the end of it
+            raise psycopg.OperationalError("the server's answers are out of step")
+        if result.status == pq.ExecStatus.PIPELINE_ABORTED:
+            continue  # after the error: not run
+        if error is None:
+            try:
+                _check(connection, result)
+            except psycopg.Error as exc:
+                error = exc
+                continue
+        if isinstance(what, int):
+            if result.ntuples:
+                session.transformer.set_pgresult(result, set_loaders=True)
+                rows[what] = session.transformer.load_rows(0, result.ntuples, tuple)
+        elif what == b"COMMIT" and result.command_status != b"COMMIT":
+            error = psycopg.errors.InFailedSqlTransaction("the transaction was not committed")
+        elif what not in (b"BEGIN", b"COMMIT"):  # a statement prepared: known from now on
+            session.names[what] = naming[what]
+    sync = _result(pgconn)
+    if sync is None or sync.status != pq.ExecStatus.PIPELINE_SYNC:
+        raise psycopg.OperationalError("the server's answers are out of step")
+    return rows, error
+
+
+def _result(pgconn: pq.abc.PGconn) -> pq.abc.PGresult | None:
+    """The next result (``None`` at the end of a statement's), waiting for it with the
+    GIL released (libpq's own wait in `get_result` would hold it)."""
+    while pgconn.is_busy():
+        _wait(pgconn, select.POLLIN)
+        pgconn.consume_input()
+    return pgconn.get_result()
+
+
+def _flush(pgconn: pq.abc.PGconn) -> None:
+    """Send all that libpq holds (the connection is non-blocking), reading meanwhile
+    so that a server writing back never waits on us."""
+    while pgconn.flush():
+        if _wait(pgconn, select.POLLIN | select.POLLOUT) & select.POLLIN:
+            pgconn.consume_input()
+
+
+def _wait(pgconn: pq.abc.PGconn, events: int) -> int:
+    poller = select.poll()
+    poller.register(pgconn.socket, events)
+    ready = poller.poll()
+    return ready[0][1] if ready else 0
+
+
+def _abandon(connection: psycopg.Connection[Any]) -> None:
+    """A pipeline left half read cannot be used again: the connection is closed, and
+    the pool replaces it (SQLAlchemy sees it closed)."""
+    with suppress(Exception):
+        connection.pgconn.finish()
+
+
 def alive(connection: psycopg.Connection[Any]) -> None:
     """One ``SELECT 1`` round trip on `connection` (autocommit), through libpq: half
     the CPU of a cursor's (its creation, dumpers and generators). The server's error,
     or a connection found or left broken, is raised as psycopg raises it."""
     with connection.lock:
         _check(connection, _live(connection).exec_(b"SELECT 1"))
+
+
+def _session(info: dict[Any, Any], connection: psycopg.Connection[Any]) -> _Session:
+    session: _Session | None = info.get(_STATE)
+    if session is None or session.pgconn is not connection.pgconn:
+        session = info[_STATE] = _Session(connection)
+    return session
 
 
 def _live(connection: psycopg.Connection[Any]) -> pq.abc.PGconn:

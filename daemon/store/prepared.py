@@ -95,6 +95,19 @@ def _dollar(
     return numbered.string.encode(), tuple(names.index(name) for name in positions)
 
 
+@dataclass(frozen=True)
+class Direct:
+    """A `Prepared` statement bound for libpq: its text with ``$n`` placeholders and
+    their values in order; `rows` converts what it returns."""
+
+    compiled: _Compiled
+    sql: bytes
+    values: list[Any]
+
+    def rows(self, raw: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        return Prepared._rows(self.compiled, raw)
+
+
 class Prepared:
     """One statement (or one per dialect: `build` takes the dialect's name), compiled
     on first use on each dialect. Parameters are given by bind name; every bind of
@@ -115,9 +128,10 @@ class Prepared:
                 found = self._compiled[dialect.name] = _compile(stmt, dialect)
         return found
 
-    def run(self, conn: Connection, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Execute with `params`; the rows it returns (RETURNING), converted."""
-        compiled = self._for(conn.dialect)
+    def _bound(self, dialect: Dialect, params: Mapping[str, Any]) -> tuple[_Compiled, list[Any]]:
+        """The statement compiled for `dialect`, and `params`' values converted, in
+        the order the driver takes them."""
+        compiled = self._for(dialect)
         if not compiled.given.issuperset(params):  # a column added to a row but not here
             unknown = sorted(set(params) - compiled.given)
             raise TypeError(f"prepared statement has no parameters named {unknown}")
@@ -125,10 +139,23 @@ class Prepared:
             params[name] if bind is None else bind(params[name])
             for name, bind in zip(compiled.names, compiled.binds, strict=True)
         ]
+        return compiled, values
+
+    def run(self, conn: Connection, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Execute with `params`; the rows it returns (RETURNING), converted."""
+        compiled, values = self._bound(conn.dialect, params)
         pooled = conn.connection
-        if compiled.direct is not None and _pgdirect().usable(pooled.dbapi_connection):
+        if compiled.direct is not None and pgdirect_module().usable(pooled.dbapi_connection):
             return self._rows(compiled, _run_direct(conn, compiled, values))
         return self._rows(compiled, _run_cursor(conn, compiled, values))
+
+    def direct(self, dialect: Dialect, params: Mapping[str, Any]) -> Direct | None:
+        """The statement as libpq takes it, with its values (`jupcron.store.pgdirect`);
+        ``None`` where it has no such form (not psycopg)."""
+        compiled, values = self._bound(dialect, params)
+        if compiled.direct is None:
+            return None
+        return Direct(compiled, compiled.direct, [values[i] for i in compiled.order])
 
     @staticmethod
     def _rows(compiled: _Compiled, rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
@@ -164,7 +191,7 @@ def _run_direct(
     pooled = conn.connection
     assert compiled.direct is not None
     try:
-        rows: Sequence[Sequence[Any]] = _pgdirect().run(
+        rows: Sequence[Sequence[Any]] = pgdirect_module().run(
             pooled.info, pooled.dbapi_connection, compiled.direct,
             [values[i] for i in compiled.order],
         )  # fmt: skip
@@ -206,7 +233,7 @@ def _run_cursor(
 
 
 @cache
-def _pgdirect() -> ModuleType:
+def pgdirect_module() -> ModuleType:
     """`jupcron.store.pgdirect`, imported once a statement is compiled for psycopg
     (a store on SQLite needs no PostgreSQL driver)."""
     return importlib.import_module("jupcron.store.pgdirect")

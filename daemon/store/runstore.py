@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, Engine, bindparam, select
 
 from jupcron.domain import RunStatus
-from jupcron.store import audit, control, firing, runs, runwrite
+from jupcron.store import audit, control, firing, runbatch, runs, runwrite
 from jupcron.store.engine import begin
 from jupcron.store.group import GroupCommit
 from jupcron.store.models import Plan
@@ -36,7 +36,10 @@ from jupcron.store.port import (
     Reservation,
 )
 from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.steps import Steps, at_once
 
+# a transaction's writes: stepped side by side, their events in at its end
+_execute = partial(runbatch.execute, deferred=runwrite.deferred_events)
 _PLAN = select(*PLAN_COLUMNS).where(Plan.id == bindparam("b_id"))
 T = TypeVar("T")
 
@@ -53,20 +56,20 @@ class SqlRunStore:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = engine
-        # a batch's events go in with one INSERT at its end (runwrite.deferred_events)
-        self.group = GroupCommit(engine, scope=runwrite.deferred_events) if group_commit else None
+        self.group = GroupCommit(engine, execute=_execute) if group_commit else None
         self._pause_ttl = pause_ttl
         self._monotonic = monotonic
         self._pauses: list[Pause] = []
         self._pauses_read = float("-inf")
         self._pauses_lock = threading.Lock()
 
-    def _write(self, fn: Callable[[Connection], T]) -> T:
+    def _write(self, fn: Callable[[Connection], Steps[T]]) -> T:
         """`fn` in a committed transaction (shared with other threads' writes)."""
         if self.group is not None:
-            return self.group.run(fn)
+            return cast(T, self.group.run(fn))  # runbatch.execute runs the steps
         with begin(self.engine) as conn:
-            return fn(conn)
+            result: T = _execute(conn, [fn])[0]
+            return result
 
     def claim(
         self,
@@ -79,7 +82,7 @@ class SqlRunStore:
         detail: Mapping[str, Any] | None = None,
     ) -> RunRecord | None:
         claim = partial(
-            runwrite.claim, plan=plan, scheduled_for=scheduled_for, now=now,
+            runwrite.claim_steps, plan=plan, scheduled_for=scheduled_for, now=now,
             trigger=trigger, claimed_by=claimed_by, detail=detail,
         )  # fmt: skip
         return self._write(claim)
@@ -87,19 +90,21 @@ class SqlRunStore:
     def skip(
         self, plan: PlanRecord, slots: Sequence[datetime], *, now: datetime, error: str
     ) -> list[datetime]:
-        def write(conn: Connection) -> list[datetime]:
-            return [
-                slot
-                for slot in slots
-                if runwrite.claim(conn, plan, slot, now=now, status=RunStatus.SKIPPED, error=error)
-                is not None
-            ]
+        def write(conn: Connection) -> Steps[list[datetime]]:
+            taken = []
+            for slot in slots:
+                claim = runwrite.claim_steps(
+                    conn, plan, slot, now=now, status=RunStatus.SKIPPED, error=error
+                )
+                if (yield from claim) is not None:
+                    taken.append(slot)
+            return taken
 
         return self._write(write) if slots else []
 
     def set_next(self, slots: Mapping[int, tuple[datetime | None, int]]) -> None:
         if slots:
-            self._write(partial(firing.set_next, slots=dict(slots)))
+            self._write(partial(at_once, partial(firing.set_next, slots=dict(slots))))
 
     def load(self, run_id: int) -> RunRecord:
         with begin(self.engine) as conn:
@@ -121,15 +126,15 @@ class SqlRunStore:
         fields: Mapping[str, Any] | None = None,
         results: Sequence[ExecuteValues] = (),
     ) -> tuple[RunRecord, bool]:
-        def write(conn: Connection) -> tuple[RunRecord, bool]:
-            _keep_results(conn, results)
-            changed = runwrite.advance(
+        def write(conn: Connection) -> Steps[tuple[RunRecord, bool]]:
+            yield from _keep_results(conn, results)
+            changed = yield from runwrite.advance_steps(
                 conn, run.id, status, now=now, expect=expect, step=step, detail=detail,
                 before=before, fields=fields,
             )  # fmt: skip
             if changed is not None:
                 return _moved(run, changed), True
-            runwrite.record_events(conn, before)
+            yield from runwrite.record_events_steps(conn, before, wait=True)  # read below
             record = runs.get(conn, run.id)
             if record is None:
                 raise LookupError(f"run {run.id} is not in the store")
@@ -138,9 +143,9 @@ class SqlRunStore:
         return self._write(write)
 
     def event(self, events: Sequence[Event], results: Sequence[ExecuteValues] = ()) -> None:
-        def write(conn: Connection) -> None:
-            _keep_results(conn, results)
-            runwrite.record_events(conn, events)
+        def write(conn: Connection) -> Steps[None]:
+            yield from _keep_results(conn, results)
+            yield from runwrite.record_events_steps(conn, events)
 
         if events or results:
             self._write(write)
@@ -148,7 +153,8 @@ class SqlRunStore:
     def reserve(
         self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow], *, now: datetime
     ) -> CapHit | None:
-        return self._write(partial(_reserve, run_id=run_id, reservation=reservation, caps=caps))
+        reserve = partial(_reserve, run_id=run_id, reservation=reservation, caps=caps)
+        return self._write(partial(at_once, reserve))
 
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:
         with begin(self.engine) as conn:
@@ -190,9 +196,9 @@ def _reserve(
     return None
 
 
-def _keep_results(conn: Connection, results: Sequence[ExecuteValues]) -> None:
+def _keep_results(conn: Connection, results: Sequence[ExecuteValues]) -> Steps[None]:
     for values in results:
-        runwrite.record_execute(conn, values)
+        yield from runwrite.record_execute_steps(conn, values)
 
 
 _RUN_FIELDS = frozenset(field.name for field in dataclass_fields(RunRecord))

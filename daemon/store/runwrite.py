@@ -21,7 +21,7 @@ commit's batch, one INSERT at its end takes every write's (`deferred_events`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import cache
@@ -35,6 +35,7 @@ from jupcron.store.models import ExecuteResultRow, Run, RunEvent, SwapEventRow
 from jupcron.store.port import Event, ExecuteValues, Reservation
 from jupcron.store.prepared import Prepared
 from jupcron.store.records import PlanRecord, RunRecord
+from jupcron.store.steps import Send, Steps, executed
 from jupcron.store.types import utc
 
 RUNS = cast(Table, Run.__table__)
@@ -154,19 +155,24 @@ def rows_per_insert(dialect: str, columns: int) -> int:
     return ROWS
 
 
-def _insert_rows(
-    conn: Connection, base: Insert, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
-) -> None:
+def _row_sends(
+    dialect: str, base: Insert, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
+) -> Iterator[Send]:
     """`rows` (values in `columns`' order) in multi-row INSERTs of at most
-    `rows_per_insert` rows."""
-    step = rows_per_insert(conn.dialect.name, len(columns))
+    `rows_per_insert` rows, none waited for."""
+    step = rows_per_insert(dialect, len(columns))
     for start in range(0, len(rows), step):
         chunk = rows[start : start + step]
         stmt, names = _rows_stmt(base, columns, len(chunk))
         params: dict[str, Any] = {}
         for keys, row in zip(names, chunk, strict=True):
             params.update(zip(keys, row, strict=True))
-        stmt.run(conn, params)
+        yield Send(stmt, params, wait=False)
+
+
+def event_sends(dialect: str, events: Sequence[Event]) -> list[Send]:
+    """The INSERTs of `events` (run_id, step, detail, at), in order."""
+    return list(_row_sends(dialect, _EVENT_ROWS, _EVENT_COLUMNS, events))
 
 
 @cache
@@ -184,7 +190,7 @@ def _advance_stmt(keys: tuple[str, ...], expect: int) -> Prepared:
     return Prepared(stmt.returning(*(RUNS.c[key] for key in (*keys, "attempts"))))
 
 
-def claim(
+def claim_steps(
     conn: Connection,
     plan: PlanRecord,
     scheduled_for: datetime,
@@ -195,7 +201,7 @@ def claim(
     error: str | None = None,
     claimed_by: str | None = None,
     detail: Mapping[str, Any] | None = None,
-) -> RunRecord | None:
+) -> Steps[RunRecord | None]:
     """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken.
     `detail` joins the `claimed` event's (the run's dry-run state, say)."""
     values: dict[str, Any] = {
@@ -212,15 +218,15 @@ def claim(
         "finished_at": now if status in FINAL else None,
         "wallet": plan.wallet,
     }
-    row = _CLAIM.one_or_none(conn, values)
+    row = _one((yield Send(_CLAIM, values)))
     if row is None:
         return None
     claimed = {"status": str(status), "trigger": trigger, **(detail or {})}
-    add_events(conn, [(row["id"], "claimed", claimed, now)])
+    yield from add_events_steps(conn, [(row["id"], "claimed", claimed, now)])
     return RunRecord.from_mapping(row)
 
 
-def advance(
+def advance_steps(
     conn: Connection,
     run_id: int,
     status: RunStatus,
@@ -231,7 +237,7 @@ def advance(
     detail: Mapping[str, Any],
     before: Sequence[Event] = (),
     fields: Mapping[str, Any] | None = None,
-) -> dict[str, Any] | None:
+) -> Steps[dict[str, Any] | None]:
     """Compare-and-set: move a run that is in one of `expect` to `status` and set
     `fields`, recording an event after the events `before` (attempts, which also
     count in its `attempts`). The columns it set (with `attempts`) as the database
@@ -251,40 +257,50 @@ def advance(
     params["b_bump"] = sum(1 for event in before if event[1] == "attempt")
     params.update((f"b_expect{n}", status) for n, status in enumerate(statuses))
     stmt = _advance_stmt(tuple(sorted(values)), len(statuses))
-    row = stmt.one_or_none(conn, params)
+    row = _one((yield Send(stmt, params)))
     if row is None:
         return None
-    add_events(conn, [*before, (run_id, step, dict(detail), now)])
+    yield from add_events_steps(conn, [*before, (run_id, step, dict(detail), now)])
     return row
 
 
-def add_events(conn: Connection, events: Sequence[Event]) -> None:
+def _one(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if len(rows) > 1:
+        raise LookupError(f"expected at most one row, got {len(rows)}")
+    return rows[0] if rows else None
+
+
+def add_events_steps(conn: Connection, events: Sequence[Event]) -> Steps[None]:
     """Append events (run_id, step, detail, at), in order, in one statement (up to
     `rows_per_insert` of them); inside `deferred_events`, at its end."""
     deferred = getattr(_deferred, "scope", None)
     if deferred is not None and deferred[0] is conn:
         deferred[1].extend(events)
-    else:
-        _insert_rows(conn, _EVENT_ROWS, _EVENT_COLUMNS, events)
+        return
+    for send in event_sends(conn.dialect.name, events):  # noqa: UP028 - a list takes no send()
+        yield send
 
 
 @contextmanager
-def deferred_events(conn: Connection) -> Iterator[None]:
-    """The events added on `conn` meanwhile go in when the block ends (in the same
-    transaction, in order, in as few statements as `rows_per_insert` allows): a group commit's
+def deferred_events(conn: Connection) -> Iterator[Callable[[], list[Send]]]:
+    """The events added on `conn` meanwhile are kept; the function it gives makes
+    their INSERTs (in order, in as few statements as `rows_per_insert` allows), for
+    the block's owner to send at its end, in the same transaction: a group commit's
     writes share one INSERT of their events instead of one each. Nothing in the
     block may read the events it adds (a run's writes are never in one batch)."""
     queue: list[Event] = []
     _deferred.scope = (conn, queue)  # this thread's writes on `conn` (the batch's)
     try:
-        yield
+        yield lambda: event_sends(conn.dialect.name, queue)
     finally:
         _deferred.scope = None
-    _insert_rows(conn, _EVENT_ROWS, _EVENT_COLUMNS, queue)
 
 
-def record_events(conn: Connection, events: Sequence[Event]) -> None:
-    """Append events, counting the attempts among them in their runs' `attempts`."""
+def record_events_steps(
+    conn: Connection, events: Sequence[Event], *, wait: bool = False
+) -> Steps[None]:
+    """Append events, counting the attempts among them in their runs' `attempts`
+    (`wait`: before the write goes on, for one that reads the run afterwards)."""
     if not events:
         return
     bumps: dict[int, int] = {}
@@ -292,8 +308,8 @@ def record_events(conn: Connection, events: Sequence[Event]) -> None:
         if step == "attempt":
             bumps[run_id] = bumps.get(run_id, 0) + 1
     for run_id, by in bumps.items():
-        _BUMP.run(conn, {"b_id": run_id, "b_bump": by})
-    add_events(conn, events)
+        yield Send(_BUMP, {"b_id": run_id, "b_bump": by}, wait=wait)
+    yield from add_events_steps(conn, events)
 
 
 def reserve(conn: Connection, run_id: int, reservation: Reservation) -> None:
@@ -309,22 +325,30 @@ def reserve(conn: Connection, run_id: int, reservation: Reservation) -> None:
     )
 
 
-def record_execute(conn: Connection, values: ExecuteValues) -> int:
+def record_execute_steps(conn: Connection, values: ExecuteValues) -> Steps[int]:
     """Store (or replace) the result of `values.run_id` for its signature; its id.
     One row per (run, signature): a re-post of the same signed transaction answers
     again, and the newer answer replaces the older one."""
     row = {name: getattr(values, name) for name in ("run_id", "signature", *_RESULT_COLUMNS)}
-    first = _FIRST_RESULT.one_or_none(conn, row)  # the usual case: one statement, nothing to undo
+    first = _one((yield Send(_FIRST_RESULT, row)))  # the usual case: nothing to undo
     if first is not None:
         result_id = int(first["id"])
     else:
-        result_id = int(_NEWER_RESULT.run(conn, row)[0]["id"])
-        _UNSWAP.run(conn, {"b_id": result_id})  # the older answer's swap events
-    _insert_rows(
-        conn, _SWAP_ROWS, _SWAP_COLUMNS,
+        result_id = int((yield Send(_NEWER_RESULT, row))[0]["id"])
+        yield Send(_UNSWAP, {"b_id": result_id}, wait=False)  # the older answer's swap events
+    yield from _row_sends(
+        conn.dialect.name, _SWAP_ROWS, _SWAP_COLUMNS,
         [
             (result_id, n, e.amm, e.input_mint, e.input_amount, e.output_mint, e.output_amount)
             for n, e in enumerate(values.swap_events)
         ],
     )  # fmt: skip
     return result_id
+
+
+# each write at once, its statements executed as it yields them
+claim = executed(claim_steps)
+advance = executed(advance_steps)
+add_events = executed(add_events_steps)
+record_events = executed(record_events_steps)
+record_execute = executed(record_execute_steps)

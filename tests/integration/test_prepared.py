@@ -8,6 +8,7 @@ import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from functools import partial
 from typing import Any
 
 import pytest
@@ -16,13 +17,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
-from jupcron.store import runs, runwrite
+from jupcron.store import runbatch, runs, runwrite
 from jupcron.store.engine import begin, make_engine
 from jupcron.store.group import GroupCommit
 from jupcron.store.models import Run, RunEvent
 from jupcron.store.prepared import Prepared
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
+from jupcron.store.steps import Steps
 from tests.fixtures.runs import stored_plan
 from tests.support.wait import wait_until
 
@@ -172,7 +174,9 @@ def test_a_batchs_events_go_in_at_its_end_and_a_bad_one_fails_alone(engine: Engi
     transaction: every write's events are committed when its call returns, in order
     per run; a write whose events cannot go in (no such run) fails alone."""
     plan = make_plan(engine)
-    group = GroupCommit(engine, scope=runwrite.deferred_events)
+    group = GroupCommit(
+        engine, execute=partial(runbatch.execute, deferred=runwrite.deferred_events)
+    )
     with begin(engine) as conn:
         ids = [runwrite.claim(conn, plan, SLOT + timedelta(hours=n), now=NOW) for n in range(4)]
     run_ids = [run.id for run in ids if run is not None]
@@ -180,18 +184,20 @@ def test_a_batchs_events_go_in_at_its_end_and_a_bad_one_fails_alone(engine: Engi
     failed: list[BaseException] = []
     seen: dict[int, list[str]] = {}
 
-    def blocker(conn: Connection) -> None:
+    def blocker(conn: Connection) -> Steps[None]:
         gate.wait(10)
-        runwrite.add_events(conn, [(run_ids[0], "first", {}, NOW)])
+        yield from runwrite.add_events_steps(conn, [(run_ids[0], "first", {}, NOW)])
 
-    def steps(run_id: int) -> Callable[[Connection], None]:
-        def write(conn: Connection) -> None:
-            runwrite.add_events(conn, [(run_id, "one", {}, NOW), (run_id, "two", {}, NOW)])
-            runwrite.add_events(conn, [(run_id, "three", {}, NOW)])
+    def steps(run_id: int) -> Callable[[Connection], Steps[None]]:
+        def write(conn: Connection) -> Steps[None]:
+            yield from runwrite.add_events_steps(
+                conn, [(run_id, "one", {}, NOW), (run_id, "two", {}, NOW)]
+            )
+            yield from runwrite.add_events_steps(conn, [(run_id, "three", {}, NOW)])
 
         return write
 
-    def writer(fn: Callable[[Connection], None], run_id: int) -> None:
+    def writer(fn: Callable[[Connection], Steps[None]], run_id: int) -> None:
         try:
             group.run(fn)
         except IntegrityError as exc:
