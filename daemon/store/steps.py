@@ -5,8 +5,11 @@ Written so, one write runs as before, each statement executed when it is
 yielded (`run`). Many writes can also be stepped side by side (`interleave`):
 each round sends every write's next statement in one batch, so on PostgreSQL a
 group commit of eight writes makes a round trip a round instead of one a
-statement (`jupcron.store.runbatch`). The writes of one batch touch different
-runs, so the order between them does not matter; within one write it is kept.
+statement (`jupcron.store.runbatch`). The writes of one batch are calls of
+different threads about different runs (a run's own writes are never in one
+batch): nothing ordered them among themselves but their arrival, so their
+statements may mix. Within one write the order is kept; a write of plain
+statements (`at_once`) runs them at its turn in the round.
 
 A `Send` with ``wait=False`` is one whose rows the write does not need: the write
 goes on at once, and the statement goes with the round that comes next (at the
