@@ -69,9 +69,10 @@ def signature(run: RunRecord) -> str:
 
 
 def a_batch(engine: Engine, name: str) -> dict[str, Any]:
-    """Claims, then a batch mixing every kind of run write: advances with attempts and
-    an execute result, a repeated result (it replaces the first), a refused advance
-    that reads its run back, events; what each returned and what was stored."""
+    """Claims, then a batch mixing every kind of run write: a plain read, advances with
+    attempts and an execute result, a repeated result (it replaces the first), a
+    refused advance that reads its run back, events; what each returned and what
+    was stored."""
     plan = stored_plan(engine, name, now=NOW)
     with begin(engine) as conn:
         first = execute(conn, claims(plan, 4))
@@ -103,8 +104,13 @@ def a_batch(engine: Engine, name: str) -> dict[str, Any]:
         yield from runwrite.record_events_steps(conn, attempt, wait=True)
         return runs.get(conn, run.id)  # reads the bump it waited for
 
+    def plain(conn: Connection) -> str:  # first: its read begins the transaction
+        found = runs.get(conn, a.id)
+        return str(found.status) if found else "gone"
+
     with begin(engine) as conn:
-        second = execute(conn, [
+        read, *second = execute(conn, [
+            partial(steps.at_once, plain),
             lambda conn: advance(conn, a, [result(a, "Success", ["x", "y"])]),
             lambda conn: advance(conn, b, []),
             lambda conn: advance(conn, c, [result(c, "Success", ["new"])]),
@@ -120,6 +126,7 @@ def a_batch(engine: Engine, name: str) -> dict[str, Any]:
     comparable = lambda r: {k: v for k, v in vars(r).items()  # noqa: E731
                             if k not in ("id", "plan_id")}  # fmt: skip
     return {
+        "read": read,
         "claimed": [comparable(run) for run in first],
         "returned": [
             comparable(second[3]),
@@ -137,6 +144,7 @@ def test_a_pipelined_batch_stores_and_returns_what_the_writes_one_by_one_do(
     pipelined = a_batch(engine, "piped")
     one_by_one = a_batch(cursor_engine, "cursor")
     assert pipelined == one_by_one
+    assert pipelined["read"] == "pending"
     assert pipelined["events"][0] == ["claimed", "note", "attempt", "submitted"]
     assert pipelined["events"][3] == ["claimed", "attempt"]
     assert pipelined["stored"][3]["attempts"] == 1  # the refused advance read its bump
