@@ -7,6 +7,7 @@ the one-by-one path."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -256,3 +257,44 @@ def test_a_lost_connection_fails_the_batch_and_is_replaced(engine: Engine, pg_ur
         assert len(runs.in_flight(conn)) == 1  # the first batch's claim only
         made = execute(conn, claims(plan, 3)[1:])
     assert all(run is not None for run in made)
+
+
+def small_send_buffer(conn: Connection) -> None:
+    """The session's socket takes little at once (SO_SNDBUF of 4 KiB, set on a
+    duplicate of it: the socket is the same)."""
+    fd = conn.connection.dbapi_connection.pgconn.socket
+    with socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM) as same:
+        same.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+
+
+def test_a_round_larger_than_the_socket_takes_is_sent_whole(engine: Engine) -> None:
+    """64 claims and an execute answer of 4 MiB in one round, on a socket that takes
+    a few KiB at once: the round is sent in parts, waiting for the socket, while the
+    server's answers are read (a pipeline that only wrote would stall here)."""
+    plan = stored_plan(engine, "p", now=NOW)
+    with begin(engine) as conn:
+        made = execute(conn, claims(plan, 64))
+    big = "x" * (4 << 20)
+    values = ExecuteValues(
+        run_id=made[0].id, signature="sig-big", operation="execute_swap", recorded_at=NOW,
+        status="Success", answer={"status": "Success", "blob": big},
+    )  # fmt: skip
+    more = [
+        lambda conn, n=n: runwrite.claim_steps(
+            conn, plan, SLOT + timedelta(days=10, hours=n), now=NOW
+        )
+        for n in range(64)
+    ]
+    with begin(engine) as conn:
+        small_send_buffer(conn)
+        result_id, *claimed = execute(
+            conn, [lambda conn: runwrite.record_execute_steps(conn, values), *more]
+        )
+    assert all(run is not None for run in claimed)
+    with begin(engine) as conn:
+        stored = conn.execute(
+            text("SELECT length(answer::text) FROM execute_results WHERE id = :id"),
+            {"id": result_id},
+        ).scalar_one()
+        assert stored > 4 << 20
+        assert len(runs.in_flight(conn)) == 128
