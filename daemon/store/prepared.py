@@ -170,12 +170,6 @@ class Prepared:
             for row in rows
         ]
 
-    def one_or_none(self, conn: Connection, params: Mapping[str, Any]) -> dict[str, Any] | None:
-        rows = self.run(conn, params)
-        if len(rows) > 1:
-            raise LookupError(f"expected at most one row, got {len(rows)}")
-        return rows[0] if rows else None
-
 
 def _driver_params(compiled: _Compiled, values: list[Any]) -> Any:
     if compiled.positional:

@@ -265,6 +265,7 @@ def advance_steps(
 
 
 def _one(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The one row a statement of one run returned, or ``None``."""
     if len(rows) > 1:
         raise LookupError(f"expected at most one row, got {len(rows)}")
     return rows[0] if rows else None
