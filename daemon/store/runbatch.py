@@ -6,8 +6,8 @@ given by the run store: this module writes nothing of its own).
 
 On PostgreSQL through psycopg, the batch's writes are stepped side by side and each
 round of their statements goes in one round trip (`pgdirect.pipeline`); the last
-round carries the events and the ``COMMIT``. A batch of eight runs' steps made some
-ten round trips, each ended by the wait to take the GIL back from the workers;
+round carries the events and the ``COMMIT``. A batch of four or five runs' steps made
+seven or eight round trips, each ended by a wait to take the GIL back from the workers;
 now it makes two or three. A failure anywhere fails the batch as one statement's
 failure did: nothing of it is committed, and the group commit tries each write
 alone to find whose it was.
