@@ -8,7 +8,9 @@ connection (a named server-side statement, its parameters typed by the casts in
 its text) and executes it with `PGconn.exec_prepared`, which releases the GIL
 while it waits. Parameters are dumped and rows loaded by psycopg's own
 `Transformer` on the connection's adapters: the values the server receives and
-the rows we read are those a cursor would give.
+the rows we read are those a cursor would give. `pipeline` sends a whole round of
+them (a group commit's batch, `jupcron.store.runbatch`) in one round trip, in
+libpq's pipeline mode, and waits for the answers with the GIL released.
 
 What keeps it correct:
 - **The transaction.** psycopg begins a transaction lazily, before a cursor's
@@ -26,6 +28,9 @@ What keeps it correct:
   SQLAlchemy's handler, which invalidates a lost connection as for any statement.
 - **Threads.** The connection's own lock is held for the round trip, as psycopg
   holds it for a cursor's.
+- **A pipeline.** It is left only once every answer up to its sync point is read;
+  one broken off half way (the server gone, a bug) closes the connection, which
+  the pool then replaces.
 """
 
 from __future__ import annotations
