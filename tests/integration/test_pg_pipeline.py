@@ -298,3 +298,22 @@ def test_a_round_larger_than_the_socket_takes_is_sent_whole(engine: Engine) -> N
         ).scalar_one()
         assert stored > 4 << 20
         assert len(runs.in_flight(conn)) == 128
+
+
+def test_a_write_that_fails_between_rounds_leaves_nothing(engine: Engine) -> None:
+    """A write raising after its first round (a bug, say) ends the batch there: the
+    claims already sent are rolled back with it, and the session goes on."""
+    plan = stored_plan(engine, "p", now=NOW)
+
+    def fails_after_a_round(conn: Connection) -> Steps[None]:
+        claimed = yield from runwrite.claim_steps(conn, plan, SLOT - timedelta(days=1), now=NOW)
+        assert claimed is not None
+        raise LookupError("a bug after the first round")
+
+    with pytest.raises(LookupError, match="a bug"), begin(engine) as conn:
+        execute(conn, [*claims(plan, 3), fails_after_a_round])
+    with begin(engine) as conn:
+        assert conn.connection.dbapi_connection.pgconn.transaction_status == IDLE
+        assert runs.in_flight(conn) == []
+        made = execute(conn, claims(plan, 3))
+    assert all(run is not None for run in made)
