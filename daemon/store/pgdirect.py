@@ -155,10 +155,10 @@ def pipeline(
             pgconn.pipeline_sync()
             _flush(pgconn)
             rows, error = _read(connection, session, expected, naming, len(statements))
+            pgconn.exit_pipeline_mode()
         except BaseException:
-            _abandon(connection)
+            _abandon(connection)  # never left in pipeline mode, which nothing else expects
             raise
-        pgconn.exit_pipeline_mode()
     if error is not None:
         if isinstance(error, errors.InvalidSqlStatementName):
             session.names.clear()  # the session was reset: prepared again from the next one
