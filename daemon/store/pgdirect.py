@@ -3,14 +3,14 @@
 A statement through a psycopg cursor costs ~30-45 us of Python on top of libpq's
 own ~10 (its query conversion, prepared-statement bookkeeping and the generators
 that drive each round trip), and a run makes about ten: a fifth of a run's CPU
-on PostgreSQL went there. `run` prepares each of `Prepared`'s statements once per
+on PostgreSQL went there. Each of `Prepared`'s statements is prepared once per
 connection (a named server-side statement, its parameters typed by the casts in
-its text) and executes it with `PGconn.exec_prepared`, which releases the GIL
-while it waits. Parameters are dumped and rows loaded by psycopg's own
-`Transformer` on the connection's adapters: the values the server receives and
-the rows we read are those a cursor would give. `pipeline` sends a whole round of
-them (a group commit's batch, `jupcron.store.runbatch`) in one round trip, in
-libpq's pipeline mode, and waits for the answers with the GIL released.
+its text) and executed by name. Parameters are dumped and rows loaded by
+psycopg's own `Transformer` on the connection's adapters: the values the server
+receives and the rows we read are those a cursor would give. `pipeline` sends a
+round of them (a group commit's batch, `jupcron.store.runbatch`; `run` sends one)
+in one round trip, in libpq's pipeline mode, and waits for the answers with the
+GIL released.
 
 What keeps it correct:
 - **The transaction.** psycopg begins a transaction lazily, before a cursor's
@@ -85,32 +85,10 @@ def run(
 ) -> list[tuple[Any, ...]]:
     """Execute `sql` (``$n`` placeholders, every one cast) with `values` on
     `connection` inside its transaction; the rows it returns. `info` is the pooled
-    connection's: where the session's prepared statements are remembered."""
-    session = _session(info, connection)
-    with connection.lock:
-        transformer = session.transformer
-        # a value the server cannot take (a NUL in a text) fails here, before anything is sent
-        params = transformer.dump_sequence(values, [PyFormat.TEXT] * len(values))
-        pgconn = _live(connection)
-        if pgconn.transaction_status == pq.TransactionStatus.IDLE:
-            _check(connection, pgconn.exec_(b"BEGIN"))
-        name = session.names.get(sql)
-        if name is None:
-            name = session.name(sql)
-            _check(connection, pgconn.prepare(name, sql))
-            session.names[sql] = name
-        result = pgconn.exec_prepared(name, params)  # type: ignore[arg-type]  # None is NULL
-        try:
-            _check(connection, result)
-        except errors.InvalidSqlStatementName:
-            # the session was reset (DEALLOCATE ALL): every statement is prepared again,
-            # under new names, from the next transaction on
-            session.names.clear()
-            raise
-        if not result.ntuples:
-            return []
-        transformer.set_pgresult(result, set_loaders=True)
-        return transformer.load_rows(0, result.ntuples, tuple)
+    connection's: where the session's prepared statements are remembered. A
+    `pipeline` of one statement: its ``BEGIN`` and ``PREPARE``, when needed, go in
+    the same round trip."""
+    return pipeline(info, connection, [(sql, values)])[0]
 
 
 def pipeline(
