@@ -147,9 +147,17 @@ class RunBook:
         the one this book committed in this drive, else read from the store."""
         if run_id in self._ordered:
             return dict(self._ordered[run_id])
+        return self._latest(run_id, "ordered")
+
+    def claimed(self, run_id: int) -> dict[str, Any]:
+        """The detail of the run's ``claimed`` event: its trigger and the dry-run state
+        it was claimed with (`jupcron.runner.ports.run_mode`), read from the store."""
+        return self._latest(run_id, "claimed")
+
+    def _latest(self, run_id: int, wanted: str) -> dict[str, Any]:
         found: dict[str, Any] = {}
         for step, detail in self.store.steps(run_id):
-            if step == "ordered":
+            if step == wanted:
                 found = dict(detail)
         return found
 

@@ -28,15 +28,23 @@ Clock = Callable[[], datetime]
 
 @dataclass(frozen=True)
 class RunOptions:
+    """`dry_run`: `fire --dry-run`. `claimed_dry_run`: a run recovered after a crash
+    that was claimed as a dry run: why it was one then (it stays one, whatever the
+    config says now: a dry run is never signed)."""
+
     dry_run: bool = False
     trigger: str = "schedule"
+    claimed_dry_run: str | None = None
 
 
 def dry_run_source(config: Config, plan: PlanRecord, options: RunOptions) -> str | None:
     """What makes this run a dry run (ordered and checked, never signed), the first of
-    `fire --dry-run`, the config's `safety.dry_run`, the plan's `dry_run`; ``None``: it signs."""
+    `fire --dry-run`, the dry-run state a recovered run was claimed with, the config's
+    `safety.dry_run`, the plan's `dry_run`; ``None``: it signs."""
     if options.dry_run:
         return "fire --dry-run"
+    if options.claimed_dry_run is not None:
+        return options.claimed_dry_run
     if config.safety.dry_run:
         return "safety.dry_run"
     if plan.settings.dry_run:

@@ -1,7 +1,8 @@
 """Crash recovery: settle every run a previous process left in flight.
 
     pending, requested  nothing was signed: order afresh inside the slot's grace,
-                        else record the run as skipped (with why)
+                        else record the run as skipped (with why); a run claimed
+                        as a dry run stays one (never signed)
     signed, submitted   re-post the SAME signed transaction (same signature, so it
                         cannot land twice), or ask the RPC node; what cannot be
                         settled before the blockhash surely expired becomes in_doubt
@@ -84,7 +85,16 @@ def recover_run(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -
             run, RunStatus.PENDING, now=now, expect=[RunStatus.REQUESTED], step="reorder",
             detail={"reason": "recovery: nothing was signed, order afresh"},
         )  # fmt: skip
-    return RunOptions(trigger=run.trigger)
+    return RunOptions(trigger=run.trigger, claimed_dry_run=claimed_dry_run(ports, run))
+
+
+def claimed_dry_run(ports: Ports, run: RunRecord) -> str | None:
+    """Why the run was a dry run when it was claimed (its ``claimed`` event), or
+    ``None``: an interrupted `fire --dry-run` must not be signed by its recovery."""
+    claimed = ports.book.claimed(run.id)
+    if not claimed.get("dry_run"):
+        return None
+    return f"{claimed.get('source') or 'dry run'} (as claimed)"
 
 
 def _why_not_reorder(run: RunRecord, plan: PlanRecord, now: datetime) -> str | None:

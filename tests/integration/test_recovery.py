@@ -12,6 +12,7 @@ import pytest
 
 from jupcron import failpoints
 from jupcron.domain import RunStatus
+from jupcron.runner.ports import RunOptions
 from jupcron.runner.recovery import recover
 from tests.fixtures.runner import Clock, RigFactory
 
@@ -192,3 +193,44 @@ def test_recovery_of_a_disabled_plan_before_signing_skips(make_rig: RigFactory) 
     assert [o.status for o in outcomes] == [RunStatus.SKIPPED]
     assert rig.issued() == 0
     _ = timedelta
+
+
+@pytest.mark.parametrize("point", ["after_claim", "after_order", "after_requested"])
+def test_an_interrupted_fire_dry_run_stays_a_dry_run(make_rig: RigFactory, point: str) -> None:
+    # `jupcron fire NAME --dry-run` killed before its end: recovery (the daemon's, or
+    # the next `fire`'s) finishes it as what it was claimed as, and signs nothing
+    rig = make_rig()
+    plan = rig.plan("swap")
+    failpoints.arm(point)
+    crash(lambda: rig.runner().fire(plan, SLOT, RunOptions(dry_run=True, trigger="manual")))
+    failpoints.disarm()
+    outcomes = recover(rig.runner(), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.DRY_RUN]
+    assert rig.landed() == []
+    run = rig.run(outcomes[0].run_id)
+    assert run.signature is None
+    assert run.signed_tx is None
+    finished = [detail for _, step, detail in rig.events(run.id) if step == "dry_run"]
+    assert finished[0]["source"] == "fire --dry-run (as claimed)"
+
+
+def test_a_run_claimed_under_safety_dry_run_is_not_signed_after_it_is_turned_off(
+    make_rig: RigFactory,
+) -> None:
+    rig = make_rig(safety={"dry_run": True})
+    plan = rig.plan("swap")
+    failpoints.arm("after_order")
+    crash(lambda: rig.runner().fire(plan, SLOT))
+    failpoints.disarm()
+    live = rig.config.model_copy(
+        update={"safety": rig.config.safety.model_copy(update={"dry_run": False})}
+    )
+    outcomes = recover(rig.runner(config=live), startup=True)
+    assert [o.status for o in outcomes] == [RunStatus.DRY_RUN]
+    assert rig.landed() == []
+    finished = [d for _, step, d in rig.events(outcomes[0].run_id) if step == "dry_run"]
+    assert finished[0]["source"] == "safety.dry_run (as claimed)"
+    # the next slot, claimed under the live config, signs
+    outcome = rig.runner(config=live).fire(plan, SLOT + timedelta(hours=1))
+    assert outcome is not None
+    assert outcome.status is RunStatus.SUCCEEDED
