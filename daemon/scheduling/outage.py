@@ -3,11 +3,17 @@ leads the plan's wallet (a lease lost with its connection; part of
 `jupcron.scheduling.scheduler.Scheduler`): not dropped, and its plan's next slot
 not written past it, but tried again every `store_retry` seconds (an APScheduler
 date job) until it fires (its claim a no-op if the wallet's new leader ran it),
-or is recorded as skipped once its grace has passed or its plan changed."""
+or is recorded as skipped once its grace has passed or its plan changed.
+
+The same holds wherever a fire's path meets the store: a late fire that cannot
+read or record its missed slots has each of them retried so (their grace has
+passed: recorded skipped once the store answers) and its plan's next slot queued;
+a fire whose path failed for any other reason is logged and retried the same way."""
 
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -18,7 +24,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import JupcronError, NotLeadingError, StoreBusyError
-from jupcron.scheduling.schedule import is_late
+from jupcron.scheduling import window as win
+from jupcron.scheduling.schedule import is_late, next_fire_times
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from jupcron.store.port import RunStore
@@ -29,6 +36,7 @@ log = structlog.get_logger(__name__)
 UNAVAILABLE_ERROR = "missed: the store was unavailable until the slot's grace period had passed"
 UNAVAILABLE_CHANGED_ERROR = "missed: the store was unavailable, and the plan changed since"
 NOT_LEADING_ERROR = "missed: no daemon led its wallet until the slot's grace period had passed"
+LATE_CHUNK = 100  # slots of a late fire retried at a time while the store is unavailable
 
 
 class Outages:
@@ -48,6 +56,40 @@ class Outages:
         def _call(self, plan: PlanRecord, slot: datetime) -> bool: ...
 
         def _handed_back(self, plan_id: int) -> None: ...
+
+        def _handed(self, plan_id: int) -> None: ...
+
+        def _queue_after(self, plan: PlanRecord, after: datetime) -> None: ...
+
+    _lock: threading.RLock
+    _window: win.Window
+
+    def _late_unavailable(
+        self, plan: PlanRecord, slot: datetime, now: datetime, exc: Exception
+    ) -> bool:
+        """A late fire found the store unavailable (called with `_lock` held): `slot`
+        and the plan's slots after it up to `now` (at most `LATE_CHUNK`) are retried,
+        and the plan's next slot is queued after the last of them (a slot still past is
+        due at once: the next chunk). False: `slot` may still lack a row."""
+        missed = [t for t in next_fire_times(plan.schedule, slot, LATE_CHUNK) if t <= now]
+        self._store_unavailable(plan, slot, exc)
+        for later in missed:
+            self._handed(plan.id)  # each retry hands its slot back
+            self._store_unavailable(plan, later, exc)
+        self._queue_after(plan, missed[-1] if missed else slot)
+        return False
+
+    def _due_failed(self, item: win.Entry, exc: Exception) -> bool:
+        """A due slot's path raised (a bug): said, the plan's next slot queued if it was
+        not yet, and the slot retried like one that found the store unavailable."""
+        plan, slot = item.plan, item.slot
+        log.error("fire_failed", plan=plan.name, scheduled_for=slot.isoformat(),
+                  error=str(exc), exc_info=exc)  # fmt: skip
+        with self._lock:
+            if self._window.live.get(plan.id) is item:
+                self._queue_after(plan, slot)
+        self._store_unavailable(plan, slot, exc)
+        return False
 
     def _store_unavailable(self, plan: PlanRecord, slot: datetime, exc: Exception) -> None:
         not_leading = isinstance(exc, NotLeadingError)

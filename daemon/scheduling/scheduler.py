@@ -211,7 +211,7 @@ class Scheduler(Reloading, Outages):
             due = self._window.pop_due(self._clock())
         for item in due:
             self._handed(item.plan.id)
-            self._pool.submit(self._due, item)
+            self._submit(self._due, item)
 
     def _refill(self, now: datetime) -> None:
         """Read the plans due within the horizon, a page at a time, until the window is
@@ -279,8 +279,19 @@ class Scheduler(Reloading, Outages):
         if result.run is not None:
             log.info("run_caught_up", plan=plan.name, scheduled_for=result.run.isoformat())
             self._handed(plan.id)
-            self._pool.submit(self._fire_now, plan, plan.version, result.run.isoformat())
+            self._submit(self._fire_now, plan, plan.version, result.run.isoformat())
         return result.run
+
+    def _submit(self, job: Callable[..., None], *args: object) -> None:
+        """`job(*args)` on a worker; whatever it raises is logged, never lost in its future."""
+
+        def work() -> None:
+            try:
+                job(*args)
+            except Exception:  # a bug in the scheduler's own code: said, and the pool goes on
+                log.exception("scheduler_job_failed", job=job.__name__)
+
+        self._pool.submit(work)
 
     def _queue_after(self, plan: PlanRecord, after: datetime) -> None:
         """The plan's next slot after `after`: live if a page read past it already,
@@ -319,6 +330,8 @@ class Scheduler(Reloading, Outages):
         settled = True
         try:
             settled = self._due_now(item)
+        except Exception as exc:  # noqa: BLE001 - the plan must go on firing, the slot be kept
+            settled = self._due_failed(item, exc)
         finally:
             if settled:
                 self._handed_back(item.plan.id)
@@ -329,14 +342,24 @@ class Scheduler(Reloading, Outages):
         with self._lock:
             if self._window.live.get(plan.id) is not item:
                 return True  # replaced by a reload (which recorded its slot)
-            if is_late(plan.schedule, plan.name, slot, self._clock()):
+            now = self._clock()
+            if is_late(plan.schedule, plan.name, slot, now):
                 log.warning("fire_late", plan=plan.name, scheduled_for=slot.isoformat())
-                with self._reader() as session:
-                    last = runs.last_slot(session, plan.id)
-                self._settle(plan, last)
-                return True
+                return self._late(plan, slot, now)
             self._queue_after(plan, slot)
         return self._call(plan, slot)
+
+    def _late(self, plan: PlanRecord, slot: datetime, now: datetime) -> bool:
+        """A fire too late: settle the plan's slots missed up to now (`_settle`: read its
+        last recorded slot, record the missed ones, queue the next). With the store
+        unavailable: each missed slot retried (`_late_unavailable`), never dropped."""
+        try:
+            with transaction(self._reader) as session:
+                last = runs.last_slot(session, plan.id)
+            self._settle(plan, last)
+        except (StoreBusyError, SQLAlchemyError) as exc:
+            return self._late_unavailable(plan, slot, now, exc)
+        return True
 
     def _fire_now(self, plan: PlanRecord, version: int, slot_text: str) -> None:
         settled = True

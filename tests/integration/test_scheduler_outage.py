@@ -30,11 +30,11 @@ def busy_factory(sqlite_url: str) -> Iterator[sessionmaker[Session]]:
 
 
 class Lock:
-    """Another writer holding SQLite's write lock."""
+    """Another writer holding SQLite's write lock (taken and released from any thread)."""
 
     def __init__(self, url: str) -> None:
         self.conn: sqlite3.Connection | None = sqlite3.connect(
-            url.removeprefix("sqlite:///"), isolation_level=None
+            url.removeprefix("sqlite:///"), isolation_level=None, check_same_thread=False
         )
 
     def take(self) -> None:
