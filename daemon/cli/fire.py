@@ -40,8 +40,10 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
             raise ConfigError(f"plan {name!r} is not fired: {pause.skip_reason()}")
         now = datetime.now(UTC)
         outcome = runtime.runner.fire(plan, now, RunOptions(dry_run=dry_run, trigger="manual"))
-        if outcome is not None and outcome.status.in_flight:
-            recover(runtime.runner, startup=True)
+        if outcome is not None and outcome.status.in_flight and not outcome.taken_over:
+            # its own run only (a daemon's runs are the daemon's, however stale they look)
+            again = recover(runtime.runner, runs={outcome.run_id})
+            outcome = again[0] if again else outcome
     finally:
         runtime.close()
     if outcome is None:

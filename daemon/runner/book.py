@@ -1,8 +1,12 @@
 """The run's book: its row and its append-only events.
 
 Every state change is one committed transaction with an event; `advance` is
-a compare-and-set on the current status, so two drivers of one run (a
-recovery pass and a `jupcron fire`, say) can never both move it.
+a compare-and-set on the current status and on the run's order as this driver
+knows it (its requestId and unsigned transaction), so two drivers of one run (a
+recovery pass and a `jupcron fire`, say) can never both move it: not even when the
+other drove it round to the same status with an order of its own (requested →
+pending → requested). A driver whose compare-and-set fails stops there
+(`RunTakenOver`): the run is the other driver's, and nothing more is posted.
 
 HTTP attempts: one that failed is committed at once (before any retry); one
 whose answer was handed back to the runner is committed in the same
@@ -28,6 +32,23 @@ from jupcron.store.port import Event, ExecuteValues, RunStore
 from jupcron.store.records import RunRecord
 
 log = structlog.get_logger(__name__)
+
+
+class RunTakenOver(Exception):
+    """Another driver moved the run since this one read it: this drive stops (caught
+    by `jupcron.runner.core.Runner`; it never leaves the runner). `record`: the run as
+    the store has it now."""
+
+    def __init__(self, record: RunRecord) -> None:
+        super().__init__(f"run {record.id} was moved by another driver (now {record.status})")
+        self.record = record
+
+
+def order_of(run: RunRecord) -> dict[str, Any]:
+    """The columns that name the order a driver's copy of the run is about: each
+    order call gives a new requestId and a new unsigned transaction (a fresh
+    blockhash), so a run moved on by another driver never matches its old copy."""
+    return {"request_id": run.request_id, "unsigned_tx": run.unsigned_tx}
 
 
 class RunBook:
@@ -61,18 +82,23 @@ class RunBook:
         detail: dict[str, Any] | None = None,
         **fields: Any,
     ) -> RunRecord:
-        """Move the run (if it is still in `expect`, default: its current status)."""
+        """Move the run, if it is still in `expect` (default: its current status) with
+        the order of this copy (`order_of`); else raise `RunTakenOver`."""
         with self._booking(run.id) as (answered, results):
             record, moved = self.store.advance(
                 run, status, now=self.clock(),
                 expect=expect if expect is not None else [run.status],
                 step=step or str(status), detail=detail or {}, before=answered, fields=fields,
-                results=results,
+                results=results, match=order_of(run),
             )  # fmt: skip
         if not moved:
             self._ordered.pop(run.id, None)  # another driver moved it: read from the store
-            log.warning("run_state_conflict", wanted=str(status), had=str(run.status))
-        elif step == "ordered":  # as the store gives it back (a JSON copy)
+            log.warning(
+                "run_state_conflict", wanted=str(status), had=str(run.status),
+                now=str(record.status), request_id=record.request_id,
+            )  # fmt: skip
+            raise RunTakenOver(record)
+        if step == "ordered":  # as the store gives it back (a JSON copy)
             self._ordered[run.id] = json.loads(json.dumps(detail or {}))
         return record
 

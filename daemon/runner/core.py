@@ -25,7 +25,7 @@ from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET, RunStatus
 from jupcron.errors import FatalError, RejectedError, RetryableError
 from jupcron.logs import run_context
-from jupcron.runner.book import RunBook
+from jupcron.runner.book import RunBook, RunTakenOver
 from jupcron.runner.flow import drive, without_wallet
 from jupcron.runner.outcome import RunListener, RunOutcome
 from jupcron.runner.ports import Clock, Ports, RunOptions, run_mode
@@ -185,6 +185,7 @@ class Runner:
         claimed: RunRecord | None,
     ) -> RunOutcome:
         book = ports.book
+        taken_over = False
         with run_context(plan=plan.name, kind=str(plan.kind), run_id=run_id):
             try:
                 record = claimed or book.load(run_id)
@@ -193,6 +194,12 @@ class Runner:
                     record = without_wallet(ports, record)
                 else:
                     record = drive(own, record, plan, options)
+                book.flush(run_id)
+            except RunTakenOver as taken:
+                # another driver moved the run (a recovery elsewhere): it is theirs now;
+                # this drive posts nothing more, and they report its end
+                log.warning("run_taken_over", status=str(taken.record.status))
+                record, taken_over = taken.record, True
                 book.flush(run_id)
             except FatalError:
                 book.flush(run_id)  # what the API answered so far, then the daemon stops
@@ -208,7 +215,10 @@ class Runner:
                 scheduled_for=record.scheduled_for, status=record.status,
                 request_id=record.request_id, signature=record.signature,
                 error_code=record.error_code, error=record.error, fire_lag=fire_lag,
+                taken_over=taken_over,
             )  # fmt: skip
+            if taken_over:
+                return outcome
             level = "info" if outcome.ok or record.status.in_flight else "warning"
             if record.status is RunStatus.IN_DOUBT:
                 level = "error"

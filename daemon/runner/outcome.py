@@ -21,6 +21,8 @@ class RunOutcome:
     error_code: str | None = None
     error: str | None = None
     fire_lag: float | None = None
+    # another driver moved the run during this drive: it is theirs (and theirs to report)
+    taken_over: bool = False
 
     @property
     def ok(self) -> bool:

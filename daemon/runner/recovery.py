@@ -8,20 +8,27 @@
                         settled before the blockhash surely expired becomes in_doubt
 
 Never a second transaction for a slot whose signed one might still land.
-Runs this process is driving right now are left alone; at run time (not at
-start-up) so are runs touched in the last `stale_after` seconds, which may
-belong to a `jupcron fire` in another shell.
+Runs this process is driving right now are left alone, and so are runs touched
+in the last `stale_after` seconds: another process may be driving them (a
+`jupcron fire` in another shell, or on PostgreSQL the daemon that led their
+wallet a moment ago). Only two callers may take fresh runs: a daemon that took
+the single-daemon lock (SQLite) at its own start, when no other daemon can be
+driving (``startup``), and `jupcron fire` for the one run it has just driven
+itself (``runs``). Either way every move is a compare-and-set on the run's
+status and order (`jupcron.runner.book`): a driver that finds the run moved
+stops, so even a wrong guess here never posts twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from typing import Protocol
 
 import structlog
 
 from jupcron.domain import RunStatus
+from jupcron.runner.book import order_of
 from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.ports import Ports, RunOptions
 from jupcron.runner.timing import within_grace
@@ -30,6 +37,7 @@ from jupcron.store.records import PlanRecord, RunRecord
 log = structlog.get_logger(__name__)
 
 UNSIGNED = (RunStatus.PENDING, RunStatus.REQUESTED)
+STALE_AFTER = 15.0  # seconds untouched after which a run's driver is taken to be gone
 
 
 class Driver(Protocol):
@@ -47,45 +55,63 @@ def recover(
     driver: Driver,
     *,
     startup: bool = False,
-    stale_after: float = 15.0,
+    stale_after: float = STALE_AFTER,
     only: Callable[[PlanRecord], bool] | None = None,
+    runs: Collection[int] | None = None,
 ) -> list[RunOutcome]:
     """Drive every run left in flight (see the module's text); their outcomes.
-    ``only``: the plans whose runs are ours (the wallets this daemon leads)."""
+    ``startup``: fresh runs too (the single daemon at its start); ``only``: the plans
+    whose runs are ours (the wallets this daemon leads); ``runs``: only these runs,
+    however fresh (the caller's own, whose drive has ended)."""
     ports = driver.ports
     now = ports.clock()
     outcomes: list[RunOutcome] = []
     for run, plan in ports.store.in_flight():
+        if runs is not None and run.id not in runs:
+            continue
         if plan is None or driver.is_active(run.id):
             continue
         if only is not None and not only(plan):
             continue  # another daemon leads its wallet
-        if not startup and run.updated_at > now - timedelta(seconds=stale_after):
-            continue
+        fresh = run.updated_at > now - timedelta(seconds=stale_after)
+        if fresh and not startup and runs is None:
+            continue  # perhaps another process's: taken once it goes stale
         log.info("run_recovering", run_id=run.id, plan=plan.name, status=str(run.status))
         ports.book.event(run.id, "recovery", {"found": str(run.status), "startup": startup})
         options = recover_run(ports, run, plan, ports.clock())
-        outcomes.append(driver.drive(run.id, plan, options))
+        if options is not None:
+            outcomes.append(driver.drive(run.id, plan, options))
     return outcomes
 
 
-def recover_run(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> RunOptions:
+def recover_run(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> RunOptions | None:
     """Ready a run found in flight for its drive: an unsigned one out of its grace (or
     of a plan changed since) is recorded as skipped; a `requested` one goes back to
-    `pending` for a fresh order. The options to drive it with."""
+    `pending` for a fresh order. The options to drive it with; None when another
+    driver moved it since it was read (it is theirs: not driven here)."""
     reason = _why_not_reorder(run, plan, now) if run.status in UNSIGNED else None
+    moved = True
     if reason is not None:
-        ports.store.advance(
+        _, moved = ports.store.advance(
             run, RunStatus.SKIPPED, now=now, expect=[run.status], step="recovery_skip",
-            detail={"reason": reason}, fields={"error": reason},
+            detail={"reason": reason}, fields={"error": reason}, match=order_of(run),
         )  # fmt: skip
-        return RunOptions()
+        return RunOptions() if moved else _taken(run)
     if run.status is RunStatus.REQUESTED:
-        ports.store.advance(
+        _, moved = ports.store.advance(
             run, RunStatus.PENDING, now=now, expect=[RunStatus.REQUESTED], step="reorder",
             detail={"reason": "recovery: nothing was signed, order afresh"},
+            match=order_of(run),
         )  # fmt: skip
+    if not moved:
+        return _taken(run)
     return RunOptions(trigger=run.trigger, claimed_dry_run=claimed_dry_run(ports, run))
+
+
+def _taken(run: RunRecord) -> RunOptions | None:
+    """Another driver moved the run since it was read: not driven here."""
+    log.warning("recovery_run_taken", run_id=run.id, found=str(run.status))
+    return None
 
 
 def claimed_dry_run(ports: Ports, run: RunRecord) -> str | None:

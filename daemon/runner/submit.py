@@ -42,6 +42,9 @@ def execute(
     answer to a re-post (after a crash or a lost answer) that is not a clear
     result is settled by `settle_unanswered`, never by a fresh order."""
     book = ports.book
+    # signed: nothing of these bytes was posted yet, and the SIGNED -> SUBMITTED move
+    # below (a compare-and-set on this order) makes it this driver's first post: if
+    # another driver moved the run first, `RunTakenOver` ends this drive, unposted
     first_post = run.status is RunStatus.SIGNED
     kind = product(plan.kind)
     swap = kind.terms(ports, run) if kind.terms is not None else None

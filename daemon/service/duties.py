@@ -2,7 +2,17 @@
 
     start (became leader) ─► recovery of in-flight runs (a thread of its own),
                              the scheduler, the order follower, the runway watch
-    each loop turn ─► recovery again every `runner.recovery_interval` seconds
+    wallets gained ─► recovery of their in-flight runs
+    each loop turn ─► recovery again every `runner.recovery_interval` seconds, and
+                      once more when the runs found fresh at a start or a gain
+                      have gone stale
+
+Recovery takes only runs untouched for `STALE_AFTER` seconds (their driver is
+gone), except at the start of the single daemon (SQLite: it took the one lock at
+its own start, so no other daemon can be driving): a daemon that gains a unit
+while others run (a standby taking over, a wallet handed over or taken from a
+daemon that died or lost its connection) leaves the runs another daemon may still
+be driving until they go stale, and looks again right after.
     step down ─► the follower, the runway watch, then the scheduler stop
     shutdown ─► the scheduler, then the follower and the runway watch stop; the
                 scheduler is kept, so the runs it handed over are still counted
@@ -34,7 +44,7 @@ from jupcron.config import Config
 from jupcron.errors import FatalError, NotLeadingError
 from jupcron.follower import FollowerLoop
 from jupcron.listen.metrics import Metrics
-from jupcron.runner.recovery import recover
+from jupcron.runner.recovery import STALE_AFTER, recover
 from jupcron.scheduling.scheduler import Scheduler
 from jupcron.service.alerts import AlertEvent
 from jupcron.service.runway import Alert, RunwayWatch
@@ -72,8 +82,11 @@ class LeaderDuties:
         on_fatal: Callable[[FatalError], None],
         webhook: WebhookNotifier | None = None,
         scope: Scope | None = None,
+        stale_after: float = STALE_AFTER,
     ) -> None:
+        """`stale_after`: seconds untouched after which recovery takes another's run."""
         self.runtime = runtime
+        self.stale_after = stale_after
         self.scope = scope
         self.config = config  # the config in effect now (a reload replaces it)
         self.still_leader = still_leader
@@ -86,12 +99,14 @@ class LeaderDuties:
         self.runway: RunwayWatch | None = None
         self._recovery: threading.Thread | None = None
         self._last_recovery = 0.0
+        self._recheck: float | None = None  # monotonic: a pass once fresh runs went stale
 
     # ---- a term -------------------------------------------------------------------
 
-    def start(self, *, beside: bool = True) -> None:
-        """A term starts; ``beside``: with the follower and the runway watch too."""
-        self.start_recovery(startup=True)
+    def start(self, *, beside: bool = True, startup: bool = False) -> None:
+        """A term starts; ``beside``: with the follower and the runway watch too;
+        ``startup``: the single daemon at its own start (fresh runs recovered too)."""
+        self.recover_gained(startup=startup)
         self.scheduler = Scheduler(
             self.runtime.store.factory, self._fire,
             workers=self.config().runner.workers, on_misfire=self._misfired,
@@ -209,20 +224,32 @@ class LeaderDuties:
     # ---- recovery -----------------------------------------------------------------
 
     def maybe_recover(self) -> None:
-        """A loop turn while leader: recovery again once `runner.recovery_interval` passed."""
-        if time.monotonic() - self._last_recovery >= self.config().runner.recovery_interval:
-            self.start_recovery(startup=False)
+        """A loop turn while leader: recovery again once `runner.recovery_interval`
+        passed, or once the runs found fresh at a start or a gain have gone stale."""
+        now = time.monotonic()
+        recheck = self._recheck is not None and now >= self._recheck
+        due = now - self._last_recovery >= self.config().runner.recovery_interval
+        if (recheck or due) and self.start_recovery(startup=False) and recheck:
+            self._recheck = None
 
-    def start_recovery(self, *, startup: bool) -> None:
+    def recover_gained(self, *, startup: bool = False) -> None:
+        """Recovery for a unit just led (a term's start, wallets gained), and again once
+        the runs it left as fresh (perhaps another daemon's) have gone stale."""
+        self.start_recovery(startup=startup)
+        if not startup:
+            self._recheck = time.monotonic() + self.stale_after + 1.0
+
+    def start_recovery(self, *, startup: bool) -> bool:
+        """A recovery pass in a thread of its own; False if one is still running."""
         if self._recovery is not None and self._recovery.is_alive():
-            return
+            return False
         runner = self.runtime.runner
         self._last_recovery = time.monotonic()
 
         def work() -> None:
             try:
                 only = self.scope.includes if self.scope is not None else None
-                outcomes = recover(runner, startup=startup, only=only)
+                outcomes = recover(runner, startup=startup, stale_after=self.stale_after, only=only)
             except FatalError as exc:
                 self.on_fatal(exc)
                 return
@@ -234,3 +261,4 @@ class LeaderDuties:
 
         self._recovery = threading.Thread(target=work, name="recovery", daemon=True)
         self._recovery.start()
+        return True

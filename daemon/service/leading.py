@@ -51,6 +51,7 @@ class Leading:
         self.metrics = metrics
         self.alert = alert
         self.role_since = since  # when this node last became leader or stepped down
+        self._tried = False  # `take` was called once (the first try, at start)
 
     @property
     def leader(self) -> bool:
@@ -61,10 +62,15 @@ class Leading:
         return [(unit, self._acquire(unit)) for unit in self.units if not unit.held]
 
     def take(self, tries: Sequence[tuple[Unit, bool]]) -> None:
-        """The units got are led from now on (their duties start); for the rest, wait."""
+        """The units got are led from now on (their duties start); for the rest, wait.
+        A lock got by the first try, at this daemon's start, was free: no other daemon
+        drives its runs, so its recovery takes fresh ones too; one got later (a standby
+        taking over) leaves them until stale (the old leader may still be finishing)."""
+        at_start = not self._tried
+        self._tried = True
         for unit, got in tries:
             if got:
-                self._become_leader(unit)
+                self._become_leader(unit, at_start=at_start)
             else:
                 log.info("standby_waiting")
 
@@ -107,13 +113,13 @@ class Leading:
             log.warning("leader_election_failed", error=str(exc))
             return False
 
-    def _become_leader(self, unit: Unit) -> None:
+    def _become_leader(self, unit: Unit, *, at_start: bool) -> None:
         unit.held = True
         self.role_since = datetime.now(UTC)
         self.metrics.set_leader(True)
         log.info("became_leader")
         self.alert(AlertEvent.LEADER_CHANGE, f"{node_name()} became the leader")
-        unit.duties.start()
+        unit.duties.start(startup=at_start)
 
     def _step_down(self, unit: Unit) -> None:
         log.warning("stepping_down")

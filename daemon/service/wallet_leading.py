@@ -8,6 +8,8 @@ each fire checking its own wallet's lock).
 
     first wallet led ─► became_leader: recovery, the scheduler (led wallets only)
     led set changes  ─► wallets_led; the scheduler reloads; recovery for the gained
+                        (their runs untouched for a while: another daemon may be
+                        driving the fresh ones; they are looked at again once stale)
     last wallet gone ─► stepping_down: the duties stop; standby_waiting
     the first configured wallet led ─► the follower and the runway watch run here
 
@@ -116,7 +118,8 @@ class WalletLeading:
             led = ", ".join(sorted(change.led))
             log.info("became_leader", wallets=sorted(change.led))
             self.alert(AlertEvent.LEADER_CHANGE, f"{node_name()} became the leader of {led}")
-            self.duties.start(beside=beside)
+            # not `startup`: another daemon may have led these wallets a moment ago
+            self.duties.start(beside=beside, startup=False)
         elif was and not now:
             log.warning("stepping_down", wallets=sorted(change.lost))
             self.alert(AlertEvent.LEADER_CHANGE,
@@ -128,7 +131,9 @@ class WalletLeading:
         else:
             self.duties.reload()  # the scheduler takes the gained wallets, drops the lost
             if change.gained:
-                self.duties.start_recovery(startup=True)
+                # their old leader may still be driving runs (its lease lost with its
+                # connection): only the stale ones now, the rest once they go stale
+                self.duties.recover_gained()
             self.duties.beside(beside)
 
     def healthy(self) -> bool:

@@ -151,11 +151,14 @@ class RunStore(Protocol):
         before: Sequence[Event] = (),
         fields: Mapping[str, Any] | None = None,
         results: Sequence[ExecuteValues] = (),
+        match: Mapping[str, Any] | None = None,
     ) -> tuple[RunRecord, bool]:
         """Compare-and-set: move the run to `status` with `fields` if it is in one of
-        `expect`, with an event `step` after the events `before`, keeping `results`
-        in the same transaction. The run as it now is, and whether this call moved it
-        (if not, `before` and `results` are still recorded)."""
+        `expect` and its `match` columns (``request_id``, ``unsigned_tx``,
+        ``signature``) still hold those values (None: NULL), with an event `step`
+        after the events `before`, keeping `results` in the same transaction. The run
+        as it now is, and whether this call moved it (if not, `before` and `results`
+        are still recorded)."""
         ...
 
     def event(self, events: Sequence[Event], results: Sequence[ExecuteValues] = ()) -> None:

@@ -125,12 +125,13 @@ class SqlRunStore:
         before: Sequence[Event] = (),
         fields: Mapping[str, Any] | None = None,
         results: Sequence[ExecuteValues] = (),
+        match: Mapping[str, Any] | None = None,
     ) -> tuple[RunRecord, bool]:
         def write(conn: Connection) -> Steps[tuple[RunRecord, bool]]:
             yield from _keep_results(conn, results)
             changed = yield from runwrite.advance_steps(
                 conn, run.id, status, now=now, expect=expect, step=step, detail=detail,
-                before=before, fields=fields,
+                before=before, fields=fields, match=match,
             )  # fmt: skip
             if changed is not None:
                 return _moved(run, changed), True
@@ -206,7 +207,12 @@ _RUN_FIELDS = frozenset(field.name for field in dataclass_fields(RunRecord))
 
 def _moved(run: RunRecord, changed: dict[str, Any]) -> RunRecord:
     """`run` with the columns `advance` set on it: what `dataclasses.replace` gives,
-    without its keyword `__init__` of every field (15 us; a run makes four)."""
+    without its keyword `__init__` of every field (15 us; a run makes four).
+
+    The rest is the caller's copy, so it is the stored row only if nobody else moved
+    the run since that copy was read: the runner's advances match the columns that
+    name the run's order (`RunBook.advance`), so an advance that passed proves its
+    order is the stored one; a caller that does not match must not lean on the rest."""
     unknown = changed.keys() - _RUN_FIELDS
     if unknown:
         raise TypeError(f"a run has no fields {sorted(unknown)}")

@@ -7,7 +7,8 @@ test holds it so): every other module reads those tables, none writes them.
 `claim` is where "at most one order per (plan, fire time)" is decided: an
 INSERT that the database's unique key lets through once; every later caller
 (a second fire, a second daemon) gets ``None``. `advance` is a compare-and-set
-on the run's status, in one UPDATE … RETURNING.
+on the run's status (and, given `match`, on the columns that name its order), in one
+UPDATE … RETURNING.
 
 The runner writes these on every step, so they are `Prepared` statements
 (`jupcron.store.prepared`): built and compiled once per dialect, run on the
@@ -51,6 +52,9 @@ _FIELDS = frozenset(
         "error_code", "error", "claimed_by",
     }
 )  # fmt: skip
+# the columns an advance may be conditional on besides status: those naming the
+# run's order (each order has its own requestId and unsigned transaction)
+_MATCH = frozenset({"request_id", "unsigned_tx", "signature"})
 _RESULT_COLUMNS = (
     "operation", "status", "code", "http_status", "slot", "error", "order_account",
     "total_input_amount", "total_output_amount", "input_amount_result",
@@ -176,9 +180,12 @@ def event_sends(dialect: str, events: Sequence[Event]) -> list[Send]:
 
 
 @cache
-def _advance_stmt(keys: tuple[str, ...], expect: int) -> Prepared:
+def _advance_stmt(
+    keys: tuple[str, ...], expect: int, match: tuple[tuple[str, bool], ...] = ()
+) -> Prepared:
     """UPDATE runs SET <keys>, attempts = attempts + :bump [WHERE status IN <expect
-    statuses>] RETURNING the columns it set, as stored, in the same statement."""
+    statuses>] [AND each `match` column = :m_<column> (IS NULL where its flag says
+    so)] RETURNING the columns it set, as stored, in the same statement."""
     values: dict[Any, Any] = {key: _param(RUNS.c[key], f"v_{key}") for key in keys}
     values["attempts"] = RUNS.c.attempts + _param(RUNS.c.attempts, "b_bump")
     stmt = update(RUNS).where(RUNS.c.id == _param(RUNS.c.id, "b_id")).values(values)
@@ -187,6 +194,9 @@ def _advance_stmt(keys: tuple[str, ...], expect: int) -> Prepared:
         stmt = stmt.where(
             RUNS.c.status.in_(statuses) if expect > 1 else RUNS.c.status == statuses[0]
         )
+    for name, null in match:
+        column = RUNS.c[name]
+        stmt = stmt.where(column.is_(None) if null else column == _param(column, f"m_{name}"))
     return Prepared(stmt.returning(*(RUNS.c[key] for key in (*keys, "attempts"))))
 
 
@@ -237,15 +247,20 @@ def advance_steps(
     detail: Mapping[str, Any],
     before: Sequence[Event] = (),
     fields: Mapping[str, Any] | None = None,
+    match: Mapping[str, Any] | None = None,
 ) -> Steps[dict[str, Any] | None]:
-    """Compare-and-set: move a run that is in one of `expect` to `status` and set
-    `fields`, recording an event after the events `before` (attempts, which also
-    count in its `attempts`). The columns it set (with `attempts`) as the database
-    stored them, or ``None`` if it did not move."""
+    """Compare-and-set: move a run that is in one of `expect` (and whose `match`
+    columns still hold those values, None meaning NULL) to `status` and set `fields`,
+    recording an event after the events `before` (attempts, which also count in its
+    `attempts`). The columns it set (with `attempts`) as the database stored them,
+    or ``None`` if it did not move."""
     fields = dict(fields or {})
     unknown = set(fields) - _FIELDS
     if unknown:
         raise TypeError(f"advance() got unknown run fields: {sorted(unknown)}")
+    match = dict(match or {})
+    if match.keys() - _MATCH:
+        raise TypeError(f"advance() cannot match on {sorted(match.keys() - _MATCH)}")
     statuses = [str(s) for s in expect]
     if not statuses:
         return None  # expects none of the statuses: cannot move
@@ -256,7 +271,9 @@ def advance_steps(
     params["b_id"] = run_id
     params["b_bump"] = sum(1 for event in before if event[1] == "attempt")
     params.update((f"b_expect{n}", status) for n, status in enumerate(statuses))
-    stmt = _advance_stmt(tuple(sorted(values)), len(statuses))
+    shape = tuple((name, match[name] is None) for name in sorted(match))
+    params.update((f"m_{name}", match[name]) for name, null in shape if not null)
+    stmt = _advance_stmt(tuple(sorted(values)), len(statuses), shape)
     row = _one((yield Send(stmt, params)))
     if row is None:
         return None

@@ -135,6 +135,20 @@ def test_three_daemons_share_three_wallets_and_take_over_a_killed_ones(
     ), runs_by_wallet(pg_url)
     # every wallet led by exactly one of the two left (the dead one's row goes stale)
     assert env.wait_until(lambda: one_each(pg_url), timeout=TIMEOUT), led_by(pg_url)
+    # a run the victim left in flight is carried on by the heir once it is stale (15 s
+    # untouched: it cannot tell a dead driver from a slow one sooner)
+    in_flight = {"pending", "requested", "signed", "submitted"}
+    assert env.wait_until(
+        lambda: (
+            not any(
+                r["wallet"] == victim_wallet
+                and r["status"] in in_flight
+                and (r["claimed_by"] or "") == victim_node
+                for r in runs_by_wallet(pg_url)
+            )
+        ),
+        timeout=TIMEOUT,
+    ), runs_by_wallet(pg_url)
 
     stopped_at = datetime.now(UTC)
     for proc in procs:

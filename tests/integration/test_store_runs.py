@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.domain import RunStatus
 from jupcron.errors import StoreBusyError
-from jupcron.runner.book import RunBook
+from jupcron.runner.book import RunBook, RunTakenOver
 from jupcron.store import runs
 from jupcron.store.engine import begin, make_engine, session_factory, transaction
 from jupcron.store.models import Run
@@ -301,10 +301,12 @@ def test_the_book_serves_the_order_it_committed_as_the_store_would(
     assert served == other.ordered(run_id) == {**facts, "pair": ["a", "b"]}
     served["api"] = "changed"  # a caller's copy
     assert book.ordered(run_id)["api"] == "swap/v2"
-    # another driver moves it back to pending: this book's next move conflicts, and
-    # from then on it reads the store (which the other driver writes)
+    # another driver moves it back to pending: this book's next move conflicts (the
+    # drive stops there), and from then on it reads the store (which the other writes)
     moved = other.advance(run, RunStatus.PENDING, step="reorder")
-    assert book.advance(run, RunStatus.SIGNED, step="signed").status is RunStatus.PENDING
+    with pytest.raises(RunTakenOver) as taken:
+        book.advance(run, RunStatus.SIGNED, step="signed")
+    assert taken.value.record.status is RunStatus.PENDING
     other.advance(moved, RunStatus.REQUESTED, step="ordered", detail={"api": "ultra/v1"})
     assert book.ordered(run_id) == {"api": "ultra/v1"}
     book.forget(run_id)
