@@ -84,18 +84,40 @@ def per_cycle(amount: int, orders: int) -> int:
     return -(-amount // max(orders, 1))
 
 
+def planned_amount(request: Request) -> int | None:
+    """What a run of the plan spends (base units of its input mint); None: nothing."""
+    spent = kinds.spec_of(request).spend(request)
+    return None if spent is None else spent[1]
+
+
 def protection_for(
     plan: PlanRecord, in_amount: int, rpc: PriceRpc | None, config: Config, now: datetime
 ) -> Protection:
-    """The price protection of a run of `plan` that spends `in_amount` (base units of
-    its input mint) at `now` (module docstring). Never raises for RPC trouble: an
-    unanswered read is a missing decimals value or reference."""
+    """The price protection of a run of `plan` at `now` (module docstring).
+
+    The floors are always for what the plan spends (`planned_amount`: txguard lets
+    the transaction spend that much, never more), whatever `in_amount` says: the
+    amount the run's order states it spends (a swap answer's ``inAmount``). An
+    `in_amount` that is not the plan's (none, zero, smaller, larger) is a `problem`,
+    so the run is refused, never held to a smaller floor or to none. Never raises
+    for RPC trouble: an unanswered read is a missing decimals value or reference."""
     bps = config.guard.max_price_deviation_bps
     pair = pair_of(plan.request)
-    if pair is None or in_amount <= 0:
+    if pair is None:
         return Protection(None, None, bps, None)
-    input_mint, output_mint = pair
     limits = plan.settings.limits
+    planned = planned_amount(plan.request)
+    if planned is None or planned <= 0:
+        least = None if limits is None else limits.min_out
+        problem = "the plan states no amount to hold its price to: not signing"
+        return Protection(least, None, bps, problem)
+    problems: list[str] = []
+    if in_amount != planned:
+        problems.append(
+            f"the order answer's input amount {in_amount} is not the plan's {planned}; "
+            "the price floors are for what the plan spends: not signing"
+        )
+    input_mint, output_mint = pair
     cache: dict[str, int | None] = {}
 
     def decimals(mint: str) -> int | None:
@@ -103,13 +125,12 @@ def protection_for(
             cache[mint] = decimals_of(mint, _chain_decimals(rpc))
         return cache[mint]
 
-    problems: list[str] = []
     min_out = None
     if limits is not None:
         try:
             in_dec = decimals(input_mint) if limits.has_price else None
             out_dec = decimals(output_mint) if limits.has_price else None
-            min_out = minimum_out(limits, input_mint, output_mint, in_amount, in_dec, out_dec)
+            min_out = minimum_out(limits, input_mint, output_mint, planned, in_dec, out_dec)
         except UnknownDecimals as exc:
             min_out = limits.min_out
             problems.append(f"the plan's price limit cannot be applied: {exc}; not signing")
@@ -117,7 +138,7 @@ def protection_for(
             min_out = limits.min_out
             problems.append(f"the plan's price limit cannot be applied: {exc}")
     reference, warning = _reference(
-        rpc, config, input_mint, output_mint, in_amount, decimals, now, problems
+        rpc, config, input_mint, output_mint, planned, decimals, now, problems
     )
     ref_out = None if reference is None or reference.problem else reference.out_amount
     return Protection(min_out, ref_out, bps, "; ".join(problems) or None, warning, reference)

@@ -124,8 +124,17 @@ def order_run(
         )  # fmt: skip
         return declined, None
     validity = ports.config.runner.blockhash_validity
-    in_amount = ordered.in_amount if ordered.in_amount is not None else spend.amount
-    # --- price protection (runner/pricecheck.py): a quote beyond the plan's limits is skipped
+    # --- price protection (runner/pricecheck.py): an answer for another amount than the
+    # plan's is refused; a quote beyond the plan's limits is skipped
+    wrong = pricecheck.answered_amount(spend.amount, ordered)
+    if wrong is not None:
+        refused = book.finish(
+            run, RunStatus.REJECTED, step="amount_refused", error=wrong,
+            request_id=ordered.request_id,
+            detail={"in_amount": _text(ordered.in_amount), "plan_amount": str(spend.amount)},
+        )  # fmt: skip
+        return refused, None
+    in_amount = spend.amount  # what the plan spends (txguard caps the transaction at it)
     protection, beyond = pricecheck.at_quote(ports, plan, in_amount, ordered.out_amount, now)
     if beyond is not None:
         limited = book.finish(
@@ -206,6 +215,10 @@ def sign_run(
     )  # fmt: skip
     failpoints.hit("after_sign")
     return run
+
+
+def _text(amount: int | None) -> str | None:
+    return None if amount is None else str(amount)
 
 
 def _simulated(verdict: Verdict) -> dict[str, Any]:

@@ -4,7 +4,8 @@ feeds, and runs on SQLite and PostgreSQL: a quote beyond the plan's limit is
 skipped with nothing signed, a fair swap passes with the reference on record, a
 hostile quote far below the market is skipped for a plan with a limit and
 refused by the guard for a plan that relies on the reference; a route whose
-minimum out breaks the limit is refused; a stale reference refuses by default."""
+minimum out breaks the limit is refused; a stale reference refuses by default;
+an order answer for another input amount than the plan's is refused."""
 
 from __future__ import annotations
 
@@ -13,9 +14,14 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+import httpx
+import pytest
+
+from jupcron.api.client import JupiterClient
 from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
+from jupcron.emulator.transport import in_process_transport
 from jupcron.price.oracle import DEFAULT_FEEDS, decode_price_update
 from jupcron.price.protection import protection_for
 from jupcron.report.build import build
@@ -217,6 +223,52 @@ def test_a_hostile_quote_is_refused_for_a_plan_that_relies_on_the_reference(
     assert (run.signed_tx, run.signature) == (None, None)
     assert rig.landed() == []
     assert rig.emulator.ledger.requests.get("execute_swap", 0) == 0
+
+
+class InAmountSays(httpx.BaseTransport):
+    """The API's swap order answers with its ``inAmount`` rewritten (None: removed)."""
+
+    def __init__(self, inner: httpx.BaseTransport, in_amount: str | None) -> None:
+        self.inner, self.in_amount = inner, in_amount
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if not request.url.path.endswith("/order"):
+            return response
+        response.read()
+        body = json.loads(response.content)
+        body.pop("inAmount")
+        if self.in_amount is not None:
+            body["inAmount"] = self.in_amount
+        return httpx.Response(response.status_code, json=body)
+
+
+@pytest.mark.parametrize(
+    ("api", "in_amount"),
+    [(V2, "0"), (V2, "1000000"), (V2, "5000001"), (V2, None), ("ultra-v1", "0")],
+)
+def test_an_answer_for_another_input_amount_is_refused(
+    make_rig: RigFactory, api: str, in_amount: str | None
+) -> None:
+    """A quote at 1% of the market (skipped under the plan's min_out when its answer is
+    honest) whose answer claims another inAmount: it once switched the limit off
+    ("0") or shrank it; now the run is refused at the order step, nothing signed."""
+    rig = make_rig(swap_api=api)
+    control(rig, "faults", {"kind": "low_quote", "operation": "swap_order", "factor": "0.01"})
+    inner = rig.transport or in_process_transport(rig.emulator, sleep=lambda s: None)
+    rig.api = JupiterClient.from_config(rig.config, None,
+                                        transport=InAmountSays(inner, in_amount))  # fmt: skip
+    plan = rig.plan("swap", settings={"limits": {"min_out": 20_000_000}}, name="claims")
+    outcome = outcome_of(rig.runner().fire(plan, datetime.now(UTC)))
+    run = rig.run(outcome.run_id)
+    assert run.status is RunStatus.REJECTED, run.error
+    assert rig.steps(run.id)[-1] == "amount_refused"
+    assert run.error is not None
+    assert "the plan spends 5000000" in run.error
+    said = "states no input amount" if in_amount is None else f"spends {in_amount} (inAmount)"
+    assert said in run.error
+    assert (run.signed_tx, run.signature) == (None, None)
+    assert rig.landed() == []
 
 
 def test_emulator_reset_unfreezes_the_feeds() -> None:

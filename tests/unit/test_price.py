@@ -315,7 +315,8 @@ def test_an_unanswering_rpc_is_a_missing_reference() -> None:
 
 
 def test_an_uncovered_pair_has_no_reference_and_no_problem() -> None:
-    got = protection_for(swap(USDC, WBTC, **BUY_LIMIT), 60_000_000, market(), config(), NOW)
+    got = protection_for(swap(USDC, WBTC, 60_000_000, **BUY_LIMIT), 60_000_000, market(),
+                         config(), NOW)  # fmt: skip
     assert got.reference_out is None
     assert got.problem is None
     assert got.min_out == minimum_out(limits(max_price=250, quote="USDC"), USDC, WBTC,
@@ -330,13 +331,15 @@ def test_a_feed_from_config_covers_a_mint() -> None:
     rpc.states[wbtc_feed] = State(
         RECEIVER_PROGRAM, encode_price_update(feed_id, 60_000 * 10**8, 10, -8, T)
     )
-    got = protection_for(swap(USDC, WBTC), 60_000_000, rpc, config(feeds={WBTC: wbtc_feed}), NOW)
+    plan_ = swap(USDC, WBTC, 60_000_000)
+    got = protection_for(plan_, 60_000_000, rpc, config(feeds={WBTC: wbtc_feed}), NOW)
     assert got.reference_out == 100_000
     assert got.problem is None
 
 
 def test_unknown_decimals_for_a_price_limit_refuse_to_sign() -> None:
-    got = protection_for(swap(USDC, WBTC, **BUY_LIMIT), 60_000_000, None, config(), NOW)
+    got = protection_for(swap(USDC, WBTC, 60_000_000, **BUY_LIMIT), 60_000_000, None, config(),
+                         NOW)  # fmt: skip
     assert got.problem is not None
     assert "decimals" in got.problem
 
