@@ -34,11 +34,15 @@ class Expectation:
     Terms of a swap: ``slippage_bps``, the plan's ``slippageBps`` (None: the
     guard's `max_slippage_bps`); ``referral_fee_bps``, the plan's ``referralFee``
     when it names a referral account (the only platform fee it asks for, besides
-    Jupiter's own); ``fee_bps``, the platform fee the order answer declared
-    (``feeBps``), which the transaction may not exceed. ``recurring``: a recurring
-    order's terms. Price protection (docs/price-protection.md): ``min_out``, the least
-    of ``output_mint`` the run may receive (the plan's limit), ``reference_out`` what an independent
-    price says the input is worth, with ``max_deviation_bps``.
+    Jupiter's own) and ``referral_account``, that account (where such a fee may
+    go: it or its referral token accounts); ``fee_bps``, the platform fee the order
+    answer declared (``feeBps``), which the transaction may not exceed;
+    ``quoted_out``, the answer's ``outAmount``: the swap's guaranteed minimum is
+    held to it less the plan's slippage (`jupcron.txguard.swap_terms`).
+    ``recurring``: a recurring order's terms. Price protection
+    (docs/price-protection.md): ``min_out``, the least of ``output_mint`` the run may
+    receive (the plan's limit), ``reference_out`` what an independent price says the
+    input is worth, with ``max_deviation_bps``.
     """
 
     kind: str  # "swap" | "recurring" | "trigger-cancel" | "trigger-v2-…"
@@ -52,7 +56,9 @@ class Expectation:
     deposit: tuple[str, str, str] | None = None
     slippage_bps: int | None = None
     referral_fee_bps: int | None = None
+    referral_account: str | None = None
     fee_bps: int | None = None
+    quoted_out: int | None = None
     recurring: RecurringTerms | None = None
     min_out: int | None = None
     reference_out: int | None = None

@@ -177,6 +177,9 @@ DCA_SPECS = by_discriminator(_DCA_SPECS)
 LIMIT_ORDER_SPECS = by_discriminator(_LIMIT_SPECS)
 
 RECURRING_OPEN = frozenset({"open_dca", "open_dca_v2", "deposit"})
+# the opens that create a new order (Anchor `init`: the order account cannot exist yet);
+# `deposit` funds an order that exists, which a recurring plan never signs
+RECURRING_NEW = frozenset({"open_dca", "open_dca_v2"})
 RECURRING_CLOSE = frozenset({"close_dca", "withdraw"})
 TRIGGER_OPEN = frozenset({"initialize_order"})
 TRIGGER_CANCEL = frozenset({"cancel_order"})

@@ -1,6 +1,7 @@
 """System instructions judged by the lamports they move: from our wallet only to us,
-our wrapped-SOL accounts, or as the exact rent of an account the transaction makes ours;
-and wrapping bounded by the plan's amount."""
+our wrapped-SOL accounts, or as the exact rent of a token account the transaction makes
+ours (of a token account's size and, with a plan, of the plan's mints); and wrapping
+bounded by the plan's amount."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from jupcron.txguard.instructions import (
     SYSTEM,
     WRAPPED_SOL,
 )
-from jupcron.txguard.ours import TOKEN_ACCOUNT_RENT, rent_exempt
+from jupcron.txguard.ours import TOKEN_ACCOUNT_RENT, rent_exempt, token_account_space
 
 _LAMPORT_MOVES = {
     # name -> (role that pays, role that receives); the paying role holds the wallet
@@ -25,16 +26,32 @@ _LAMPORT_MOVES = {
 }
 
 
-def _rent(ix: Instruction, ctx: Context, to: str, amount: str) -> str | None:
-    """Our lamports for an account being created: only for an account the
-    transaction makes ours, and only its exact rent, unless it is one of our
-    wrapped-SOL accounts (whose lamports stay ours: `wraps` bounds them)."""
+def _rent(
+    ix: Instruction, ctx: Context, to: str, amount: str, proven: frozenset[str]
+) -> str | None:
+    """Our lamports for an account being created: only for a token account the
+    transaction makes ours, of a token account's size (`token_account_space`), with a
+    plan only of the plan's mints (`proven`: the Trigger V2 vault's accounts, proven of
+    its input mint), and only its exact rent, unless it is one of our wrapped-SOL
+    accounts (whose lamports stay ours: `wraps` bounds them)."""
     where = f"instruction #{ix.index}: System {ix.name}"
     if to not in ctx.ours.created:
         return f"{where} pays {amount} lamports of rent from our wallet for {to}, which is not ours"
-    space = dict(ix.fields).get("space", "")
+    fields = dict(ix.fields)
+    space, program = fields.get("space", ""), fields.get("owner", "")
     if not amount.isdigit() or not space.isdigit():
         return f"{where} moves an amount of lamports that cannot be read"
+    largest = token_account_space(program)
+    if largest is None:
+        return f"{where} has our wallet create {to} for {program}, which is not a token program"
+    if int(space) > largest:
+        return (
+            f"{where} has our wallet pay the rent of {to} at {space} bytes; a token account "
+            f"takes at most {largest}: rent beyond that is parked where a mint's freeze "
+            "authority can lock it"
+        )
+    if (reason := _rent_mint(where, ctx, to, proven)) is not None:
+        return reason
     if ctx.ours.takes_lamports(to) or int(amount) <= rent_exempt(int(space)):
         return None
     return (
@@ -44,7 +61,22 @@ def _rent(ix: Instruction, ctx: Context, to: str, amount: str) -> str | None:
     )
 
 
-def _system(ix: Instruction, ctx: Context) -> str | None:
+def _rent_mint(where: str, ctx: Context, to: str, proven: frozenset[str]) -> str | None:
+    """With a plan, our rent pays only for token accounts of the plan's mints."""
+    expect = ctx.expect
+    if expect is None or to in proven:
+        return None
+    mint = ctx.ours.mint_of.get(to)
+    if mint in expect.mints:
+        return None
+    return (
+        f"{where} has our wallet pay the rent of our new token account {to} of "
+        f"{mint or 'a mint it does not name'}; the plan's mints are "
+        f"{', '.join(expect.mints) or 'none'}"
+    )
+
+
+def _system(ix: Instruction, ctx: Context, proven: frozenset[str]) -> str | None:
     role, fields = ix.role, dict(ix.fields)
     where = f"instruction #{ix.index}: System {ix.name}"
     touches = ctx.wallet in ix.accounts or ctx.wallet in fields.values()
@@ -57,7 +89,7 @@ def _system(ix: Instruction, ctx: Context) -> str | None:
             return None
         amount = fields.get("lamports", "?")
         if ix.name.startswith("create_account"):
-            return _rent(ix, ctx, to, amount)
+            return _rent(ix, ctx, to, amount, proven)
         if not ctx.ours.takes_lamports(to):
             why = ""
             if ctx.is_ours(to):
@@ -81,9 +113,10 @@ def _system(ix: Instruction, ctx: Context) -> str | None:
 
 
 def system(summary: TxSummary, ctx: Context) -> list[str]:
+    proven = frozenset(vault.created_for_vault(summary, ctx.expect))
     reasons = []
     for ix in summary.instructions:
-        if ix.program == SYSTEM and (reason := _system(ix, ctx)):
+        if ix.program == SYSTEM and (reason := _system(ix, ctx, proven)):
             reasons.append(reason)
     return reasons
 

@@ -11,11 +11,11 @@ whole terms:
   account *of the plan's input mint* (a v1 route names no input mint, so the
   account is the proof); the output lands in ours or the plan's receiver's, of
   the plan's output mint; a cancel refunds to us;
-- a swap's slippage is at most the plan's ``slippageBps`` (else the guard's
-  `max_slippage_bps`); its platform fee at most the plan's referral fee, or
-  else Jupiter's own as the order declared it, within `max_platform_fee_bps`;
-- a recurring order has the plan's deposit, per-cycle amount, cycle and start,
-  and bounds its price where (and only where) the plan does;
+- a swap's slippage, platform fee and fee account, and its guaranteed minimum
+  against the order answer's ``outAmount`` (`jupcron.txguard.swap_terms`);
+- a recurring plan opens a new order (never a ``deposit`` into one that exists)
+  with the plan's deposit, per-cycle amount, cycle and start, and bounds its
+  price where (and only where) the plan does;
 - all the instructions together spend at most the plan's amount of its input
   mint (plus `guard.amount_allowance_bps`), and guarantee at least the plan's
   minimum out (`limits`) and no worse than the independent reference allows.
@@ -23,11 +23,13 @@ whole terms:
 
 from __future__ import annotations
 
+from jupcron.txguard import swap_terms
 from jupcron.txguard.context import Context
 from jupcron.txguard.decode import Instruction, TxSummary
 from jupcron.txguard.expect import Expectation
 from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
 from jupcron.txguard.jupiter import PROGRAMS, action_of
+from jupcron.txguard.jupiter_orders import RECURRING_NEW
 from jupcron.txguard.ours import ata
 
 BPS = 10_000
@@ -47,16 +49,11 @@ KIND_ACTIONS: dict[str, frozenset[str]] = {
 SPENDING = frozenset({"swap", "recurring_open", "trigger_open"})
 
 
-def _number(ix: Instruction, key: str) -> int | None:
-    value = dict(ix.fields).get(key, "")
-    return int(value) if value.isdigit() else None
-
-
 def _spends(ix: Instruction) -> int | None:
     """The most of the input this instruction can take: exact-in amount, or the
     exact-out bound; None when its data does not say (a token-ledger route)."""
     for key in ("in_amount", "max_in_amount"):
-        if (amount := _number(ix, key)) is not None:
+        if (amount := swap_terms.number(ix, key)) is not None:
             return amount
     return None
 
@@ -121,40 +118,17 @@ def _receivers(account: str, ctx: Context, mint: str) -> bool:
     return bool(receiver) and any(ata(receiver or "", mint, p) == account for p in TOKEN_PROGRAMS)
 
 
-def _swap_terms(ix: Instruction, ctx: Context, where: str, expect: Expectation) -> list[str]:
-    reasons: list[str] = []
-    slippage = _number(ix, "slippage_bps")
-    allowed = expect.slippage_bps
-    if allowed is None:
-        allowed = ctx.policy.max_slippage_bps
-    if slippage is not None and slippage > allowed:
-        source = "the plan's slippageBps" if expect.slippage_bps is not None else (
-            "guard.max_slippage_bps (the plan sets no slippageBps)"
-        )  # fmt: skip
-        reasons.append(f"{where} allows {slippage} bps of slippage; at most {allowed} ({source})")
-    positive = _number(ix, "positive_slippage_bps")
-    if positive:
-        reasons.append(
-            f"{where} gives {positive} bps of any positive slippage to a collector: by "
-            "default (and in every plan) all of it is ours"
-        )
-    fee = _number(ix, "platform_fee_bps")
-    if fee:
-        if expect.referral_fee_bps is not None:
-            cap, why = expect.referral_fee_bps, "the plan's referralFee"
-        else:
-            cap = ctx.policy.max_platform_fee_bps
-            why = "guard.max_platform_fee_bps (the plan names no referral)"
-            if expect.fee_bps is not None and expect.fee_bps < cap:
-                cap, why = expect.fee_bps, "the feeBps the order answer declared"
-        if fee > cap:
-            reasons.append(f"{where} takes a platform fee of {fee} bps; at most {cap} ({why})")
-    return reasons
-
-
 def _recurring_terms(ix: Instruction, where: str, expect: Expectation) -> list[str]:
+    if expect.kind == "recurring" and ix.name not in RECURRING_NEW:
+        # createOrder opens a new order (open_dca_v2); an order that exists already has
+        # terms the plan never set, and a deposit into it would fund them
+        order = ix.role.get("order", "(none named)")
+        return [
+            f"{where} adds funds to order {order}, an order that exists already: a "
+            "recurring plan only opens a new order with its own terms"
+        ]
     terms = expect.recurring
-    if terms is None or ix.name not in ("open_dca", "open_dca_v2"):
+    if terms is None:
         return []
     reasons = []
     fields = dict(ix.fields)
@@ -191,7 +165,7 @@ def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> lis
     reasons = _side(ix, ctx, where, expect, "input")
     if action == "swap":
         reasons += _side(ix, ctx, where, expect, "output")
-        reasons += _swap_terms(ix, ctx, where, expect)
+        reasons += swap_terms.terms(ix, ctx, where, expect)
     elif (
         _plain(ix.role.get("output_mint"))
         and expect.output_mint
@@ -214,22 +188,6 @@ def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> lis
     return reasons
 
 
-def _least(ix: Instruction, action: str) -> int | None:
-    """The least output one instruction guarantees for the whole run: a swap's
-    minimum out (an exact-out route's exact output), a recurring order's per-cycle
-    minimum times its cycles; None when it guarantees none (or cannot be read)."""
-    if action == "recurring_open":
-        per_cycle, total = _number(ix, "min_out_amount"), _number(ix, "in_amount")
-        each = _number(ix, "in_amount_per_cycle")
-        if per_cycle is None or total is None or not each:
-            return None
-        return per_cycle * (total // each)
-    least = _number(ix, "min_out_amount")
-    if least is None and dict(ix.fields).get("swap_mode") == "ExactOut":
-        least = _number(ix, "out_amount")
-    return least
-
-
 def _guaranteed(summary: TxSummary, ctx: Context, expect: Expectation) -> list[str]:
     """What the order guarantees at least, held to the plan's limit and to the
     independent reference (docs/price-protection.md)."""
@@ -243,7 +201,7 @@ def _guaranteed(summary: TxSummary, ctx: Context, expect: Expectation) -> list[s
         if action not in ("swap", "recurring_open"):
             continue
         seen = True
-        least = _least(ix, action)
+        least = swap_terms.least(ix, action)
         if least is None:
             return [
                 f"instruction #{ix.index}: {ix.title} guarantees no least output that can be "
@@ -313,5 +271,6 @@ def jupiter(summary: TxSummary, ctx: Context) -> list[str]:
                 f"the Jupiter instructions spend {spent} of {expect.input_mint} in all, more "
                 f"than the {limit} the plan ordered (allowance {allowance} bps)"
             )
+    reasons += swap_terms.quote_held(summary, ctx, expect)
     reasons += _guaranteed(summary, ctx, expect)
     return reasons

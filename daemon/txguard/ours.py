@@ -66,12 +66,28 @@ KNOWN_MINT_PROGRAMS: dict[str, str] = {
     "2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo": TOKEN_2022,  # PYUSD
 }
 TOKEN_ACCOUNT_RENT = 2_039_280  # rent-exempt minimum of a 165-byte token account
+TOKEN_ACCOUNT_SPACE = 165  # bytes of an SPL Token account: never more, never less
+# A Token-2022 account: the 165 bytes, the account-type byte, then the extensions it
+# can be created with, each behind a 4-byte type-and-length header: the ones a mint
+# requires of its accounts at initialisation (TransferFeeAmount 8 bytes,
+# NonTransferableAccount 0, TransferHookAccount 1, ConfidentialTransferFeeAmount 64,
+# PausableAccount 0) and ImmutableOwner (0, every associated token account's).
+TOKEN_2022_ACCOUNT_MAX_SPACE = TOKEN_ACCOUNT_SPACE + 1 + 4 * 6 + 8 + 1 + 64  # 263
 
 
 def rent_exempt(space: int) -> int:
     """The rent-exempt minimum of an account of `space` bytes: (128 + space) bytes
     at 3,480 lamports per byte-year, for two years (the runtime's default rent)."""
     return (128 + space) * 3_480 * 2
+
+
+def token_account_space(program: str) -> int | None:
+    """The most bytes a token account of `program` is created with (None: `program`
+    is not a token program). Rent is held to it: the rent of a larger account is
+    lamports parked where a mint's freeze authority can lock them."""
+    if program == TOKEN:
+        return TOKEN_ACCOUNT_SPACE
+    return TOKEN_2022_ACCOUNT_MAX_SPACE if program == TOKEN_2022 else None
 
 
 @lru_cache(maxsize=16384)
@@ -228,4 +244,5 @@ __all__ = [
     "ata",
     "find",
     "rent_exempt",
+    "token_account_space",
 ]

@@ -16,9 +16,11 @@ ours can be closed to the wallet, unless a stranger can stop it: the mint's
 freeze authority (a frozen account cannot be closed), or on Token-2022 the
 mint's close authority or permanent delegate. In such an account only its
 rent-exempt reserve counts as ours (every new token account parks that much,
-USDC's included, whose mint has a freeze authority); lamports beyond it count
-as lost. A wrapped-SOL account is exempt: the native mint has no freeze
-authority. The mints are read through the node.
+USDC's included, whose mint has a freeze authority), and no more than a token
+account's (`ours.TOKEN_2022_ACCOUNT_MAX_SPACE` bytes): lamports beyond it, the
+"rent" of an oversized account included, count as lost. A wrapped-SOL account
+is exempt: the native mint has no freeze authority. The mints are read through
+the node.
 
 The wallet may lose at most: the fees (as `decode.compute_budget` computes
 them, when the wallet pays them), the ordered input (in lamports when the input is wrapped SOL),
@@ -46,7 +48,7 @@ from jupcron.chain.rpc import AccountState, Simulation
 from jupcron.txguard.decode import TxSummary
 from jupcron.txguard.expect import Expectation
 from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
-from jupcron.txguard.ours import Ours, ata
+from jupcron.txguard.ours import TOKEN_2022_ACCOUNT_MAX_SPACE, Ours, ata
 
 LAMPORTS_PER_SIGNATURE = 5_000
 MINT_SIZE = 82  # bytes of an SPL mint (Token-2022 extensions follow at 165 + 1)
@@ -111,7 +113,10 @@ def _holdings(
         return []
     lamports = state.lamports
     if _token_mint(state) in locked:
-        lamports = min(lamports, rent_exempt(len(state.data)))
+        # a token account's rent at most: whatever an oversized account parks beyond it
+        # (its own larger "rent" included) is as lockable as any other lamport there
+        size = min(len(state.data), TOKEN_2022_ACCOUNT_MAX_SPACE)
+        lamports = min(lamports, rent_exempt(size))
     held = [Holding(address, SOL, lamports)]
     if state.owner in TOKEN_PROGRAMS and len(state.data) >= TOKEN_ACCOUNT_MIN:
         mint = _key(state.data, 0)

@@ -11,8 +11,11 @@ refused by the value rules; `trigger_v2` then holds the deposit to the plan:
 - the vault is the one ``GET /vault`` named, and the craft's ``receiverAddress``;
   the craft's mint and amount are the plan's;
 - what goes into the vault's accounts is the plan's input mint, at most the
-  plan's amount (native SOL: its lamports, besides the accounts' rent, which
-  `guard.order_rent_allowance_lamports` bounds), and more than nothing;
+  plan's amount (native SOL: its lamports, besides the accounts' rent), and more
+  than nothing;
+- the rent our wallet pays for the vault's accounts is each one's exact rent, of a
+  token account's size (`ours.token_account_space`), and all of it together at most
+  `guard.order_rent_allowance_lamports`;
 - only the programs the flow legitimately uses, each named below with why.
 
 A withdrawal (the cancel, ``trigger-v2-cancel``) moves the vault's funds: an
@@ -26,7 +29,7 @@ of ours: the value rules apply whoever else signs). Any other is refused.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from jupcron.txguard.decode import Instruction, TxSummary
 from jupcron.txguard.expect import Expectation
@@ -39,7 +42,14 @@ from jupcron.txguard.instructions import (
     TOKEN_PROGRAMS,
     WRAPPED_SOL,
 )
-from jupcron.txguard.ours import KNOWN_MINT_PROGRAMS, Ours, ata, rent_exempt
+from jupcron.txguard.ours import (
+    KNOWN_MINT_PROGRAMS,
+    TOKEN_2022_ACCOUNT_MAX_SPACE,
+    Ours,
+    ata,
+    rent_exempt,
+    token_account_space,
+)
 
 DEPOSIT_KINDS = frozenset({"trigger-v2-dca", "trigger-v2-order"})
 WITHDRAW_KINDS = frozenset({"trigger-v2-cancel"})
@@ -102,6 +112,14 @@ def vault_accounts(summary: TxSummary, expect: Expectation) -> tuple[set[str], s
     return found, created
 
 
+def created_for_vault(summary: TxSummary, expect: Expectation | None) -> set[str]:
+    """For a deposit, the vault's accounts of the input mint this transaction creates
+    (so proven of the plan's input mint); nothing for any other plan."""
+    if expect is None or expect.kind not in DEPOSIT_KINDS or not expect.vault:
+        return set()
+    return vault_accounts(summary, expect)[1] if expect.input_mint else set()
+
+
 def extend(ours: Ours, summary: TxSummary, expect: Expectation | None) -> Ours:
     """`ours` plus, for a deposit, the vault's proven accounts of the input mint."""
     if expect is None or expect.kind not in DEPOSIT_KINDS or not expect.vault:
@@ -118,39 +136,68 @@ def extend(ours: Ours, summary: TxSummary, expect: Expectation | None) -> Ours:
     )
 
 
-def _into_vault(
-    summary: TxSummary, vault: set[str], wallet: str, mint: str
-) -> tuple[int, int, list[str]]:
-    """(tokens, lamports) our wallet's instructions put into the vault's accounts
-    (lamports besides the exact rent of the accounts created for it), and the
-    reasons to refuse what cannot be counted or is of another mint."""
-    tokens = lamports = 0
-    reasons: list[str] = []
+@dataclass
+class _Into:
+    """What our wallet's instructions put into the vault's accounts: tokens, lamports
+    besides rent, the rent of the accounts created for it, and what cannot be counted."""
+
+    tokens: int = 0
+    lamports: int = 0
+    rent: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+
+def _into_vault(summary: TxSummary, vault: set[str], wallet: str, mint: str) -> _Into:
+    """What goes into the vault's accounts (`_Into`). The rent of an account created
+    here is its exact rent-exempt minimum, at most that of a token account
+    (`token_account_space`); an account any larger is refused, never counted."""
+    into = _Into()
     ours_source = {a for p in TOKEN_PROGRAMS if (a := ata(wallet, mint, p)) is not None}
     for ix in summary.instructions:
         role, fields, where = ix.role, dict(ix.fields), f"instruction #{ix.index}: {ix.title}"
         if ix.program == SYSTEM and role.get("to") in vault:
-            amount = fields.get("lamports", "")
+            amount, space = fields.get("lamports", ""), fields.get("space", "")
             if not amount.isdigit():
-                reasons.append(f"{where} moves an amount of lamports that cannot be read")
+                into.reasons.append(f"{where} moves an amount of lamports that cannot be read")
                 continue
-            space = fields.get("space", "")
-            rent = rent_exempt(int(space)) if ix.name.startswith("create_account") else 0
-            if ix.name.startswith("create_account") and not space.isdigit():
-                reasons.append(f"{where} creates an account of a size that cannot be read")
-            lamports += max(int(amount) - rent, 0)
+            rent = 0
+            if ix.name.startswith("create_account"):
+                largest = token_account_space(fields.get("owner", ""))
+                if largest is None:
+                    owner = fields.get("owner")
+                    into.reasons.append(
+                        f"{where} creates a vault account for {owner}, not a token program"
+                    )
+                    continue
+                if not space.isdigit() or int(space) > largest:
+                    into.reasons.append(
+                        f"{where} creates a vault account of {space or '?'} bytes; a token "
+                        f"account takes at most {largest}"
+                    )
+                    continue
+                rent = min(int(amount), rent_exempt(int(space)))
+            into.rent += rent
+            into.lamports += int(amount) - rent
+        elif ix.program == ASSOCIATED_TOKEN and ix.name in ("create", "create_idempotent"):
+            if role.get("funder") == wallet and role.get("account") in vault:
+                largest = token_account_space(role.get("token_program", ""))
+                into.rent += rent_exempt(largest or TOKEN_2022_ACCOUNT_MAX_SPACE)
         elif ix.program in TOKEN_PROGRAMS and role.get("destination") in vault:
             amount = fields.get("amount", "")
             given = role.get("mint")
             if given is not None and given != mint:
-                reasons.append(f"{where} moves {given} into the vault; the plan's mint is {mint}")
+                into.reasons.append(
+                    f"{where} moves {given} into the vault; the plan's mint is {mint}"
+                )
             elif given is None and role.get("source") not in ours_source:
-                reasons.append(f"{where} moves tokens whose mint cannot be told into the vault")
+                into.reasons.append(
+                    f"{where} moves tokens whose mint cannot be told into the vault"
+                )
             if not amount.isdigit():
-                reasons.append(f"{where} moves an amount that cannot be read")
+                into.reasons.append(f"{where} moves an amount that cannot be read")
             else:
-                tokens += int(amount)
-    return tokens, lamports, reasons
+                into.tokens += int(amount)
+    return into
 
 
 def _deposit(summary: TxSummary, expect: Expectation, wallet: str, rent: int) -> list[str]:
@@ -166,8 +213,14 @@ def _deposit(summary: TxSummary, expect: Expectation, wallet: str, rent: int) ->
             f"the deposit is for {said_amount} of {said_mint}; the plan: {amount} of {mint}"
         )
     found, _ = vault_accounts(summary, expect)
-    tokens, lamports, problems = _into_vault(summary, found, wallet, mint)
+    into = _into_vault(summary, found, wallet, mint)
+    tokens, lamports, problems = into.tokens, into.lamports, into.reasons
     reasons += problems
+    if into.rent > rent:
+        reasons.append(
+            f"the deposit has our wallet pay {into.rent} lamports of rent for the vault's "
+            f"accounts, more than guard.order_rent_allowance_lamports ({rent})"
+        )
     native = mint == WRAPPED_SOL
     # every form of the asset together: native SOL goes in as lamports and as wrapped
     # SOL alike, so the two are one total, held to the plan's amount

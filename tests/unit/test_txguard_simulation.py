@@ -146,3 +146,30 @@ def test_wrapped_sol_is_never_locked(wallet: Wallet) -> None:
     )
     tx = build(me, [*budget(), program_call(AGGREGATOR, me, wsol)])
     assert inspect(tx, me, GuardPolicy(), simulator=node).accepted
+
+
+def test_an_oversized_account_of_a_freezable_mint_keeps_only_a_token_accounts_rent(
+    wallet: Wallet,
+) -> None:
+    """A token account of ours grown to a megabyte, topped up to its rent-exempt minimum
+    (~7.3 SOL) by a program call: that "rent" is as lockable as any lamport there, so only
+    a token account's rent counts as ours (it once counted the megabyte's)."""
+    me, mint = wallet.pubkey, new_key()
+    account = get_associated_token_address(me, mint, TOKEN)
+    data = account_data(mint, me, 0) + bytes(1024 * 1024 - 165)
+    small = rent_exempt(165)
+    node = FakeNode(
+        before={
+            str(me): _wallet_state(10 * SOL),
+            str(account): AccountState(small, str(TOKEN), data),
+            str(mint): _mint(new_key()),
+        },
+        after={
+            str(me): _wallet_state(10 * SOL - rent_exempt(len(data)) + small),
+            str(account): AccountState(rent_exempt(len(data)), str(TOKEN), data),
+        },
+    )
+    tx = build(me, [*budget(), program_call(AGGREGATOR, me, account)])
+    verdict = inspect(tx, me, GuardPolicy(), simulator=node)
+    assert not verdict.accepted
+    assert "parked where a stranger can lock them" in verdict.reasons[0]

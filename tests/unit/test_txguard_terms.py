@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from solders.instruction import AccountMeta, Instruction
 from solders.pubkey import Pubkey
 from solders.system_program import TransferParams, transfer
 from solders.token.associated import get_associated_token_address
@@ -25,7 +26,16 @@ from jupcron.runner.judge import expectation, judge, ordered_facts
 from jupcron.txguard import GuardPolicy, Verdict, inspect
 from tests.fixtures import real
 from tests.fixtures.mutate import instruction_data, mutate, put
-from tests.fixtures.wallet import USDC, WSOL, budget, build, create_ata_idempotent, new_key
+from tests.fixtures.wallet import DCA as DCA_PROGRAM
+from tests.fixtures.wallet import (
+    TOKEN,
+    USDC,
+    WSOL,
+    budget,
+    build,
+    create_ata_idempotent,
+    new_key,
+)
 
 POLICY = GuardPolicy.from_config(GuardConfig())
 CORPUS = {t.name: t for t in real.load_all()}
@@ -230,6 +240,41 @@ def test_a_recurring_plan_with_a_price_bound_needs_it_in_the_order() -> None:
 def test_a_recurring_order_with_another_deposit_is_refused() -> None:
     hostile = mutate(DCA.transaction, 6, edit=lambda d: put(d, 16, struct.pack("<Q", 4 * 10**8)))
     refused(verdict(DCA, hostile), "deposit of 400000000")
+
+
+def _dca_deposit(me: Pubkey, order: Pubkey, amount: int) -> Instruction:
+    """The DCA program's `deposit` (IDL: user, dca, in_ata, user_in_ata, token_program,
+    event_authority, program; in_amount u64): funds an order that exists."""
+    data = jix.discriminator("deposit") + struct.pack("<Q", amount)
+    return Instruction(DCA_PROGRAM, data, [
+        AccountMeta(me, True, False), AccountMeta(order, False, True),
+        AccountMeta(new_key(), False, True),
+        AccountMeta(get_associated_token_address(me, USDC), False, True),
+        AccountMeta(TOKEN, False, False), AccountMeta(new_key(), False, False),
+        AccountMeta(DCA_PROGRAM, False, False),
+    ])  # fmt: skip
+
+
+def test_a_recurring_plan_signs_no_deposit_into_an_order_it_never_opened(
+    wallet_key: Pubkey,
+) -> None:
+    """createOrder opens a new order (the genuine answer is `open_dca_v2`); a `deposit`
+    of the plan's budget into an existing order, whose cadence, output mint and
+    bounds the plan never set, is refused, alone or beside the plan's own open."""
+    me = wallet_key
+    time = {"inAmount": 200_000_000, "numberOfOrders": 2, "interval": 86_400}
+    plan = record({"name": "p", "kind": "recurring", "request": {
+        "inputMint": str(USDC), "outputMint": str(WSOL), "params": {"time": time}}})  # fmt: skip
+    own = jix.open_dca_v2(
+        me, input_mint=USDC, output_mint=WSOL, application_idx=1, in_amount=200_000_000,
+        in_amount_per_cycle=100_000_000, cycle_frequency=86_400,
+    )  # fmt: skip
+    assert judge(build(me, [*budget(), own]), plan, me, POLICY, ordered={}).accepted
+    order = new_key()
+    alone = build(me, [*budget(), _dca_deposit(me, order, 200_000_000)])
+    refused(judge(alone, plan, me, POLICY, ordered={}), f"adds funds to order {order}")
+    beside = build(me, [*budget(), own, _dca_deposit(me, order, 1)])
+    refused(judge(beside, plan, me, POLICY, ordered={}), "only opens a new order")
 
 
 # --- JupiterZ fills ---------------------------------------------------------------------

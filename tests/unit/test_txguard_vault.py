@@ -9,15 +9,23 @@ import random
 import pytest
 from solders.instruction import Instruction
 from solders.pubkey import Pubkey
-from solders.system_program import TransferParams, transfer
+from solders.system_program import (
+    CreateAccountWithSeedParams,
+    TransferParams,
+    create_account_with_seed,
+    transfer,
+)
+from solders.token.associated import get_associated_token_address
 
 from jupcron.chain.wallet import Wallet
 from jupcron.emulator.products.trigger_v2 import tx as txs
 from jupcron.emulator.txbuild import to_b64
 from jupcron.txguard import GuardPolicy, inspect
 from jupcron.txguard.expect import Expectation
+from jupcron.txguard.ours import rent_exempt
 from jupcron.txguard.vault import DOCUMENTED_COSIGNER
-from tests.fixtures.hostile import ata_create, tok_transfer
+from tests.fixtures.hostile import ata_create, tok_init_account3, tok_transfer, tok_transfer_checked
+from tests.fixtures.wallet import TOKEN_2022, budget, build
 
 USDC = Pubkey.from_string("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v")
 SOL = "So11111111111111111111111111111111111111112"
@@ -202,3 +210,55 @@ def test_rent_for_a_vault_account_of_a_mint_the_plan_never_names_is_refused(
     verdict = inspect(_deposit(wallet, vault, extra=extra), wallet.pubkey, POLICY,
                       expect=_deposit_expect(vault))  # fmt: skip
     assert any("rent" in r and str(other) in r for r in verdict.reasons), verdict.reasons
+
+
+# --- the rent of the vault's accounts (review 2026-11-27) -------------------------------
+
+PYUSD = Pubkey.from_string("2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo")  # Token-2022
+
+
+def _pyusd_deposit(wallet: Wallet, vault: Pubkey, space: int) -> str:
+    """A Token-2022 deposit into a seeded vault account of `space` bytes, its rent-exempt
+    minimum paid by our wallet."""
+    me = wallet.pubkey
+    account = Pubkey.create_with_seed(me, "order-1", TOKEN_2022)
+    create = create_account_with_seed(CreateAccountWithSeedParams(
+        from_pubkey=me, to_pubkey=account, base=me, seed="order-1",
+        lamports=rent_exempt(space), space=space, owner=TOKEN_2022,
+    ))  # fmt: skip
+    source = get_associated_token_address(me, PYUSD, TOKEN_2022)
+    move = tok_transfer_checked(source, PYUSD, account, me, AMOUNT, TOKEN_2022)
+    return build(me, [*budget(), create, tok_init_account3(account, PYUSD, vault, TOKEN_2022),
+                      move])  # fmt: skip
+
+
+def test_a_vault_account_of_a_megabyte_is_refused(wallet: Wallet, vault: Pubkey) -> None:
+    """Its 7.3 SOL of "rent" was once subtracted as exact rent and waved through."""
+    expect = _deposit_expect(vault, PYUSD)
+    normal = inspect(_pyusd_deposit(wallet, vault, 165), wallet.pubkey, POLICY, expect=expect)
+    assert normal.accepted, normal.reasons
+    big = inspect(_pyusd_deposit(wallet, vault, 1024 * 1024), wallet.pubkey, POLICY,
+                  expect=expect)  # fmt: skip
+    assert not big.accepted
+    assert any(
+        "vault account of 1048576 bytes; a token account takes at most 263" in r
+        for r in big.reasons
+    ), big.reasons
+
+
+@pytest.mark.parametrize("shape", txs.SHAPES)
+@pytest.mark.parametrize("mint", [USDC, txs.WSOL])
+def test_the_vaults_account_rent_is_bounded_by_the_allowance(
+    wallet: Wallet, vault: Pubkey, shape: str, mint: Pubkey
+) -> None:
+    """`guard.order_rent_allowance_lamports` bounds the rent of the vault's accounts:
+    one token account's (2,039,280) fits the default, not an allowance below it."""
+    tx = _deposit(wallet, vault, mint, shape=shape)
+    expect = _deposit_expect(vault, mint)
+    assert inspect(tx, wallet.pubkey, POLICY, expect=expect).accepted
+    tight = GuardPolicy(order_rent_allowance_lamports=2_000_000)
+    verdict = inspect(tx, wallet.pubkey, tight, expect=expect)
+    assert verdict.reasons == (
+        "the deposit has our wallet pay 2039280 lamports of rent for the vault's accounts, "
+        "more than guard.order_rent_allowance_lamports (2000000)",
+    )

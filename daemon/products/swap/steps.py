@@ -124,12 +124,15 @@ def _int(amount: str | None) -> int | None:
 def expectation(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
     request = plan.request
     assert isinstance(request, SwapRequest)
-    referral = request.referral_fee if request.referral_account else None
+    account = request.referral_account
+    referral = request.referral_fee if account else None
     return Expectation(
         kind=str(plan.kind), input_mint=spend.mint, output_mint=request.output_mint,
         amount=spend.amount or None, receiver=request.receiver,
         slippage_bps=request.slippage_bps, referral_fee_bps=referral,
-        fee_bps=fact_int(ordered.get("fee_bps")), **price_facts(ordered),
+        referral_account=str(account) if account else None,
+        fee_bps=fact_int(ordered.get("fee_bps")), quoted_out=fact_int(ordered.get("out_amount")),
+        **price_facts(ordered),
     )  # fmt: skip
 
 
