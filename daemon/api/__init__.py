@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from jupcron.api.client import Attempt, JupiterClient, Observer
-from jupcron.api.models import ExecuteResult, OrderResponse, Portfolio, SwapEvent, UltraOrder
+from jupcron.api.models import ExecuteResult, OrderResponse, SwapEvent, UltraOrder
+from jupcron.api.portfolio import Portfolio
 
 __all__ = [
     "Attempt",

@@ -62,9 +62,15 @@ def transport_error(operation: str, exc: httpx.HTTPError) -> ApiTransportError:
 
 
 def garbage(operation: str, response: httpx.Response, why: str) -> ApiGarbageError:
+    """`operation` may be ``""`` (an answer's parser does not know it): the transport
+    that called the parser names it (`named`)."""
     info = info_for(operation, response)
     info.error = why
-    return ApiGarbageError(f"{operation}: unreadable answer ({why})", info)
+    return ApiGarbageError(named(operation, f"unreadable answer ({why})"), info)
+
+
+def named(operation: str, message: str) -> str:
+    return f"{operation}: {message}" if operation else message
 
 
 def _json(response: httpx.Response) -> Any:

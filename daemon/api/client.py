@@ -21,7 +21,6 @@ from jupcron.api.models import (
     BatchResponse,
     ExecuteResult,
     OrderResponse,
-    Portfolio,
     SwapOrder,
     UltraOrder,
 )
@@ -35,6 +34,7 @@ from jupcron.api.parse import (
     query_value,
     tokens_parser,
 )
+from jupcron.api.portfolio import Portfolio
 from jupcron.api.transport import (
     KEYED_EXECUTE_RATE,
     KEYED_RATE,

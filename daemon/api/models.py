@@ -7,8 +7,6 @@ APIs' codes are mapped to "retry with a fresh order" or final, as API.md lists t
 
 from __future__ import annotations
 
-from collections import defaultdict
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, model_validator
@@ -288,82 +286,3 @@ class ExecuteResult(ApiModel):
     def landed_unknown(self) -> bool:
         """No status at all (Ultra -1): the request was not found; nothing executed."""
         return self.status is None
-
-
-class FetcherReport(ApiModel):
-    id: str
-    status: str
-    duration: float | None = None
-    error: str | None = None
-
-
-class PortfolioElement(ApiModel):
-    """One element of the positions answer. Its spec requires ``type`` and
-    ``platformId``; jupcron needs neither to read a balance, so an element without
-    them is kept (grouped under ``unknown``) rather than losing the whole answer."""
-
-    type: str | None = None
-    platform_id: str | None = None
-    label: str | None = None
-    name: str | None = None
-    network_id: str | None = None
-    value: Decimal | None = None
-    net_apy: Decimal | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
-
-
-class Portfolio(ApiModel):
-    """``positions/{address}``; `raw` keeps the API's fields for JSON output. The spec
-    marks every top-level field optional (``owner`` too)."""
-
-    owner: str | None = None
-    date: int | None = None
-    fetcher_reports: list[FetcherReport] = Field(default_factory=list)
-    elements: list[PortfolioElement] = Field(default_factory=list)
-    duration: float | None = None
-    token_info: dict[str, Any] = Field(default_factory=dict)
-    raw: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
-
-    def by_platform(self) -> dict[str, list[PortfolioElement]]:
-        grouped: dict[str, list[PortfolioElement]] = defaultdict(list)
-        for element in self.elements:
-            grouped[element.platform_id or "unknown"].append(element)
-        return dict(grouped)
-
-    @property
-    def total_value(self) -> Decimal:
-        return sum((e.value or Decimal(0) for e in self.elements), Decimal(0))
-
-    def balance_of(self, mint: str) -> int:
-        """The wallet's balance of `mint` in base units: the ``Wallet`` elements' assets,
-        by ``rawAmount`` where given, else the UI amount scaled by the mint's decimals
-        (from ``tokenInfo``; 9 for SOL, else 6 when unknown)."""
-        total = Decimal(0)
-        for element in self.elements:
-            if element.label not in (None, "Wallet"):
-                continue
-            assets = element.data.get("assets") if isinstance(element.data, dict) else None
-            for asset in assets if isinstance(assets, list) else []:
-                data = asset.get("data") if isinstance(asset, dict) else None
-                if not isinstance(data, dict) or data.get("address") != mint:
-                    continue
-                if "rawAmount" in data:
-                    return int(data["rawAmount"])
-                try:
-                    total += Decimal(str(data.get("amount", 0)))
-                except InvalidOperation:
-                    continue
-        return int(total * (Decimal(10) ** self.decimals_of(mint)))
-
-    def decimals_of(self, mint: str) -> int:
-        info = (self.token_info.get("solana") or {}).get(mint)
-        decimals = info.get("decimals") if isinstance(info, dict) else None
-        if decimals is None:
-            return 9 if mint.startswith("So1111") else 6
-        return int(decimals)
-
-    def symbol(self, mint: str) -> str:
-        info = self.token_info.get("solana", {}).get(mint)
-        if isinstance(info, dict) and isinstance(info.get("symbol"), str):
-            return str(info["symbol"])
-        return mint[:4] + "…" + mint[-4:] if len(mint) > 10 else mint

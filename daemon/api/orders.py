@@ -9,7 +9,7 @@ kept. The follower decides what a problem means; nothing here guesses a value.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
@@ -17,16 +17,13 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, V
 from pydantic.alias_generators import to_camel
 
 from jupcron.api.models import Amount
+from jupcron.api.times import from_iso, from_unix
 
 
 def _when(value: Any) -> Any:
     """An ISO 8601 time as the API sends it (``...Z``); naive means UTC."""
     if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError("not an ISO 8601 time") from None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return from_iso(value)
     raise ValueError("a time must be an ISO 8601 string")
 
 
@@ -40,11 +37,12 @@ def _text_or_none(value: Any) -> Any:
 
 
 def _when_any(value: Any) -> Any:
-    """``expiredAt``: unix seconds (the create call takes them) or an ISO time."""
+    """``expiredAt``: unix seconds (the create call takes them) or an ISO time; one out
+    of range (or infinite) is a problem of its order, as any unreadable field is."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC)
+        return from_unix(value)
     if isinstance(value, str) and value.strip().isdigit():
-        return datetime.fromtimestamp(int(value.strip()), UTC)
+        return from_unix(int(value.strip()))
     return _when(value)
 
 

@@ -152,7 +152,9 @@ class ApiTransport:
                     try:
                         result = parse(status, data, response)
                     except ApiGarbageError as exc:
-                        exc.info.operation = operation
+                        if not exc.info.operation:  # raised by a parser: named here
+                            exc.info.operation = operation
+                            exc.message = classify.named(operation, exc.message)
                         error = exc
             if observe is not None:
                 text = None if error is None else f"{type(error).__name__}: {error}"

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, StrictStr, ValidationError
 
 from jupcron.api.models import Amount, ApiModel
+from jupcron.api.times import from_iso, from_unix
 
 Text = Annotated[StrictStr, Field(min_length=1)]
 
@@ -25,13 +26,12 @@ def _moment(value: Any) -> Any:
     if value is None or isinstance(value, datetime):
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value / 1000, UTC)
+        return from_unix(value, per_second=1000)
     if isinstance(value, str):
         text = value.strip()
         if text.isdigit():
-            return datetime.fromtimestamp(int(text) / 1000, UTC)
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            return from_unix(int(text), per_second=1000)
+        return from_iso(text)
     raise ValueError("a time must be ISO 8601 text or unix milliseconds")
 
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 import click
 
 from jupcron.api.client import JupiterClient
-from jupcron.api.models import Portfolio, PortfolioElement
+from jupcron.api.portfolio import Portfolio, PortfolioElement
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import api_key
 from jupcron.logs import configure_logging
@@ -20,7 +20,7 @@ def _usd(value: Decimal | None) -> str:
 
 
 def _detail(portfolio: Portfolio, element: PortfolioElement) -> str:
-    data = element.data
+    data = element.data.extra
     if element.type == "trade":
         pair = (
             f"{portfolio.symbol(str(data.get('inputAddress', '?')))}→"
@@ -28,14 +28,14 @@ def _detail(portfolio: Portfolio, element: PortfolioElement) -> str:
         )
         amount = data.get("initialInputAmount")
         return f"{pair} {amount}" if amount is not None else pair
-    assets = data.get("assets")
-    if isinstance(assets, list):
+    assets = element.data.assets
+    if assets is not None:
         parts = []
         for asset in assets[:6]:
-            inner = asset.get("data", {}) if isinstance(asset, dict) else {}
-            parts.append(
-                f"{inner.get('amount', '?')} {portfolio.symbol(str(inner.get('address')))}"
-            )
+            inner = asset.data
+            amount = "?" if inner is None or inner.amount is None else inner.amount
+            address = None if inner is None else inner.address
+            parts.append(f"{amount} {portfolio.symbol(str(address))}")
         return ", ".join(parts) + (" …" if len(assets) > 6 else "")
     return ""
 

@@ -24,7 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from jupcron.api.client import SPARE_WAIT
-from jupcron.api.models import Portfolio
+from jupcron.api.portfolio import Portfolio
 from jupcron.config import Config
 from jupcron.errors import JupcronError
 from jupcron.listen.runway_metrics import RunwayGauges

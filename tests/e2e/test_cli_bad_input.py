@@ -3,7 +3,11 @@ exit, never a traceback (issue 28: "no traceback for any CLI input")."""
 
 from __future__ import annotations
 
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,3 +97,56 @@ def test_an_unknown_revision_names_the_known_ones(workdir: Path) -> None:
     assert done.stderr.startswith("error: cannot migrate to revision '0002_x'")
     assert "0004_control" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+WALLET = "So11111111111111111111111111111111111111112"
+ASSET = {"data": {"address": WALLET, "amount": 1.5}}
+
+
+@pytest.mark.parametrize(
+    ("token_info", "asset", "where"),
+    [
+        ({"solana": []}, ASSET, "tokenInfo.solana"),  # was: unexpected AttributeError
+        ({"solana": {WALLET: {"decimals": "nine"}}}, ASSET, f"tokenInfo.solana.{WALLET}.decimals"),
+        ({}, {"data": {"address": WALLET, "amount": "lots"}}, "elements.0.data.assets.0.data.amount"),
+    ],
+)  # fmt: skip
+def test_a_garbled_positions_answer_is_one_clear_line(
+    tmp_path: Path, token_info: dict[str, Any], asset: dict[str, Any], where: str
+) -> None:
+    """Before: the answer parsed, then drawing the table met its garbage as a foreign
+    exception (``error: unexpected AttributeError``), or showed it as if it were a value."""
+    answer = {"owner": WALLET, "tokenInfo": token_info,
+              "elements": [{"type": "multiple", "platformId": "wallet-tokens", "label": "Wallet",
+                            "data": {"assets": [asset]}}]}  # fmt: skip
+
+    class Positions(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Positions)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = tmp_path / "jupcron.yaml"
+        config.write_text(
+            f"api:\n  base_url: http://127.0.0.1:{server.server_address[1]}\n"
+            "  max_attempts: 1\n"
+            f"database:\n  url: sqlite:///{tmp_path / 'j.db'}\n"
+        )
+        done = jupcron("--config", str(config), "portfolio", WALLET, timeout=30)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]  # after the attempt's log line
+    assert last == f"error: positions: unreadable answer (unexpected fields: {where})", last

@@ -4,12 +4,15 @@ restarts, a second follower and bad answers lose and double nothing."""
 
 from __future__ import annotations
 
+import json
 import threading
 
+import httpx
 import pytest
 from sqlalchemy import text
 from structlog.testing import capture_logs
 
+from jupcron.api.client import JupiterClient
 from jupcron.follower import FollowerLoop, OrderFollower
 from jupcron.store import follow
 from jupcron.store.engine import make_engine
@@ -148,6 +151,43 @@ def test_a_bad_answer_is_an_error_event_and_nothing_is_lost(
     assert f.report(name).received == sum(x["out"] for x in f.ledger_fills(order))
     with f.engine.connect() as conn:
         assert order in follow.closed_orders(conn, "recurring")
+
+
+@pytest.mark.parametrize("expired_at", [1e20, "Infinity"])
+def test_an_order_with_an_expiry_out_of_range_is_an_error_not_an_exception(
+    make_follow_rig: FollowRigFactory, db_url: str, expired_at: object
+) -> None:
+    """Before: OverflowError from one order's ``expiredAt`` escaped `OrderFollower.poll`
+    (whose contract: it never raises for the API's troubles)."""
+    f = make_follow_rig(db_url)
+    recurring_order(f, rounds=2)
+    f.clock.advance(DAY)
+    inner = f.rig.transport
+    assert inner is not None
+
+    class Poison(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            response = inner.handle_request(request)
+            if "getRecurringOrders" not in request.url.path:
+                return response
+            data = json.loads(response.read())
+            for key in ("time", "all"):
+                if isinstance(data.get(key), list):
+                    data[key] = [{**o, "expiredAt": 0} for o in data[key]]
+            body = json.dumps(data).replace('"expiredAt": 0', f'"expiredAt": {expired_at}')
+            return httpx.Response(response.status_code, content=body.encode(),
+                                  headers={"content-type": "application/json"})  # fmt: skip
+
+    api = JupiterClient(f.rig.url, api_key=None, transport=Poison(), rate_limit=1000,
+                        sleep=lambda s: None)  # fmt: skip
+    try:
+        results = OrderFollower(f.engine, api, f.rig.wallet.address, f.clock).poll()
+    finally:
+        api.close()
+    assert results[0].errors >= 1
+    with f.engine.connect() as conn:
+        steps = [e for e in follow.events(conn) if e["step"].startswith("follow_")]
+    assert any("expiredAt" in str(e) and "out of range" in str(e) for e in steps), steps
 
 
 def test_foreign_orders_are_ignored(make_follow_rig: FollowRigFactory, db_url: str) -> None:

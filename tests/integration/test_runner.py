@@ -4,14 +4,17 @@ guard refusals, safety limits, failures and retries. Real store, real signer."""
 from __future__ import annotations
 
 import base64
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from solders.message import to_bytes_versioned
 from solders.transaction import VersionedTransaction
 from sqlalchemy import func, select
 
+from jupcron.api.client import JupiterClient
 from jupcron.domain import RunStatus
 from jupcron.runner.core import RunOptions
 from jupcron.store.models import Run
@@ -169,6 +172,43 @@ def test_balance_check_skips_when_funds_are_short(make_rig: RigFactory) -> None:
     rig.emulator.ledger.set_balance(rig.wallet.address, USDC, 50_000_000)
     ok = outcome_of(rig.runner().fire(rig.plan("swap"), SLOT))
     assert ok.status is RunStatus.SUCCEEDED
+
+
+@pytest.mark.parametrize(
+    "asset",
+    [{"address": USDC, "rawAmount": "12.5"}, {"address": USDC, "amount": {"ui": 50}}],
+)
+def test_balance_check_with_a_garbled_positions_answer_skips_the_run(
+    make_rig: RigFactory, asset: dict[str, Any]
+) -> None:
+    """Before: the answer parsed, then its asset raised ValueError/TypeError out of
+    `Runner.fire`; the run stayed pending and recovery met the same crash each pass."""
+    rig = make_rig(safety={"balance_check": True})
+    inner = rig.transport
+    assert inner is not None
+
+    class Garble(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            response = inner.handle_request(request)
+            if "/positions/" not in request.url.path:
+                return response
+            body = json.loads(response.read())
+            body["elements"] = [{"type": "multiple", "platformId": "wallet-tokens",
+                                 "label": "Wallet", "data": {"assets": [{"data": asset}]}}]  # fmt: skip
+            return httpx.Response(200, json=body)
+
+    api = JupiterClient(rig.url, api_key=None, transport=Garble(), rate_limit=1000,
+                        sleep=lambda s: None)  # fmt: skip
+    try:
+        outcome = outcome_of(rig.runner(api=api).fire(rig.plan("swap"), SLOT))
+    finally:
+        api.close()
+    assert outcome.status is RunStatus.SKIPPED
+    assert outcome.error is not None
+    assert outcome.error.startswith("balance check failed: positions: unreadable answer")
+    assert "elements.0.data.assets.0.data" in outcome.error
+    assert rig.emulator.ledger.requests.get("ultra_order", 0) == 0
+    assert rig.landed() == []
 
 
 def test_execute_failed_is_final_with_code_and_text(make_rig: RigFactory) -> None:

@@ -14,9 +14,9 @@ from jupcron.api.models import (
     ErrorEnvelope,
     ExecuteResult,
     OrderResponse,
-    Portfolio,
     UltraOrder,
 )
+from jupcron.api.portfolio import Portfolio
 
 
 def execute(payload: dict[str, Any], operation: str, http_status: int = 200) -> ExecuteResult:

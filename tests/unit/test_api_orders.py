@@ -10,6 +10,7 @@ import pytest
 
 from jupcron.api.models import ExecuteResult
 from jupcron.api.orders import parse_page, parse_tokens
+from jupcron.api.trigger_v2_models import parse_history
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"
@@ -105,6 +106,46 @@ def test_an_order_missing_its_key_is_a_problem_and_other_orders_are_kept() -> No
 def test_a_page_that_cannot_be_read_as_a_whole_is_refused(data: Any) -> None:
     with pytest.raises(ValueError, match=r"."):
         parse_page(data, "time")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("expiredAt", 1e20),  # past the platform's time_t: OverflowError
+        ("expiredAt", 10**30),
+        ("expiredAt", "9" * 30),
+        ("expiredAt", float("inf")),  # JSON Infinity, as Python's json reads it
+        ("expiredAt", float("nan")),
+        ("expiredAt", 253_402_300_800),  # year 10000: ValueError
+        ("createdAt", "0001-01-01T00:00:00+01:00"),  # before year 1 in UTC
+        ("updatedAt", "9999-12-31T23:59:59-01:00"),  # after year 9999 in UTC
+    ],
+)
+def test_an_order_time_out_of_range_is_a_problem_of_that_order_alone(
+    field: str, value: Any
+) -> None:
+    """Before: ``datetime.fromtimestamp`` raised OverflowError (not ValueError) out of
+    `parse_page`, so one such order broke the whole page and the follower's poll."""
+    bad = {"orderKey": "T1", "inputMint": SOL, "outputMint": USDC, "trades": [], field: value}
+    good = {"orderKey": "T2", "inputMint": SOL, "outputMint": USDC, "trades": []}
+    page = parse_page({"orders": [bad, good], "totalPages": 1, "page": 1}, "orders")
+    assert [o.order_key for o in page.orders] == ["T2"]
+    (problem,) = page.problems
+    assert problem.startswith(f"order T1: {field}: ")
+    assert "out of range" in problem, problem
+
+
+@pytest.mark.parametrize("value", [10**30, "9" * 400, 1e308, float("inf")])
+def test_a_trigger_v2_history_time_out_of_range_is_a_problem_of_that_order(value: Any) -> None:
+    orders = [{"id": "o1", "inputMint": SOL, "outputMint": USDC, "createdAt": value},
+              {"id": "o2", "inputMint": SOL, "outputMint": USDC,
+               "events": [{"type": "fill", "timestamp": 1_700_000_000_000}]}]  # fmt: skip
+    page = parse_history({"orders": orders, "pagination": {"total": 2, "limit": 2, "offset": 0}})
+    assert [o.id for o in page.orders] == ["o2"]
+    assert page.orders[0].events[0].timestamp == datetime.fromtimestamp(1_700_000_000, UTC)
+    (problem,) = page.problems
+    assert problem.startswith("order o1: createdAt: ")
+    assert "out of range" in problem
 
 
 def test_tokens_and_swap_events_with_an_amm_key() -> None:

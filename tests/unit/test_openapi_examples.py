@@ -17,11 +17,11 @@ from jupcron.api.models import (
     ErrorEnvelope,
     ExecuteResult,
     OrderResponse,
-    Portfolio,
     SwapOrder,
     UltraOrder,
 )
 from jupcron.api.orders import parse_page
+from jupcron.api.portfolio import Portfolio
 from jupcron.plans import schema
 from jupcron.products.swap import model as swap_model
 from jupcron.products.trigger import model as trigger_model

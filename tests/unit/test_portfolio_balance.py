@@ -1,13 +1,16 @@
 """A wallet's balance of one mint, read from a typed portfolio answer (the adapter's
-job, so the runner's balance check gets an integer of base units)."""
+job, so the runner's balance check gets an integer of base units); an answer whose
+assets or token facts are garbled is refused when it is parsed, never met later as a
+foreign exception in the balance check."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from jupcron.api.models import Portfolio
+from jupcron.api.portfolio import Portfolio
 
 USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 SOL = "So11111111111111111111111111111111111111112"
@@ -52,10 +55,46 @@ def portfolio(*elements: dict[str, Any], token_info: dict[str, Any] | None = Non
             USDC,
             3_000_000,
         ),
-        (portfolio(wallet({"address": USDC, "amount": "not a number"})), USDC, 0),
+        (portfolio(wallet({"address": USDC, "rawAmount": None, "amount": 4})), USDC, 4_000_000),
+        (portfolio(wallet({"address": USDC, "amount": None})), USDC, 0),
+        (
+            portfolio(wallet({"address": USDC, "amount": 1}), token_info={"solana": None}),
+            USDC,
+            1_000_000,
+        ),
         (portfolio(wallet({"address": SOL, "amount": 1})), USDC, 0),  # none of that mint
         (portfolio(), USDC, 0),
     ],
 )
 def test_balance_of_a_mint(answer: Portfolio, mint: str, expected: int) -> None:
     assert answer.balance_of(mint) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "where"),
+    [
+        ({"elements": [wallet({"address": USDC, "rawAmount": "abc"})]}, "rawAmount"),
+        ({"elements": [wallet({"address": USDC, "rawAmount": "1.5"})]}, "rawAmount"),
+        ({"elements": [wallet({"address": USDC, "rawAmount": -1})]}, "rawAmount"),
+        ({"elements": [wallet({"address": USDC, "amount": "not a number"})]}, "amount"),
+        ({"elements": [wallet({"address": USDC, "amount": "NaN"})]}, "amount"),
+        ({"elements": [wallet({"address": USDC, "amount": -2})]}, "amount"),
+        ({"elements": [wallet({"address": 7, "amount": 1})]}, "address"),
+        ({"elements": [{"label": "Wallet", "data": {"assets": {"a": 1}}}]}, "assets"),
+        ({"elements": [{"label": "Wallet", "data": {"assets": ["x"]}}]}, "assets.0"),
+        ({"tokenInfo": {"solana": []}}, "tokenInfo.solana"),
+        ({"tokenInfo": {"solana": {USDC: None}}}, f"tokenInfo.solana.{USDC}"),
+        ({"tokenInfo": {"solana": {USDC: {"decimals": "six"}}}}, "decimals"),
+        ({"tokenInfo": {"solana": {USDC: {"decimals": 300}}}}, "decimals"),
+        ({"tokenInfo": {"solana": {USDC: {"symbol": ["USDC"]}}}}, "symbol"),
+    ],
+)  # fmt: skip
+def test_a_garbled_asset_or_token_fact_is_refused_when_parsed(
+    answer: dict[str, Any], where: str
+) -> None:
+    """Before: the answer parsed, then `balance_of` / `symbol` raised ValueError,
+    TypeError or AttributeError inside the runner's balance check."""
+    with pytest.raises(ValidationError) as caught:
+        Portfolio.model_validate(answer)
+    locs = [".".join(str(p) for p in e["loc"]) for e in caught.value.errors()]
+    assert any(where in loc for loc in locs), locs

@@ -1,0 +1,162 @@
+"""The Portfolio API's positions answer (``positions/{address}``), typed: lenient on
+unknown fields and on the shapes of element data jupcron does not read, strict on
+the ones it does (an element's ``data.assets`` and ``tokenInfo``), so a garbled
+answer is refused by the client as `ApiGarbageError`, never met later as a foreign
+exception in the runner's balance check, the runway watch or ``jupcron portfolio``.
+
+The spec (openapi-spec/portfolio/portfolio.yaml) marks every top-level field
+optional; an asset's ``amount`` is in UI units; ``rawAmount`` (base units) is read
+where an answer carries it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ConfigDict, Field, StrictStr
+
+from jupcron.api.models import Amount, ApiModel
+
+# what an unknown mint's decimals are taken to be (SOL's are 9)
+DEFAULT_DECIMALS = 6
+SOL_DECIMALS = 9
+
+
+def _ui_amount(value: Any) -> Any:
+    """A UI amount: a finite, non-negative number (or its text); ``None`` when absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
+        raise ValueError("an amount must be a number")
+    try:
+        amount = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise ValueError("an amount must be a number") from None
+    if not amount.is_finite() or amount < 0:
+        raise ValueError("an amount must be a finite number, not negative")
+    return amount
+
+
+def _decimals(value: Any) -> Any:
+    """A mint's decimals: a whole number from 0 to 255 (or its digits); ``None`` when absent."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
+        raise ValueError("decimals must be a whole number from 0 to 255")
+    return value
+
+
+UiAmount = Annotated[Decimal | None, BeforeValidator(_ui_amount)]
+Decimals = Annotated[int | None, BeforeValidator(_decimals)]
+
+
+class AssetData(ApiModel):
+    address: StrictStr | None = None
+    amount: UiAmount = None
+    raw_amount: Amount | None = None  # base units, as digits
+
+
+class Asset(ApiModel):
+    data: AssetData | None = None
+
+
+class ElementData(ApiModel):
+    """An element's ``data``: its ``assets`` typed; the rest (a trade's addresses and
+    amounts, a pool's liquidities…) kept as sent, in `extra`, for display only."""
+
+    model_config = ConfigDict(extra="allow")
+
+    assets: list[Asset] | None = None
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        return self.model_extra or {}
+
+
+class FetcherReport(ApiModel):
+    id: str
+    status: str
+    duration: float | None = None
+    error: str | None = None
+
+
+class PortfolioElement(ApiModel):
+    """One element of the positions answer. Its spec requires ``type`` and
+    ``platformId``; jupcron needs neither to read a balance, so an element without
+    them is kept (grouped under ``unknown``) rather than losing the whole answer."""
+
+    type: str | None = None
+    platform_id: str | None = None
+    label: str | None = None
+    name: str | None = None
+    network_id: str | None = None
+    value: Decimal | None = None
+    net_apy: Decimal | None = None
+    data: ElementData = Field(default_factory=ElementData)
+
+
+class TokenFacts(ApiModel):
+    decimals: Decimals = None
+    symbol: StrictStr | None = None
+
+
+class TokenInfo(ApiModel):
+    solana: dict[str, TokenFacts] | None = None
+
+
+class Portfolio(ApiModel):
+    """``positions/{address}``; `raw` keeps the API's fields for JSON output."""
+
+    owner: str | None = None
+    date: int | None = None
+    fetcher_reports: list[FetcherReport] = Field(default_factory=list)
+    elements: list[PortfolioElement] = Field(default_factory=list)
+    duration: float | None = None
+    token_info: TokenInfo = Field(default_factory=TokenInfo)
+    raw: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+
+    def by_platform(self) -> dict[str, list[PortfolioElement]]:
+        grouped: dict[str, list[PortfolioElement]] = defaultdict(list)
+        for element in self.elements:
+            grouped[element.platform_id or "unknown"].append(element)
+        return dict(grouped)
+
+    @property
+    def total_value(self) -> Decimal:
+        return sum((e.value or Decimal(0) for e in self.elements), Decimal(0))
+
+    def balance_of(self, mint: str) -> int:
+        """The wallet's balance of `mint` in base units: the ``Wallet`` elements' assets,
+        by ``rawAmount`` where given, else the UI amount scaled by the mint's decimals
+        (from ``tokenInfo``; 9 for SOL, else 6 when unknown)."""
+        total = Decimal(0)
+        for element in self.elements:
+            if element.label not in (None, "Wallet"):
+                continue
+            for asset in element.data.assets or []:
+                data = asset.data
+                if data is None or data.address != mint:
+                    continue
+                if data.raw_amount is not None:
+                    return int(data.raw_amount)
+                total += data.amount or Decimal(0)
+        return int(total * (Decimal(10) ** self.decimals_of(mint)))
+
+    def _facts(self, mint: str) -> TokenFacts | None:
+        return (self.token_info.solana or {}).get(mint)
+
+    def decimals_of(self, mint: str) -> int:
+        facts = self._facts(mint)
+        if facts is None or facts.decimals is None:
+            return SOL_DECIMALS if mint.startswith("So1111") else DEFAULT_DECIMALS
+        return facts.decimals
+
+    def symbol(self, mint: str) -> str:
+        facts = self._facts(mint)
+        if facts is not None and facts.symbol is not None:
+            return facts.symbol
+        return mint[:4] + "…" + mint[-4:] if len(mint) > 10 else mint
