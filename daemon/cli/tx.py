@@ -24,6 +24,7 @@ from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import ConfigError, PlanError
 from jupcron.plans.load import load_plans
 from jupcron.price.protection import pair_of, protection_for
+from jupcron.products.facts import ordered_problems
 from jupcron.runner.judge import judge, ordered_facts
 from jupcron.runner.preflight import spend_of
 from jupcron.store import migrate
@@ -157,7 +158,11 @@ def _ordered(text: str | None) -> dict[str, Any]:
         raise click.BadParameter(f"not JSON: {exc}", param_hint="--ordered") from None
     if not isinstance(given, dict):
         raise click.BadParameter("must be a JSON object", param_hint="--ordered")
-    return ordered_facts(given)
+    facts = ordered_facts(given)
+    problems = ordered_problems(facts)  # else read as "not said": its check silently dropped
+    if problems:
+        raise click.BadParameter("; ".join(problems), param_hint="--ordered")
+    return facts
 
 
 def plan_of(ctx: Context, config: Config, ref: str, name: str | None) -> PlanRecord:

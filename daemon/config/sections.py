@@ -5,16 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from solders.pubkey import Pubkey
 
 from jupcron.config.fields import (
     MaskedUrl,
+    MintAddress,
     OptionalMaskedUrl,
     PositiveFloat,
+    ProgramAddress,
     Section,
     SwapApi,
     http_url_validator,
+    mint_address,
 )
 from jupcron.config.wallets import (
     NamedWalletConfig,
@@ -111,8 +114,8 @@ class PlansConfig(Section):
 
 
 class GuardConfig(Section):
-    allowed_programs: list[str] = Field(default_factory=lambda: list(DEFAULT_PROGRAMS))
-    extra_programs: list[str] = Field(default_factory=list)
+    allowed_programs: list[ProgramAddress] = Field(default_factory=lambda: list(DEFAULT_PROGRAMS))
+    extra_programs: list[ProgramAddress] = Field(default_factory=list)
     max_priority_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
     # the whole fee (5,000 lamports a signature plus the priority fee), as the runtime
     # computes it; applies when our wallet pays it
@@ -155,20 +158,33 @@ class PriceConfig(Section):
     @classmethod
     def _keys(cls, value: dict[str, str]) -> dict[str, str]:
         for mint, account in value.items():
-            for what, key in (("mint", mint), ("feed account", account)):
-                try:
-                    Pubkey.from_string(key)
-                except ValueError:
-                    raise ValueError(f"{what} '{key}' is not a base58 public key") from None
+            try:
+                mint_address(mint)  # a symbol or a mistyped mint would never be priced
+            except ValueError as exc:
+                raise ValueError(f"mint {exc}") from None
+            try:
+                Pubkey.from_string(account)
+            except ValueError:
+                raise ValueError(f"feed account '{account}' is not a base58 public key") from None
         return value
 
 
 class CapConfig(Section):
-    mint: str
+    # the input mint's address, matched exactly (a symbol is refused, with the address)
+    mint: MintAddress
     per_day: Annotated[int, Field(gt=0)] | None = None
     per_week: Annotated[int, Field(gt=0)] | None = None
     # unset: every wallet has this budget of its own; a wallet's name: that wallet's only
     wallet: str | None = None
+
+    @model_validator(mode="after")
+    def _limits_something(self) -> CapConfig:
+        if self.per_day is None and self.per_week is None:
+            raise ValueError(
+                f"a cap on {self.mint} sets neither per_day nor per_week: it would limit "
+                "nothing (set one or both, in base units of the mint)"
+            )
+        return self
 
 
 class SafetyConfig(Section):

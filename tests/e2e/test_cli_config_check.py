@@ -58,6 +58,22 @@ def test_a_config_that_does_not_load_is_exit_one(daemon_env: DaemonEnvFactory) -
     assert done.stderr.startswith("error:") or "nope" in done.stderr
 
 
+def test_a_cap_on_a_symbol_fails_with_the_mint_meant(daemon_env: DaemonEnvFactory) -> None:
+    """Before: ``mint: USDC`` loaded and `config check` said all good, yet the cap never
+    applied (caps match a run's input mint address exactly)."""
+    env = daemon_env()
+    env.write_config(safety={"caps": [{"mint": "USDC", "per_day": 5_000_000}]})
+    done = env.jupcron("config", "check")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "all good" not in done.stdout
+    expected = (
+        "safety.caps.0.mint: 'USDC' is a symbol, not a mint address (did you mean USDC's "
+        "mint 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'?)"
+    )
+    assert expected in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_the_page_token_over_plain_http_is_warned_of(daemon_env: DaemonEnvFactory) -> None:
     env = daemon_env()
     token = env.root / "web-token"

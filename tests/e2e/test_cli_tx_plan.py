@@ -82,6 +82,41 @@ def test_a_stored_plan_is_judged_by_name(tmp_path: Path) -> None:
     assert "platform fee of 100 bps" in other.stdout
 
 
+def test_a_malformed_ordered_fact_is_a_usage_error_never_a_dropped_check(
+    tmp_path: Path,
+) -> None:
+    """Before: ``--ordered '{"price": "x"}'`` was read as "no price facts", so the plan's
+    ``limits.min_out`` went unchecked and a transaction refused without it was ACCEPTED."""
+    config, plan = _setup(tmp_path, METIS)
+    doc = {**METIS.plan, "schedule": {"every": "1d"}, "limits": {"min_out": 600_000_000}}
+    plan.write_text(json.dumps(doc))  # more SOL than the route guarantees for 100 USDC
+    held = _inspect(config, METIS, "--plan", str(plan))
+    assert held.returncode == 3, held.stdout + held.stderr
+    answered = _inspect(config, METIS, "--plan", str(plan), "--ordered", json.dumps(METIS.ordered))
+    assert answered.returncode == 3, answered.stdout + answered.stderr
+    window = {"min_out": "600000000", "reference_out": None, "max_price_deviation_bps": 300}
+    cases = [
+        ({"price": "x"}, 'price: must be an object {min_out, reference_out, '
+                         'max_price_deviation_bps} as a run\'s \'ordered\' event records it, got "x"'),
+        ({"price": None}, "price: must be an object"),
+        ({"price": {}}, "price: min_out, reference_out, max_price_deviation_bps missing"),
+        ({"price": {**window, "min_out": "x"}}, 'price.min_out: must be a whole number'),
+        ({"price": {**window, "min_out": -1}}, "price.min_out: must be a whole number"),
+        ({"price": {**window, "problem": 7}}, "price.problem: must be a string or null"),
+        ({"feeBps": "2%"}, 'fee_bps: must be a whole number (or its digits) or null, got "2%"'),
+        ({"outAmount": 1.5}, "out_amount: must be a whole number"),
+        ({"gasless": "false"}, 'gasless: must be true, false or null, got "false"'),
+        ({"vault": 7}, "vault: must be a string or null, got 7"),
+    ]  # fmt: skip
+    for ordered, message in cases:
+        done = _inspect(config, METIS, "--plan", str(plan), "--ordered", json.dumps(ordered))
+        assert done.returncode == 2, (ordered, done.stdout, done.stderr)
+        assert "Invalid value for --ordered: " in done.stderr, (ordered, done.stderr)
+        assert message in done.stderr, (ordered, done.stderr)
+        assert "ACCEPTED" not in done.stdout
+        assert "Traceback" not in done.stderr
+
+
 def test_bad_input_gets_a_clear_error_and_no_traceback(tmp_path: Path) -> None:
     config, plan = _setup(tmp_path, METIS)
     two = tmp_path / "two.yaml"

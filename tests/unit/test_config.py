@@ -165,3 +165,64 @@ def test_every_path_key_is_relative_to_the_config_file(tmp_path: Path) -> None:
     assert config.database.url == f"sqlite:///{base}/state/j.db"
     assert config.plans.dir == base / "plans"
     assert config.safety.kill_switch_file == base / "STOP"
+
+
+USDC = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+USDT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("safety:\n  caps:\n  - mint: USDC\n    per_day: 5\n",
+         f":3:5: safety.caps.0.mint: 'USDC' is a symbol, not a mint address (did you mean "
+         f"USDC's mint '{USDC}'?)"),
+        ("safety:\n  caps:\n  - mint: sol\n    per_day: 5\n",
+         "'sol' is a symbol, not a mint address (did you mean SOL's mint "
+         "'So11111111111111111111111111111111111111112'?)"),
+        (f"safety:\n  caps:\n  - mint: {USDC[:-1]}\n    per_day: 5\n",  # truncated
+         f"safety.caps.0.mint: '{USDC[:-1]}' is not USDC's mint but a mistyped or truncated "
+         f"copy of it (did you mean '{USDC}'?)"),
+        (f"safety:\n  caps:\n  - mint: {USDC[:20] + 'X' + USDC[21:]}\n    per_week: 5\n",
+         "is not USDC's mint but a mistyped or truncated copy of it"),
+        ("safety:\n  caps:\n  - mint: x\n    per_day: 5\n",
+         "safety.caps.0.mint: 'x' is not a valid base58 public key"),
+        ("safety:\n  caps:\n  - mint: 12\n    per_day: 5\n",
+         "safety.caps.0.mint: must be a base58 public key (a string)"),
+        ("price:\n  feeds:\n    USDT: 7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaYKZsfmXgRN\n",
+         f"price.feeds: mint 'USDT' is a symbol, not a mint address (did you mean USDT's "
+         f"mint '{USDT}'?)"),
+        ("guard:\n  extra_programs: [Stake11111]\n",
+         ":2:20: guard.extra_programs.0: 'Stake11111' is not a valid base58 public key"),
+        ("guard:\n  allowed_programs: [JUP6]\n",
+         "guard.allowed_programs.0: 'JUP6' is not a valid base58 public key"),
+    ],
+)  # fmt: skip
+def test_a_mint_or_program_that_is_not_its_address_is_refused(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    """Before: ``safety.caps[].mint`` was any string; caps match a run's input mint
+    exactly (runner/preflight.py), so ``mint: USDC`` or a truncated address loaded, and
+    `config check` said ok, but the cap never applied."""
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert expected in str(caught.value), str(caught.value)
+
+
+def test_a_cap_that_limits_nothing_is_refused(tmp_path: Path) -> None:
+    # before: it loaded, and `config check` said ok, for a budget that capped nothing
+    path = write(tmp_path, f"safety:\n  caps:\n  - mint: {USDC}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert f"a cap on {USDC} sets neither per_day nor per_week" in str(caught.value)
+    assert "safety.caps.0" in str(caught.value)
+
+
+def test_a_cap_on_a_mint_address_loads(tmp_path: Path) -> None:
+    other = "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263"  # BONK: no symbol of ours
+    text = (
+        f"safety:\n  caps:\n  - mint: {USDC}\n    per_day: 5\n  - mint: {other}\n    per_week: 9\n"
+    )
+    config = load_config(write(tmp_path, text), env={})
+    assert [c.mint for c in config.safety.caps] == [USDC, other]
