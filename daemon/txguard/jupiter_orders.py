@@ -181,5 +181,8 @@ RECURRING_OPEN = frozenset({"open_dca", "open_dca_v2", "deposit"})
 # `deposit` funds an order that exists, which a recurring plan never signs
 RECURRING_NEW = frozenset({"open_dca", "open_dca_v2"})
 RECURRING_CLOSE = frozenset({"close_dca", "withdraw"})
+# what a recurring cancel signs (cancelOrder answers close_dca): a `withdraw` takes
+# funds out but leaves the order open and spending, so it is no cancel
+RECURRING_CANCEL = frozenset({"close_dca"})
 TRIGGER_OPEN = frozenset({"initialize_order"})
 TRIGGER_CANCEL = frozenset({"cancel_order"})

@@ -29,7 +29,7 @@ from jupcron.txguard.decode import Instruction, TxSummary
 from jupcron.txguard.expect import Expectation
 from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
 from jupcron.txguard.jupiter import PROGRAMS, action_of
-from jupcron.txguard.jupiter_orders import RECURRING_NEW
+from jupcron.txguard.jupiter_orders import RECURRING_CANCEL, RECURRING_NEW
 from jupcron.txguard.ours import ata
 
 BPS = 10_000
@@ -126,6 +126,11 @@ def _recurring_terms(ix: Instruction, where: str, expect: Expectation) -> list[s
         return [
             f"{where} adds funds to order {order}, an order that exists already: a "
             "recurring plan only opens a new order with its own terms"
+        ]
+    if expect.kind == "recurring-cancel" and ix.name not in RECURRING_CANCEL:
+        return [
+            f"{where} is no close_dca: it leaves the order open (and spending), and the plan "
+            "cancels it"
         ]
     terms = expect.recurring
     if terms is None:

@@ -21,7 +21,7 @@ from jupcron.txguard.instructions import (
 from jupcron.txguard.lamports import system, wraps
 from jupcron.txguard.orders import jupiter
 from jupcron.txguard.signers import fee_payer, signers
-from jupcron.txguard.token_rules import associated_token, token
+from jupcron.txguard.token_rules import aggregator_rent, associated_token, token
 
 Rule = Callable[[TxSummary, Context], list[str]]
 
@@ -119,6 +119,7 @@ RULES: tuple[Rule, ...] = (
     durable_nonce,
     token,
     associated_token,
+    aggregator_rent,
     jupiter,
     trigger_v2,
     fee,

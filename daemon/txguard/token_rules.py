@@ -4,13 +4,15 @@ plan's mints."""
 
 from __future__ import annotations
 
+from solders.pubkey import Pubkey
+
 from jupcron.txguard.context import Context
 from jupcron.txguard.decode import Instruction, TxSummary
 from jupcron.txguard.instructions import (
     ASSOCIATED_TOKEN,
     TOKEN_PROGRAMS,
 )
-from jupcron.txguard.ours import ata
+from jupcron.txguard.ours import AGGREGATOR, ata
 from jupcron.txguard.token import Effect
 
 
@@ -33,6 +35,19 @@ def _lamports_out(ix: Instruction, ctx: Context, ours: bool) -> str | None:
     return None
 
 
+def _may_delegate(delegate: str, ctx: Context) -> bool:
+    """A delegate spends by signing: only our wallet, or an account of ours off the
+    curve (no secret key exists for it). An account this transaction initialises as
+    ours may sit at a key the API generated, which still signs as a delegate."""
+    if delegate == ctx.wallet:
+        return True
+    try:
+        off_curve = not Pubkey.from_string(delegate).is_on_curve()
+    except ValueError:  # a lookup table's label: cannot be shown to be either
+        return False
+    return off_curve and ctx.is_ours(delegate)
+
+
 def _token(ix: Instruction, ctx: Context) -> str | None:
     """The value principle for one token instruction: nothing of ours leaves to an
     account that is not ours, whatever form the instruction takes."""
@@ -51,8 +66,11 @@ def _token(ix: Instruction, ctx: Context) -> str | None:
         return f"{where} burns {amount} of our tokens in {role.get('account', '?')}"
     if effect is Effect.DELEGATES:
         delegate = role.get("delegate", "?")
-        if (ours or ctx.is_ours(role.get("source", ""))) and not ctx.is_ours(delegate):
-            return f"{where} delegates {amount} of our tokens to {delegate}, which is not ours"
+        if (ours or ctx.is_ours(role.get("source", ""))) and not _may_delegate(delegate, ctx):
+            return (
+                f"{where} delegates {amount} of our tokens to {delegate}, which is not our "
+                "wallet nor an account of ours that no key can sign for"
+            )
     if effect is Effect.REAUTHORISES:
         account, new = role.get("account", "?"), fields.get("new_authority", "?")
         kind = fields.get("authority_type", "?")
@@ -122,4 +140,29 @@ def associated_token(summary: TxSummary, ctx: Context) -> list[str]:
                     f"{where} has our wallet pay the rent of a token account of {said} for "
                     f"{owner}; the plan's mints are {', '.join(m for m in wanted if m) or 'none'}"
                 )
+    return reasons
+
+
+def aggregator_rent(summary: TxSummary, ctx: Context) -> list[str]:
+    """The aggregator's `create_token_account` has its owner pay the rent of a token
+    account: with a plan, our rent creates one of the plan's mints only, as through the
+    ATA program (a stranger's mint can freeze the account, and its rent with it)."""
+    expect = ctx.expect
+    if expect is None:
+        return []
+    reasons = []
+    for ix in summary.instructions:
+        if ix.program != AGGREGATOR or ix.name != "create_token_account" or ix.malformed:
+            continue
+        if ix.role.get("owner") != ctx.wallet:
+            continue  # acts for another owner: the Jupiter rule refuses it
+        mint = ix.role.get("mint", "")
+        if mint.startswith(("lookup:", "invalid-index:")):
+            mint = ctx.ours.mint_of.get(ix.role.get("account", ""), "")
+        if mint not in expect.mints:
+            reasons.append(
+                f"instruction #{ix.index}: {ix.title} has our wallet pay the rent of a token "
+                f"account of {mint or 'a mint a lookup table names'}; the plan's mints are "
+                f"{', '.join(expect.mints) or 'none'}"
+            )
     return reasons
