@@ -9,6 +9,7 @@ import click
 from jupcron.chain.rpc import rpc_from_config
 from jupcron.cli.main import Context, login_name, pass_ctx
 from jupcron.runner.manual import Verdict, settle_in_doubt
+from jupcron.store.follow import landed_evidence
 from jupcron.store.handle import open_store
 from jupcron.store.runstore import SqlRunStore
 
@@ -33,7 +34,8 @@ def settle(
 
     Look the run's signature up on-chain first (`jupcron audit --status in_doubt
     --format json`). With `rpc.url` set, the RPC node is asked too, and a verdict
-    it contradicts changes nothing unless --force.
+    it contradicts changes nothing unless --force; so does --not-landed for a run whose
+    transaction the order follower found (it opened or closed one of the run's orders).
     """
     if landed is None:
         raise click.UsageError("say what the chain shows: --landed or --not-landed")
@@ -41,10 +43,12 @@ def settle(
     store = open_store(config)
     rpc = rpc_from_config(config.rpc)
     try:
+        with store.engine.connect() as conn:
+            seen = landed_evidence(conn, run_id)
         verdict = Verdict(landed=landed, reason=reason, by=by or login_name())
         run = settle_in_doubt(
             SqlRunStore(store.engine), run_id, verdict, now=datetime.now(UTC), rpc=rpc,
-            force=force,
+            force=force, seen=seen,
         )  # fmt: skip
     finally:
         if rpc is not None:

@@ -37,8 +37,11 @@ def settle_in_doubt(
     now: datetime,
     rpc: SolanaRpc | None = None,
     force: bool = False,
+    seen: str | None = None,
 ) -> RunRecord:
-    """Record the operator's verdict on run `run_id`; the run as it now is."""
+    """Record the operator's verdict on run `run_id`; the run as it now is. `seen`: what
+    the store shows of the run's transaction having landed (`store.follow.landed_evidence`):
+    a verdict that it did not land is refused unless forced, as the RPC node's is."""
     if not verdict.reason.strip():
         raise ConfigError("say why (--reason): it goes into the audit trail")
     try:
@@ -55,6 +58,10 @@ def settle_in_doubt(
             f"the RPC node says signature {run.signature} {said}; nothing changed "
             "(check again, or --force to record your verdict anyway)"
         )
+    if not force and not verdict.landed and seen is not None:
+        raise ConfigError(
+            f"{seen}: it landed; nothing changed (--force records your verdict anyway)"
+        )
     if not force and verdict.landed and on_chain is None:
         not_found = _not_found(store, run, chain)
         if not_found is not None:
@@ -65,6 +72,8 @@ def settle_in_doubt(
             )
     detail: dict[str, Any] = {"by": verdict.by, "reason": verdict.reason, "landed": verdict.landed}
     detail.update(chain)
+    if seen is not None:
+        detail["store"] = seen
     if force:
         detail["forced"] = True
     fields: dict[str, Any]
@@ -73,6 +82,10 @@ def settle_in_doubt(
     else:
         note = f"settled by {verdict.by}: {verdict.reason}"
         status, fields = RunStatus.FAILED, {"error": note, "error_code": SETTLED_CODE}
+    if on_chain is not None and on_chain == verdict.landed and chain.get("rpc_slot") is not None:
+        # the node found it where the verdict says: it landed (with or without an error), so
+        # the network took its fee; the slot says so to the report, as an answer's would
+        fields["slot"] = chain["rpc_slot"]
     settled, moved = store.advance(
         run, status, now=now, expect=[RunStatus.IN_DOUBT], step=SETTLED_CODE, detail=detail,
         fields=fields,

@@ -131,6 +131,28 @@ def targets(conn: Conn, source: str, wallet: str | None = None) -> Targets:
     return Targets(by_order, by_tx)
 
 
+def landed_evidence(conn: Conn, run_id: int) -> str | None:
+    """What the followed orders show of run `run_id`'s transaction: it opened or closed
+    an order of the run (or made one of its trades), so it landed; None: nothing."""
+    signature = conn.execute(select(Run.signature).where(Run.id == run_id)).scalar_one_or_none()
+    if not signature:
+        return None
+    for account, open_tx, close_tx in conn.execute(
+        select(ORDERS.c.order_account, ORDERS.c.open_tx, ORDERS.c.close_tx).where(
+            ORDERS.c.run_id == run_id
+        )
+    ):
+        if signature in (open_tx, close_tx):
+            verb = "opened" if signature == open_tx else "closed"
+            return f"the follower found order {account}, which signature {signature} {verb}"
+    account = conn.execute(
+        select(TRADES.c.order_account).where(TRADES.c.run_id == run_id, TRADES.c.tx_id == signature)
+    ).scalar()
+    if account is not None:
+        return f"the follower found a trade of order {account} in signature {signature}"
+    return None
+
+
 def closed_orders(conn: Conn, source: str) -> set[str]:
     """Order accounts (and open transactions) of our orders known to be closed."""
     rows = conn.execute(

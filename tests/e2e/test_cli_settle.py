@@ -201,3 +201,37 @@ def test_landed_against_the_rpc_nodes_not_found_needs_force(daemon_env: DaemonEn
     assert refused.returncode == 1, refused.stdout
     assert f"the RPC node does not know signature {unknown}" in refused.stderr
     assert env.rows()[0]["status"] == "in_doubt"
+
+
+def test_not_landed_against_an_order_the_follower_found_needs_force(
+    daemon_env: DaemonEnvFactory, db_url: str
+) -> None:
+    """Before: accepted, so a run whose transaction opened a followed order became
+    failed (and its order's later fills and refund were no longer followed)."""
+    env = daemon_env(db_url=db_url)
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    run_id = in_doubt_run(env, "a")
+    (row,) = env.rows(f"run_id = {run_id}")
+    engine = make_engine(env.db_url)
+    try:
+        with engine.begin() as conn:  # what the follower stores for an order it found
+            conn.execute(
+                text("INSERT INTO followed_orders (order_account, source, run_id, state, "
+                     "open_tx, first_seen_at, last_seen_at) VALUES ('Ord1', 'recurring', :id, "
+                     "'open', :tx, :at, :at)"),
+                {"id": run_id, "tx": row["signature"], "at": "2026-01-01 00:00:00"},
+            )  # fmt: skip
+    finally:
+        engine.dispose()
+    refused = env.jupcron("settle", str(run_id), "--not-landed", "--reason", "not in explorer")
+    assert refused.returncode == 1, refused.stdout
+    assert "the follower found order Ord1" in refused.stderr
+    assert "--force" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert env.rows(f"run_id = {run_id}")[0]["status"] == "in_doubt"
+    landed = env.jupcron("settle", str(run_id), "--landed", "--reason", "the follower saw it")
+    assert landed.returncode == 0, landed.stderr
+    step, detail = events(env, run_id)[-1]
+    assert step == "settled_by_operator"
+    assert "Ord1" in str(detail)

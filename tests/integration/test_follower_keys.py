@@ -1,0 +1,71 @@
+"""The follower against answers whose identifiers carry stray whitespace (the docs'
+own example has ``openTx``/``txId`` ending in a newline): an order one of whose
+trades could not be read is never closed, whatever its key looks like."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from jupcron.api.client import JupiterClient
+from jupcron.follower import OrderFollower
+from jupcron.store import follow
+from tests.fixtures.follow import DAY, FollowRig, FollowRigFactory, recurring_request
+
+
+def _listing_edited(
+    f: FollowRig, edit: Callable[[dict[str, Any]], dict[str, Any]]
+) -> JupiterClient:
+    inner = f.rig.transport
+    assert inner is not None
+
+    class Edited(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            response = inner.handle_request(request)
+            if "getRecurringOrders" not in request.url.path:
+                return response
+            data = json.loads(response.read())
+            for key in ("time", "all"):
+                if isinstance(data.get(key), list):
+                    data[key] = [edit(o) for o in data[key]]
+            return httpx.Response(response.status_code, content=json.dumps(data).encode(),
+                                  headers={"content-type": "application/json"})  # fmt: skip
+
+    return JupiterClient(f.rig.url, api_key=None, transport=Edited(), rate_limit=1000,
+                         sleep=lambda s: None)  # fmt: skip
+
+
+def test_an_order_key_with_a_trailing_newline_and_an_unreadable_trade_stays_open(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    """Before: the page's problem named the key as sent (``KEY\\n``), the order as read
+    had it stripped, so the order counted as readable: it was closed from an answer
+    missing a trade, and that fill was never stored."""
+    f = make_follow_rig(db_url)
+    plan = f.rig.plan("recurring", recurring_request(3), name="dca")
+    run_id = f.fire(plan)
+    order = f.rig.run(run_id).order_account
+    assert order is not None
+    f.clock.advance(3 * DAY)  # every round filled: the order is in the history
+
+    def edit(item: dict[str, Any]) -> dict[str, Any]:
+        trades = [dict(t) for t in item.get("trades", [])]
+        if trades:
+            del trades[0]["rawOutputAmount"]  # one trade this answer cannot give
+        return {**item, "orderKey": item["orderKey"] + "\n", "trades": trades}
+
+    api = _listing_edited(f, edit)
+    try:
+        results = OrderFollower(f.engine, api, f.rig.wallet.address, f.clock).poll()
+    finally:
+        api.close()
+    assert results[0].errors >= 1
+    with f.engine.connect() as conn:
+        assert order not in follow.closed_orders(conn, "recurring")
+    f.follower().poll()  # a whole answer: every fill, then closed
+    assert len(f.fills("dca")) == 3 == len(f.ledger_fills(order))
+    with f.engine.connect() as conn:
+        assert order in follow.closed_orders(conn, "recurring")
