@@ -1,6 +1,9 @@
 """`jupcron report`: per plan, what the money did, read from the ``fills`` view,
 the runs, the followed orders and the token facts. Read-only.
 
+Amounts are only ever added within one (input mint, output mint) pair: a plan gets a
+row per pair it traded (`jupcron.report.pairs`), each with the plan's runs.
+
     spent     input given up in fills (base units)      received  output got from fills
     refunded  input given back by a cancel or close     fills     how many
     average price  received / spent in token units (and its inverse), from the
@@ -29,7 +32,6 @@ run read: they have none.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -40,6 +42,7 @@ from typing import Any
 from sqlalchemy import Connection, String, and_, bindparam, or_, select, text
 
 from jupcron.domain import RunStatus
+from jupcron.report.pairs import PairRows
 from jupcron.report.plan import Fill, PlanReport
 from jupcron.store import tokens
 from jupcron.store.models import ExecuteResultRow, FollowedOrder, Plan, Run, RunEvent
@@ -60,8 +63,9 @@ def build(
     wallet: str | None = None,
     names: Collection[str] | None = None,
 ) -> tuple[list[PlanReport], dict[str, tokens.Token]]:
-    """Every plan's report (or one plan's, or these `names`', or those of the plans of
-    `wallet`: a plan's wallet is the one it names now), fills in [since, until). With
+    """Every plan's report rows, one per pair it traded (`jupcron.report.pairs`; or one
+    plan's, or these `names`', or those of the plans of `wallet`: a plan's wallet is
+    the one it names now), fills in [since, until). With
     `names`, every query reads only their rows (the page's 100 of 100,000)."""
     if plan is not None:
         names = [plan]
@@ -81,22 +85,19 @@ def build(
         reports[name] = report
     only = None if names is None else list(reports)
     _runs(conn, reports, since, until, only)
-    _fills(conn, reports, since, until, only)
-    _references(conn, reports)
-    _refunds(conn, reports, since, until, only)
-    _swap_fees(conn, reports, since, until, only)
-    _network_fees(conn, reports, since, until)
+    rows = PairRows(reports)
+    _fills(conn, rows, since, until, only)
+    _refunds(conn, rows, since, until, only)
+    _swap_fees(conn, rows, since, until, only)
+    _network_fees(conn, rows, since, until)
+    built = rows.rows()
+    _references(conn, built)
     known = tokens.known(conn)
-    for report in reports.values():
-        if report.input_mint is None and report.fills:
-            report.input_mint = report.fills[0].input_mint
-            report.output_mint = report.fills[0].output_mint
-        if report.input_mint is None and report.order_mints is not None:
-            report.input_mint, report.output_mint = report.order_mints
+    for report in built:
         report.input_token = known.get(report.input_mint or "")
         report.output_token = known.get(report.output_mint or "")
         report.market_usd = _market(conn, report)
-    return list(reports.values()), known
+    return built, known
 
 
 def _market(conn: Connection, report: PlanReport) -> tuple[Decimal | None, Decimal | None] | None:
@@ -134,7 +135,7 @@ _FILLS_ALL = _FILLS + " ORDER BY filled_at, run_id"
 _FILLS_OF = _FILLS + " WHERE plan_name IN :names ORDER BY filled_at, run_id"
 
 
-def _fills(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any,
+def _fills(conn: Connection, rows: PairRows, since: Any, until: Any,
            only: list[str] | None = None) -> None:  # fmt: skip
     if only is not None and not only:
         return
@@ -142,12 +143,13 @@ def _fills(conn: Connection, reports: dict[str, PlanReport], since: Any, until: 
     if only is not None:
         query = query.bindparams(bindparam("names", value=only, expanding=True, type_=String()))
     for row in conn.execute(query):
-        report = reports.get(row.plan_name)
-        if report is None:
+        if row.plan_name not in rows.plans:
             continue
         at = _moment(row.filled_at)
         if (since is not None and at < since) or (until is not None and at >= until):
             continue
+        report = rows.of(row.plan_name, row.input_mint, row.output_mint)
+        assert report is not None
         fill = Fill(row.run_id, at, row.source, int(row.in_amount), int(row.out_amount),
                     row.input_mint, row.output_mint, signature=row.signature,
                     order_account=row.order_account)  # fmt: skip
@@ -158,10 +160,10 @@ def _fills(conn: Connection, reports: dict[str, PlanReport], since: Any, until: 
             report.fees[row.fee_mint] = report.fees.get(row.fee_mint, 0) + int(row.fee_amount)
 
 
-def _references(conn: Connection, reports: dict[str, PlanReport]) -> None:
+def _references(conn: Connection, reports: list[PlanReport]) -> None:
     """Each execute fill's reference output, from its run's latest ``ordered`` event
     (scaled to the fill's input: the event's is for the order's)."""
-    runs = {f.run_id for r in reports.values() for f in r.fills if f.source == "execute"}
+    runs = {f.run_id for r in reports for f in r.fills if f.source == "execute"}
     if not runs:
         return
     stmt = (
@@ -178,7 +180,7 @@ def _references(conn: Connection, reports: dict[str, PlanReport]) -> None:
             continue
         if pair[0] > 0 and pair[1] > 0:
             found[run_id] = pair
-    for report in reports.values():
+    for report in reports:
         for index, fill in enumerate(report.fills):
             known = found.get(fill.run_id) if fill.source == "execute" else None
             if known is None:
@@ -189,7 +191,7 @@ def _references(conn: Connection, reports: dict[str, PlanReport]) -> None:
             )
 
 
-def _refunds(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any,
+def _refunds(conn: Connection, rows: PairRows, since: Any, until: Any,
              only: list[str] | None = None) -> None:  # fmt: skip
     o = FollowedOrder
     stmt = _only(
@@ -200,16 +202,16 @@ def _refunds(conn: Connection, reports: dict[str, PlanReport], since: Any, until
         only,
     )
     for name, refunded, closed_at, input_mint, output_mint in conn.execute(stmt):
-        if name not in reports or closed_at is None or refunded is None:
+        if name not in rows.plans or closed_at is None or refunded is None:
             continue
         if (since is not None and closed_at < since) or (until is not None and closed_at >= until):
             continue
-        reports[name].refunded += int(refunded)
-        if input_mint:
-            reports[name].order_mints = (input_mint, output_mint)
+        report = rows.of(name, input_mint, output_mint)  # the refund is in the order's pair
+        assert report is not None
+        report.refunded += int(refunded)
 
 
-def _swap_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any,
+def _swap_fees(conn: Connection, rows: PairRows, since: Any, until: Any,
                only: list[str] | None = None) -> None:  # fmt: skip
     e = ExecuteResultRow
     stmt = _only(
@@ -228,20 +230,18 @@ def _swap_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, unt
         .where(e.status == "Success"),
         only,
     )
-    fees: dict[str, dict[str, int]] = defaultdict(dict)
     for name, in_mint, out_mint, total_in, in_result, total_out, out_result, at in conn.execute(
         stmt
     ):
-        if name not in reports:
+        if name not in rows.plans:
             continue
         if (since is not None and at < since) or (until is not None and at >= until):
             continue
         for mint, more, less in ((in_mint, total_in, in_result), (out_mint, out_result, total_out)):
             if mint and more is not None and less is not None and int(more) > int(less):
-                fees[name][mint] = fees[name].get(mint, 0) + int(more) - int(less)
-    for name, by_mint in fees.items():
-        for mint, amount in by_mint.items():
-            reports[name].fees[mint] = reports[name].fees.get(mint, 0) + amount
+                report = rows.of(name, in_mint, out_mint)  # the swap's pair
+                assert report is not None
+                report.fees[mint] = report.fees.get(mint, 0) + int(more) - int(less)
 
 
 _FEES: dict[int, tuple[int, int] | None] = {}  # run id -> (base, priority) lamports we paid
@@ -269,15 +269,17 @@ def fees_paid(signed_tx: str, run_id: int | None = None) -> tuple[int, int] | No
     return paid
 
 
-def _network_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any) -> None:
+def _network_fees(conn: Connection, rows: PairRows, since: Any, until: Any) -> None:
     """The fees of every landed run's transaction: succeeded, or failed on chain (a
-    program error: it has a slot, and the network took its fee all the same)."""
+    program error: it has a slot, and the network took its fee all the same). Each
+    goes to the row of its run's pair, else (a batch cancel, a run without a pair) to
+    the plan's main row: counted once."""
     landed = or_(
         Run.status == str(RunStatus.SUCCEEDED),
         and_(Run.status == str(RunStatus.FAILED), Run.slot.is_not(None)),
     )
     stmt = (
-        select(Plan.name, Run.id, Run.signed_tx)
+        select(Plan.name, Run.id, Run.signed_tx, Run.input_mint, Run.output_mint)
         .join(Plan, Plan.id == Run.plan_id)
         .where(landed, Run.signed_tx.is_not(None))
     )
@@ -285,9 +287,11 @@ def _network_fees(conn: Connection, reports: dict[str, PlanReport], since: Any, 
         stmt = stmt.where(Run.scheduled_for >= since)
     if until is not None:
         stmt = stmt.where(Run.scheduled_for < until)
-    for name, run_id, signed_tx in conn.execute(stmt):
-        report = reports.get(name)
-        paid = None if report is None or not signed_tx else fees_paid(signed_tx, run_id)
+    for name, run_id, signed_tx, input_mint, output_mint in conn.execute(stmt):
+        if name not in rows.plans or not signed_tx:
+            continue
+        paid = fees_paid(signed_tx, run_id)
+        report = None if paid is None else rows.known(name, input_mint, output_mint)
         if report is None or paid is None:
             continue
         report.network_fee_lamports += paid[0]

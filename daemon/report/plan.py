@@ -69,6 +69,9 @@ class Fill:
 
 @dataclass
 class PlanReport:
+    """One plan's figures in one (input mint, output mint) pair (`jupcron.report.pairs`):
+    a plan that traded several pairs has one of these per pair."""
+
     plan_name: str
     kind: str
     input_mint: str | None = None
@@ -85,10 +88,19 @@ class PlanReport:
     network_fee_lamports: int = 0
     priority_fee_lamports: int = 0
     paid_runs: int = 0  # landed transactions whose fee we paid
-    order_mints: tuple[str | None, str | None] | None = None  # a followed order's pair
+    pairs: int = 1  # how many pair rows its plan has (`jupcron.report.pairs`)
     # the mean USD price of each side over the plan's fills (first to last): the market
     market_usd: tuple[Decimal | None, Decimal | None] | None = None
     wallet: str = DEFAULT_WALLET  # the plan's wallet (its configured name)
+
+    @property
+    def title(self) -> str:
+        """The plan's name; with its pair when the plan has several (``buy (USDC → JUP)``)."""
+        if self.pairs <= 1:
+            return self.plan_name
+        sides = ((self.input_token, self.input_mint), (self.output_token, self.output_mint))
+        label = [t.label if t else tokens.short(m or "") for t, m in sides]
+        return f"{self.plan_name} ({label[0]} → {label[1]})"
 
     # ---- quotes ---------------------------------------------------------------------
     @property

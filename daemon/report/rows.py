@@ -87,7 +87,8 @@ def _signed(value: Decimal) -> str:
 
 
 def totals(reports: list[PlanReport], known: dict[str, tokens.Token]) -> dict[str, Any]:
-    """Every plan together: per token spent, received, refunded and Jupiter's fees (base
+    """Every plan together (`reports`: a row per plan and pair; `plans` counts plans):
+    per token spent, received, refunded and Jupiter's fees (base
     units and token units), the network fees in SOL, and the USD value and P&L where
     every plan with fills has a price."""
     by_mint: dict[str, dict[str, int]] = {}
@@ -123,7 +124,8 @@ def totals(reports: list[PlanReport], known: dict[str, tokens.Token]) -> dict[st
         return format(sum(p for p in parts if p is not None), "f")
 
     return {
-        "plans": len(reports), "fills": sum(len(r.fills) for r in reports), "tokens": rows,
+        "plans": len({r.plan_name for r in reports}),
+        "fills": sum(len(r.fills) for r in reports), "tokens": rows,
         "network_fee_lamports": str(network), "priority_fee_lamports": str(priority),
         "network_fee_sol": format(tokens.human(network, 9), "f"),
         "priority_fee_sol": format(tokens.human(priority, 9), "f"),

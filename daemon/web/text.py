@@ -72,6 +72,25 @@ def _money_text(money: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def _other_pairs(money: dict[str, Any]) -> str:
+    """The plan's other pairs, each on its own: ``5 USDC → 0.033 SOL (1 fill, 150.6 USDC
+    per SOL)``; figures of different pairs are never added together."""
+    shown = []
+    for pair in money.get("other_pairs") or ():
+        spent = _amount(pair.get("spent_ui"), pair.get("spent", "0"), pair.get("input_symbol"))
+        got = _amount(pair.get("received_ui"), pair.get("received", "0"),
+                      pair.get("output_symbol"))  # fmt: skip
+        fills = pair.get("fills", 0)
+        price = _price(pair.get("average_price"), pair.get("price_quote"), pair.get("price_base"))
+        about = f"{fills} fill{'' if fills == 1 else 's'}" + (f", {price}" if price != NONE else "")
+        refunded = _amount(pair.get("refunded_ui"), pair.get("refunded", "0"),
+                           pair.get("refund_symbol"))  # fmt: skip
+        if refunded != NONE:
+            about += f", refunded {refunded}"
+        shown.append(f"{spent} → {got} ({about})")
+    return "; ".join(shown) or NONE
+
+
 def plan_text(plan: dict[str, Any]) -> dict[str, str]:
     fires = plan["next_fires"]
     money = plan["money"] or {}
@@ -97,6 +116,7 @@ def plan_text(plan: dict[str, Any]) -> dict[str, str]:
             ),
             "price": _price(price, money.get("price_quote"), money.get("price_base")),
             "fills": str(money.get("fills", 0)),
+            "other_pairs": _other_pairs(money),
             **_money_text(money),
         }
     )

@@ -82,12 +82,18 @@ class ReportCache:
                 for old in [k for k, at in self._built.items() if now - at >= self._ttl]:
                     del self._built[old], self._values[old]  # the page moved on
                 reports, known = build(conn, names=key)
-                self._values[key] = ({r.plan_name: r for r in reports}, known)
+                pairs: dict[str, list[PlanReport]] = {}
+                for report in reports:  # a plan's current pair first (`jupcron.report.pairs`)
+                    pairs.setdefault(report.plan_name, []).append(report)
+                main = {name: rows[0] for name, rows in pairs.items()}
+                self._values[key] = (main, known, pairs)
                 self._built[key] = now
             return self._values[key]
 
 
-Reports = tuple[dict[str, PlanReport], dict[str, tokens.Token]]
+# each plan's main row (its current pair: the card's figures and chart), the token facts,
+# and every row of each plan, one per pair it traded
+Reports = tuple[dict[str, PlanReport], dict[str, tokens.Token], dict[str, list[PlanReport]]]
 
 
 def _run(row: dict[str, Any]) -> dict[str, Any]:
@@ -164,16 +170,30 @@ def _next_fires(plan: PlanRecord, now: datetime) -> tuple[str, list[str]]:
     return words, [t for t in map(when, next_fire_times(schedule, now, NEXT_FIRES)) if t]
 
 
-def _money(report: PlanReport | None, known: dict[str, tokens.Token]) -> dict[str, Any] | None:
+MONEY_KEYS = ("input_mint", "output_mint", "input_symbol", "output_symbol", "spent", "spent_ui",
+              "received", "received_ui", "refunded", "refunded_ui", "refund_symbol", "fills",
+              "average_price", "average_cost", "price_quote", "price_base", "last_fill",
+              "network_fee_sol", "priority_fee_sol", "current_price", "current_value",
+              "unrealised_pnl")  # fmt: skip
+
+
+def _money(
+    report: PlanReport | None,
+    known: dict[str, tokens.Token],
+    others: Iterable[PlanReport] = (),
+) -> dict[str, Any] | None:
+    """The card's figures: the plan's main pair's, and ``other_pairs`` — the same
+    figures of each other pair it traded (never added to the main pair's)."""
     if report is None:
         return None
+    money = _figures(report, known)
+    money["other_pairs"] = [_figures(other, known) for other in others if other is not report]
+    return money
+
+
+def _figures(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, Any]:
     data = report.as_dict(known)
-    keep = ("input_mint", "output_mint", "input_symbol", "output_symbol", "spent", "spent_ui",
-            "received", "received_ui", "refunded", "refunded_ui", "refund_symbol", "fills",
-            "average_price", "average_cost", "price_quote", "price_base", "last_fill",
-            "network_fee_sol", "priority_fee_sol", "current_price", "current_value",
-            "unrealised_pnl")  # fmt: skip
-    return {key: data[key] for key in keep}
+    return {key: data[key] for key in MONEY_KEYS}
 
 
 def chart_url(name: str, money: dict[str, Any] | None) -> str | None:
@@ -195,11 +215,11 @@ def plans_view(
     total = store_plans.count_enabled(session)
     page = store_plans.enabled_page(session, offset, limit)
     states = store_status.states_of(session, page, now, store_status.pauses(session))
-    reports, known = cache.get(session.connection(), [p.name for p in page])
+    reports, known, pairs = cache.get(session.connection(), [p.name for p in page])
     shown = []
     for plan, state in zip(page, states, strict=True):
         words, fires = _next_fires(plan, now)
-        money = _money(reports.get(plan.name), known)
+        money = _money(reports.get(plan.name), known, pairs.get(plan.name, ()))
         item = {
             **plan_json(state), "description": plan.description,
             "schedule": words, "next_fires": fires, "dry_run": plan.settings.dry_run,
@@ -214,7 +234,7 @@ def plans_view(
 
 
 def fills_view(session: Session, cache: ReportCache, name: str) -> dict[str, Any] | None:
-    """The fills behind a plan's chart; ``None`` if there is no such plan."""
+    """The fills behind a plan's chart (its main pair's); ``None`` if there is no such plan."""
     report = cache.get(session.connection(), [name])[0].get(name)
     if report is None:
         return None

@@ -124,3 +124,49 @@ def test_report_never_creates_a_database_file(daemon_env: DaemonEnvFactory, tmp_
     assert str(missing) in done.stderr
     assert not missing.exists()
     assert not (tmp_path / "c.png").exists()
+
+
+JUP = "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN"
+
+
+def test_a_plan_that_changed_its_pair_is_reported_per_pair(
+    daemon_env: DaemonEnvFactory, tmp_path: Path
+) -> None:
+    """Bought SOL, then edited to buy JUP: one object per pair, never SOL and JUP
+    added together; the table has a row each and the totals stay per token."""
+    env = daemon_env(emulator=Emulator(seed=5))
+    env.write_plans(swap_plan("buy", {"every": "1w"}, amount=2_000_000))
+    env.apply()
+    assert env.jupcron("fire", "buy").returncode == 0
+    edited = swap_plan("buy", {"every": "1w"}, amount=3_000_000)
+    edited["request"]["outputMint"] = JUP
+    env.write_plans(edited)
+    env.apply()
+    assert env.jupcron("fire", "buy").returncode == 0
+    done = env.jupcron("report", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [(r["plan_name"], r["output_symbol"], r["spent"], r["fills"]) for r in rows] == [
+        ("buy", "JUP", "3000000", 1),
+        ("buy", "SOL", "2000000", 1),
+    ]
+    assert all(r["runs"] == {"succeeded": 2} for r in rows)
+    table = env.jupcron("report").stdout
+    lines = [line for line in table.splitlines() if line.startswith("buy ")]
+    assert len(lines) == 2, table
+    assert "USDC per JUP" in lines[0]
+    assert "per SOL" not in lines[0]
+    assert "USDC per SOL" in lines[1]
+    assert "JUP" not in lines[1]
+    assert "total over 1 plans, 2 fills" in table
+    csv_rows = list(csv.DictReader(io.StringIO(env.jupcron("report", "--format", "csv").stdout)))
+    assert [(r["plan_name"], r["output_symbol"]) for r in csv_rows] == [
+        ("buy", "JUP"),
+        ("buy", "SOL"),
+    ]
+    chart = tmp_path / "pairs.svg"
+    drawn = env.jupcron("report", "--chart", str(chart))
+    assert drawn.returncode == 0, drawn.stderr
+    body = chart.read_text()
+    assert "buy (USDC → JUP)" in body  # a panel per pair
+    assert "buy (USDC → SOL)" in body
