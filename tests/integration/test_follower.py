@@ -4,19 +4,22 @@ restarts, a second follower and bad answers lose and double nothing."""
 
 from __future__ import annotations
 
-import json
 import threading
 
-import httpx
 import pytest
 from sqlalchemy import text
 from structlog.testing import capture_logs
 
-from jupcron.api.client import JupiterClient
 from jupcron.follower import FollowerLoop, OrderFollower
 from jupcron.store import follow
 from jupcron.store.engine import make_engine
-from tests.fixtures.follow import DAY, FollowRig, FollowRigFactory, recurring_request
+from tests.fixtures.follow import (
+    DAY,
+    FollowRig,
+    FollowRigFactory,
+    listing_edited,
+    recurring_request,
+)
 from tests.support.wait import wait_until
 
 ROUNDS = 5
@@ -162,24 +165,10 @@ def test_an_order_with_an_expiry_out_of_range_is_an_error_not_an_exception(
     f = make_follow_rig(db_url)
     recurring_order(f, rounds=2)
     f.clock.advance(DAY)
-    inner = f.rig.transport
-    assert inner is not None
-
-    class Poison(httpx.BaseTransport):
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            response = inner.handle_request(request)
-            if "getRecurringOrders" not in request.url.path:
-                return response
-            data = json.loads(response.read())
-            for key in ("time", "all"):
-                if isinstance(data.get(key), list):
-                    data[key] = [{**o, "expiredAt": 0} for o in data[key]]
-            body = json.dumps(data).replace('"expiredAt": 0', f'"expiredAt": {expired_at}')
-            return httpx.Response(response.status_code, content=body.encode(),
-                                  headers={"content-type": "application/json"})  # fmt: skip
-
-    api = JupiterClient(f.rig.url, api_key=None, transport=Poison(), rate_limit=1000,
-                        sleep=lambda s: None)  # fmt: skip
+    api = listing_edited(
+        f, lambda o: {**o, "expiredAt": 0},
+        text=lambda body: body.replace('"expiredAt": 0', f'"expiredAt": {expired_at}'),
+    )  # fmt: skip
     try:
         results = OrderFollower(f.engine, api, f.rig.wallet.address, f.clock).poll()
     finally:

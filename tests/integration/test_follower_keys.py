@@ -4,38 +4,16 @@ trades could not be read is never closed, whatever its key looks like."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import Any
 
-import httpx
-
-from jupcron.api.client import JupiterClient
 from jupcron.follower import OrderFollower
 from jupcron.store import follow
-from tests.fixtures.follow import DAY, FollowRig, FollowRigFactory, recurring_request
-
-
-def _listing_edited(
-    f: FollowRig, edit: Callable[[dict[str, Any]], dict[str, Any]]
-) -> JupiterClient:
-    inner = f.rig.transport
-    assert inner is not None
-
-    class Edited(httpx.BaseTransport):
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            response = inner.handle_request(request)
-            if "getRecurringOrders" not in request.url.path:
-                return response
-            data = json.loads(response.read())
-            for key in ("time", "all"):
-                if isinstance(data.get(key), list):
-                    data[key] = [edit(o) for o in data[key]]
-            return httpx.Response(response.status_code, content=json.dumps(data).encode(),
-                                  headers={"content-type": "application/json"})  # fmt: skip
-
-    return JupiterClient(f.rig.url, api_key=None, transport=Edited(), rate_limit=1000,
-                         sleep=lambda s: None)  # fmt: skip
+from tests.fixtures.follow import (
+    DAY,
+    FollowRigFactory,
+    listing_edited,
+    recurring_request,
+)
 
 
 def test_an_order_key_with_a_trailing_newline_and_an_unreadable_trade_stays_open(
@@ -57,7 +35,7 @@ def test_an_order_key_with_a_trailing_newline_and_an_unreadable_trade_stays_open
             del trades[0]["rawOutputAmount"]  # one trade this answer cannot give
         return {**item, "orderKey": item["orderKey"] + "\n", "trades": trades}
 
-    api = _listing_edited(f, edit)
+    api = listing_edited(f, edit)
     try:
         results = OrderFollower(f.engine, api, f.rig.wallet.address, f.clock).poll()
     finally:

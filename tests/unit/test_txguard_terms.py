@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import struct
 from dataclasses import replace
-from typing import Any
 
 import pytest
 from solders.instruction import AccountMeta, Instruction
@@ -20,12 +19,12 @@ from solders.system_program import TransferParams, transfer
 from solders.token.associated import get_associated_token_address
 
 from jupcron.chain.wallet import read_transaction
-from jupcron.config import GuardConfig
 from jupcron.emulator import jupiter_ix as jix
-from jupcron.runner.judge import expectation, judge, ordered_facts
-from jupcron.txguard import GuardPolicy, Verdict, inspect
+from jupcron.runner.judge import expectation, judge
+from jupcron.txguard import inspect
 from tests.fixtures import real
 from tests.fixtures.mutate import instruction_data, mutate, put
+from tests.fixtures.verdicts import CORPUS, POLICY, record, refused, verdict
 from tests.fixtures.wallet import DCA as DCA_PROGRAM
 from tests.fixtures.wallet import (
     TOKEN,
@@ -37,28 +36,10 @@ from tests.fixtures.wallet import (
     new_key,
 )
 
-POLICY = GuardPolicy.from_config(GuardConfig())
-CORPUS = {t.name: t for t in real.load_all()}
 METIS = CORPUS["ultra-order-usdc-sol-route_v2-metis"]  # route_v2 at #4, USDC -> SOL
 SOLFI = CORPUS["ultra-order-sol-usdc-route-solfi"]  # v1 route at #6, SOL -> USDC
 DCA = CORPUS["recurring-create-order-sol-usdc"]  # open_dca_v2 at #6
 USDT = Pubkey.from_string("Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB")
-
-
-record = real.plan_record
-
-
-def verdict(tx: real.RealTx, b64: str | None = None, **request: Any) -> Verdict:
-    ordered = ordered_facts(tx.ordered)
-    return judge(
-        b64 or tx.transaction, record(tx.plan, **request), Pubkey.from_string(tx.wallet),
-        POLICY, ordered=ordered, gasless=bool(ordered.get("gasless")),
-    )  # fmt: skip
-
-
-def refused(v: Verdict, *words: str) -> None:
-    assert not v.accepted
-    assert any(all(w in r for w in words) for r in v.reasons), v.reasons
 
 
 @pytest.mark.parametrize("tx", [METIS, SOLFI, DCA], ids=lambda t: t.name)

@@ -21,37 +21,19 @@ from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 from solders.token.associated import get_associated_token_address
 
-from jupcron.config import GuardConfig
 from jupcron.emulator import jupiter_ix as jix
 from jupcron.runner.judge import expectation, judge, ordered_facts
-from jupcron.txguard import GuardPolicy, Verdict
 from jupcron.txguard.swap_terms import REFERRAL_PROGRAM, referral_token_account
 from tests.fixtures import real
 from tests.fixtures.mutate import mutate, put
+from tests.fixtures.verdicts import CORPUS, POLICY, record, refused, verdict
 from tests.fixtures.wallet import USDC, WSOL, budget, build, new_key
 
-POLICY = GuardPolicy.from_config(GuardConfig())
-CORPUS = {t.name: t for t in real.load_all()}
 METIS = CORPUS["ultra-order-usdc-sol-route_v2-metis"]  # route_v2 at #4: outAmount 461208958
 RFQ = CORPUS["ultra-order-usdc-sol-jupiterz-rfq-2"]  # fill at #3: outAmount 460250418
 FIVE_HOP = CORPUS["ultra-order-usdc-sol-shared-route-5hop"]  # fee account from a lookup table
 QUOTED_OUT = 16  # route_v2: discriminator, in_amount u64, then quoted_out_amount u64
 FILL_OUT = 16  # fill: discriminator, input_amount u64, then output_amount u64
-
-record = real.plan_record
-
-
-def verdict(tx: real.RealTx, b64: str | None = None, **request: Any) -> Verdict:
-    ordered = ordered_facts(tx.ordered)
-    return judge(
-        b64 or tx.transaction, record(tx.plan, **request), Pubkey.from_string(tx.wallet),
-        POLICY, ordered=ordered, gasless=bool(ordered.get("gasless")),
-    )  # fmt: skip
-
-
-def refused(v: Verdict, *words: str) -> None:
-    assert not v.accepted
-    assert any(all(w in r for w in words) for r in v.reasons), v.reasons
 
 
 def quoted(out: int) -> str:
