@@ -83,12 +83,29 @@ def without_wallet(ports: Ports, run: RunRecord) -> RunRecord:
     return run
 
 
+def changed_since_claim(run: RunRecord, plan: PlanRecord) -> str | None:
+    """Why `run` must not be ordered under `plan` as the store has it now: the plan was
+    disabled, or changed (another version: its terms or its wallet), since the run was
+    claimed. A run is ordered, judged and signed under the terms it was claimed with only."""
+    if not plan.enabled:
+        return "the plan has been disabled since the run was claimed: nothing ordered"
+    if plan.version != run.plan_version:
+        return (
+            f"the plan changed since the run was claimed (version {run.plan_version} -> "
+            f"{plan.version}): nothing ordered under its new terms"
+        )
+    return None
+
+
 def order_run(
     ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime
 ) -> tuple[RunRecord, dict[str, Any] | None]:
     """Pre-flight, then the order call; the run, and what the order said (its
     ``ordered`` event's detail: the sign step judges by it)."""
     book = ports.book
+    changed = changed_since_claim(run, plan)
+    if changed is not None:  # a re-order (recovery's, or after execute) of an edited plan
+        return book.finish(run, RunStatus.SKIPPED, error=changed, step="plan_changed_skip"), None
     reason = preflight.check(ports, run, plan, now)
     if reason is not None:
         skipped = book.finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")

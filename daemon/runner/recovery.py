@@ -29,6 +29,7 @@ import structlog
 
 from jupcron.domain import RunStatus
 from jupcron.runner.book import order_of
+from jupcron.runner.flow import changed_since_claim
 from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.ports import Ports, RunOptions
 from jupcron.runner.timing import within_grace
@@ -124,13 +125,9 @@ def claimed_dry_run(ports: Ports, run: RunRecord) -> str | None:
 
 
 def _why_not_reorder(run: RunRecord, plan: PlanRecord, now: datetime) -> str | None:
-    if not plan.enabled:
-        return "interrupted before signing; the plan has been disabled since"
-    if plan.version != run.plan_version:
-        return (
-            f"interrupted before signing; the plan changed since (version {run.plan_version} "
-            f"-> {plan.version})"
-        )
+    changed = changed_since_claim(run, plan)
+    if changed is not None:
+        return f"interrupted before signing; {changed}"
     if run.trigger != "manual" and not within_grace(run, plan, now):
         return "interrupted before signing, and the slot's grace period has passed"
     return None

@@ -118,7 +118,8 @@ class RunStore(Protocol):
         detail: Mapping[str, Any] | None = None,
     ) -> RunRecord | None:
         """Insert the run row of (plan, slot) as pending, `detail` in its `claimed`
-        event; ``None`` if the slot is taken."""
+        event; ``None`` if the slot is taken. If the stored plan is no longer enabled at
+        ``plan.version`` (changed since the caller read it), the row is ``skipped``."""
         ...
 
     def skip(

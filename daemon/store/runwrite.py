@@ -28,11 +28,12 @@ from datetime import datetime
 from functools import cache
 from typing import Any, cast
 
+import sqlalchemy as sa
 from sqlalchemy import BindParameter, Column, Connection, Insert, Table, bindparam, delete, update
 
 from jupcron.domain import FINAL, RunStatus
 from jupcron.store.engine import dialect_insert
-from jupcron.store.models import ExecuteResultRow, Run, RunEvent, SwapEventRow
+from jupcron.store.models import ExecuteResultRow, Plan, Run, RunEvent, SwapEventRow
 from jupcron.store.port import Event, ExecuteValues, Reservation
 from jupcron.store.prepared import Prepared
 from jupcron.store.records import PlanRecord, RunRecord
@@ -40,6 +41,7 @@ from jupcron.store.steps import Send, Steps, executed
 from jupcron.store.types import utc
 
 RUNS = cast(Table, Run.__table__)
+PLANS = cast(Table, Plan.__table__)
 EVENTS = cast(Table, RunEvent.__table__)
 RESULTS = cast(Table, ExecuteResultRow.__table__)
 SWAPS = cast(Table, SwapEventRow.__table__)
@@ -114,7 +116,30 @@ def _newer_result_stmt(dialect: str) -> Any:
     ).returning(RESULTS.c.id)
 
 
+def _claim_current_stmt(dialect: str) -> Any:
+    """The claim of a run to be ordered: inserted only while its plan is still enabled
+    at the version the caller read (a scheduler fires its own copy of the plan, which
+    `plans apply` may have changed or disabled since)."""
+    typed = dialect == "postgresql"  # a bare parameter in a SELECT list is text there
+    values = [
+        (sa.cast(_param(RUNS.c[k]), RUNS.c[k].type) if typed else _param(RUNS.c[k])).label(k)
+        for k in _CLAIM_COLUMNS
+    ]
+    current = sa.exists().where(
+        PLANS.c.id == _param(RUNS.c.plan_id), PLANS.c.version == _param(RUNS.c.plan_version),
+        PLANS.c.enabled.is_(True),
+    )  # fmt: skip
+    stmt = dialect_insert(dialect)(RUNS).from_select(
+        _CLAIM_COLUMNS, sa.select(*values).where(current)
+    )
+    return stmt.on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"]).returning(
+        *RUNS.c
+    )
+
+
 _CLAIM = Prepared(_claim_stmt)
+_CLAIM_CURRENT = Prepared(_claim_current_stmt)
+PLAN_CHANGED = "not fired: the plan changed or was disabled since the daemon read it"
 _FIRST_RESULT = Prepared(_first_result_stmt)
 _NEWER_RESULT = Prepared(_newer_result_stmt)
 _UNSWAP = Prepared(delete(SWAPS).where(SWAPS.c.result_id == _param(SWAPS.c.result_id, "b_id")))
@@ -212,8 +237,9 @@ def claim_steps(
     claimed_by: str | None = None,
     detail: Mapping[str, Any] | None = None,
 ) -> Steps[RunRecord | None]:
-    """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken.
-    `detail` joins the `claimed` event's (the run's dry-run state, say)."""
+    """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken. A
+    `pending` run whose stored plan is no longer enabled at ``plan.version`` is inserted
+    `skipped` instead. `detail` joins the `claimed` event's (the run's dry-run state)."""
     values: dict[str, Any] = {
         "plan_id": plan.id,
         "plan_version": plan.version,
@@ -228,7 +254,14 @@ def claim_steps(
         "finished_at": now if status in FINAL else None,
         "wallet": plan.wallet,
     }
-    row = _one((yield Send(_CLAIM, values)))
+    # a run to be ordered only for the plan as the store has it; a slot recorded as
+    # skipped (a changed plan's old slots among them) whatever the plan is now
+    current = status is RunStatus.PENDING
+    row = _one((yield Send(_CLAIM_CURRENT if current else _CLAIM, values)))
+    if row is None and current:  # the slot is taken, or the plan changed: then it is skipped
+        status = RunStatus.SKIPPED
+        values.update(status=str(status), error=PLAN_CHANGED, finished_at=now)
+        row = _one((yield Send(_CLAIM, values)))
     if row is None:
         return None
     claimed = {"status": str(status), "trigger": trigger, **(detail or {})}

@@ -15,7 +15,8 @@ from jupcron.domain import RunStatus
 from jupcron.store import control
 from jupcron.store import status as store_status
 from jupcron.store.control import STALE_AFTER, NodeBeat
-from jupcron.store.engine import begin, make_engine, session_factory
+from jupcron.store.engine import begin, make_engine, session_factory, transaction
+from jupcron.store.models import Plan
 from jupcron.store.port import ALL_PLANS
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
@@ -121,7 +122,7 @@ def test_heartbeats_upsert_go_stale_and_are_forgotten(engine: Engine) -> None:
 
 def test_status_reads_plans_runs_pauses_and_daemons(engine: Engine) -> None:
     weekly, idle = add_plan(engine, "weekly"), add_plan(engine, "idle")
-    off = add_plan(engine, "off", enabled=False)
+    off = add_plan(engine, "off")  # disabled below, after its run
     factory = session_factory(engine)
     statuses = [RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.SUBMITTED]
     ids = []
@@ -133,6 +134,10 @@ def test_status_reads_plans_runs_pauses_and_daemons(engine: Engine) -> None:
     doubt = record_run(engine, off, NOW, now=NOW, status=RunStatus.IN_DOUBT, signature="Sig1",
                        error="could not settle")  # fmt: skip
     assert doubt is not None
+    with transaction(factory) as session:  # `plans apply` disabled it since
+        row = session.get(Plan, off.id)
+        assert row is not None
+        row.enabled, row.version = False, row.version + 1
     with begin(engine) as conn:
         control.pause(conn, ["idle"], reason="testing", by="ann", now=NOW)
         control.beat(conn, beat("h:9", "leader", NOW))
