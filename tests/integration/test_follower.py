@@ -18,6 +18,7 @@ from tests.fixtures.follow import (
     FollowRig,
     FollowRigFactory,
     listing_edited,
+    poll_with,
     recurring_request,
 )
 from tests.support.wait import wait_until
@@ -169,10 +170,7 @@ def test_an_order_with_an_expiry_out_of_range_is_an_error_not_an_exception(
         f, lambda o: {**o, "expiredAt": 0},
         text=lambda body: body.replace('"expiredAt": 0', f'"expiredAt": {expired_at}'),
     )  # fmt: skip
-    try:
-        results = OrderFollower(f.engine, api, f.rig.wallet.address, f.clock).poll()
-    finally:
-        api.close()
+    results = poll_with(f, api)
     assert results[0].errors >= 1
     with f.engine.connect() as conn:
         steps = [e for e in follow.events(conn) if e["step"].startswith("follow_")]

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from jupcron.follower import OrderFollower
 from jupcron.store import follow
 from tests.fixtures.follow import (
     DAY,
     FollowRigFactory,
     listing_edited,
+    poll_with,
     recurring_request,
 )
 
@@ -36,10 +36,7 @@ def test_an_order_key_with_a_trailing_newline_and_an_unreadable_trade_stays_open
         return {**item, "orderKey": item["orderKey"] + "\n", "trades": trades}
 
     api = listing_edited(f, edit)
-    try:
-        results = OrderFollower(f.engine, api, f.rig.wallet.address, f.clock).poll()
-    finally:
-        api.close()
+    results = poll_with(f, api)
     assert results[0].errors >= 1
     with f.engine.connect() as conn:
         assert order not in follow.closed_orders(conn, "recurring")

@@ -38,16 +38,20 @@ def by_pair(f: FollowRig, name: str) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r.input_mint, r.output_mint): r.as_dict(known) for r in built}  # type: ignore[misc]
 
 
-def test_a_plan_edited_to_another_pair_reports_each_pair_apart(
-    make_follow_rig: FollowRigFactory, db_url: str
-) -> None:
-    f = make_follow_rig(db_url)
+def sol_then_jup(f: FollowRig) -> None:
+    """Plan "buy" bought SOL with USDC, then, edited, JUP: one fill of each pair."""
     plan = f.rig.plan("swap", {"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000},
                       name="buy")  # fmt: skip
     f.fire(plan)
     f.clock.advance(60)
-    plan = edit(f, plan, {"inputMint": USDC, "outputMint": JUP, "amount": 7_000_000})
-    f.fire(plan)
+    f.fire(edit(f, plan, {"inputMint": USDC, "outputMint": JUP, "amount": 7_000_000}))
+
+
+def test_a_plan_edited_to_another_pair_reports_each_pair_apart(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    f = make_follow_rig(db_url)
+    sol_then_jup(f)
     fills = {(r["input_mint"], r["output_mint"]): r for r in f.fills("buy")}
     assert set(fills) == {(USDC, SOL), (USDC, JUP)}
     rows = by_pair(f, "buy")
@@ -83,12 +87,7 @@ def test_the_page_shows_the_current_pair_and_lists_the_others(
     make_follow_rig: FollowRigFactory, db_url: str
 ) -> None:
     f = make_follow_rig(db_url)
-    plan = f.rig.plan("swap", {"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000},
-                      name="buy")  # fmt: skip
-    f.fire(plan)
-    f.clock.advance(60)
-    plan = edit(f, plan, {"inputMint": USDC, "outputMint": JUP, "amount": 7_000_000})
-    f.fire(plan)
+    sol_then_jup(f)
     cache = ReportCache()
     with f.rig.factory() as session:
         (card,) = plans_view(session, cache, f.clock.now)["plans"]
