@@ -22,3 +22,10 @@ def visible(text: str) -> str:
     """`text` with its controls shown as ``\\u`` escapes (four hex digits) and newlines
     as spaces."""
     return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).replace("\n", " ")
+
+
+def clipped(value: object, limit: int) -> str:
+    """`value` as text, cut to `limit` characters (its end shown as ``...``): a value
+    quoted in an error message, however long the input was."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

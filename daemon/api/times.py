@@ -7,6 +7,11 @@ or `OSError` escaping the parser that reads a whole page."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
+
+from jupcron.visible import clipped
+
+_clip = partial(clipped, limit=40)
 
 
 def from_unix(value: int | float, per_second: int = 1) -> datetime:
@@ -14,7 +19,7 @@ def from_unix(value: int | float, per_second: int = 1) -> datetime:
     try:
         return datetime.fromtimestamp(value if per_second == 1 else value / per_second, UTC)
     except (OverflowError, OSError, ValueError):
-        raise ValueError(f"time {_short(value)} is out of range") from None
+        raise ValueError(f"time {_clip(value)} is out of range") from None
 
 
 def from_iso(text: str) -> datetime:
@@ -28,10 +33,5 @@ def from_iso(text: str) -> datetime:
     try:
         moment.astimezone(UTC)
     except OverflowError:
-        raise ValueError(f"time {_short(text)} is out of range") from None
+        raise ValueError(f"time {_clip(text)} is out of range") from None
     return moment
-
-
-def _short(value: object) -> str:
-    text = str(value)
-    return text if len(text) <= 40 else text[:37] + "..."

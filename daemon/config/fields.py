@@ -92,13 +92,7 @@ def mint_address(value: object) -> str:
     return key
 
 
-def program_address(value: object) -> str:
-    """A program's address: a base58 public key."""
-    return _pubkey(value)
-
-
 MintAddress = Annotated[str, PlainValidator(mint_address)]
-ProgramAddress = Annotated[str, PlainValidator(program_address)]
 
 
 def _differ_by_at_most(a: str, b: str, most: int) -> bool:

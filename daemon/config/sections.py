@@ -13,7 +13,6 @@ from jupcron.config.fields import (
     MintAddress,
     OptionalMaskedUrl,
     PositiveFloat,
-    ProgramAddress,
     Section,
     SwapApi,
     http_url_validator,
@@ -30,6 +29,7 @@ from jupcron.config.wallets import (
 )
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import ConfigError
+from jupcron.plans.fields import Pubkey as Address  # a program's too
 from jupcron.scheduling.schedule import parse_duration
 
 LEGACY_HOSTS = ("lite-api.jup.ag",)
@@ -114,8 +114,8 @@ class PlansConfig(Section):
 
 
 class GuardConfig(Section):
-    allowed_programs: list[ProgramAddress] = Field(default_factory=lambda: list(DEFAULT_PROGRAMS))
-    extra_programs: list[ProgramAddress] = Field(default_factory=list)
+    allowed_programs: list[Address] = Field(default_factory=lambda: list(DEFAULT_PROGRAMS))
+    extra_programs: list[Address] = Field(default_factory=list)
     max_priority_fee_lamports: Annotated[int, Field(ge=0)] = 10_000_000  # 0.01 SOL
     # the whole fee (5,000 lamports a signature plus the priority fee), as the runtime
     # computes it; applies when our wallet pays it

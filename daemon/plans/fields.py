@@ -4,12 +4,16 @@ prices, bounded integers, durations), shared by every kind's request model."""
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from functools import partial
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer, PlainValidator
 from solders.pubkey import Pubkey as _SoldersPubkey
 
 from jupcron.scheduling.schedule import parse_duration
+from jupcron.visible import clipped
+
+_clip = partial(clipped, limit=60)
 
 U64_MAX = 2**64 - 1
 # known stablecoins: mint -> (symbol, decimals); used for the offline minimums
@@ -25,13 +29,13 @@ def _pubkey(value: object) -> str:
     try:
         _SoldersPubkey.from_string(value)
     except ValueError:
-        raise ValueError(f"'{_short(value)}' is not a valid base58 public key") from None
+        raise ValueError(f"'{_clip(value)}' is not a valid base58 public key") from None
     return value
 
 
 def _amount(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"must be a whole number of base units, got {_short(value)!r}")
+        raise ValueError(f"must be a whole number of base units, got {_clip(value)!r}")
     if value <= 0:
         raise ValueError("must be greater than 0")
     if value > U64_MAX:
@@ -45,15 +49,10 @@ def _price(value: object) -> Decimal:
     try:
         price = Decimal(str(value))
     except InvalidOperation:
-        raise ValueError(f"'{_short(value)}' is not a number") from None
+        raise ValueError(f"'{_clip(value)}' is not a number") from None
     if not price.is_finite() or price <= 0:
         raise ValueError("must be a positive number")
     return price
-
-
-def _short(value: object) -> str:
-    text = str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 Pubkey = Annotated[str, PlainValidator(_pubkey)]

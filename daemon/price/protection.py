@@ -27,6 +27,7 @@ import structlog
 
 from jupcron.config import Config
 from jupcron.errors import JupcronError
+from jupcron.plans.rules import in_amount_of
 from jupcron.plans.schema import Request
 from jupcron.price.limits import UnknownDecimals, decimals_of, minimum_out
 from jupcron.price.oracle import AccountState
@@ -86,7 +87,7 @@ def per_cycle(amount: int, orders: int) -> int:
 
 def planned_amount(request: Request) -> int | None:
     """What a run of the plan spends (base units of its input mint); None: nothing."""
-    spent = kinds.spec_of(request).spend(request)
+    spent = in_amount_of(request)
     return None if spent is None else spent[1]
 
 

@@ -8,6 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from jupcron.visible import clipped
+
 # the price facts every recorded ``price`` object carries (`Protection.detail`; null
 # when the run had none), read by `price_facts`
 PRICE_FACTS = ("min_out", "reference_out", "max_price_deviation_bps")
@@ -81,5 +83,4 @@ def _int_problem(facts: Mapping[str, Any], key: str) -> str | None:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return clipped(json.dumps(value), 40)

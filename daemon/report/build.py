@@ -149,7 +149,6 @@ def _fills(conn: Connection, rows: PairRows, since: Any, until: Any,
         if (since is not None and at < since) or (until is not None and at >= until):
             continue
         report = rows.of(row.plan_name, row.input_mint, row.output_mint)
-        assert report is not None
         fill = Fill(row.run_id, at, row.source, int(row.in_amount), int(row.out_amount),
                     row.input_mint, row.output_mint, signature=row.signature,
                     order_account=row.order_account)  # fmt: skip
@@ -207,7 +206,6 @@ def _refunds(conn: Connection, rows: PairRows, since: Any, until: Any,
         if (since is not None and closed_at < since) or (until is not None and closed_at >= until):
             continue
         report = rows.of(name, input_mint, output_mint)  # the refund is in the order's pair
-        assert report is not None
         report.refunded += int(refunded)
 
 
@@ -240,7 +238,6 @@ def _swap_fees(conn: Connection, rows: PairRows, since: Any, until: Any,
         for mint, more, less in ((in_mint, total_in, in_result), (out_mint, out_result, total_out)):
             if mint and more is not None and less is not None and int(more) > int(less):
                 report = rows.of(name, in_mint, out_mint)  # the swap's pair
-                assert report is not None
                 report.fees[mint] = report.fees.get(mint, 0) + int(more) - int(less)
 
 

@@ -28,12 +28,10 @@ class PairRows:
         self.plans = plans
         self._rows: dict[str, dict[Pair, PlanReport]] = {name: {} for name in plans}
 
-    def of(self, name: str, input_mint: str | None, output_mint: str | None) -> PlanReport | None:
-        """The row of this plan and pair (made on first use); no pair known: the
-        plan's current pair. ``None`` for a plan not in the report."""
-        plan = self.plans.get(name)
-        if plan is None:
-            return None
+    def of(self, name: str, input_mint: str | None, output_mint: str | None) -> PlanReport:
+        """The row of this plan (one in the report) and pair, made on first use; no
+        pair known: the plan's current pair."""
+        plan = self.plans[name]
         pair = (input_mint, output_mint)
         if input_mint is None and output_mint is None:
             pair = (plan.input_mint, plan.output_mint)

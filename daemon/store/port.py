@@ -155,8 +155,8 @@ class RunStore(Protocol):
         match: Mapping[str, Any] | None = None,
     ) -> tuple[RunRecord, bool]:
         """Compare-and-set: move the run to `status` with `fields` if it is in one of
-        `expect` and its `match` columns (``request_id``, ``unsigned_tx``,
-        ``signature``) still hold those values (None: NULL), with an event `step`
+        `expect` and its `match` columns (``request_id``, ``unsigned_tx``) still
+        hold those values (None: NULL), with an event `step`
         after the events `before`, keeping `results` in the same transaction. The run
         as it now is, and whether this call moved it (if not, `before` and `results`
         are still recorded)."""

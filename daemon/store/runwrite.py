@@ -56,7 +56,7 @@ _FIELDS = frozenset(
 )  # fmt: skip
 # the columns an advance may be conditional on besides status: those naming the
 # run's order (each order has its own requestId and unsigned transaction)
-_MATCH = frozenset({"request_id", "unsigned_tx", "signature"})
+_MATCH = frozenset({"request_id", "unsigned_tx"})
 _RESULT_COLUMNS = (
     "operation", "status", "code", "http_status", "slot", "error", "order_account",
     "total_input_amount", "total_output_amount", "input_amount_result",

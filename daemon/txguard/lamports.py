@@ -50,7 +50,7 @@ def _rent(
             f"takes at most {largest}: rent beyond that is parked where a mint's freeze "
             "authority can lock it"
         )
-    if (reason := _rent_mint(where, ctx, to, proven)) is not None:
+    if (reason := _rent_of_plan_mint(where, ctx, to, proven)) is not None:
         return reason
     if ctx.ours.takes_lamports(to) or int(amount) <= rent_exempt(int(space)):
         return None
@@ -61,7 +61,7 @@ def _rent(
     )
 
 
-def _rent_mint(where: str, ctx: Context, to: str, proven: frozenset[str]) -> str | None:
+def _rent_of_plan_mint(where: str, ctx: Context, to: str, proven: frozenset[str]) -> str | None:
     """With a plan, our rent pays only for token accounts of the plan's mints."""
     expect = ctx.expect
     if expect is None or to in proven:

@@ -32,7 +32,6 @@ from jupcron.txguard.jupiter import PROGRAMS, action_of
 from jupcron.txguard.jupiter_orders import RECURRING_CANCEL, RECURRING_NEW
 from jupcron.txguard.ours import ata
 
-BPS = 10_000
 # the actions a plan kind may sign, besides "helper"
 KIND_ACTIONS: dict[str, frozenset[str]] = {
     "swap": frozenset({"swap"}),
@@ -223,7 +222,7 @@ def _guaranteed(summary: TxSummary, ctx: Context, expect: Expectation) -> list[s
         )
     if expect.reference_out is not None:
         deviation = expect.max_deviation_bps or 0
-        floor = -(-expect.reference_out * (BPS - deviation) // BPS)
+        floor = -(-expect.reference_out * (swap_terms.BPS - deviation) // swap_terms.BPS)
         if total < floor:
             reasons.append(
                 f"the order guarantees only {total} of {expect.output_mint}, more than "
@@ -270,7 +269,7 @@ def jupiter(summary: TxSummary, ctx: Context) -> list[str]:
     limit = expect.amount
     if limit is not None and not unbounded:
         allowance = ctx.policy.amount_allowance_bps
-        ceiling = limit * (BPS + allowance) // BPS
+        ceiling = limit * (swap_terms.BPS + allowance) // swap_terms.BPS
         if spent > ceiling:
             reasons.append(
                 f"the Jupiter instructions spend {spent} of {expect.input_mint} in all, more "

@@ -156,9 +156,7 @@ def aggregator_rent(summary: TxSummary, ctx: Context) -> list[str]:
             continue
         if ix.role.get("owner") != ctx.wallet:
             continue  # acts for another owner: the Jupiter rule refuses it
-        mint = ix.role.get("mint", "")
-        if mint.startswith(("lookup:", "invalid-index:")):
-            mint = ctx.ours.mint_of.get(ix.role.get("account", ""), "")
+        mint = _rent_mint(ix, ctx) or ""
         if mint not in expect.mints:
             reasons.append(
                 f"instruction #{ix.index}: {ix.title} has our wallet pay the rent of a token "

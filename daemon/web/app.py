@@ -145,9 +145,9 @@ class WebApp:
                     return json_response(fills)
             found = re.fullmatch(r"/charts/([^/]+)\.svg", path)
             if found and NAME.fullmatch(found[1]):
-                report = self.reports.get(session.connection(), [found[1]])[0].get(found[1])
-                if report is not None:
-                    return WebResponse(200, self.chart(report), SVG, ((CSP_HEADER, CHART_CSP),))
+                rows = self.reports.get(session.connection(), [found[1]])[0].get(found[1])
+                if rows:  # its main pair's chart
+                    return WebResponse(200, self.chart(rows[0]), SVG, ((CSP_HEADER, CHART_CSP),))
         return json_response({"error": "not found"}, 404)
 
     # ---- views -----------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -85,15 +85,14 @@ class ReportCache:
                 pairs: dict[str, list[PlanReport]] = {}
                 for report in reports:  # a plan's current pair first (`jupcron.report.pairs`)
                     pairs.setdefault(report.plan_name, []).append(report)
-                main = {name: rows[0] for name, rows in pairs.items()}
-                self._values[key] = (main, known, pairs)
+                self._values[key] = (pairs, known)
                 self._built[key] = now
             return self._values[key]
 
 
-# each plan's main row (its current pair: the card's figures and chart), the token facts,
-# and every row of each plan, one per pair it traded
-Reports = tuple[dict[str, PlanReport], dict[str, tokens.Token], dict[str, list[PlanReport]]]
+# every row of each plan, one per pair it traded, its main row (its current pair: the
+# card's figures and chart) first; and the token facts
+Reports = tuple[dict[str, list[PlanReport]], dict[str, tokens.Token]]
 
 
 def _run(row: dict[str, Any]) -> dict[str, Any]:
@@ -177,17 +176,13 @@ MONEY_KEYS = ("input_mint", "output_mint", "input_symbol", "output_symbol", "spe
               "unrealised_pnl")  # fmt: skip
 
 
-def _money(
-    report: PlanReport | None,
-    known: dict[str, tokens.Token],
-    others: Iterable[PlanReport] = (),
-) -> dict[str, Any] | None:
-    """The card's figures: the plan's main pair's, and ``other_pairs`` — the same
-    figures of each other pair it traded (never added to the main pair's)."""
-    if report is None:
+def _money(rows: Sequence[PlanReport], known: dict[str, tokens.Token]) -> dict[str, Any] | None:
+    """The card's figures: the plan's main pair's (its first row), and ``other_pairs``
+    — the same figures of each other pair it traded (never added to the main pair's)."""
+    if not rows:
         return None
-    money = _figures(report, known)
-    money["other_pairs"] = [_figures(other, known) for other in others if other is not report]
+    money = _figures(rows[0], known)
+    money["other_pairs"] = [_figures(other, known) for other in rows[1:]]
     return money
 
 
@@ -215,11 +210,11 @@ def plans_view(
     total = store_plans.count_enabled(session)
     page = store_plans.enabled_page(session, offset, limit)
     states = store_status.states_of(session, page, now, store_status.pauses(session))
-    reports, known, pairs = cache.get(session.connection(), [p.name for p in page])
+    pairs, known = cache.get(session.connection(), [p.name for p in page])
     shown = []
     for plan, state in zip(page, states, strict=True):
         words, fires = _next_fires(plan, now)
-        money = _money(reports.get(plan.name), known, pairs.get(plan.name, ()))
+        money = _money(pairs.get(plan.name, ()), known)
         item = {
             **plan_json(state), "description": plan.description,
             "schedule": words, "next_fires": fires, "dry_run": plan.settings.dry_run,
@@ -235,9 +230,10 @@ def plans_view(
 
 def fills_view(session: Session, cache: ReportCache, name: str) -> dict[str, Any] | None:
     """The fills behind a plan's chart (its main pair's); ``None`` if there is no such plan."""
-    report = cache.get(session.connection(), [name])[0].get(name)
-    if report is None:
+    rows = cache.get(session.connection(), [name])[0].get(name)
+    if not rows:
         return None
+    report = rows[0]
     return {
         "plan_name": name,
         "input_symbol": report.input_token.label if report.input_token else None,

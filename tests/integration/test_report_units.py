@@ -124,7 +124,7 @@ def test_a_cancel_refund_has_units_in_the_report_and_on_the_page(
     assert row["refunded"] == "50000000"
     assert (row["refunded_ui"], row["refund_symbol"]) == ("50.000000", "USDC")
     assert row["fills"] == 0
-    money = _money(report, known)
+    money = _money([report], known)
     assert money is not None
     text = plan_text({"name": "cancel", "next_fires": [], "money": money, "description": None,
                       "kind": "trigger-cancel", "dry_run": False, "schedule": "once",

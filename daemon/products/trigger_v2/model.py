@@ -23,8 +23,8 @@ from jupcron.plans.fields import (
     Price,
     Pubkey,
     _at_least,
+    _clip,
     _Model,
-    _short,
 )
 from jupcron.scheduling.schedule import parse_instant
 
@@ -58,7 +58,7 @@ def _instant(value: object) -> str:
 def _order_id(value: object) -> str:
     if not isinstance(value, str) or not _ORDER_ID.fullmatch(value):
         raise ValueError(
-            f"'{_short(value)}' is not a Trigger V2 order id (the `id` the create call "
+            f"'{_clip(value)}' is not a Trigger V2 order id (the `id` the create call "
             "returned: letters, digits, '-' and '_', as in 019f02b5-0400-72cc-8943-007c4310a3de)"
         )
     return value
