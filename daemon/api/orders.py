@@ -117,6 +117,8 @@ class OrderPage(_Model):
     total_pages: int
     orders: list[ListedOrder] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)
+    # the keys (as read) of orders with a part that could not be read: not whole
+    incomplete: set[str] = Field(default_factory=set)
 
 
 def _usd(value: Any) -> Any:
@@ -198,6 +200,7 @@ def parse_page(data: Any, array: str) -> OrderPage:
         raise ValueError("page or totalPages missing or not a number")
     orders: list[ListedOrder] = []
     problems: list[str] = []
+    incomplete: set[str] = set()
     for item in items:
         if isinstance(item, dict) and item.get("recurringType") not in (None, "time"):
             continue  # deprecated price-based orders are not ours to follow
@@ -205,7 +208,12 @@ def parse_page(data: Any, array: str) -> OrderPage:
         problems.extend(found)
         if order is not None:
             orders.append(order)
-    return OrderPage(page=page, total_pages=max(total, 0), orders=orders, problems=problems)
+            if found:
+                incomplete.add(order.order_key)
+    return OrderPage(
+        page=page, total_pages=max(total, 0), orders=orders, problems=problems,
+        incomplete=incomplete,
+    )  # fmt: skip
 
 
 def parse_tokens(data: Any) -> list[TokenFacts]:

@@ -90,12 +90,6 @@ def _closed_state(source: str, order: ListedOrder) -> str:
     return "completed"
 
 
-def _problem_order(problem: str) -> str:
-    """The order a page's problem names (``order KEY: ...``), as the order is read: its
-    key stripped (the problem quotes the key as sent, stray whitespace and all)."""
-    return problem.removeprefix("order ").split(":", 1)[0].strip()
-
-
 def _sub(a: str | None, b: str | None) -> str | None:
     if a is None or b is None:
         return None
@@ -174,10 +168,9 @@ class OrderFollower:
                 self._error(source, "follow_answer_invalid", {"list": status, "page": page_no,
                             "problems": page.problems[:PROBLEMS_KEPT]})  # fmt: skip
                 result.errors += 1
-            incomplete = {_problem_order(p) for p in page.problems if p.startswith("order ")}
             for order in page.orders:
                 self._take(source, status, order, ours, closed, seen, result,
-                           readable=order.order_key not in incomplete)  # fmt: skip
+                           readable=order.order_key not in page.incomplete)  # fmt: skip
             if until is not None and until <= seen:
                 return
             total = page.total_pages
