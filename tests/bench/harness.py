@@ -106,6 +106,11 @@ class EmulatorProcess:
     def reset(self) -> None:
         self.http.post("/_emulator/reset").raise_for_status()
 
+    def fund(self, owner: str, mint: str, amount: int) -> None:
+        """Set `owner`'s balance of `mint` to `amount` (raw units)."""
+        balance = {"owner": owner, "mint": mint, "amount": amount}
+        self.http.post("/_emulator/balances", json=balance).raise_for_status()
+
     def close(self) -> None:
         terminate(self.proc, 15)
         if hasattr(self, "http"):

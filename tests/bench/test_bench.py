@@ -20,6 +20,7 @@ import pytest
 
 from tests.bench.conftest import Figures
 from tests.bench.harness import (
+    USDC,
     Bench,
     EmulatorProcess,
     as_utc,
@@ -153,6 +154,7 @@ def test_fire_lag_throughput_cpu(
 
 
 BURST_RUNS = 300
+BURST_FUNDS = 10**13  # raw USDC (10M): a burst's 300 Recurring deposits of 200 USDC, and more
 BURST_KINDS = ("recurring", "swap")
 # bursts a test: one alone swings by a third on a shared machine; their median is
 # read against the minimal client's (itself the median of MINIMAL_REPEATS runs)
@@ -248,6 +250,9 @@ def _one_burst(
     pid = bench.proc.pid
     if datetime.now(UTC) > due - timedelta(seconds=0.5):
         raise RuntimeError("the bursts overran their gap; raise BURST_GAP")
+    # each burst spends what the one before it locked up (a Recurring order holds its
+    # whole deposit): the wallet is funded afresh, or later bursts time failures
+    emulator.fund(bench.wallet.address, USDC, BURST_FUNDS)
     _sleep_until(due - timedelta(seconds=0.5))
     profiler = start_profiler(pid, tmp_path, name)
     cpu0, emu0, pg0 = cpu_seconds(pid), cpu_seconds(emulator.proc.pid), postgres_cpu_seconds()
@@ -259,6 +264,8 @@ def _one_burst(
     every = bench.sql("SELECT plan_name, status, scheduled_for, request_id, finished_at FROM audit")
     rows = [r for r in every if r["plan_name"].startswith(f"burst{n}-")]
     assert len(rows) == BURST_RUNS
+    failed = [r["status"] for r in rows if r["status"] != "succeeded"]
+    assert not failed, f"burst {n}: {len(failed)} runs ended {failed[0]}, …: not the path to time"
     issued = {o["request_id"]: o["issued_at"] for o in emulator.ledger()["issued"]}
     last_final = max(as_utc(r["finished_at"]) for r in rows)
     return _Burst(
