@@ -1,6 +1,6 @@
 """System instructions judged by the lamports they move: from our wallet only to us,
 our wrapped-SOL accounts, or as the exact rent of a token account the transaction makes
-ours (of a token account's size and, with a plan, of the plan's mints); and wrapping
+ours (of a token account's size; of the plan's mints: `rent`); and wrapping
 bounded by the plan's amount."""
 
 from __future__ import annotations
@@ -26,14 +26,11 @@ _LAMPORT_MOVES = {
 }
 
 
-def _rent(
-    ix: Instruction, ctx: Context, to: str, amount: str, proven: frozenset[str]
-) -> str | None:
+def _rent(ix: Instruction, ctx: Context, to: str, amount: str) -> str | None:
     """Our lamports for an account being created: only for a token account the
-    transaction makes ours, of a token account's size (`token_account_space`), with a
-    plan only of the plan's mints (`proven`: the Trigger V2 vault's accounts, proven of
-    its input mint), and only its exact rent, unless it is one of our wrapped-SOL
-    accounts (whose lamports stay ours: `wraps` bounds them)."""
+    transaction makes ours, of a token account's size (`token_account_space`; of which
+    mints: `rent.plan_mints`), and only its exact rent, unless it is one of our
+    wrapped-SOL accounts (whose lamports stay ours: `wraps` bounds them)."""
     where = f"instruction #{ix.index}: System {ix.name}"
     if to not in ctx.ours.created:
         return f"{where} pays {amount} lamports of rent from our wallet for {to}, which is not ours"
@@ -50,8 +47,6 @@ def _rent(
             f"takes at most {largest}: rent beyond that is parked where a mint's freeze "
             "authority can lock it"
         )
-    if (reason := _rent_of_plan_mint(where, ctx, to, proven)) is not None:
-        return reason
     if ctx.ours.takes_lamports(to) or int(amount) <= rent_exempt(int(space)):
         return None
     return (
@@ -61,22 +56,7 @@ def _rent(
     )
 
 
-def _rent_of_plan_mint(where: str, ctx: Context, to: str, proven: frozenset[str]) -> str | None:
-    """With a plan, our rent pays only for token accounts of the plan's mints."""
-    expect = ctx.expect
-    if expect is None or to in proven:
-        return None
-    mint = ctx.ours.mint_of.get(to)
-    if mint in expect.mints:
-        return None
-    return (
-        f"{where} has our wallet pay the rent of our new token account {to} of "
-        f"{mint or 'a mint it does not name'}; the plan's mints are "
-        f"{', '.join(expect.mints) or 'none'}"
-    )
-
-
-def _system(ix: Instruction, ctx: Context, proven: frozenset[str]) -> str | None:
+def _system(ix: Instruction, ctx: Context) -> str | None:
     role, fields = ix.role, dict(ix.fields)
     where = f"instruction #{ix.index}: System {ix.name}"
     touches = ctx.wallet in ix.accounts or ctx.wallet in fields.values()
@@ -89,7 +69,7 @@ def _system(ix: Instruction, ctx: Context, proven: frozenset[str]) -> str | None
             return None
         amount = fields.get("lamports", "?")
         if ix.name.startswith("create_account"):
-            return _rent(ix, ctx, to, amount, proven)
+            return _rent(ix, ctx, to, amount)
         if not ctx.ours.takes_lamports(to):
             why = ""
             if ctx.is_ours(to):
@@ -113,10 +93,9 @@ def _system(ix: Instruction, ctx: Context, proven: frozenset[str]) -> str | None
 
 
 def system(summary: TxSummary, ctx: Context) -> list[str]:
-    proven = frozenset(vault.created_for_vault(summary, ctx.expect))
     reasons = []
     for ix in summary.instructions:
-        if ix.program == SYSTEM and (reason := _system(ix, ctx, proven)):
+        if ix.program == SYSTEM and (reason := _system(ix, ctx)):
             reasons.append(reason)
     return reasons
 

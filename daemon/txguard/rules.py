@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from jupcron.txguard import vault
+from jupcron.txguard import rent, vault
 from jupcron.txguard.context import Context
 from jupcron.txguard.decode import MAX_TX_BYTES, ComputeBudget, TxSummary
 from jupcron.txguard.instructions import (
@@ -21,7 +21,7 @@ from jupcron.txguard.instructions import (
 from jupcron.txguard.lamports import system, wraps
 from jupcron.txguard.orders import jupiter
 from jupcron.txguard.signers import fee_payer, signers
-from jupcron.txguard.token_rules import aggregator_rent, associated_token, token
+from jupcron.txguard.token_rules import associated_token, token
 
 Rule = Callable[[TxSummary, Context], list[str]]
 
@@ -119,7 +119,7 @@ RULES: tuple[Rule, ...] = (
     durable_nonce,
     token,
     associated_token,
-    aggregator_rent,
+    rent.plan_mints,
     jupiter,
     trigger_v2,
     fee,

@@ -1,6 +1,6 @@
 """SPL Token, Token-2022 and ATA instructions judged by their effect: nothing of ours
-leaves for an account that is not ours, and our rent creates only accounts of the
-plan's mints."""
+leaves for an account that is not ours, and our rent creates only accounts of ours (of
+the plan's mints: `rent`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from jupcron.txguard.instructions import (
     ASSOCIATED_TOKEN,
     TOKEN_PROGRAMS,
 )
-from jupcron.txguard.ours import AGGREGATOR, ata
 from jupcron.txguard.token import Effect
 
 
@@ -93,24 +92,10 @@ def token(summary: TxSummary, ctx: Context) -> list[str]:
     ]
 
 
-def _rent_mint(ix: Instruction, ctx: Context) -> str | None:
-    """The mint of a token account our rent creates, where it can be named."""
-    mint = ix.role.get("mint", "")
-    if not mint.startswith(("lookup:", "invalid-index:")):
-        return mint
-    account = ix.role.get("account", "")
-    if account in ctx.ours.mint_of:
-        return ctx.ours.mint_of[account]
-    owner, program = ix.role.get("wallet", ""), ix.role.get("token_program", "")
-    wanted = ctx.expect.mints if ctx.expect else ()
-    return next((m for m in wanted if ata(owner, m, program) == account), None)
-
-
 def associated_token(summary: TxSummary, ctx: Context) -> list[str]:
-    """Token accounts created at our cost are the wallet's, or the plan's receiver's,
-    and with a plan only for the plan's mints (its vault's: only the input mint)."""
+    """Token accounts created at our cost are the wallet's or the plan's receiver's
+    (of which mints: `rent.plan_mints`)."""
     reasons = []
-    expect = ctx.expect
     for ix in summary.instructions:
         if ix.program != ASSOCIATED_TOKEN:
             continue
@@ -127,40 +112,4 @@ def associated_token(summary: TxSummary, ctx: Context) -> list[str]:
                     f"{where} has our wallet pay the rent of a token account for {owner}, "
                     "which is not ours"
                 )
-                continue
-            if expect is None:
-                continue
-            mint = _rent_mint(ix, ctx)
-            wanted = (
-                (expect.input_mint,) if expect.vault and owner == expect.vault else expect.mints
-            )
-            if mint is None or mint not in wanted:
-                said = mint or "a mint a lookup table names"
-                reasons.append(
-                    f"{where} has our wallet pay the rent of a token account of {said} for "
-                    f"{owner}; the plan's mints are {', '.join(m for m in wanted if m) or 'none'}"
-                )
-    return reasons
-
-
-def aggregator_rent(summary: TxSummary, ctx: Context) -> list[str]:
-    """The aggregator's `create_token_account` has its owner pay the rent of a token
-    account: with a plan, our rent creates one of the plan's mints only, as through the
-    ATA program (a stranger's mint can freeze the account, and its rent with it)."""
-    expect = ctx.expect
-    if expect is None:
-        return []
-    reasons = []
-    for ix in summary.instructions:
-        if ix.program != AGGREGATOR or ix.name != "create_token_account" or ix.malformed:
-            continue
-        if ix.role.get("owner") != ctx.wallet:
-            continue  # acts for another owner: the Jupiter rule refuses it
-        mint = _rent_mint(ix, ctx) or ""
-        if mint not in expect.mints:
-            reasons.append(
-                f"instruction #{ix.index}: {ix.title} has our wallet pay the rent of a token "
-                f"account of {mint or 'a mint a lookup table names'}; the plan's mints are "
-                f"{', '.join(expect.mints) or 'none'}"
-            )
     return reasons
