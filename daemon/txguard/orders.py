@@ -192,6 +192,9 @@ def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> lis
     return reasons
 
 
+_PROTECTED = frozenset({"swap", "recurring_open"})  # what price protection holds to a floor
+
+
 def _guaranteed(summary: TxSummary, ctx: Context, expect: Expectation) -> list[str]:
     """What the order guarantees at least, held to the plan's limit and to the
     independent reference (docs/price-protection.md)."""
@@ -199,21 +202,15 @@ def _guaranteed(summary: TxSummary, ctx: Context, expect: Expectation) -> list[s
         return [f"price protection cannot vouch for this run: {expect.price_problem}"]
     if expect.min_out is None and expect.reference_out is None:
         return []
-    total, seen = 0, False
-    for ix in summary.instructions:
-        action = action_of(ix.program, ix.name) if ix.program in PROGRAMS else ""
-        if action not in ("swap", "recurring_open"):
-            continue
-        seen = True
-        least = swap_terms.least(ix, action)
-        if least is None:
-            return [
-                f"instruction #{ix.index}: {ix.title} guarantees no least output that can be "
-                "read, and the plan's price protection needs one"
-            ]
-        total += least
-    if not seen:
+    found = swap_terms.guaranteed(summary, _PROTECTED)
+    if (ix := found.unreadable) is not None:
+        return [
+            f"instruction #{ix.index}: {ix.title} guarantees no least output that can be "
+            "read, and the plan's price protection needs one"
+        ]
+    if not found.seen:
         return []
+    total = found.total
     reasons = []
     if expect.min_out is not None and total < expect.min_out:
         reasons.append(

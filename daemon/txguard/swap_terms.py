@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from solders.pubkey import Pubkey
@@ -136,29 +137,51 @@ def least(ix: Instruction, action: str) -> int | None:
     return smallest
 
 
+@dataclass(frozen=True)
+class Guaranteed:
+    """The least output a transaction's instructions of some actions guarantee together."""
+
+    total: int
+    seen: bool  # any instruction of those actions at all
+    unreadable: Instruction | None = None  # the first whose least output cannot be read
+
+
+def guaranteed(summary: TxSummary, actions: frozenset[str]) -> Guaranteed:
+    """What the instructions of `actions` (``swap``, ``recurring_open``) guarantee at
+    least, added up (a malformed one is refused by the Jupiter rule on its own)."""
+    total, seen = 0, False
+    for ix in summary.instructions:
+        if ix.program not in PROGRAMS or ix.malformed:
+            continue
+        action = action_of(ix.program, ix.name)
+        if action not in actions:
+            continue
+        smallest = least(ix, action)
+        if smallest is None:
+            return Guaranteed(total, True, ix)
+        total, seen = total + smallest, True
+    return Guaranteed(total, seen)
+
+
+SWAPS = frozenset({"swap"})
+
+
 def quote_held(summary: TxSummary, ctx: Context, expect: Expectation) -> list[str]:
     """The swaps' guaranteed minimum, held to the order answer's ``outAmount``."""
     if expect.kind != "swap" or expect.quoted_out is None:
         return []
     allowed, source = allowed_slippage(ctx, expect)
     floor = expect.quoted_out * max(BPS - allowed, 0) // BPS
-    total, seen = 0, False
-    for ix in summary.instructions:
-        if ix.program not in PROGRAMS or ix.malformed:
-            continue
-        if action_of(ix.program, ix.name) != "swap":
-            continue
-        guaranteed = least(ix, "swap")
-        if guaranteed is None:
-            return [
-                f"instruction #{ix.index}: {ix.title} guarantees no least output that can be "
-                f"read, so it cannot be held to the order's outAmount of {expect.quoted_out}"
-            ]
-        total, seen = total + guaranteed, True
-    if not seen or total >= floor:  # no swap at all is refused as not of the plan's kind
+    found = guaranteed(summary, SWAPS)
+    if (ix := found.unreadable) is not None:
+        return [
+            f"instruction #{ix.index}: {ix.title} guarantees no least output that can be "
+            f"read, so it cannot be held to the order's outAmount of {expect.quoted_out}"
+        ]
+    if not found.seen or found.total >= floor:  # no swap is refused as not the plan's kind
         return []
     return [
-        f"the swap guarantees only {total} of {expect.output_mint}; the order answered an "
-        f"outAmount of {expect.quoted_out}, so at least {floor} at {allowed} bps of "
+        f"the swap guarantees only {found.total} of {expect.output_mint}; the order answered "
+        f"an outAmount of {expect.quoted_out}, so at least {floor} at {allowed} bps of "
         f"slippage ({source}): the transaction's own quote is not the order's"
     ]
