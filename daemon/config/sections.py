@@ -10,13 +10,11 @@ from solders.pubkey import Pubkey
 
 from jupcron.config.fields import (
     MaskedUrl,
-    MintAddress,
     OptionalMaskedUrl,
     PositiveFloat,
     Section,
     SwapApi,
     http_url_validator,
-    mint_address,
 )
 from jupcron.config.wallets import (
     NamedWalletConfig,
@@ -29,6 +27,7 @@ from jupcron.config.wallets import (
 )
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import ConfigError
+from jupcron.plans.fields import Mint, mint_address
 from jupcron.plans.fields import Pubkey as Address  # a program's too
 from jupcron.scheduling.schedule import parse_duration
 
@@ -171,7 +170,7 @@ class PriceConfig(Section):
 
 class CapConfig(Section):
     # the input mint's address, matched exactly (a symbol is refused, with the address)
-    mint: MintAddress
+    mint: Mint
     per_day: Annotated[int, Field(gt=0)] | None = None
     per_week: Annotated[int, Field(gt=0)] | None = None
     # unset: every wallet has this budget of its own; a wallet's name: that wallet's only
@@ -244,7 +243,7 @@ class WebConfig(Section):
 # what `notify.events` may name (daemon/service/alerts.py: AlertEvent)
 NOTIFY_EVENTS = (
     "failed", "rejected", "in_doubt", "skipped", "misfire", "manual_fire", "daemon_start",
-    "daemon_stop", "daemon_fatal", "leader_change", "low_balance",
+    "daemon_stop", "daemon_fatal", "leader_change", "low_balance", "store_down",
 )  # fmt: skip
 
 

@@ -10,17 +10,16 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer, PlainValidator
 from solders.pubkey import Pubkey as _SoldersPubkey
 
+from jupcron.mints import KNOWN_MINTS, SYMBOLS
 from jupcron.scheduling.schedule import parse_duration
 from jupcron.visible import clipped
 
 _clip = partial(clipped, limit=60)
 
 U64_MAX = 2**64 - 1
-# known stablecoins: mint -> (symbol, decimals); used for the offline minimums
-STABLECOINS: dict[str, tuple[str, int]] = {
-    "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v": ("USDC", 6),
-    "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB": ("USDT", 6),
-}
+# how many characters a key may differ from a well-known mint's address and still be
+# taken for a mistyped copy of it (a real mint that close is not going to happen)
+NEAR_MISS = 2
 
 
 def _pubkey(value: object) -> str:
@@ -31,6 +30,41 @@ def _pubkey(value: object) -> str:
     except ValueError:
         raise ValueError(f"'{_clip(value)}' is not a valid base58 public key") from None
     return value
+
+
+def mint_address(value: object) -> str:
+    """A mint's address: a base58 public key; a
+    well-known symbol (``USDC``) or a near miss of a well-known mint's address (a
+    truncated or mistyped copy) is refused with the address meant: a mint is matched
+    exactly, so either would make its setting silently never apply."""
+    if isinstance(value, str) and value.upper() in SYMBOLS:
+        mint = SYMBOLS[value.upper()]
+        raise ValueError(
+            f"'{value}' is a symbol, not a mint address (did you mean {value.upper()}'s "
+            f"mint '{mint}'?)"
+        )
+    key = _pubkey(value)
+    for mint, (symbol, _) in KNOWN_MINTS.items():
+        if key != mint and _differ_by_at_most(key, mint, NEAR_MISS):
+            raise ValueError(
+                f"'{key}' is not {symbol}'s mint but a mistyped or truncated copy of it "
+                f"(did you mean '{mint}'?)"
+            )
+    return key
+
+
+def _differ_by_at_most(a: str, b: str, most: int) -> bool:
+    """Whether `a` becomes `b` in at most `most` one-character edits (Levenshtein)."""
+    if abs(len(a) - len(b)) > most:
+        return False
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
+        if min(row) > most:
+            return False
+    return row[-1] <= most
 
 
 def _amount(value: object) -> int:
@@ -56,6 +90,7 @@ def _price(value: object) -> Decimal:
 
 
 Pubkey = Annotated[str, PlainValidator(_pubkey)]
+Mint = Annotated[str, PlainValidator(mint_address)]  # a Pubkey, not a symbol nor a near miss
 Amount = Annotated[int, PlainValidator(_amount)]
 # stored as text (JSON has no decimal), sent to the API as an exact JSON number (jsonbody);
 # the explicit serializer keeps pydantic from warning on its own Decimal-to-text step

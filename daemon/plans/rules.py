@@ -9,7 +9,8 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from jupcron.price.limits import KNOWN_MINTS, PriceLimits, pair_problems
+from jupcron.mints import KNOWN_MINTS
+from jupcron.price.limits import PriceLimits, pair_problems
 from jupcron.price.oracle import DEFAULT_FEEDS
 from jupcron.products import kinds
 from jupcron.products.findings import Finding

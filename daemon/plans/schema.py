@@ -35,9 +35,6 @@ from pydantic import (
 from jupcron.config import SwapApi
 from jupcron.config.wallets import WALLET_NAME, WALLET_NAME_RULE
 from jupcron.domain import DEFAULT_WALLET, PlanKind
-from jupcron.plans.fields import (
-    STABLECOINS as STABLECOINS,  # where it lived before jupcron.plans.fields
-)
 from jupcron.plans.fields import Amount, Duration, _Model
 from jupcron.price.limits import PriceLimits
 from jupcron.products import kinds

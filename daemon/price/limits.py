@@ -28,22 +28,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, model_validator
 
+from jupcron.mints import KNOWN_MINTS, SYMBOLS
 from jupcron.plans.fields import Amount, Price, _Model, _pubkey
-
-SOL_MINT = "So11111111111111111111111111111111111111112"
-USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
-USDT_MINT = "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"
-
-# mint -> (symbol, decimals) of the common mints (a mint's decimals never change);
-# any other mint's are read from the chain (`SolanaRpc.mint_decimals`). Kept short on
-# purpose: a wrong entry would move a limit by powers of ten.
-KNOWN_MINTS: dict[str, tuple[str, int]] = {
-    SOL_MINT: ("SOL", 9),  # native SOL / wSOL: lamports
-    USDC_MINT: ("USDC", 6),
-    USDT_MINT: ("USDT", 6),
-    "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN": ("JUP", 6),
-}
-SYMBOLS: dict[str, str] = {symbol.upper(): mint for mint, (symbol, _) in KNOWN_MINTS.items()}
 
 
 def _quote(value: object) -> str:

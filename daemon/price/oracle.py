@@ -42,7 +42,7 @@ from typing import Protocol
 
 from solders.pubkey import Pubkey
 
-from jupcron.price.limits import SOL_MINT, USDC_MINT, USDT_MINT
+from jupcron.mints import SOL_MINT, USDC_MINT, USDT_MINT
 
 RECEIVER_PROGRAM = "rec5EKMGg6MxZYaMdyBfgwp4d5rB9T1VQH5pJv5LtFJ"
 PUSH_ORACLE_PROGRAM = "pythWSnswVUd12oZpeFP8e9CVaEqJg25g1Vtc2biRsT"

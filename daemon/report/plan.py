@@ -10,7 +10,8 @@ from decimal import Decimal, localcontext
 from typing import Any
 
 from jupcron.domain import DEFAULT_WALLET
-from jupcron.price.limits import SOL_MINT, USDC_MINT, USDT_MINT, decimals_of, quote_mint
+from jupcron.mints import SOL_MINT, USDC_MINT, USDT_MINT
+from jupcron.price.limits import decimals_of, quote_mint
 from jupcron.price.reference import vs_reference_bps
 from jupcron.store import tokens
 

@@ -20,7 +20,7 @@ from typing import cast
 
 from sqlalchemy import Table, select
 
-from jupcron.price.limits import KNOWN_MINTS
+from jupcron.mints import KNOWN_MINTS
 from jupcron.store.models import TokenInfo, TokenPrice
 from jupcron.store.runs import Conn
 

@@ -134,7 +134,8 @@ def test_where_jupcron_cannot_ask_it_says_so(tmp_path: Path, server: EmulatorSer
 def test_a_mint_that_does_not_exist_is_refused_when_the_rpc_can_tell(
     tmp_path: Path, server: EmulatorServer
 ) -> None:
-    typo = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1w"  # USDC's last letter changed
+    # PYUSD's last letter changed (a well-known mint's near miss is refused before, offline)
+    typo = PYUSD[:-1] + "p"
     swap = {"name": "typo", "kind": "swap", "schedule": {"every": "1d"},
             "request": {"inputMint": typo, "outputMint": SOL, "amount": 1_000_000}}  # fmt: skip
     fine = {"name": "fine", "kind": "swap", "schedule": {"every": "1d"},

@@ -12,7 +12,7 @@ from jupcron.store.engine import make_engine, session_factory, transaction
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import DaemonEnvFactory
 from tests.fixtures.daemon import swap_plan as env_swap_plan
-from tests.fixtures.plans import CONFIG_DIR, PlanFiles, swap_plan, write_plans
+from tests.fixtures.plans import CONFIG_DIR, SOL, USDC, PlanFiles, swap_plan, write_plans
 from tests.fixtures.runs import skip_run
 from tests.unit.test_plans_corpus import CORPUS, EXPECTED
 
@@ -126,6 +126,38 @@ def test_apply_with_a_broken_file_changes_nothing_and_list_shows_last_status(
     header, row = listed.stdout.strip().splitlines()
     assert header.startswith("name,kind,version,schedule")
     assert row.startswith("alpha,swap,1,every 1h,UTC,yes,skipped,")
+
+
+def test_a_plan_naming_a_mint_by_symbol_or_a_truncated_address_is_refused_unapplied(
+    tmp_path: Path, sqlite_url: str, plan_files: PlanFiles
+) -> None:
+    """A mint is matched exactly: `USDC`, or its address with a character lost in a
+    copy, would be a plan that fails at every run (or buys a token nobody meant). Both
+    are refused with the address meant, and `apply` stores nothing."""
+    symbol = swap_plan("by-symbol")
+    symbol["request"]["inputMint"] = "usdc"
+    truncated = swap_plan("truncated")
+    truncated["request"]["outputMint"] = USDC[:-1]
+    truncated["request"]["inputMint"] = SOL
+    folder = plan_files({"a.yaml": [symbol, truncated]})
+    env = config_for(tmp_path, sqlite_url, folder)
+    failed = jupcron("plans", "apply", env=env)
+    assert failed.returncode == 1
+    assert (
+        "request.inputMint: 'usdc' is a symbol, not a mint address (did you mean USDC's "
+        f"mint '{USDC}'?)"
+    ) in failed.stderr
+    assert (
+        f"request.outputMint: '{USDC[:-1]}' is not USDC's mint but a mistyped or truncated "
+        f"copy of it (did you mean '{USDC}'?)"
+    ) in failed.stderr
+    assert "Traceback" not in failed.stderr
+    engine = make_engine(sqlite_url)
+    try:
+        with transaction(session_factory(engine)) as s:
+            assert store_plans.all_plans(s) == []
+    finally:
+        engine.dispose()
 
 
 def test_apply_without_config_is_one_line(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from typing import TypeVar
 from jupcron.chain.programs import TOKEN_2022
 from jupcron.config import Config, api_key
 from jupcron.errors import JupcronError, Problem
-from jupcron.plans.fields import STABLECOINS
+from jupcron.mints import STABLECOINS
 from jupcron.plans.load import LoadedPlan
 from jupcron.products.recurring.model import (
     RECURRING_MIN_PER_ORDER_USD,

@@ -13,7 +13,8 @@ from typing import Annotated
 
 from pydantic import Field, StrictInt, model_validator
 
-from jupcron.plans.fields import STABLECOINS, U64_MAX, Amount, Price, Pubkey, _at_least, _Model
+from jupcron.mints import STABLECOINS
+from jupcron.plans.fields import U64_MAX, Amount, Mint, Price, _at_least, _Model
 from jupcron.products.findings import Finding, usd
 from jupcron.products.spec import CheckContext, RequestSpec, Spent
 
@@ -62,8 +63,8 @@ class RecurringParams(_Model):
 class RecurringRequest(_Model):
     """POST /recurring/v1/createOrder body, minus ``user``."""
 
-    input_mint: Pubkey = Field(alias="inputMint")
-    output_mint: Pubkey = Field(alias="outputMint")
+    input_mint: Mint = Field(alias="inputMint")
+    output_mint: Mint = Field(alias="outputMint")
     params: RecurringParams
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from jupcron.plans.fields import Pubkey, _Model
+from jupcron.plans.fields import Mint, Pubkey, _Model
 from jupcron.products.findings import Finding
 from jupcron.products.spec import CheckContext, RequestSpec
 
@@ -24,8 +24,8 @@ class RecurringCancelRequest(_Model):
     """POST /recurring/v1/cancelOrder body, minus ``user``."""
 
     order: Pubkey | None = None
-    input_mint: Pubkey | None = Field(default=None, alias="inputMint")
-    output_mint: Pubkey | None = Field(default=None, alias="outputMint")
+    input_mint: Mint | None = Field(default=None, alias="inputMint")
+    output_mint: Mint | None = Field(default=None, alias="outputMint")
     recurring_type: Literal["time"] = Field(default="time", alias="recurringType")
 
     @model_validator(mode="after")

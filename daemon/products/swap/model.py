@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 
-from jupcron.plans.fields import U64_MAX, Amount, Pubkey, _at_least, _Model
+from jupcron.plans.fields import U64_MAX, Amount, Mint, Pubkey, _at_least, _Model
 from jupcron.products.findings import Finding
 from jupcron.products.spec import CheckContext, RequestSpec
 
@@ -38,8 +38,8 @@ class SwapRequest(_Model):
     either spec lists. Each API is sent only its own (`jupcron.products.swap.steps.query`;
     `checks` says which of a plan's parameters its API would not be sent)."""
 
-    input_mint: Pubkey = Field(alias="inputMint")
-    output_mint: Pubkey = Field(alias="outputMint")
+    input_mint: Mint = Field(alias="inputMint")
+    output_mint: Mint = Field(alias="outputMint")
     amount: Amount
     receiver: Pubkey | None = None
     payer: Pubkey | None = None  # both APIs: pays the fees (restricts routing to Metis)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from jupcron.plans.fields import STABLECOINS
+from jupcron.mints import STABLECOINS
 from jupcron.products.findings import Finding, usd
 from jupcron.products.trigger_v2.model import (
     MAX_ACTIVE_DCA,

@@ -20,8 +20,8 @@ from pydantic import AfterValidator, Field, PlainValidator, StrictBool, StrictIn
 from jupcron.plans.fields import (
     Amount,
     Duration,
+    Mint,
     Price,
-    Pubkey,
     _at_least,
     _clip,
     _Model,
@@ -80,8 +80,8 @@ Bps = Annotated[StrictInt, _at_least(0, 10_000, " bps")]
 class TriggerV2DcaRequest(_Model):
     """POST /trigger/v2/orders/dca, minus ``userPubkey`` and the deposit fields."""
 
-    input_mint: Pubkey = Field(alias="inputMint")
-    output_mint: Pubkey = Field(alias="outputMint")
+    input_mint: Mint = Field(alias="inputMint")
+    output_mint: Mint = Field(alias="outputMint")
     input_amount: Amount = Field(alias="inputAmount")  # the total, split over the rounds
     order_count: Annotated[StrictInt, AfterValidator(_rounds)] = Field(alias="orderCount")
     interval_seconds: Annotated[
@@ -92,10 +92,10 @@ class TriggerV2DcaRequest(_Model):
     )
     min_price_usd: Price | None = Field(default=None, alias="minPriceUsd")
     max_price_usd: Price | None = Field(default=None, alias="maxPriceUsd")
-    trigger_mint: Pubkey | None = Field(default=None, alias="triggerMint")
+    trigger_mint: Mint | None = Field(default=None, alias="triggerMint")
     begin_fill_at: Instant | None = Field(default=None, alias="beginFillAt")
     jl_enabled: StrictBool | None = Field(default=None, alias="jlEnabled")
-    jl_mint: Pubkey | None = Field(default=None, alias="jlMint")
+    jl_mint: Mint | None = Field(default=None, alias="jlMint")
 
 
 class TriggerV2OrderRequest(_Model):
@@ -103,10 +103,10 @@ class TriggerV2OrderRequest(_Model):
     ``userPubkey`` and the deposit fields; ``expiresAfter`` (jupcron's) or ``expiresAt``."""
 
     order_type: Literal["single", "oco", "otoco"] = Field(default="single", alias="orderType")
-    input_mint: Pubkey = Field(alias="inputMint")
-    output_mint: Pubkey = Field(alias="outputMint")
+    input_mint: Mint = Field(alias="inputMint")
+    output_mint: Mint = Field(alias="outputMint")
     input_amount: Amount = Field(alias="inputAmount")
-    trigger_mint: Pubkey = Field(alias="triggerMint")
+    trigger_mint: Mint = Field(alias="triggerMint")
     trigger_condition: Literal["above", "below"] = Field(alias="triggerCondition")
     trigger_price_usd: Price | None = Field(default=None, alias="triggerPriceUsd")
     trailing_bps: Annotated[StrictInt, _at_least(TRAILING_MIN, TRAILING_MAX, " bps")] | None = (
