@@ -141,8 +141,9 @@ class BatchResponse(ApiModel):
 
 
 class UltraOrder(ApiModel):
-    """Ultra (or Swap V2) /order. ``transaction`` is None with an ``error_code``
-    when Jupiter will not build it: the run is skipped, nothing is signed."""
+    """Ultra (or Swap V2) /order. ``transaction`` is ``""`` (its spec; None is read
+    the same) with an ``error_code`` when Jupiter will not build it: the run is
+    skipped, nothing is signed."""
 
     request_id: StrictStr = Field(min_length=1)
     transaction: StrictStr | None = None
@@ -166,7 +167,7 @@ class UltraOrder(ApiModel):
 
     @property
     def skipped(self) -> bool:
-        return self.transaction is None and self.error_code is not None
+        return not self.transaction and self.error_code is not None
 
     @property
     def skip_reason(self) -> str | None:

@@ -76,8 +76,8 @@ def test_an_empty_transaction_with_an_error_code_is_skipped_with_the_routers_mea
     built = SwapOrder.model_validate({**BASE, "transaction": "AQ==", "lastValidBlockHeight": "9"})
     assert not built.skipped
     assert built.skip_reason is None
-    # Ultra's rule is unchanged: only a missing transaction with a code is a skip
-    assert not UltraOrder.model_validate({**BASE, "transaction": "", "errorCode": 2}).skipped
+    # Ultra's spec answers the same way ("" with its errorCode; openapi-spec/ultra/ultra.yaml)
+    assert UltraOrder.model_validate({**BASE, "transaction": "", "errorCode": 2}).skipped
 
 
 def test_swap_terms_come_from_the_latest_order_and_default_to_ultra() -> None:
@@ -231,7 +231,7 @@ def test_a_v2_order_that_cannot_be_built_has_an_empty_transaction_and_its_code()
     data = order_v2(emu, payer)
     assert (data["transaction"], data["errorCode"]) == ("", 1)
     _, ultra = call(emu, "GET", "/ultra/v1/order", taker=payer.address, **QUERY)
-    assert (ultra["transaction"], ultra["errorCode"]) == (None, 1)
+    assert (ultra["transaction"], ultra["errorCode"]) == ("", 1)  # Ultra's spec: "" too
 
 
 def test_swap_v2_execute_has_its_own_rate_bucket_and_headers() -> None:

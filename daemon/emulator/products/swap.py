@@ -2,9 +2,10 @@
 an unsigned swap transaction recorded in the ledger (`orders.issue`).
 
 Swap V2's answer is Ultra's plus ``lastValidBlockHeight`` (a string: the
-emulated block height now plus 150 blocks, `State.block_height`), and
-``transaction: ""`` (not null) with its ``errorCode`` when the route cannot be
-built for this taker; the order remembers its API and height for execute."""
+emulated block height now plus 150 blocks, `State.block_height`); the order
+remembers its API and height for execute. Both APIs answer ``transaction: ""``
+(not null: null means no taker) with an ``errorCode`` when the route cannot be
+built for this taker (openapi-spec/ultra/ultra.yaml and swap/v2/swap.yaml)."""
 
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ def _swap_order(
         height = state.block_height() + VALID_BLOCKS
         answer["lastValidBlockHeight"] = str(height)
         extra.update(api="swap-v2", last_valid_block_height=height)
-    not_built = {"transaction": ""} if v2 else {}  # V2: "" (null means no taker)
+    not_built = {"transaction": ""}  # "" (null means no taker), on both APIs
     if ledger.balance(taker_text, in_mint) < amount:
         answer.update(errorCode=1, errorMessage="Insufficient funds", **not_built)
         return json_response(200, answer)
