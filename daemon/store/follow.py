@@ -27,6 +27,7 @@ TRADES = cast(Table, OrderTrade.__table__)
 ORDERS = cast(Table, FollowedOrder.__table__)
 EVENTS = cast(Table, FollowEvent.__table__)
 OPEN = "open"
+HELD = "held"  # no longer trading, its funds in custody until withdrawn: still followed
 CLOSED_STATES = frozenset({"completed", "cancelled", "expired"})
 
 # runs whose order is followed: a recurring order exists once its create landed; a

@@ -241,7 +241,7 @@ class FollowedOrder(Base):
     order_account: Mapped[str] = mapped_column(PUBKEY, unique=True)
     source: Mapped[str] = mapped_column(String(16))
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id"))
-    state: Mapped[str] = mapped_column(String(16))  # open | completed | cancelled | expired
+    state: Mapped[str] = mapped_column(String(16))  # open | held | completed | cancelled | expired
     api_status: Mapped[str | None] = mapped_column(String(32))
     deposited: Mapped[str | None] = mapped_column(AMOUNT)
     used: Mapped[str | None] = mapped_column(AMOUNT)

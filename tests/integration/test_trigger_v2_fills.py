@@ -11,7 +11,7 @@ from jupcron.products.trigger_v2.follower import TriggerV2Follower
 from jupcron.runner.core import trigger_v2_session
 from tests.fixtures.follow import FollowRig, FollowRigFactory
 from tests.fixtures.runner import SOL, USDC
-from tests.fixtures.trigger_v2 import DCA_REQUEST, requests, v2_orders
+from tests.fixtures.trigger_v2 import DCA_REQUEST, ORDER_REQUEST, requests, v2_orders
 
 DAY = 86_400
 
@@ -68,3 +68,42 @@ def test_dca_rounds_and_the_cancels_refund_reach_the_fills_the_audit_and_the_rep
     before = requests(f.rig, "trigger_v2_history_dca")
     follower.poll()
     assert requests(f.rig, "trigger_v2_history_dca") == before  # closed: no more requests
+
+
+def test_an_expired_price_order_holding_funds_is_told_once_and_followed_until_withdrawn(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    """Past its ``expiresAt`` a price order stops trading, but its funds stay in the vault
+    until withdrawn (jup-ag/docs trigger/best-practices.mdx, Order Lifecycle: `expired`,
+    "prompt user to withdraw funds"). The follower records it as held, with one
+    `order_held` event saying how to withdraw, and keeps following it, so the cancel
+    that withdraws the funds is recorded."""
+    f = make_follow_rig(db_url)
+    follower = _follower(f)
+    run_id = f.fire(f.rig.plan("trigger-v2-order", ORDER_REQUEST, name="v2-price"))
+    (order,) = v2_orders(f.rig)
+    f.clock.advance(8 * DAY)  # expiresAfter: 7d, and the trigger price never met
+    follower.poll()
+    assert order.state == "expired"
+
+    def stored() -> dict[str, Any]:
+        (row,) = f.sql("SELECT * FROM followed_orders WHERE order_account = :o", o=order.id)
+        return row
+
+    def told() -> list[dict[str, Any]]:
+        return f.sql("SELECT step, detail FROM follow_events WHERE order_account = :o", o=order.id)
+
+    assert (stored()["state"], stored()["api_status"]) == ("held", "expired")
+    assert stored()["closed_at"] is None
+    (event,) = told()
+    assert event["step"] == "order_held"
+    assert "trigger-v2-cancel" in str(event["detail"])
+    follower.poll()
+    assert len(told()) == 1  # said once
+    f.fire(f.rig.plan("trigger-v2-cancel", {"order": order.id, "family": "price"},
+                      name="v2-withdraw"))  # fmt: skip
+    follower.poll()
+    assert stored()["state"] == "cancelled"
+    assert stored()["refunded"] == str(ORDER_REQUEST["inputAmount"])
+    assert _audit(f, run_id)["refunded"] == str(ORDER_REQUEST["inputAmount"])
+    assert [e["step"] for e in told()] == ["order_held", "order_cancelled"]

@@ -6,8 +6,10 @@ run of ours created (DCA, price order) or cancels; with none of ours open, no
 request at all; every poll reads the whole truth again and a fill is stored
 once (order, tx, action). Stored like v1's so the fills view, the audit and
 ``jupcron report`` show V2 the same way: a DCA round is a ``recurring`` fill,
-a price order's fill a ``trigger`` one. A price order that expired keeps its
-deposit in the vault until a cancel withdraws it, so it stays followed.
+a price order's fill a ``trigger`` one. A price order that expired or failed keeps
+its deposit in the vault until a cancel withdraws it (the docs' order lifecycle:
+"prompt user to withdraw funds"), so it is held: one ``order_held`` event (and a
+warning) says how to withdraw, and it stays followed until the withdrawal closes it.
 """
 
 from __future__ import annotations
@@ -86,7 +88,19 @@ def _state(family: Family, order: HistoryOrder) -> str:
         return {"completed": "completed", "cancelled": "cancelled",
                 "deposit_failed": "cancelled"}.get(order.state or "", "open")  # fmt: skip
     raw = order.order_state or ""
+    if raw in ("expired", "failed"):
+        return follow.HELD
     return {"filled": "completed", "cancelled": "cancelled"}.get(raw, "open")
+
+
+def _held(order: HistoryOrder) -> dict[str, Any]:
+    """What the owner is told of a held order: why, and how to get the funds back."""
+    return {
+        "api_status": order.order_state,
+        "remaining": order.remaining_input_amount,
+        "input_mint": order.input_mint,
+        "to_withdraw": f"a trigger-v2-cancel plan with order: {order.id}, family: price",
+    }
 
 
 def _sum(values: list[str | None]) -> str | None:
@@ -166,6 +180,7 @@ class TriggerV2Follower:
                 confirmed_at=e.timestamp,
             ))  # fmt: skip
         state = _state(family, order)
+        closed = state in follow.CLOSED_STATES
         deposit = next((e for e in order.events if e.type == "deposit"), None)
         withdrawals = [e for e in order.events if e.type == "withdrawal"]
         refunded = _sum([(e.input_amount if family == "dca" else e.amount) for e in withdrawals])
@@ -175,22 +190,27 @@ class TriggerV2Follower:
             deposited=order.input_amount_initial or order.initial_input_amount,
             used=order.input_amount_used or order.input_used,
             received=order.output_amount_total or order.output_amount,
-            refunded=refunded if state != "open" else None,
+            refunded=refunded if closed else None,
             open_tx=deposit.tx_signature if deposit else None,
             close_tx=withdrawals[-1].tx_signature if withdrawals else None,
             opened_at=order.created_at,
-            closed_at=(order.updated_at or now) if state != "open" else None,
+            closed_at=(order.updated_at or now) if closed else None,
             input_mint=order.input_mint, output_mint=order.output_mint,
         )  # fmt: skip
         with begin(self.engine) as conn:
             result.new_trades += follow.store_trades(conn, trades, now=now)
             before = follow.save_order(conn, values, now=now)
-            if state != "open" and before not in follow.CLOSED_STATES:
+            if closed and before not in follow.CLOSED_STATES:
                 detail = {"state": state, "api_status": values.api_status,
                           "refunded": values.refunded}  # fmt: skip
                 follow.add_event(conn, f"order_{state}", detail, at=now, source=source,
                                  order_account=order.id, run_id=run_id)  # fmt: skip
                 result.closed.append(order.id)
+            elif state == follow.HELD and before != follow.HELD:
+                detail = _held(order)
+                follow.add_event(conn, "order_held", detail, at=now, source=source,
+                                 order_account=order.id, run_id=run_id)  # fmt: skip
+                log.warning("order_held", order=order.id, run_id=run_id, **detail)
 
     def _error(self, family: Family, step: str, detail: dict[str, Any]) -> None:
         log.warning(step, source=f"trigger_v2_{family}", **detail)
