@@ -10,8 +10,9 @@ What is said (``notify.events``, all by default): a run that ends ``failed``,
 ``rejected`` or ``in_doubt``; ``skipped`` slots of a plan, debounced (the
 first skip says why, later ones of the same streak are counted and summed up
 every ``notify.skip_summary`` seconds or when the streak ends), a slot misfired,
-a manual fire (``jupcron fire``), the daemon's start, stop and fatal stop, and
-a change of leader.
+a manual fire (``jupcron fire``), the daemon's start, stop and fatal stop, a
+change of leader, and a database that has not answered for `STORE_ALERT_AFTER`
+seconds (daemon/service/status.py), and its return.
 
 Rate limit: alerts are gathered for ``notify.batch`` seconds after the first
 one, and messages go out at most once per ``notify.min_interval`` seconds, so a
@@ -66,13 +67,15 @@ class AlertEvent(StrEnum):
     DAEMON_FATAL = "daemon_fatal"
     LEADER_CHANGE = "leader_change"
     LOW_BALANCE = "low_balance"
+    STORE_DOWN = "store_down"
 
 
 # the run statuses that are told: the webhook's, each under its own name
 RUN_EVENTS: dict[RunStatus, AlertEvent] = {s: AlertEvent(s) for s in NOTIFY_STATUSES}
 # Apprise's notify types: how the channel colours or flags the message
 SEVERE = frozenset({AlertEvent.FAILED, AlertEvent.IN_DOUBT, AlertEvent.DAEMON_FATAL,
-                    AlertEvent.REJECTED, AlertEvent.LOW_BALANCE})  # fmt: skip
+                    AlertEvent.REJECTED, AlertEvent.LOW_BALANCE,
+                    AlertEvent.STORE_DOWN})  # fmt: skip
 
 
 @dataclass(frozen=True)

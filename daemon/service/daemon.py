@@ -56,6 +56,7 @@ from jupcron.store.handle import Store, open_store
 
 log = structlog.get_logger(__name__)
 
+EXIT_FATAL = 78  # a fatal stop's status, as `jupcron run` exits (daemon/cli/run.py)
 TICK = 1.0  # seconds between loop turns when nothing else is due
 SETTLE_EVERY = 600.0  # seconds between re-freezes of the heap (what reloads left is freed)
 STORE_WAIT_MAX = 10.0  # seconds between tries to reach the database at start
@@ -77,8 +78,8 @@ class Daemon:
         self.metrics = Metrics()
         self.inbox = SignalInbox()
         self.wiring = Wiring(metrics=self.metrics, page=page, transport=transport)
-        self.status = Status(config=self.current, metrics=self.metrics,
-                             notifier=self.notifier, degraded=self.wiring.degraded)  # fmt: skip
+        self.status = Status(config=self.current, metrics=self.metrics, notifier=self.notifier,
+                             degraded=self.wiring.degraded, alert=self.wiring.alert)  # fmt: skip
         config_file = ConfigFile(Path(config_path), self.env, config) if config_path else None
         self.reloads = Reload(
             config, config_file, notifier=self.notifier, status_text=self._status_text,
@@ -89,6 +90,7 @@ class Daemon:
         self._fatal_reason = ""
         self._started = False  # daemon_started was logged
         self._exit_code = 0
+        self._crashed = False  # a bug ended the daemon (exit 1, restarted)
 
     def current(self) -> Config:
         """The config in effect: replaced whole by a reload, never mutated."""
@@ -117,6 +119,7 @@ class Daemon:
         except Exception as exc:  # a bug: said as a fatal stop (not a plain stop), then up
             reason = f"unexpected {type(exc).__name__}: {exc}"
             log.exception("daemon_crashed", error=reason)
+            self._crashed = True
             self._fatal_reason = self._fatal_reason or reason
             raise
         finally:
@@ -214,16 +217,21 @@ class Daemon:
         after us); ``None`` if a stop is requested meanwhile. Any other store problem
         (not migrated, say) ends the start at once."""
         delay = 1.0
+        outage = self.status.outage  # said once it lasts (store_down), and its end
         while True:
             try:
-                return open_store(self.current())
+                store = open_store(self.current())
             except StoreBusyError as exc:
+                outage.failed(str(exc))
                 log.warning("store_unavailable_at_start", error=str(exc), retry_in=delay)
                 self.notifier.status(f"waiting for the database: {exc}")
                 self.inbox.wait(delay)
                 if self.inbox.stop_requested:
                     return None
                 delay = min(delay * 2, STORE_WAIT_MAX)
+            else:
+                outage.ok()
+                return store
 
     # ---- the loop -----------------------------------------------------------------
 
@@ -291,32 +299,40 @@ class Daemon:
         wiring = self.wiring
         if self.leading is not None:
             self.leading.shutdown()
-        self._wait_for_runs(deadline)
+        left = self._wait_for_runs(deadline)
         if self.status.heartbeat is not None:
             self.status.heartbeat.stop()
-        if self.leading is not None:
+        if self.leading is not None and not left:  # held by the runs left until the exit
             self.leading.release()
         wiring.stop_servers()
         if wiring.webhook is not None:
             wiring.webhook.stop(timeout=max(0.0, deadline - time.monotonic()))
         if wiring.alerts is not None:
+            said = (f"; {left} run(s) left in flight (recovery settles them at the next start)"
+                    if left else "")  # fmt: skip
             if self._fatal_reason:
-                wiring.alert(AlertEvent.DAEMON_FATAL,
-                             f"daemon on {node_name()} stopped: {self._fatal_reason}")  # fmt: skip
+                why = f"{self._fatal_reason}{said}"
+                wiring.alert(AlertEvent.DAEMON_FATAL, f"daemon on {node_name()} stopped: {why}")
             elif started:
-                wiring.alert(AlertEvent.DAEMON_STOP, f"daemon on {node_name()} stopped")
+                wiring.alert(AlertEvent.DAEMON_STOP, f"daemon on {node_name()} stopped{said}")
             wiring.alerts.stop(timeout=max(5.0, deadline - time.monotonic()))
-        if wiring.runtime is not None:
+        if wiring.runtime is not None and not left:  # (the runs left still use it)
             wiring.runtime.close()
         gc.unfreeze()
         self.inbox.close()
         self.notifier.close()
         if started:
             log.info("daemon_stopped")
+        if left:
+            # the worker threads still driving them cannot be joined: end here, said and
+            # with the status the stop earned (not 0 for a fatal one)
+            sys.stdout.flush()
+            os._exit(1 if self._crashed else EXIT_FATAL if self._fatal_reason else 0)
 
-    def _wait_for_runs(self, deadline: float) -> None:
+    def _wait_for_runs(self, deadline: float) -> int:
+        """Wait for the runs in flight until `deadline`; how many are left."""
         if self.wiring.runtime is None:
-            return
+            return 0
         runner = self.wiring.runtime.runner
         leading = self.leading
 
@@ -326,11 +342,11 @@ class Daemon:
 
         while busy() and time.monotonic() < deadline:
             time.sleep(0.05)
-        if busy():
+        left = busy()
+        if left:
             # every step is already stored; recovery settles them at the next start
             log.warning("runs_left_in_flight", count=runner.active_count())
-            sys.stdout.flush()
-            os._exit(0)
+        return left
 
 
 def settle_heap() -> None:

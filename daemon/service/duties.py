@@ -212,14 +212,21 @@ class LeaderDuties:
             self.on_fatal(exc)
 
     def _misfired(self, plan: PlanRecord, slots: list[datetime]) -> None:
-        """Missed slots were recorded as skipped: count them and tell the webhook."""
+        """Missed slots were recorded as skipped: count them, and say them once (a
+        catch-up after a long stop may find a thousand of one plan)."""
+        if not slots:
+            return
         now = datetime.now(UTC)
-        for slot in slots:
+        for _ in slots:
             self.metrics.record_misfire(str(plan.kind))
-            if self.webhook is not None:
-                self.webhook.send(Notification.misfire(plan.name, slot, now, kind=str(plan.kind)))
-            when = slot.strftime("%Y-%m-%d %H:%M:%SZ")
-            self.alert(AlertEvent.MISFIRE, f"plan {plan.name} missed its {when} slot")
+        first, last = min(slots), max(slots)
+        if self.webhook is not None:
+            self.webhook.send(Notification.misfire(plan.name, last, now, kind=str(plan.kind),
+                                                   missed=len(slots)))  # fmt: skip
+        when = last.strftime("%Y-%m-%d %H:%M:%SZ")
+        since = first.strftime("%Y-%m-%d %H:%M:%SZ")
+        what = f"its {when} slot" if len(slots) == 1 else f"{len(slots)} slots, {since} to {when}"
+        self.alert(AlertEvent.MISFIRE, f"plan {plan.name} missed {what}")
 
     # ---- recovery -----------------------------------------------------------------
 

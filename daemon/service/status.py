@@ -25,6 +25,7 @@ from jupcron.listen.page import LiveState
 from jupcron.plans.apply import files_seen, files_vs_store
 from jupcron.runner.core import node_name
 from jupcron.runner.outcome import RunOutcome
+from jupcron.service.alerts import AlertEvent
 from jupcron.service.heartbeat import Heartbeat
 from jupcron.service.notify import Notifier
 from jupcron.store import plans as store_plans
@@ -33,6 +34,49 @@ from jupcron.store import runs
 log = structlog.get_logger(__name__)
 
 FILES_EVERY = 5.0  # seconds between two reads of plans.dir for the page
+# seconds the database may not answer before the operator is told (`store_down`): a
+# blip is not said; a longer outage is, before the watchdog (WatchdogSec=60) restarts us
+STORE_ALERT_AFTER = 30.0
+
+Alert = Callable[[AlertEvent, str], None]
+
+
+class StoreOutage:
+    """The database not answering: said once it lasted `after` seconds, and its return
+    once (at the daemon's start while it waits for the database, and while it runs)."""
+
+    def __init__(
+        self,
+        alert: Alert,
+        *,
+        after: float = STORE_ALERT_AFTER,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.alert = alert
+        self.after = after
+        self._monotonic = monotonic
+        self._since: float | None = None  # when the outage began
+        self._said = False
+
+    def failed(self, error: str) -> None:
+        now = self._monotonic()
+        if self._since is None:
+            self._since = now
+        if not self._said and now - self._since >= self.after:
+            self._said = True
+            lasted = now - self._since
+            self.alert(
+                AlertEvent.STORE_DOWN,
+                f"daemon on {node_name()} cannot reach the database for {lasted:.0f} s, "
+                f"no runs meanwhile: {error}",
+            )
+
+    def ok(self) -> None:
+        if self._said and self._since is not None:
+            lasted = self._monotonic() - self._since
+            text = f"daemon on {node_name()} reaches the database again after {lasted:.0f} s"
+            self.alert(AlertEvent.STORE_DOWN, text)
+        self._since, self._said = None, False
 
 
 class Status:
@@ -43,6 +87,7 @@ class Status:
         metrics: Metrics,
         notifier: Notifier,
         degraded: Callable[[], list[str]],
+        alert: Alert | None = None,
     ) -> None:
         self.config = config  # the config in effect now (a reload replaces it)
         self.metrics = metrics
@@ -51,6 +96,7 @@ class Status:
         self.runtime: Runtime | None = None  # set once built
         self.heartbeat: Heartbeat | None = None  # set once started
         self.store_ok = True
+        self.outage = StoreOutage(alert or (lambda event, text: None))
         self.plan_count = 0
         self._counted: int | None = None  # the plans revision `plan_count` was counted at
         self._text = ""  # the STATUS= line last sent
@@ -76,13 +122,16 @@ class Status:
                     self._counted = revision
                 in_doubt = session.scalar(runs.count_status_stmt(RunStatus.IN_DOUBT)) or 0
             self.store_ok = True
-        except JupcronError:
+        except JupcronError as exc:
             self.store_ok = False
+            self.outage.failed(str(exc))
             return
         except SQLAlchemyError as exc:  # a dropped connection surfaces as a driver error
             log.warning("store_unavailable", error=str(exc))
             self.store_ok = False
+            self.outage.failed(str(exc))
             return
+        self.outage.ok()
         self.metrics.set_plans(self.plan_count)
         self.metrics.set_in_doubt(int(in_doubt))
 

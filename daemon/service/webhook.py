@@ -84,6 +84,7 @@ class Notification:
     error_code: str | None = None
     request_id: str | None = None
     signature: str | None = None
+    missed: int | None = None  # a misfire: how many slots (`scheduled_for`: the latest)
 
     @classmethod
     def for_run(
@@ -116,20 +117,30 @@ class Notification:
         now: datetime,
         kind: str | None = None,
         reason: str | None = None,
+        missed: int = 1,
     ) -> Notification:
+        """Slots of one plan found after their grace period, said once: ``missed`` of
+        them, the latest ``scheduled_for``."""
+        default = (
+            "the slot was found after its grace period" if missed == 1
+            else f"{missed} slots were found after their grace period"
+        )  # fmt: skip
         return cls(
             event=WebhookEvent.MISFIRE,
             plan=plan,
             at=now,
             kind=kind,
             scheduled_for=scheduled_for,
-            reason=_trim(reason or "the slot was found after its grace period"),
+            reason=_trim(reason or default),
+            missed=missed,
         )
 
     def text(self) -> str:
         """A one-line summary (Slack/Mattermost show the ``text`` field)."""
         when = _iso(self.scheduled_for) or "?"
-        if self.event is WebhookEvent.MISFIRE:
+        if self.event is WebhookEvent.MISFIRE and (self.missed or 1) > 1:
+            head = f"jupcron: plan {self.plan} missed {self.missed} slots, the last {when}"
+        elif self.event is WebhookEvent.MISFIRE:
             head = f"jupcron: plan {self.plan} missed its {when} slot"
         else:
             head = f"jupcron: plan {self.plan} run {self.run_id} ({when}) is {self.status}"
