@@ -74,6 +74,12 @@ class Metrics:
             "(sent, failed); a message carrying a burst counts each alert in it.",
             ["event", "result"],
         )
+        self.webhook_notifications_total = counter(
+            "webhook_notifications",
+            "Messages for notify.webhook_url, by webhook event and result (sent; failed: "
+            "refused or retries exhausted; dropped: never tried, the queue full or stopping).",
+            ["event", "result"],
+        )
         self.runway = RunwayGauges(r)
 
     # -- recording (names match the issue; all cheap and thread-safe) -----
@@ -113,6 +119,10 @@ class Metrics:
         result = "sent" if sent else "failed"
         for event in events:
             self.notifications_total.labels(event=str(event), result=result).inc()
+
+    def record_webhook(self, event: str, result: str) -> None:
+        """One webhook message: ``sent``, ``failed`` or ``dropped``."""
+        self.webhook_notifications_total.labels(event=str(event), result=result).inc()
 
     def render(self) -> bytes:
         """The registry in the Prometheus text format."""

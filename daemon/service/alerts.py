@@ -9,10 +9,10 @@ channel's token or password, so they are secrets: `SecretStr` in the config
 What is said (``notify.events``, all by default): a run that ends ``failed``,
 ``rejected`` or ``in_doubt``; ``skipped`` slots of a plan, debounced (the
 first skip says why, later ones of the same streak are counted and summed up
-every ``notify.skip_summary`` seconds or when the streak ends), a slot misfired,
-a manual fire (``jupcron fire``), the daemon's start, stop and fatal stop, a
-change of leader, and a database that has not answered for `STORE_ALERT_AFTER`
-seconds (daemon/service/status.py), and its return.
+every ``notify.skip_summary`` seconds, when the streak ends or at the stop), a
+slot misfired, a manual fire (``jupcron fire``), the daemon's start, stop and
+fatal stop, a change of leader, and a database that has not answered for
+`STORE_ALERT_AFTER` seconds (daemon/service/status.py), and its return.
 
 Rate limit: alerts are gathered for ``notify.batch`` seconds after the first
 one, and messages go out at most once per ``notify.min_interval`` seconds, so a
@@ -218,11 +218,11 @@ class Alerts:
         elif due:
             self.note(AlertEvent.SKIPPED, text)
 
-    def _streak_over(self, plan: str) -> None:
+    def _streak_over(self, plan: str, why: str = "the streak has ended") -> None:
         with self._lock:
             streak = self._streaks.pop(plan, None)
         if streak is not None and streak.count:
-            self.note(AlertEvent.SKIPPED, streak.summary(plan) + " (the streak has ended)")
+            self.note(AlertEvent.SKIPPED, f"{streak.summary(plan)} ({why})")
 
     # -- the thread -----------------------------------------------------------------
     def start(self) -> Alerts:
@@ -232,9 +232,14 @@ class Alerts:
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Send what is pending now (no more waiting), then end the thread."""
+        """Send what is pending now (no more waiting), the skip streaks still going
+        summed up in it, then end the thread."""
         if self._thread is None:
             return
+        with self._lock:
+            plans = list(self._streaks)
+        for plan in plans:
+            self._streak_over(plan, "counted until the daemon stopped")
         with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=timeout)
         self._thread.join(timeout)

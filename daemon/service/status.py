@@ -22,6 +22,7 @@ from jupcron.domain import RunStatus
 from jupcron.errors import JupcronError
 from jupcron.listen.metrics import Metrics
 from jupcron.listen.page import LiveState
+from jupcron.logs import Outage
 from jupcron.plans.apply import files_seen, files_vs_store
 from jupcron.runner.core import node_name
 from jupcron.runner.outcome import RunOutcome
@@ -37,6 +38,7 @@ FILES_EVERY = 5.0  # seconds between two reads of plans.dir for the page
 # seconds the database may not answer before the operator is told (`store_down`): a
 # blip is not said; a longer outage is, before the watchdog (WatchdogSec=60) restarts us
 STORE_ALERT_AFTER = 30.0
+STORE_LOG_EVERY = 60.0  # seconds between two `store_unavailable` lines of one outage
 
 Alert = Callable[[AlertEvent, str], None]
 
@@ -88,6 +90,7 @@ class Status:
         notifier: Notifier,
         degraded: Callable[[], list[str]],
         alert: Alert | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config  # the config in effect now (a reload replaces it)
         self.metrics = metrics
@@ -96,7 +99,9 @@ class Status:
         self.runtime: Runtime | None = None  # set once built
         self.heartbeat: Heartbeat | None = None  # set once started
         self.store_ok = True
-        self.outage = StoreOutage(alert or (lambda event, text: None))
+        self.outage = StoreOutage(alert or (lambda event, text: None), monotonic=monotonic)
+        self._unavailable = Outage(log, "store_unavailable", "store_recovered",
+                                   every=STORE_LOG_EVERY, monotonic=monotonic)  # fmt: skip
         self.plan_count = 0
         self._counted: int | None = None  # the plans revision `plan_count` was counted at
         self._text = ""  # the STATUS= line last sent
@@ -122,15 +127,12 @@ class Status:
                     self._counted = revision
                 in_doubt = session.scalar(runs.count_status_stmt(RunStatus.IN_DOUBT)) or 0
             self.store_ok = True
-        except JupcronError as exc:
+        except (JupcronError, SQLAlchemyError) as exc:  # a dropped connection: a driver error
+            self._unavailable.failed(error=str(exc))
             self.store_ok = False
             self.outage.failed(str(exc))
             return
-        except SQLAlchemyError as exc:  # a dropped connection surfaces as a driver error
-            log.warning("store_unavailable", error=str(exc))
-            self.store_ok = False
-            self.outage.failed(str(exc))
-            return
+        self._unavailable.ok()
         self.outage.ok()
         self.metrics.set_plans(self.plan_count)
         self.metrics.set_in_doubt(int(in_doubt))

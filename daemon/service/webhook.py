@@ -4,7 +4,9 @@
 ``failed``, ``rejected`` or ``in_doubt``, and when a slot misfires. Delivery
 runs in one background thread with a bounded queue and bounded retries
 (transport errors, 408, 429 and 5xx are retried with exponential backoff; any
-other 4xx is given up at once), so a slow receiver never holds up a run.
+other 4xx is given up at once), so a slow receiver never holds up a run. Each
+message's end is told to ``on_result`` (the metrics: ``sent``, ``failed`` when given
+up, ``dropped`` when never tried: the queue full, or the notifier stopping).
 
 The payload is built from an explicit list of fields (`Notification`), never
 from a run row: no transaction, no key, no request body can slip in. The
@@ -20,6 +22,7 @@ import contextlib
 import queue
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -195,6 +198,7 @@ class WebhookNotifier:
         queue_size: int = 1000,
         source: str | None = None,
         allow_insecure_http: bool = False,
+        on_result: Callable[[str, str], None] | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -213,6 +217,7 @@ class WebhookNotifier:
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=queue_size)
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
+        self.on_result = on_result  # each message's event, and sent, failed or dropped
         self.delivered = 0
         self.dropped = 0
 
@@ -227,17 +232,18 @@ class WebhookNotifier:
 
     def send(self, notification: Notification) -> bool:
         """Queue a message; False (and a log line) when the queue is full or closing."""
-        if self._closing.is_set():
-            return False
-        try:
-            self._queue.put_nowait(notification)
-        except queue.Full:
-            self.dropped += 1
-            log.warning(
-                "webhook_dropped", notification=str(notification.event), reason="queue full"
-            )
-            return False
-        return True
+        reason = "stopping" if self._closing.is_set() else None
+        if reason is None:
+            try:
+                self._queue.put_nowait(notification)
+            except queue.Full:
+                reason = "queue full"
+        if reason is None:
+            return True
+        self.dropped += 1
+        log.warning("webhook_dropped", notification=str(notification.event), reason=reason)
+        self._counted(notification, "dropped")
+        return False
 
     def send_run(self, run: RunRecord, plan: str, now: datetime, kind: str | None = None) -> bool:
         """Queue the message for ``run`` if its status is one we notify about."""
@@ -263,6 +269,18 @@ class WebhookNotifier:
             self._deliver(item)
 
     def _deliver(self, notification: Notification) -> bool:
+        sent = self._attempts(notification)
+        self._counted(notification, "sent" if sent else "failed")
+        return sent
+
+    def _counted(self, notification: Notification, result: str) -> None:
+        if self.on_result is not None:
+            try:
+                self.on_result(str(notification.event), result)
+            except Exception:
+                log.exception("webhook_count_failed")
+
+    def _attempts(self, notification: Notification) -> bool:
         payload = notification.payload(self.source)
         event = str(notification.event)
         for attempt in range(1, self.max_attempts + 1):

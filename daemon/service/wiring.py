@@ -63,8 +63,9 @@ class Wiring:
             listeners.append(self.alerts)
         if config.notify.webhook_url:
             self.webhook = WebhookNotifier(
-                config.notify.webhook_url, allow_insecure_http=config.notify.allow_insecure_http
-            ).start()
+                config.notify.webhook_url, allow_insecure_http=config.notify.allow_insecure_http,
+                on_result=self.metrics.record_webhook,
+            ).start()  # fmt: skip
             listeners.append(WebhookListener(self.webhook))
         self.runtime = build_runtime(
             config,
