@@ -12,7 +12,8 @@ carry a password. `mask_url` is all that logs, errors, ``repr()`` and dumps show
 `check_http_url` refuses what the HTTP client cannot parse, schemes other than
 http(s), and plain ``http://`` to a host that is not this machine (127.0.0.0/8,
 ::1, ``localhost``) unless the config explicitly allows it: the API key, the
-RPC key and the transactions would travel in clear.
+RPC key and the transactions would travel in clear. `url_problem` says what keeps a
+database URL from naming the database meant (a password's unencoded '@').
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from __future__ import annotations
 import ipaddress
 import re
 from urllib.parse import urlsplit
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from jupcron.errors import ConfigError
 
@@ -131,3 +135,27 @@ def checked_url(url: str, *, key: str, carries: str, allow_insecure: bool) -> st
         return check_http_url(url, section=section, carries=carries, allow_insecure=allow_insecure)
     except ValueError as exc:
         raise ConfigError(f"{key} {mask_url(url)!r}: {exc}") from None
+
+
+# how a password's special characters are written in a URL
+ENCODE_HINT = (
+    "write the password percent-encoded: '@' as %40, ':' as %3A, '/' as %2F, "
+    "'%' as %25, a space as %20"
+)
+
+
+def url_problem(url: str) -> str | None:
+    """What keeps `url` from naming the database meant, in words that never quote
+    it (the parts a misread password spills into would show the password); None if
+    nothing. A password holding '@' ends at that '@' (as libpq reads a URL too):
+    the rest lands in the host, the port or the database name."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return "is not a valid database URL"
+    except ValueError:  # what SQLAlchemy makes of a port that is not a number
+        return f"has a port that is not a number (if the password holds '@', {ENCODE_HINT})"
+    misread = (parsed.host or "") + (parsed.database or "")
+    if parsed.get_backend_name() == "postgresql" and "@" in misread:
+        return f"has an '@' in its host or database: if the password holds '@', {ENCODE_HINT}"
+    return None

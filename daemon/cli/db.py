@@ -23,7 +23,16 @@ def upgrade(ctx: Context, revision: str) -> None:
     url = ctx.config.database.url
     make_engine(url).dispose()  # checks the URL and the SQLite folder first
     migrate.upgrade(url, revision)
-    click.echo(f"database {mask_url(url)} is at revision {revision}")
+    wanted = migrate.target(revision)
+    engine = open_existing(url)
+    try:
+        found = migrate.current(engine)
+    finally:
+        engine.dispose()
+    note = ""
+    if wanted is not None and found != wanted:
+        note = f" (not {wanted}: it was past that already, and upgrade never goes back)"
+    click.echo(f"database {mask_url(url)} is at revision {found or 'none'}{note}")
 
 
 @db.command()
@@ -42,5 +51,10 @@ def current(ctx: Context) -> None:
         found = migrate.current(engine)
     finally:
         engine.dispose()
-    state = "up to date" if found == head else "needs 'jupcron db upgrade'"
+    if found == head:
+        state = "up to date"
+    elif found is not None and not migrate.is_known(found):
+        state = "newer than this jupcron: run the jupcron that migrated it"
+    else:
+        state = "needs 'jupcron db upgrade'"
     click.echo(f"current: {found or 'none'}  head: {head}  ({state})")

@@ -30,6 +30,7 @@ from jupcron.errors import ConfigError
 from jupcron.plans.fields import Mint, mint_address
 from jupcron.plans.fields import Pubkey as Address  # a program's too
 from jupcron.scheduling.schedule import parse_duration
+from jupcron.urls import url_problem
 
 LEGACY_HOSTS = ("lite-api.jup.ag",)
 
@@ -105,6 +106,9 @@ class DatabaseConfig(Section):
     def _url(cls, value: str) -> str:
         if not value.startswith(("sqlite:", "postgresql")):
             raise ValueError("must be a sqlite:/// or postgresql+psycopg:// URL")
+        problem = url_problem(value)  # as SQLAlchemy and libpq read it
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 

@@ -3,9 +3,10 @@
 SQLite: WAL, ``synchronous=FULL`` (a committed run survives power loss), a
 busy timeout, foreign keys on; a new database file is created 0600 before
 SQLite opens it, and SQLite gives its -wal and -shm files the same mode
-(whatever the umask). PostgreSQL: pre-ping, so a restarted server costs one
-failed checkout, not a crash (a connection is pinged each time it is taken from
-the pool; the group commit keeps one across a burst of batches and pings once);
+(whatever the umask). PostgreSQL: a connect timeout (`PG_CONNECT_TIMEOUT_S`);
+pre-ping, so a restarted server costs one failed checkout, not a crash (a
+connection is pinged each time it is taken from the pool; the group commit keeps
+one across a burst of batches and pings once);
 the run path's statements go through libpq directly (`jupcron.store.pgdirect`).
 """
 
@@ -21,22 +22,25 @@ from urllib.parse import quote, unquote
 
 from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import StoreBusyError, StoreError
 from jupcron.private import create_private
-from jupcron.urls import mask_url
+from jupcron.urls import url_problem
 
 SQLITE_BUSY_MS = 30_000
+# how long a PostgreSQL connection may take to open: a server that never answers (a
+# dropped route, a firewall) is an error after this, not a command that hangs for ever
+PG_CONNECT_TIMEOUT_S = 10
 T = TypeVar("T")
 
 
 def _parse(url: str) -> URL:
-    try:
-        return make_url(url)
-    except ArgumentError as exc:
-        raise StoreError(f"database.url is not a valid URL: {mask_url(url)}") from exc
+    problem = url_problem(url)
+    if problem is not None:
+        raise StoreError(f"database.url {problem}")
+    return make_url(url)
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -75,6 +79,8 @@ def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> En
         # psycopg's own prepared statements off: after a rollback it would drop every
         # statement of the session, the run path's (`jupcron.store.pgdirect`) included
         connect_args = {"prepare_threshold": None, **kwargs.pop("connect_args", {})}
+        if "connect_timeout" not in parsed.query:  # the URL's own wins
+            connect_args.setdefault("connect_timeout", PG_CONNECT_TIMEOUT_S)
         return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
     except NoSuchModuleError as exc:
         raise StoreError(f"no database driver for {parsed.drivername}") from exc

@@ -39,15 +39,64 @@ def upgrade(url: str, revision: str = "head") -> None:
 
     if not revision.strip():
         raise ConfigError("give a revision (e.g. head): an empty one names nothing")
+    target(revision)  # an unknown one is refused before the database is touched
     try:
         command.upgrade(alembic_config(url), revision)
     except OperationalError as exc:
         raise StoreError(f"cannot migrate {mask_url(url)}: {exc.orig or exc}") from exc
-    except CommandError as exc:  # an unknown revision, or a downgrade asked of upgrade
-        raise ConfigError(
-            f"cannot migrate to revision {revision!r}: {exc} (known: 'head', or one of "
-            f"{', '.join(revisions())})"
-        ) from None
+    except CommandError as exc:  # the database's own revision unknown, or a bad relative one
+        found = _current_of(url)
+        if found is not None and not is_known(found):
+            raise StoreError(_unknown(found)) from None
+        raise _bad_target(revision, exc) from None
+
+
+def _current_of(url: str) -> str | None:
+    """The revision of the database at `url`; None if it has none (or no file yet)."""
+    from jupcron.store.engine import make_engine, sqlite_file
+
+    file = sqlite_file(url)
+    if file is not None and not file.is_file():
+        return None
+    engine = make_engine(url)
+    try:
+        return current(engine)
+    finally:
+        engine.dispose()
+
+
+def _relative(revision: str) -> bool:
+    """``+1``, ``head-1``, ``0003_fills+1``: resolved against the database by Alembic."""
+    return "+" in revision or "-" in revision
+
+
+def _bad_target(revision: str, exc: Exception) -> ConfigError:
+    return ConfigError(
+        f"cannot migrate to revision {revision!r}: {exc} (known: 'head', or one of "
+        f"{', '.join(revisions())})"
+    )
+
+
+def target(revision: str) -> str | None:
+    """The revision id `revision` names (``head``, an id or its unique start); None
+    for ``base`` or a relative one. An unknown one is a `ConfigError`."""
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    if _relative(revision):
+        return None
+    try:
+        found = ScriptDirectory(SCRIPT_LOCATION).get_revisions(revision)
+    except CommandError as exc:
+        raise _bad_target(revision, exc) from None
+    return str(found[0].revision) if len(found) == 1 else None
+
+
+def _unknown(found: str) -> str:
+    return (
+        f"database is at revision {found}, which this jupcron ({HEAD}) does not know: "
+        "a newer jupcron migrated it: run that version (this one cannot migrate it back)"
+    )
 
 
 def revisions() -> list[str]:
@@ -98,7 +147,14 @@ def require_head(engine: Engine) -> None:
     found = current(engine)
     wanted = HEAD
     if found != wanted:
+        if found is not None and not is_known(found):  # Alembic is read only here
+            raise StoreError(_unknown(found))
         raise StoreError(
             f"database is at revision {found or 'none'}, this jupcron needs {wanted}: "
             "run 'jupcron db upgrade'"
         )
+
+
+def is_known(revision: str) -> bool:
+    """Whether `revision` is one of this jupcron's migrations."""
+    return revision in revisions()
