@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from solders.pubkey import Pubkey
+from sqlalchemy.engine import make_url
 
 from jupcron.config.fields import (
     MaskedUrl,
@@ -106,14 +107,40 @@ class DatabaseConfig(Section):
     def _url(cls, value: str) -> str:
         if not value.startswith(("sqlite:", "postgresql")):
             raise ValueError("must be a sqlite:/// or postgresql+psycopg:// URL")
-        problem = url_problem(value)  # as SQLAlchemy and libpq read it
+        problem = url_problem(value) or _store_problem(value)  # as SQLAlchemy reads it
         if problem is not None:
             raise ValueError(problem)
         return value
 
 
+def _store_problem(url: str) -> str | None:
+    """What keeps a well-formed database URL from being a store: a database in memory
+    (gone when the command ends: nothing `db upgrade` migrates would stay), or a
+    PostgreSQL driver other than psycopg 3."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database in (None, "", ":memory:") or parsed.query.get("mode") == "memory":
+            return (
+                "names no database file: a database in memory is gone when the command "
+                "ends; give a file (sqlite:////var/lib/jupcron/jupcron.db)"
+            )
+    elif parsed.drivername not in ("postgresql", "postgresql+psycopg"):
+        return (
+            f"names the driver {parsed.drivername}: jupcron speaks to PostgreSQL through "
+            "psycopg 3: write postgresql+psycopg:// (or postgresql://)"
+        )
+    return None
+
+
 class PlansConfig(Section):
     dir: Path = Path("/etc/jupcron/plans")
+
+    @field_validator("dir", mode="before")
+    @classmethod
+    def _dir(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():  # would be the current folder
+            raise ValueError("is empty: give the folder of the plan files")
+        return value
 
 
 class GuardConfig(Section):

@@ -136,8 +136,6 @@ def test_an_ignored_key_still_loads(tmp_path: Path) -> None:
         ("sqlite:///jupcron.db", "sqlite:///{base}/jupcron.db"),
         ("sqlite:///state/../jupcron.db?timeout=3", "sqlite:///{base}/jupcron.db?timeout=3"),
         ("sqlite:////var/lib/jupcron/jupcron.db", "sqlite:////var/lib/jupcron/jupcron.db"),
-        ("sqlite://", "sqlite://"),
-        ("sqlite:///:memory:", "sqlite:///:memory:"),
         ("postgresql+psycopg://jupcron@db/jupcron", "postgresql+psycopg://jupcron@db/jupcron"),
     ],
 )
@@ -147,6 +145,35 @@ def test_a_relative_sqlite_file_is_relative_to_the_config_file(
     path = write(tmp_path, f"database:\n  url: '{url}'\n")
     config = load_config(path, env={})
     assert config.database.url == expected.format(base=tmp_path.resolve())
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("sqlite://", "names no database file: a database in memory is gone"),
+        ("sqlite:///:memory:", "names no database file"),
+        ("sqlite:///file:j?mode=memory&uri=true", "names no database file"),
+        ("postgresql+psycopg2://jupcron@db/jupcron", "names the driver postgresql+psycopg2"),
+        ("postgresql+asyncpg://jupcron@db/jupcron", "psycopg 3: write postgresql+psycopg://"),
+    ],
+)
+def test_a_database_url_that_cannot_be_a_store_is_refused(
+    tmp_path: Path, url: str, said: str
+) -> None:
+    """A database in memory would make every command ask for `db upgrade`, which cannot
+    stick; another PostgreSQL driver was reported as a missing extra."""
+    path = write(tmp_path, f"database:\n  url: '{url}'\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert str(caught.value).startswith(f"{path}:2:3: database.url: ")
+    assert said in str(caught.value)
+
+
+def test_an_empty_plans_dir_is_refused(tmp_path: Path) -> None:
+    """`plans.dir: ""` silently meant whatever folder the command ran in."""
+    path = write(tmp_path, "plans:\n  dir: ''\n")
+    with pytest.raises(ConfigError, match=r":2:3: plans.dir: is empty: give the folder"):
+        load_config(path, env={})
 
 
 def test_every_path_key_is_relative_to_the_config_file(tmp_path: Path) -> None:
