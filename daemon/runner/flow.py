@@ -27,6 +27,7 @@ from jupcron.errors import GuardRejectedError, RejectedError, RetryableError
 from jupcron.products.registry import product
 from jupcron.runner import judge, preflight, pricecheck, submit
 from jupcron.runner.book import api_detail, api_fields, programs_of
+from jupcron.runner.killswitch import kill_switch
 from jupcron.runner.ports import Ports, RunOptions, run_mode
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.txguard import Verdict
@@ -219,6 +220,9 @@ def sign_run(
             run, RunStatus.DRY_RUN, step="dry_run",
             detail={"guard": "accepted", "programs": programs_of(summary), **mode},
         )  # fmt: skip
+    stopped = kill_switch(ports.config)  # turned on since the pre-flight: sign nothing
+    if stopped is not None:
+        return book.finish(run, RunStatus.SKIPPED, step="kill_switch_skip", error=stopped)
     try:
         # the transaction txguard just judged (read from run.unsigned_tx once): its bytes
         signed = sign_transaction(ports.wallet, verdict.transaction)

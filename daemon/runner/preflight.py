@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from jupcron.api.client import JupiterClient
+from jupcron.api.portfolio import Portfolio
 from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import FatalError, JupcronError
@@ -94,7 +95,10 @@ def cap_windows(
                                ("per_week", WEEK, plan_caps.per_week)):  # fmt: skip
         if limit is not None:
             name = f"plan cap {key}={limit}"
-            out.append(CapWindow(name, now - window, int(limit), plan_id=plan.id))
+            # its runs of the mint it spends now (an edit may have changed the mint:
+            # base units of two mints never add up)
+            out.append(CapWindow(name, now - window, int(limit), plan_id=plan.id,
+                                 input_mint=spend.mint))  # fmt: skip
     for cap in config.safety.caps:
         if cap.mint != spend.mint or cap.wallet not in (None, wallet):
             continue
@@ -146,7 +150,25 @@ def balance(
         raise  # a refused API key stops the daemon; it is no reason to skip one run
     except JupcronError as exc:
         return f"balance check failed: {exc}"
+    unreadable = guessed_decimals(portfolio, spend.mint)
+    if unreadable is not None:
+        return f"balance check failed: {unreadable}"
     have = portfolio.balance_of(spend.mint)
     if have < spend.amount:
         return f"insufficient balance: {have} of {spend.mint} < {spend.amount} needed"
+    return None
+
+
+def guessed_decimals(portfolio: Portfolio, mint: str) -> str | None:
+    """Why the answer's balance of `mint` would be a guess: an asset of it in UI units
+    only, and no decimals for it in ``tokenInfo`` (`Portfolio.balance_of` would take
+    6); ``None`` when the answer says its balance in base units."""
+    facts = (portfolio.token_info.solana or {}).get(mint)
+    if facts is not None and facts.decimals is not None:
+        return None
+    for element in portfolio.elements:
+        for asset in element.data.assets or []:
+            data = asset.data
+            if data is not None and data.address == mint and data.raw_amount is None:
+                return f"the answer gives no decimals for {mint}: its amount is unreadable"
     return None

@@ -141,7 +141,7 @@ def record_result(
         return ports.book.finish(
             run, status, step=step, signature=signature, slot=result.slot,
             out_amount=result.output_amount,
-            in_amount=result.input_amount or run.in_amount,
+            in_amount=committed(run.in_amount, result.input_amount),
             order_account=result.order or run.order_account,
             detail={"slot": result.slot, "code": result.code},
         )  # fmt: skip
@@ -151,6 +151,17 @@ def record_result(
         run, status, step=step, signature=signature, slot=result.slot,
         error_code=None if code is None else str(code), error=error,
     )  # fmt: skip
+
+
+def committed(reserved: str | None, reported: str | None) -> str | None:
+    """A succeeded run's input as its row keeps it (what the caps count): the amount it
+    committed (its plan's, which txguard let the signed transaction spend at most), or
+    the answer's ``totalInputAmount`` if larger. Never the answer's smaller figure: an
+    API that understates it (UI units, a bug) must not free budget under a cap; what
+    the route swapped is in the run's execute results."""
+    if reserved is None or reported is None:
+        return reserved or reported
+    return str(max(int(reserved), int(reported)))
 
 
 def _may_reorder(

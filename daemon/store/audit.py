@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, text
+from sqlalchemy import Connection, bindparam, or_, select, text
 from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
@@ -53,9 +53,12 @@ def spent(
     wallet: str | None = None,
     exclude_run: int | None = None,
 ) -> int:
-    """Raw input amount committed by runs created since `since` (exact integer sum)."""
+    """Raw input amount committed by runs spending at some time since `since` (exact
+    integer sum): those still in flight, whatever their age, and those that ended since.
+    A run counts for when its money may move, not for when it was claimed: one claimed
+    a day ago and ordered now (recovered) spends now."""
     stmt = select(Run.in_amount).where(
-        Run.created_at >= since,
+        or_(Run.finished_at.is_(None), Run.finished_at >= since),
         Run.status.in_([str(s) for s in SPENDING]),
         Run.in_amount.is_not(None),
     )

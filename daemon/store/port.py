@@ -36,7 +36,8 @@ class Reservation:
 @dataclass(frozen=True)
 class CapWindow:
     """One spending cap: at most `limit` of input committed since `since`, counted
-    over one plan's runs (`plan_id`) or over every run with `input_mint` (of `wallet`)."""
+    over the runs that match every filter given: one plan's (`plan_id`), with
+    `input_mint`, of `wallet`."""
 
     name: str  # how the reason names it: "plan cap per_day=…", "cap on <mint> per_week=…"
     since: datetime
