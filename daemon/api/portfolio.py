@@ -108,6 +108,13 @@ class TokenInfo(ApiModel):
     solana: dict[str, TokenFacts] | None = None
 
 
+WALLET_TOKENS = "wallet-tokens"  # the platform of a wallet's own token accounts
+
+
+def _spendable(element: PortfolioElement) -> bool:
+    return element.platform_id in (None, WALLET_TOKENS) and element.label in (None, "Wallet")
+
+
 class Portfolio(ApiModel):
     """``positions/{address}``; `raw` keeps the API's fields for JSON output."""
 
@@ -130,12 +137,15 @@ class Portfolio(ApiModel):
         return sum((e.value or Decimal(0) for e in self.elements), Decimal(0))
 
     def balance_of(self, mint: str) -> int:
-        """The wallet's balance of `mint` in base units: the ``Wallet`` elements' assets,
-        by ``rawAmount`` where given, else the UI amount scaled by the mint's decimals
-        (from ``tokenInfo``; 9 for SOL, else 6 when unknown)."""
+        """The wallet's spendable balance of `mint` in base units: the assets of its
+        wallet-tokens elements labelled ``Wallet`` (either unsaid counts), by
+        ``rawAmount`` where given, else the UI amount scaled by the mint's decimals (from
+        ``tokenInfo``; 9 for SOL, else 6 when unknown). Other platforms' elements are
+        positions, whatever their label: the spec's own example labels a native stake
+        ``Wallet``, and staked SOL cannot pay for a swap."""
         total = Decimal(0)
         for element in self.elements:
-            if element.label not in (None, "Wallet"):
+            if not _spendable(element):
                 continue
             for asset in element.data.assets or []:
                 data = asset.data

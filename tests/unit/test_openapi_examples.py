@@ -145,8 +145,9 @@ def _portfolio(body: Any) -> None:
     assert got.owner == body.get("owner")
     assert len(got.elements) == len(body.get("elements", []))
     sol = "So11111111111111111111111111111111111111112"
-    # the Wallet element's SOL: 10.0 SOL in UI units, 9 decimals
-    assert got.balance_of(sol) == 10 * 10**9
+    # its one element is a native stake (labelled Wallet): 10 SOL staked, none spendable
+    assert got.elements[0].platform_id == "native-stake"
+    assert got.balance_of(sol) == 0
     assert list(got.by_platform()) == [e["platformId"] for e in body["elements"]]
 
 

@@ -55,6 +55,14 @@ def portfolio(*elements: dict[str, Any], token_info: dict[str, Any] | None = Non
             USDC,
             3_000_000,
         ),
+        (  # staked SOL labelled Wallet (as the spec's own example has it) is no balance
+            portfolio(
+                wallet({"address": SOL, "amount": 1}),
+                {**wallet({"address": SOL, "amount": 10}), "platformId": "native-stake"},
+            ),
+            SOL,
+            1_000_000_000,
+        ),
         (portfolio(wallet({"address": USDC, "rawAmount": None, "amount": 4})), USDC, 4_000_000),
         (portfolio(wallet({"address": USDC, "amount": None})), USDC, 0),
         (
