@@ -156,6 +156,23 @@ class Portfolio(ApiModel):
                 total += data.amount or Decimal(0)
         return int(total * (Decimal(10) ** self.decimals_of(mint)))
 
+    def guessed(self, mint: str) -> bool:
+        """Whether `balance_of(mint)` would be a guess: an asset of it in UI units only,
+        and no decimals for it in ``tokenInfo`` (6 would be taken)."""
+        facts = self._facts(mint)
+        if facts is not None and facts.decimals is not None:
+            return False
+        return any(
+            asset.data is not None and asset.data.address == mint and asset.data.raw_amount is None
+            for element in self.elements
+            if _spendable(element)
+            for asset in element.data.assets or []
+        )
+
+    def exact_balance(self, mint: str) -> int | None:
+        """`balance_of(mint)`, or None when it would be a guess (`guessed`)."""
+        return None if self.guessed(mint) else self.balance_of(mint)
+
     def _facts(self, mint: str) -> TokenFacts | None:
         return (self.token_info.solana or {}).get(mint)
 

@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from jupcron.api.client import JupiterClient
-from jupcron.api.portfolio import Portfolio
 from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import FatalError, JupcronError
@@ -150,25 +149,9 @@ def balance(
         raise  # a refused API key stops the daemon; it is no reason to skip one run
     except JupcronError as exc:
         return f"balance check failed: {exc}"
-    unreadable = guessed_decimals(portfolio, spend.mint)
-    if unreadable is not None:
-        return f"balance check failed: {unreadable}"
-    have = portfolio.balance_of(spend.mint)
+    have = portfolio.exact_balance(spend.mint)
+    if have is None:
+        return f"balance check failed: the answer gives no decimals for {spend.mint}"
     if have < spend.amount:
         return f"insufficient balance: {have} of {spend.mint} < {spend.amount} needed"
-    return None
-
-
-def guessed_decimals(portfolio: Portfolio, mint: str) -> str | None:
-    """Why the answer's balance of `mint` would be a guess: an asset of it in UI units
-    only, and no decimals for it in ``tokenInfo`` (`Portfolio.balance_of` would take
-    6); ``None`` when the answer says its balance in base units."""
-    facts = (portfolio.token_info.solana or {}).get(mint)
-    if facts is not None and facts.decimals is not None:
-        return None
-    for element in portfolio.elements:
-        for asset in element.data.assets or []:
-            data = asset.data
-            if data is not None and data.address == mint and data.raw_amount is None:
-                return f"the answer gives no decimals for {mint}: its amount is unreadable"
     return None

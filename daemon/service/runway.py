@@ -111,7 +111,7 @@ class RunwayWatch:
         if needs:
             portfolio, problem = self._balance(wallet)
         found_runways = runways(
-            wallet, lambda mint: None if portfolio is None else portfolio.balance_of(mint),
+            wallet, lambda mint: None if portfolio is None else portfolio.exact_balance(mint),
             needs, now, timedelta(seconds=settings.horizon), problem=problem,
         )  # fmt: skip
         states = []

@@ -106,3 +106,18 @@ def test_a_garbled_asset_or_token_fact_is_refused_when_parsed(
         Portfolio.model_validate(answer)
     locs = [".".join(str(p) for p in e["loc"]) for e in caught.value.errors()]
     assert any(where in loc for loc in locs), locs
+
+
+def test_a_balance_in_ui_units_of_a_mint_of_unknown_decimals_is_not_exact() -> None:
+    """The balance check and the runway watch take no guessed decimals (6 would read a
+    5-decimal mint ten times too high): no exact balance then."""
+    ui_only = portfolio(wallet({"address": BONK, "amount": 1}))
+    assert ui_only.guessed(BONK)
+    assert ui_only.exact_balance(BONK) is None
+    told = portfolio(
+        wallet({"address": BONK, "amount": 1}), token_info={"solana": {BONK: {"decimals": 5}}}
+    )
+    assert told.exact_balance(BONK) == 100_000
+    raw = portfolio(wallet({"address": BONK, "rawAmount": "7"}))
+    assert raw.exact_balance(BONK) == 7
+    assert portfolio().exact_balance(BONK) == 0  # none held: exactly nothing
