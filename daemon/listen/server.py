@@ -7,15 +7,20 @@
 
 Given an ``app`` (the status page of daemon/web, on ``web.listen``), every other
 request goes to it as a `WebRequest`, ``/metrics`` too (so a token guards it
-there), and its `WebResponse` is written back.
+there), and its `WebResponse` is written back. Every answer, http.server's own
+refusals too, carries the security headers (daemon/listen/messages.py).
 
-Everything is synchronous with threads, like the rest of the daemon.
+A connection holds a thread: `MAX_PER_CLIENT` from one address and `MAX_CONNECTIONS`
+in all (more are answered ``503`` at once), each closed after `IDLE_TIMEOUT` without
+a byte. Everything is synchronous with threads, like the rest of the daemon.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,13 +31,26 @@ import structlog
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from jupcron.errors import ConfigError
-from jupcron.listen.messages import MAX_BODY, WebRequest, WebResponse, host_is_local
+from jupcron.listen.messages import (
+    MAX_BODY,
+    SECURITY_HEADERS,
+    WebRequest,
+    WebResponse,
+    host_is_local,
+)
 from jupcron.listen.metrics import Metrics
 from jupcron.urls import is_loopback_host
 
 log = structlog.get_logger(__name__)
 
-IDLE_TIMEOUT = 30.0  # seconds a connection may sit idle (or trickle a request) before it closes
+IDLE_TIMEOUT = 30.0  # seconds a connection may wait for its next byte before it closes
+# connections open at once (each holds a thread): in all, and from one address, so a slow
+# client (slowloris) can neither grow the daemon's threads nor shut out another address
+MAX_CONNECTIONS = 128
+MAX_PER_CLIENT = 32
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        b"Content-Length: 5\r\nRetry-After: 5\r\nConnection: close\r\n\r\nbusy\n")  # fmt: skip
+TEXT = "text/plain; charset=utf-8"
 
 DEFAULT_LISTEN = "127.0.0.1:9464"
 
@@ -84,15 +102,68 @@ class _Server(ThreadingHTTPServer):
         # bound to loopback: only a Host naming this machine by IP or localhost (a name that
         # only resolves here is DNS rebinding); another address is scraped by its name
         self.local_only = is_loopback_host(address[0])
+        self._open: dict[str, int] = {}  # connections being served, per client address
+        self._open_lock = threading.Lock()
         super().__init__(address, _Handler)
+
+    def process_request(
+        self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any
+    ) -> None:
+        """A thread for the connection, unless there are too many: then ``503`` at once."""
+        client = str(client_address[0])
+        with self._open_lock:
+            mine = self._open.get(client, 0)
+            full = mine >= MAX_PER_CLIENT or sum(self._open.values()) >= MAX_CONNECTIONS
+            if not full:
+                self._open[client] = mine + 1
+        if full:
+            if isinstance(request, socket.socket):
+                with contextlib.suppress(OSError):
+                    request.setblocking(False)
+                    request.send(BUSY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release(client)
+            raise
+
+    def process_request_thread(
+        self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any
+    ) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release(str(client_address[0]))
+
+    def handle_error(
+        self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any
+    ) -> None:
+        """A connection that failed (mostly a client that hung up): one log line, not
+        socketserver's traceback on stderr."""
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):
+            log.debug("listener_connection_closed", error=type(error).__name__)
+        else:
+            log.error("listener_connection_failed", error=repr(error))
+
+    def _release(self, client: str) -> None:
+        with self._open_lock:
+            left = self._open.get(client, 1) - 1
+            if left > 0:
+                self._open[client] = left
+            else:
+                self._open.pop(client, None)
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.0"  # a refused request line still gets headers
 
     def setup(self) -> None:
-        # an idle (or trickling) connection is closed, not a thread held forever
+        # a connection that sends nothing for a while is closed, not a thread held forever
         super().setup()
         self.connection.settimeout(self.server.idle_timeout)
 
@@ -145,6 +216,15 @@ class _Handler(BaseHTTPRequestHandler):
             answer = WebResponse(500, b"internal error\n", "text/plain; charset=utf-8")
         self._reply(answer.status, answer.body, answer.content_type, answer.all_headers())
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a bad request line, a method without a handler,
+        a line too long): plain text with the headers of every answer, not its HTML page
+        echoing the request."""
+        self.close_connection = True
+        text = self.responses.get(code, ("refused",))[0]
+        self._reply(code, f"{text}\n".encode(), TEXT,
+                    [("Connection", "close"), *SECURITY_HEADERS])  # fmt: skip
+
     def _reply(
         self,
         status: int,
@@ -155,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        for name, value in headers or ():
+        for name, value in SECURITY_HEADERS if headers is None else headers:
             self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
