@@ -161,6 +161,17 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
     default_request_version = "HTTP/1.0"  # a refused request line still gets headers
+    server_version, sys_version = "jupcron", ""  # not the Python it runs on
+
+    def parse_request(self) -> bool:
+        """The request line and headers; a body in chunks is refused (``501``, closed):
+        read as it comes, its bytes would be taken for the next request."""
+        if not super().parse_request():
+            return False
+        if "Transfer-Encoding" in self.headers:
+            self.send_error(501)
+            return False
+        return True
 
     def setup(self) -> None:
         # a connection that sends nothing for a while is closed, not a thread held forever

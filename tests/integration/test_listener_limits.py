@@ -51,6 +51,7 @@ def exchange(server: Listener, request: str) -> tuple[str, dict[str, str], bytes
     (f"GET / HTTP/9.9\r\n{HEAD}", "505"),
     (f"GET /{'a' * 70_000} HTTP/1.1\r\n{HEAD}", "414"),
     ("<script>alert(1)</script>\r\n\r\n", "400"),
+    (f"GET /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n{HEAD}0\r\n\r\n", "501"),
     (f"GET /healthz HTTP/1.1\r\n{HEAD}", "200"),
 ])  # fmt: skip
 def test_the_listeners_own_answers_carry_the_security_headers(
@@ -62,6 +63,7 @@ def test_the_listeners_own_answers_carry_the_security_headers(
     assert headers["x-content-type-options"] == "nosniff"
     assert "default-src 'none'" in headers["content-security-policy"]
     assert headers["x-frame-options"] == "DENY"
+    assert headers["server"] == "jupcron"  # not the Python version
     assert b"<" not in body
 
 
