@@ -220,9 +220,11 @@ def sign_run(
             run, RunStatus.DRY_RUN, step="dry_run",
             detail={"guard": "accepted", "programs": programs_of(summary), **mode},
         )  # fmt: skip
-    stopped = kill_switch(ports.config)  # turned on since the pre-flight: sign nothing
+    # the kill switch turned on, or the plan paused, since the pre-flight (the order call
+    # may have taken its retries' while): sign nothing
+    stopped = kill_switch(ports.config) or preflight.paused(ports, plan)
     if stopped is not None:
-        return book.finish(run, RunStatus.SKIPPED, step="kill_switch_skip", error=stopped)
+        return book.finish(run, RunStatus.SKIPPED, step="stopped_before_signing", error=stopped)
     try:
         # the transaction txguard just judged (read from run.unsigned_tx once): its bytes
         signed = sign_transaction(ports.wallet, verdict.transaction)
