@@ -127,7 +127,10 @@ class ScheduleSpec(_Model):
 
     @model_validator(mode="after")
     def _whole(self) -> ScheduleSpec:
-        self._schedule = parse_schedule(self.model_dump(exclude_none=True))
+        schedule = parse_schedule(self.model_dump(exclude_none=True))
+        if schedule.grace < 1:  # a fire starts a moment after its slot: every one "missed"
+            raise ValueError("grace must be at least 1s (how late a fire may still start)")
+        self._schedule = schedule
         return self
 
     def parsed(self) -> Schedule:

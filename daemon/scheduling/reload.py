@@ -21,7 +21,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from jupcron.errors import JupcronError, StoreBusyError
 from jupcron.scheduling import window as win
 from jupcron.scheduling.schedule import next_fire_times
-from jupcron.scheduling.slots import pending_of_previous, previous_version, record_unfired
+from jupcron.scheduling.slots import (
+    Superseded,
+    pending_of_previous,
+    previous_version,
+    record_superseded,
+    record_unfired,
+    superseded,
+)
 from jupcron.store import firing
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
@@ -170,12 +177,16 @@ class Reloading:
         done: dict[int, tuple[datetime | None, int]] = {}
         for plan, old, stored in page:
             live, dirty = self._window.drop(plan.id), self._dirty.pop(plan.id, None)
+            # when the settled version was replaced, and the enabled versions in between
+            replaced, between = plan.updated_at, list[Superseded]()
             if old == 0:  # settled before 0011: as a plan this daemon never knew
                 was_on = True
                 pending, schedule = pending_of_previous(self._factory, plan) if plan.version > 1 \
                     else (None, None)  # fmt: skip
             else:
                 was_on, schedule = previous_version(self._factory, plan, old)
+                if plan.version > old + 1:  # edited more than once since it was settled
+                    replaced, between = superseded(self._factory, plan, old)
                 pending = live.slot if live else dirty.slot if dirty else stored
                 schedule = live.plan.schedule if live else schedule
                 # a slot handed out may still have no row (refused: the store down or the
@@ -193,11 +204,13 @@ class Reloading:
                 (changed if was_on and old else added).add(plan.name)
             elif was_on:
                 disabled.add(plan.name)
+            skipped = record_superseded(self._runs, plan, between, now=self._clock())
             if was_on and pending is not None and schedule is not None:
-                skipped = record_unfired(self._runs, plan, schedule, pending, now=self._clock())
-                if skipped:
-                    log.warning("run_missed", plan=plan.name, skipped=skipped,
-                                reason="plan_changed")  # fmt: skip
+                skipped += record_unfired(self._runs, plan, schedule, pending,
+                                          now=self._clock(), until=replaced)  # fmt: skip
+            if skipped:
+                log.warning("run_missed", plan=plan.name, skipped=skipped,
+                            reason="plan_changed")  # fmt: skip
             if plan.enabled:
                 caught = self._settle(plan, lasts.get(plan.id))
                 held = self._dirty.pop(plan.id, None)

@@ -30,6 +30,7 @@ treated as missed. ``jitter`` delays a fire by a stable pseudo-random amount
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ HORIZON_DAYS = 366 * 9
 # catch-up never looks back further than this, nor records more skipped slots
 MAX_LOOKBACK = timedelta(days=31)
 MAX_SKIPPED = 1000
+# above every UTC offset a zone has had since 1970 (+14:00, Pacific/Kiritimati)
+MAX_UTC_OFFSET = timedelta(hours=15)
 MIN_YEAR, MAX_YEAR = 1970, 2200
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -242,15 +245,33 @@ def _day_instants(cron: CronExpr, day: date, tz: ZoneInfo) -> list[datetime]:
 
 
 def _iter_cron(schedule: Schedule, after: datetime) -> Iterator[datetime]:
+    """Ascending, each instant once. A day's instants are not always before the next
+    day's: a gap that ends the day (America/Nuuk) moves its times onto the next day's,
+    and a repeated hour across midnight (America/Goose_Bay until 2011) puts the day's
+    second ones after the next day's first. So they are held until no later day's
+    instant can come before them (none is earlier than its local midnight less the
+    largest UTC offset)."""
     assert schedule.cron is not None
     cron, tz = schedule.cron, schedule.tz
     day = after.astimezone(tz).date() - timedelta(days=1)
+    held: list[datetime] = []
+    last = after
     for _ in range(HORIZON_DAYS):
         if cron.matches_day(day):
             for instant in _day_instants(cron, day, tz):
                 if instant > after:
-                    yield instant
+                    heapq.heappush(held, instant)
         day += timedelta(days=1)
+        floor = datetime.combine(day, time(), tzinfo=UTC) - MAX_UTC_OFFSET
+        while held and held[0] < floor:
+            instant = heapq.heappop(held)
+            if instant > last:
+                last = instant
+                yield instant
+    for instant in sorted(held):
+        if instant > last:
+            last = instant
+            yield instant
 
 
 def _iter_every(schedule: Schedule, after: datetime) -> Iterator[datetime]:

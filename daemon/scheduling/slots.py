@@ -3,11 +3,14 @@
 When a plan changes (or is disabled) while its pending slot waits behind busy
 workers, or while no daemon ran, the new version's catch-up starts at the
 change; the old version's slots before it are recorded here as ``skipped``, so
-no slot silently has no row.
+no slot silently has no row. So are the slots of the versions in between (a plan
+edited twice while no daemon ran), each up to the change that replaced it.
 """
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -56,10 +59,11 @@ def record_unfired(
     first: datetime,
     *,
     now: datetime,
+    until: datetime | None = None,
 ) -> int:
     """Record the old version's slots from its pending one (`first`) up to the change
-    as skipped; how many this call recorded."""
-    until = plan.updated_at
+    (`until`, else the plan's last one) as skipped; how many this call recorded."""
+    until = plan.updated_at if until is None else until
     if first > until:
         return 0
     slots = [first, *fire_times_between(schedule, first, until)][:MAX_SKIPPED]
@@ -82,3 +86,47 @@ def previous_version(
         return True, parse_schedule(content["schedule"])
     except ValueError:
         return True, None
+
+
+@dataclass(frozen=True)
+class Superseded:
+    """A version the plan had after the one the scheduler settled, before its current
+    one, enabled: its schedule, and when it was applied and replaced."""
+
+    schedule: Schedule
+    since: datetime
+    until: datetime
+
+
+def superseded(
+    factory: sessionmaker[Session], plan: PlanRecord, settled: int
+) -> tuple[datetime, list[Superseded]]:
+    """When the version after `settled` was applied (where the settled version's slots
+    end), and the enabled versions between that one and the plan's current one."""
+    with transaction(factory) as session:
+        rows = store_plans.versions_since(session, plan.id, settled, plan.version)
+    if not rows:
+        return plan.updated_at, []
+    out = []
+    for version, after in itertools.pairwise(rows):
+        if not version.enabled or not isinstance(version.content.get("schedule"), dict):
+            continue
+        try:
+            schedule = parse_schedule(version.content["schedule"])
+        except ValueError:
+            continue
+        out.append(Superseded(schedule, version.created_at, after.created_at))
+    return rows[0].created_at, out
+
+
+def record_superseded(
+    store: RunStore, plan: PlanRecord, versions: list[Superseded], *, now: datetime
+) -> int:
+    """Record the slots of versions in between that passed while each was in force;
+    how many this call recorded."""
+    recorded = 0
+    for version in versions:
+        slots = fire_times_between(version.schedule, version.since, version.until)
+        if slots:
+            recorded += len(store.skip(plan, slots[:MAX_SKIPPED], now=now, error=CHANGED_ERROR))
+    return recorded

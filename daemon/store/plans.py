@@ -245,6 +245,26 @@ def versions(session: Session, name: str) -> list[tuple[int, dict[str, Any], boo
     return [(v, dict(c), e) for v, c, e in rows]
 
 
+@dataclass(frozen=True)
+class StoredVersion:
+    version: int
+    content: dict[str, Any]
+    enabled: bool
+    created_at: datetime  # when `apply` wrote it (the previous version's end)
+
+
+def versions_since(session: Session, plan_id: int, after: int, upto: int) -> list[StoredVersion]:
+    """A plan's versions after `after`, up to `upto`, oldest first."""
+    rows = session.execute(
+        select(PlanVersion.version, PlanVersion.content, PlanVersion.enabled,
+               PlanVersion.created_at)
+        .where(PlanVersion.plan_id == plan_id, PlanVersion.version > after,
+               PlanVersion.version <= upto)
+        .order_by(PlanVersion.version)
+    )  # fmt: skip
+    return [StoredVersion(v, dict(c), e, at) for v, c, e, at in rows]
+
+
 def diff(
     session: Session, plans: Sequence[PlanInput], scanned: Collection[str] | None = None
 ) -> PlanDiff:
