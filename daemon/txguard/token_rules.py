@@ -4,14 +4,13 @@ the plan's mints: `rent`)."""
 
 from __future__ import annotations
 
-from solders.pubkey import Pubkey
-
 from jupcron.txguard.context import Context
 from jupcron.txguard.decode import Instruction, TxSummary
 from jupcron.txguard.instructions import (
     ASSOCIATED_TOKEN,
     TOKEN_PROGRAMS,
 )
+from jupcron.txguard.ours import TOKEN_ACCOUNT_SPACE, ata, token_account_space
 from jupcron.txguard.token import Effect
 
 
@@ -35,16 +34,15 @@ def _lamports_out(ix: Instruction, ctx: Context, ours: bool) -> str | None:
 
 
 def _may_delegate(delegate: str, ctx: Context) -> bool:
-    """A delegate spends by signing: only our wallet, or an account of ours off the
-    curve (no secret key exists for it). An account this transaction initialises as
-    ours may sit at a key the API generated, which still signs as a delegate."""
+    """A delegate spends by signing: only our wallet, or one of its associated token
+    accounts (the ATA program signs for one only in ``recover_nested``, with the
+    wallet's signature, paying the wallet). Off the curve is not enough: a program
+    signs for its own derived addresses, and an account this transaction initialises
+    as ours may sit at one (or at a key the API generated)."""
     if delegate == ctx.wallet:
         return True
-    try:
-        off_curve = not Pubkey.from_string(delegate).is_on_curve()
-    except ValueError:  # a lookup table's label: cannot be shown to be either
-        return False
-    return off_curve and ctx.is_ours(delegate)
+    mint = ctx.ours.mint_of.get(delegate)
+    return bool(mint) and any(ata(ctx.wallet, mint or "", p) == delegate for p in TOKEN_PROGRAMS)
 
 
 def _token(ix: Instruction, ctx: Context) -> str | None:
@@ -75,8 +73,15 @@ def _token(ix: Instruction, ctx: Context) -> str | None:
         kind = fields.get("authority_type", "?")
         return f"{where} hands the {kind} authority over {account} to {new}"
     account = role.get("account", "")
-    if effect is Effect.PAYS_RENT and role.get("payer") == ctx.wallet and not ctx.is_ours(account):
-        return f"{where} has our wallet pay rent for {role.get('account', 'an account')}"
+    if effect is Effect.PAYS_RENT and role.get("payer") == ctx.wallet:
+        if not ctx.is_ours(account):
+            return f"{where} has our wallet pay rent for {role.get('account', 'an account')}"
+        # growing a token account of ours parks rent beyond a token account's size where
+        # its mint's freeze authority can lock it; no order grows one
+        return (
+            f"{where} has our wallet pay rent to grow our token account {account}: lamports "
+            "parked in a token account can be frozen there by its mint's authority"
+        )
     if effect in (Effect.FREEZES, Effect.MINTS) and ours:
         return f"{where} uses our wallet as a mint's authority: no order does that"
     if effect is Effect.EXTENSION and (ours or any(ctx.is_ours(a) for a in ix.accounts)):
@@ -107,9 +112,29 @@ def associated_token(summary: TxSummary, ctx: Context) -> list[str]:
                 reasons.append(f"{where} moves tokens of ours for another wallet")
         elif role.get("funder") == ctx.wallet:
             owner = role.get("wallet", "?")
-            if owner != ctx.wallet and owner not in ctx.ours.receiver:
+            # the receiver (a deposit's vault) itself, never one of its token accounts
+            named = {ctx.expect.receiver, ctx.expect.vault} if ctx.expect else set()
+            if owner != ctx.wallet and not (owner in ctx.ours.receiver and owner in named):
                 reasons.append(
                     f"{where} has our wallet pay the rent of a token account for {owner}, "
                     "which is not ours"
                 )
+            if (reason := _account_len(ix, where)) is not None:
+                reasons.append(reason)
     return reasons
+
+
+def _account_len(ix: Instruction, where: str) -> str | None:
+    """`create_with_args` sizes the account it creates (its IDL's ``account_len``): at
+    our cost, at most a token account's size, as every other way of making one."""
+    size = dict(ix.fields).get("account_len")
+    if size is None:
+        return None
+    largest = token_account_space(ix.role.get("token_program", ""))
+    if largest is not None and size.isdigit() and int(size) <= largest:
+        return None
+    return (
+        f"{where} has our wallet pay the rent of an account of {size} bytes; a token account "
+        f"takes at most {largest or TOKEN_ACCOUNT_SPACE}: rent beyond that is parked where a "
+        "mint's freeze authority can lock it"
+    )
