@@ -20,7 +20,10 @@ refused by the value rules; `trigger_v2` then holds the deposit to the plan:
 
 A withdrawal (the cancel, ``trigger-v2-cancel``) moves the vault's funds: an
 instruction with the vault as authority acts for us (`acts_for_vault`), so the
-value rules hold it as they hold our own: it may pay only our accounts.
+value rules hold it as they hold our own: it may pay only our accounts. The
+vault's own lamports likewise (`_vault_pays`, either flow): a System instruction
+may use the vault only to pay its own proven accounts or our wallet, and the ATA
+program may charge it only for its own token account or ours.
 
 Co-signers: the vault, and the read-only co-signer of the docs' one withdrawal
 example, may be required besides our wallet (a co-signer cannot move anything
@@ -240,6 +243,47 @@ def _deposit(summary: TxSummary, expect: Expectation, wallet: str, rent: int) ->
     return reasons
 
 
+# the System instructions that only pay lamports out of their `from` account
+_PAYS = frozenset({"transfer", "create_account", "create_account_with_seed",
+                   "create_account_allow_prefund"})  # fmt: skip
+
+
+def _vault_pays(summary: TxSummary, expect: Expectation, wallet: str) -> list[str]:
+    """The vault's own account, held as ours: the vault may co-sign, so what it pays
+    or becomes our signature authorises too. A System instruction may use the vault
+    only to pay lamports to its own proven accounts or to our wallet (never to change
+    its owner or size, nor pay anyone else); the ATA program may charge it only for
+    its own token account or ours. Payments *to* the vault are the value rules'."""
+    vault = expect.vault or ""
+    own = {wallet}
+    if expect.kind in DEPOSIT_KINDS and expect.input_mint:
+        own |= vault_accounts(summary, expect)[0]
+    reasons = []
+    for ix in summary.instructions:
+        where = f"instruction #{ix.index}: {ix.title}"
+        if ix.program == SYSTEM:
+            used = {name for name, account in ix.roles if account == vault} - {"to"}
+            if vault in ix.accounts and not ix.roles:
+                used = {"?"}  # malformed: what it does with the vault cannot be told
+            if not used:
+                continue
+            pays_own = ix.name in _PAYS and used == {"from"} and ix.role.get("to") in own
+            if not pays_own:
+                reasons.append(
+                    f"{where} uses the vault {vault} (as {', '.join(sorted(used))}): the "
+                    "vault's own lamports and account are ours in custody, and this moves "
+                    "them to, or changes them for, someone else"
+                )
+        elif ix.program == ASSOCIATED_TOKEN and ix.role.get("funder") == vault:
+            owner = ix.role.get("wallet", "?")
+            if owner not in (vault, wallet):
+                reasons.append(
+                    f"{where} has the vault {vault} pay the rent of a token account for "
+                    f"{owner}, which is not ours"
+                )
+    return reasons
+
+
 def trigger_v2(summary: TxSummary, expect: Expectation | None, wallet: str, rent: int) -> list[str]:
     """The Trigger V2 rules for a plan of a Trigger V2 kind (nothing for other kinds)."""
     if expect is None or expect.kind not in KINDS:
@@ -254,6 +298,7 @@ def trigger_v2(summary: TxSummary, expect: Expectation | None, wallet: str, rent
         for ix in summary.instructions
         if ix.program not in allowed
     ]
+    reasons += _vault_pays(summary, expect, wallet)
     if expect.kind in DEPOSIT_KINDS:
         reasons += _deposit(summary, expect, wallet, rent)
     return reasons
