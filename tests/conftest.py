@@ -13,4 +13,5 @@ pytest_plugins = [
     "tests.fixtures.follow",
     "tests.fixtures.browser",
     "tests.fixtures.receivers",
+    "tests.fixtures.scheduler",
 ]

@@ -4,11 +4,9 @@ ends the local day (America/Nuuk, 2024-03-30 23:00 -02 -> 2024-03-31 00:00 -01):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.domain import RunStatus
@@ -19,22 +17,9 @@ from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from tests.fixtures.plans import PlanFiles, swap_plan
 from tests.fixtures.runs import record_run
-from tests.fixtures.scheduler import Fires, run_rows
+from tests.fixtures.scheduler import Fires, clock_at, run_rows
 
 GAP = datetime(2024, 3, 31, 1, 0, tzinfo=UTC)  # 2024-03-31T00:00-01:00, first hour after it
-
-
-def clock_at(moment: datetime) -> Callable[[], datetime]:
-    offset = moment - datetime.now(UTC)
-    return lambda: datetime.now(UTC) + offset
-
-
-@pytest.fixture
-def started() -> Iterator[list[Scheduler]]:
-    made: list[Scheduler] = []
-    yield made
-    for scheduler in made:
-        scheduler.stop(wait=True)
 
 
 def test_run_once_across_a_gap_at_midnight_runs_the_latest_slot(

@@ -3,7 +3,6 @@ was the plan in force (and nobody fired them) are recorded, the middle one's too
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,22 +18,9 @@ from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
 from tests.fixtures.plans import PlanFiles, swap_plan
 from tests.fixtures.runs import record_run
-from tests.fixtures.scheduler import Fires, run_rows
+from tests.fixtures.scheduler import Fires, clock_at, run_rows
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
-
-
-def clock_at(moment: datetime) -> Callable[[], datetime]:
-    offset = moment - datetime.now(UTC)
-    return lambda: datetime.now(UTC) + offset
-
-
-@pytest.fixture
-def started() -> Iterator[list[Scheduler]]:
-    made: list[Scheduler] = []
-    yield made
-    for scheduler in made:
-        scheduler.stop(wait=True)
 
 
 def version(schedule: dict[str, Any], amount: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,22 +26,9 @@ from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
 from tests.fixtures.plans import PlanFiles, swap_plan
 from tests.fixtures.runs import record_run
-from tests.fixtures.scheduler import Fires, run_rows
+from tests.fixtures.scheduler import Fires, clock_at, run_rows
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
-
-
-def clock_at(moment: datetime) -> Callable[[], datetime]:
-    offset = moment - datetime.now(UTC)
-    return lambda: datetime.now(UTC) + offset
-
-
-@pytest.fixture
-def started() -> Iterator[list[Scheduler]]:
-    made: list[Scheduler] = []
-    yield made
-    for scheduler in made:
-        scheduler.stop(wait=True)
 
 
 def setup_hourly(factory: sessionmaker[Session], plan_files: PlanFiles, misfire: str) -> PlanRecord:

@@ -4,33 +4,23 @@ CPU). Statements are seen with SQLAlchemy's own event hook on the real engine.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import event
 
-from jupcron.app import Runtime, build_runtime
-from jupcron.chain.wallet import write_keypair_file
-from jupcron.config import WalletConfig
+from jupcron.app import Runtime
 from jupcron.listen.metrics import Metrics
 from jupcron.plans.apply import apply_paths
 from jupcron.service.notify import Notifier
 from jupcron.service.status import Status
 from tests.fixtures.plans import PlanFiles, swap_plan
-from tests.fixtures.runner import RigFactory
 
 
 @pytest.fixture
-def runtime(make_rig: RigFactory, tmp_path: Path) -> Iterator[Runtime]:
-    rig = make_rig()
-    write_keypair_file(tmp_path / "main.json")
-    config = rig.config.model_copy(update={"wallet": WalletConfig(keypair=tmp_path / "main.json")})
-    built = build_runtime(config, transport=rig.transport)
-    yield built
-    built.close()
+def runtime(rig_runtime: Runtime) -> Runtime:
+    return rig_runtime
 
 
 def test_plans_are_counted_again_only_when_the_revision_moves(

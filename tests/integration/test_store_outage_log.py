@@ -6,31 +6,20 @@ time between turns is the status's clock seam, not a sleep."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from structlog.testing import capture_logs
 
-from jupcron.app import Runtime, build_runtime
-from jupcron.chain.wallet import write_keypair_file
-from jupcron.config import WalletConfig
+from jupcron.app import Runtime
 from jupcron.listen.metrics import Metrics
 from jupcron.service.alerts import AlertEvent
 from jupcron.service.notify import Notifier
 from jupcron.service.status import STORE_LOG_EVERY, Status
 from jupcron.store.engine import sqlite_file
-from tests.fixtures.runner import RigFactory
 
 
 @pytest.fixture
-def runtime(make_rig: RigFactory, tmp_path: Path) -> Iterator[Runtime]:
-    rig = make_rig()
-    write_keypair_file(tmp_path / "main.json")
-    config = rig.config.model_copy(update={"wallet": WalletConfig(keypair=tmp_path / "main.json")})
-    built = build_runtime(config, transport=rig.transport)
-    yield built
-    built.close()
+def runtime(rig_runtime: Runtime) -> Runtime:
+    return rig_runtime
 
 
 def test_a_long_store_outage_is_a_few_lines_not_one_per_turn(runtime: Runtime) -> None:
