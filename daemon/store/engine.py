@@ -93,16 +93,17 @@ def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> En
 def open_existing(url: str, **kwargs: Any) -> Engine:
     """An engine on a database that must exist already: what every command but
     `jupcron db upgrade` uses, so a read-only command (or a wrong relative path)
-    never creates a SQLite file. A missing file is a `StoreError` naming its absolute
-    path; the file is opened read-write (WAL needs that) but never created, even if
-    it disappears later."""
+    never creates a SQLite file, nor writes one into an empty file. A missing (or
+    empty) file is a `StoreError` naming its absolute path; the file is opened
+    read-write (WAL needs that) but never created, even if it disappears later."""
     path = sqlite_file(url)
     if path is None:
         return make_engine(url, **kwargs)
-    if not path.is_file():
+    if not path.is_file() or path.stat().st_size == 0:  # an empty file is none yet either
+        empty = " (an empty file)" if path.is_file() else ""
         raise StoreError(
-            f"no database at {path}: check database.url (a relative path is relative to "
-            "the config file's folder), or create it with 'jupcron db upgrade'"
+            f"no database at {path}{empty}: check database.url (a relative path is relative "
+            "to the config file's folder), or create it with 'jupcron db upgrade'"
         )
     parsed = _parse(url)
     if (parsed.database or "").startswith("file:"):

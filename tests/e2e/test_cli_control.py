@@ -206,6 +206,19 @@ def test_status_never_creates_a_database_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == [config]
 
 
+def test_status_writes_no_database_into_an_empty_file(tmp_path: Path) -> None:
+    """An empty file where the database should be is none yet: a read-only command says
+    so and leaves it empty (it used to write a 4 KB database into it)."""
+    config = tmp_path / "jupcron.yaml"
+    config.write_text("database:\n  url: sqlite:///empty.db\n")
+    (tmp_path / "empty.db").touch()
+    done = jupcron("--config", str(config), "status")
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: no database at {tmp_path / 'empty.db'} (an empty file)")
+    assert (tmp_path / "empty.db").stat().st_size == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.db", "jupcron.yaml"]
+
+
 def _runs(url: str) -> list[dict[str, Any]]:
     engine = make_engine(url)
     try:
