@@ -30,6 +30,9 @@ _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _OTHER = "tag:jupcron,2026:other"  # resolved, but left to ruamel
 
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False,
+          "FALSE": False}  # fmt: skip
+
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -188,7 +191,9 @@ def _scalar(node: Any, exact: bool) -> Any:
     if tag == _NULL:
         return None
     if tag == _BOOL:
-        return value in ("true", "True", "TRUE")
+        if value not in _BOOLS:  # `!!bool yes`: ruamel reads it (True), not "not true"
+            raise GiveUp
+        return _BOOLS[value]
     if tag == _INT:
         try:
             return int(value)

@@ -9,15 +9,18 @@ positions, with a "did you mean" hint for unknown keys.
 from __future__ import annotations
 
 import difflib
+import os
+import stat
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, CommentedSet, TaggedScalar
 from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -76,6 +79,8 @@ def _plain(node: Any, loc: Loc, locator: Locator, budget: list[int]) -> Any:
     budget[0] -= 1
     if budget[0] < 0:
         raise _TooBig
+    if isinstance(node, CommentedMap | CommentedSeq) and node.tag.value is not None:
+        raise _unsupported(node, loc, locator)  # `!custom {...}`, `!!python/object/apply:`
     if isinstance(node, CommentedMap):
         out: dict[Any, Any] = {}
         for key, value in node.items():
@@ -98,27 +103,63 @@ def _plain(node: Any, loc: Loc, locator: Locator, budget: list[int]) -> Any:
                 pass
             items.append(_plain(value, sub, locator, budget))
         return items
+    if isinstance(node, TaggedScalar) and node.tag.value in _TEXT_TAGS:
+        return str(node.value)  # `!!str 12`; `=` (ruamel resolves it to YAML 1.1's `!!value`)
     if isinstance(node, str):
         return str(node)
     if isinstance(node, bool | int | float) or node is None:
         return node.__class__(node) if node is not None else None
     if isinstance(node, Decimal):
         return node
-    # timestamps and other scalars ruamel builds: keep their text form
-    return str(node)
+    if isinstance(node, date):  # a timestamp: keep its text form
+        return str(node)
+    raise _unsupported(node, loc, locator)  # `!!binary`, `!!set`, `!!python/...`, `!tag x`
+
+
+_TEXT_TAGS = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:value")
+_TAG_OF: dict[type, str] = {bytes: "!!binary", CommentedSet: "!!set", list: "!!pairs"}
+
+
+def _unsupported(node: Any, loc: Loc, locator: Locator) -> YamlLoadError:
+    """A value of a tag of its own (`!!python/object:...`, `!!binary`, `!custom`): never
+    read as some other value (the tag dropped, bytes as their repr) but refused."""
+    tag = getattr(getattr(node, "tag", None), "value", None) or _TAG_OF.get(type(node))
+    if isinstance(tag, str) and tag.startswith("tag:yaml.org,2002:"):
+        tag = "!!" + tag.removeprefix("tag:yaml.org,2002:")
+    return YamlLoadError(
+        locator.problem(
+            loc,
+            f"unsupported YAML tag {tag or type(node).__name__} (write a plain string, "
+            "number, boolean, list or mapping)",
+        )
+    )
 
 
 def read_checked(path: Path) -> bytes:
-    """The file's bytes, if it is a readable file of text size (`YamlLoadError` if not)."""
+    """The file's bytes, if it is a readable file of text size (`YamlLoadError` if not).
+    Only a regular file is read (a FIFO would block, a device never end), and never
+    more than `MAX_BYTES` (and one) of it: a huge file is refused before it fills memory."""
     name = str(path)
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without a writer
     except FileNotFoundError:
         raise YamlLoadError(Problem(name, 0, 0, "no such file")) from None
     except IsADirectoryError:
         raise YamlLoadError(Problem(name, 0, 0, "is a directory, not a file")) from None
     except OSError as exc:
         raise YamlLoadError(Problem(name, 0, 0, f"cannot read: {exc.strerror}")) from None
+    with os.fdopen(fd, "rb") as file:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise YamlLoadError(Problem(name, 0, 0, "is a directory, not a file"))
+        if not stat.S_ISREG(mode):
+            raise YamlLoadError(
+                Problem(name, 0, 0, "not a regular file (a FIFO, socket or device)")
+            )
+        try:
+            raw = file.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise YamlLoadError(Problem(name, 0, 0, f"cannot read: {exc.strerror}")) from None
     if len(raw) > MAX_BYTES:
         raise YamlLoadError(Problem(name, 0, 0, f"file is larger than {MAX_BYTES} bytes"))
     if b"\x00" in raw:

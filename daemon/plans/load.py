@@ -8,6 +8,7 @@ the operator sees all of them at once.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -65,7 +66,9 @@ class LoadResult:
 
 
 def plan_files(paths: Iterable[Path]) -> tuple[list[Path], list[Problem]]:
-    """Expand folders into their plan files; a missing path is a problem."""
+    """Expand folders into their plan files; a missing path is a problem. A folder's
+    entry named like a plan file is one, whatever it is but a folder (a dangling
+    symlink, a FIFO: the read says why it is no plan file, and nothing is applied)."""
     files: list[Path] = []
     problems: list[Problem] = []
     for path in paths:
@@ -74,7 +77,7 @@ def plan_files(paths: Iterable[Path]) -> tuple[list[Path], list[Problem]]:
                 p
                 for p in path.rglob("*")
                 if p.suffix in SUFFIXES
-                and p.is_file()
+                and not p.is_dir()
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
             if not found:
@@ -87,7 +90,7 @@ def plan_files(paths: Iterable[Path]) -> tuple[list[Path], list[Problem]]:
     unique: list[Path] = []
     seen: set[Path] = set()
     for file in files:
-        key = file.resolve()
+        key = Path(os.path.realpath(file))  # (`Path.resolve` raises on a symlink loop)
         if key not in seen:
             seen.add(key)
             unique.append(file)
