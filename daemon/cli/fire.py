@@ -5,17 +5,24 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import click
+from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.app import build_runtime
 from jupcron.cli.main import Context, login_name, pass_ctx
-from jupcron.errors import ConfigError
+from jupcron.domain import RunStatus
+from jupcron.errors import ConfigError, JupcronError
 from jupcron.runner.core import RunOptions
+from jupcron.runner.manual import withdraw_interrupted
 from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.recovery import recover
 from jupcron.service.alerts import AlertEvent, alerts_from_config
 from jupcron.store import control
 from jupcron.store.engine import begin
 from jupcron.store.plans import get_plan
+from jupcron.store.port import RunStore
+from jupcron.store.records import PlanRecord
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 
 @click.command()
@@ -39,11 +46,15 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
         if pause is not None:
             raise ConfigError(f"plan {name!r} is not fired: {pause.skip_reason()}")
         now = datetime.now(UTC)
-        outcome = runtime.runner.fire(plan, now, RunOptions(dry_run=dry_run, trigger="manual"))
-        if outcome is not None and outcome.status.in_flight and not outcome.taken_over:
-            # its own run only (a daemon's runs are the daemon's, however stale they look)
-            again = recover(runtime.runner, runs={outcome.run_id})
-            outcome = again[0] if again else outcome
+        try:
+            outcome = runtime.runner.fire(plan, now, RunOptions(dry_run=dry_run, trigger="manual"))
+            if outcome is not None and outcome.status.in_flight and not outcome.taken_over:
+                # its own run only (a daemon's runs are the daemon's, however stale they look)
+                again = recover(runtime.runner, runs={outcome.run_id})
+                outcome = again[0] if again else outcome
+        except KeyboardInterrupt:
+            click.echo(_interrupted(runtime.runs, plan, now), err=True)
+            raise SystemExit(EXIT_INTERRUPTED) from None
     finally:
         runtime.close()
     if outcome is None:
@@ -59,6 +70,29 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
     _notify(ctx, outcome, dry_run)
     if not outcome.ok:
         raise SystemExit(1)
+
+
+def _interrupted(store: RunStore, plan: PlanRecord, slot: datetime) -> str:
+    """Ctrl-C: the fire's run withdrawn if nothing was signed, else named for recovery."""
+    try:
+        run = withdraw_interrupted(store, plan.id, slot, now=datetime.now(UTC), by=login_name())
+    except (JupcronError, SQLAlchemyError) as exc:  # the store, say, is down too
+        return (
+            f"interrupted: what became of the run of plan {plan.name} for {slot.isoformat()} "
+            f"is not known ({exc}); see 'jupcron status'"
+        )
+    if run is None:
+        return f"interrupted: plan {plan.name} has no run of this fire in flight"
+    if run.status is RunStatus.SKIPPED:
+        return f"interrupted: run {run.id} {plan.name} skipped: nothing was signed"
+    if run.status.in_flight:
+        return (
+            f"interrupted: run {run.id} {plan.name} left {run.status} with signature "
+            f"{run.signature}: it may still land; recovery settles it with the same "
+            "signed transaction (a running daemon's once the run has gone stale, else a "
+            "daemon's at its start); do not fire again before it is settled ('jupcron status')"
+        )
+    return f"interrupted: run {run.id} {plan.name} is {run.status}"
 
 
 def _notify(ctx: Context, outcome: RunOutcome, dry_run: bool) -> None:

@@ -1,10 +1,16 @@
-"""An operator's verdict on an ``in_doubt`` run.
+"""The operator's own moves on runs: a verdict on an ``in_doubt`` run, and a
+`jupcron fire` interrupted (Ctrl-C).
 
 The daemon never decides an ``in_doubt`` run by itself: a person looks the
 signature up on-chain and records what they found. The run moves (a
 compare-and-set from ``in_doubt`` only) to ``succeeded`` or ``failed``, with an
 event saying who decided, why, and what the RPC node said if one is set up. If
 the RPC node contradicts the verdict, nothing changes unless forced.
+
+An interrupted fire withdraws its run if nothing was signed yet (a compare-and-set
+to ``skipped``): else the next recovery would order it, however much later, since a
+manual run has no grace to run out. A signed run stays in flight: its transaction
+may land, and only recovery (the same signed bytes, or the RPC node) settles it.
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ from typing import Any
 from jupcron.chain.rpc import SignatureStatus, SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError, RetryableError
+from jupcron.runner.book import order_of
 from jupcron.store.port import RunStore
 from jupcron.store.records import RunRecord
 
 SETTLED_CODE = "settled_by_operator"
+INTERRUPTED_STEP = "interrupted"
+UNSIGNED = (RunStatus.PENDING, RunStatus.REQUESTED)
 
 
 @dataclass(frozen=True)
@@ -128,3 +137,26 @@ def _ask_chain(rpc: SolanaRpc | None, run: RunRecord) -> dict[str, Any]:
         "rpc_landed": status.landed_ok,
         "rpc_slot": status.slot,
     }
+
+
+def withdraw_interrupted(
+    store: RunStore, plan_id: int, slot: datetime, *, now: datetime, by: str
+) -> RunRecord | None:
+    """The run an interrupted `jupcron fire` claimed for (`plan_id`, `slot`), as it now
+    is: recorded as ``skipped`` if nothing of it was signed, else left as it was;
+    ``None`` if no run of that slot is in flight (never claimed, or already ended)."""
+    ours = (
+        run for run, _ in store.in_flight() if (run.plan_id, run.scheduled_for) == (plan_id, slot)
+    )
+    run = next(ours, None)
+    if run is None:
+        return None
+    if run.status not in UNSIGNED:
+        return run  # signed: it may land; recovery settles it
+    reason = f"interrupted by {by} before anything was signed"
+    withdrawn, _ = store.advance(
+        run, RunStatus.SKIPPED, now=now, expect=[run.status], step=INTERRUPTED_STEP,
+        detail={"by": by, "reason": reason}, fields={"error": reason},
+        match=order_of(run),
+    )  # fmt: skip
+    return withdrawn
