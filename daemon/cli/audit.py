@@ -62,7 +62,10 @@ class When(click.ParamType):  # type: ignore[type-arg]
             parsed = datetime.fromisoformat(str(value))
         except ValueError:
             self.fail(f"{value!r} is not an ISO 8601 date or time", param, ctx)
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        try:  # the store compares instants in UTC
+            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        except OverflowError:
+            self.fail(f"{value!r} is outside the calendar in UTC", param, ctx)
 
 
 @click.command()

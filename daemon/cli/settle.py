@@ -13,9 +13,11 @@ from jupcron.store.follow import landed_evidence
 from jupcron.store.handle import open_store
 from jupcron.store.runstore import SqlRunStore
 
+RUN_ID_MAX = 2**31 - 1  # runs.id is an INTEGER: 32 bits on PostgreSQL
+
 
 @click.command()
-@click.argument("run_id", type=int)
+@click.argument("run_id", type=click.IntRange(max=RUN_ID_MAX))
 @click.option(
     "--landed/--not-landed",
     "landed",

@@ -32,7 +32,7 @@ from jupcron.store.engine import open_reader, session_factory
 from jupcron.store.plans import get_plan
 from jupcron.store.records import PlanRecord
 from jupcron.txguard import GuardPolicy, NotATransactionError, Verdict, flows, inspect
-from jupcron.txguard.decode import OversizeError, TxSummary
+from jupcron.txguard.decode import MAX_INPUT_CHARS, OversizeError, TxSummary
 from jupcron.txguard.instructions import DECODERS
 
 EXIT_REFUSED = 3
@@ -112,11 +112,11 @@ def inspect_command(
     config = config_or_defaults(ctx)
     plan = plan_of(ctx, config, plan_ref, plan_name) if plan_ref else None
     ordered = _ordered(ordered_json)
-    text = sys.stdin.read() if transaction == "-" else transaction
     own = plan.wallet if plan is not None else DEFAULT_WALLET
     owner = wallet_key or configured_wallet(ctx, name=own).pubkey
     policy = GuardPolicy.from_config(config.guard)
     try:
+        text = _stdin() if transaction == "-" else transaction
         if plan is not None:
             gasless = gasless or bool(ordered.get("gasless"))
             rpc = rpc_from_config(config.rpc)
@@ -147,6 +147,15 @@ def inspect_command(
         click.echo(render(verdict, str(owner), policy.programs))
     if not verdict.accepted:
         sys.exit(EXIT_REFUSED)
+
+
+def _stdin() -> str:
+    """Standard input, read no further than a transaction's text can reach: a stream
+    without end (or a huge file) is refused there, never held in memory whole."""
+    text = sys.stdin.read(MAX_INPUT_CHARS + 1)
+    if len(text) > MAX_INPUT_CHARS:
+        raise OversizeError(f"more than {MAX_INPUT_CHARS * 3 // 4} bytes")
+    return text
 
 
 def _ordered(text: str | None) -> dict[str, Any]:
