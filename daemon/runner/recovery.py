@@ -128,6 +128,7 @@ def _why_not_reorder(run: RunRecord, plan: PlanRecord, now: datetime) -> str | N
     changed = changed_since_claim(run, plan)
     if changed is not None:
         return f"interrupted before signing; {changed}"
-    if run.trigger != "manual" and not within_grace(run, plan, now):
-        return "interrupted before signing, and the slot's grace period has passed"
+    if not within_grace(run, plan, now):
+        what = "fire's" if run.trigger == "manual" else "slot's"
+        return f"interrupted before signing, and the {what} grace period has passed"
     return None

@@ -8,14 +8,15 @@ from jupcron.store.records import PlanRecord, RunRecord
 
 
 def grace_end(run: RunRecord, plan: PlanRecord) -> datetime:
-    """The last moment the run's slot may still be acted on (the schedule's grace)."""
+    """The last moment the run's slot (a manual run's: when it was fired) may still be
+    acted on (the schedule's grace)."""
     return run.scheduled_for + timedelta(seconds=plan.schedule.grace)
 
 
 def within_grace(run: RunRecord, plan: PlanRecord, now: datetime) -> bool:
-    """A manual run has no slot to be late for; a scheduled one has its grace."""
-    if run.trigger == "manual":
-        return True
+    """Whether the run may still act: its slot's grace, a manual run's counted from when
+    it was fired (a `jupcron fire` that died is not ordered by a recovery hours later,
+    at whatever the price is then)."""
     return now < grace_end(run, plan)
 
 

@@ -53,8 +53,8 @@ def test_a_dry_run_spends_none_of_a_cap(make_rig: RigFactory, db_url: str) -> No
 def test_a_run_ordered_long_after_its_claim_counts_when_it_spends(
     make_rig: RigFactory, db_url: str
 ) -> None:
-    """A `jupcron fire` whose process died between its claim and its order is ordered by
-    the daemon's recovery a day later (a manual run has no slot to be late for): its 5
+    """A run of a plan with a long grace whose process died between its claim and its
+    order is ordered by the daemon's recovery a day later, inside that grace: its 5
     USDC leave the wallet now, so the next run within 24 hours finds the cap used."""
     from jupcron.runner.recovery import recover
 
@@ -62,15 +62,16 @@ def test_a_run_ordered_long_after_its_claim_counts_when_it_spends(
     rig = make_rig(db_url=db_url, clock=clock,
                    safety={"caps": [{"mint": USDC, "per_day": 7_000_000}]})  # fmt: skip
     runner = rig.runner()
+    plan = rig.plan("swap", schedule={"every": "1h", "grace": "2d"})
     interrupted = runner.ports.store.claim(
-        rig.plan("swap"), clock.now, now=clock.now, trigger="manual", claimed_by="cli"
+        plan, clock.now, now=clock.now, trigger="schedule", claimed_by="node"
     )  # the claim, then the process died: nothing ordered
     assert interrupted is not None
     clock.advance(25 * 3600)
     recovered = recover(runner, startup=True)
     assert [o.status for o in recovered] == [RunStatus.SUCCEEDED]
     clock.advance(60)
-    later = outcome_of(runner.fire(rig.plan("swap"), clock.now))
+    later = outcome_of(runner.fire(plan, clock.now))
     assert later.status is RunStatus.SKIPPED
     assert later.error is not None
     assert "per_day=7000000" in later.error

@@ -234,3 +234,24 @@ def test_a_run_claimed_under_safety_dry_run_is_not_signed_after_it_is_turned_off
     outcome = rig.runner(config=live).fire(plan, SLOT + timedelta(hours=1))
     assert outcome is not None
     assert outcome.status is RunStatus.SUCCEEDED
+
+
+@pytest.mark.parametrize(("late", "ends"), [(60, RunStatus.SUCCEEDED), (3600, RunStatus.SKIPPED)])
+def test_a_fire_that_died_before_signing_is_ordered_only_inside_its_grace(
+    make_rig: RigFactory, late: int, ends: RunStatus
+) -> None:
+    """`jupcron fire` killed before it signed: a recovery inside the plan's grace (from
+    when it was fired) carries it on; one an hour later records it skipped, and orders
+    nothing at whatever the price is by then (it used to, however late)."""
+    clock = Clock()
+    rig = make_rig(clock=clock)
+    plan = rig.plan("swap")  # grace: the default 300 s
+    failpoints.arm("after_requested")
+    crash(lambda: rig.runner().fire(plan, clock.now, RunOptions(trigger="manual")))
+    failpoints.disarm()
+    clock.advance(late)
+    (outcome,) = recover(rig.runner(), startup=True)
+    assert outcome.status is ends
+    assert len(rig.landed()) == (1 if ends is RunStatus.SUCCEEDED else 0)
+    if ends is RunStatus.SKIPPED:
+        assert outcome.error == "interrupted before signing, and the fire's grace period has passed"
