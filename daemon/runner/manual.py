@@ -8,9 +8,10 @@ event saying who decided, why, and what the RPC node said if one is set up. If
 the RPC node contradicts the verdict, nothing changes unless forced.
 
 An interrupted fire withdraws its run if nothing was signed yet (a compare-and-set
-to ``skipped``): else the next recovery would order it, however much later, since a
-manual run has no grace to run out. A signed run stays in flight: its transaction
-may land, and only recovery (the same signed bytes, or the RPC node) settles it.
+to ``skipped``): else the next recovery would order it, if it came within the plan's
+grace, after the operator had given up on it. A signed run stays in flight: its
+transaction may land, and only recovery (the same signed bytes, or the RPC node)
+settles it.
 """
 
 from __future__ import annotations
