@@ -6,7 +6,9 @@
     execute   create (``/orders/dca``, ``/orders/price``) with the signed deposit,
               or confirm-cancel with the signed withdrawal
 
-The create and confirm-cancel bodies are identical on every post. A post the
+The create and confirm-cancel bodies are identical on every post: the create's is
+built once, when the deposit is crafted, and kept in the run's ``ordered`` event (a
+plan edited after that does not change what the signed deposit opens). A post the
 API refuses or leaves unanswered is settled from the history first: an order
 whose ``deposit`` (create) or ``withdrawal`` (cancel) event carries this run's
 signature proves it done. Otherwise the error goes on to the run's usual
@@ -18,11 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from datetime import datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from jupcron.api.client import Observer
+from jupcron.api.http import Attempt
 from jupcron.api.models import ExecuteResult
 from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.api.trigger_v2_models import Created, Family, HistoryOrder
@@ -94,6 +98,7 @@ def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> O
     }
     if isinstance(request, TriggerV2OrderRequest):
         detail["expires_at"] = expires_at_ms(request, now)  # the same on every post
+    detail["create"] = _storable(create_body(request, detail))  # the claimed terms
     return Ordered(deposit.request_id, deposit.transaction, in_amount=request.input_amount,
                    extra=detail)  # fmt: skip
 
@@ -211,10 +216,32 @@ def create_body(
     return body
 
 
+PRICE_FIELDS = ("minPriceUsd", "maxPriceUsd", "triggerPriceUsd")  # exact JSON numbers
+
+
+def _storable(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A create body for the ``ordered`` event (JSON): its prices as text."""
+    return {k: str(v) if isinstance(v, Decimal) else v for k, v in body.items()}
+
+
+def _stored_body(
+    request: TriggerV2DcaRequest | TriggerV2OrderRequest, ordered: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The create body the run was ordered with (its prices as exact numbers again);
+    built from the plan only for a run ordered before the body was kept."""
+    stored = ordered.get("create")
+    if not isinstance(stored, dict):
+        return create_body(request, ordered)
+    return {k: Decimal(v) if k in PRICE_FIELDS and isinstance(v, str) else v
+            for k, v in stored.items()}  # fmt: skip
+
+
 def execute(
     ports: Ports, run: RunRecord, plan: PlanRecord, observe: Observer, terms: SwapTerms | None
 ) -> ExecuteResult:
-    """Post the signed deposit (create) or withdrawal (confirm-cancel)."""
+    """Post the signed deposit (create) or withdrawal (confirm-cancel). Only the post's
+    own attempts reach `observe` (what the runner counts as posts of the bytes); a
+    login on the way is booked apart."""
     api, request, family = _api(ports), plan.request, family_of(plan)
     signed, request_id, signature = run.signed_tx or "", run.request_id or "", run.signature or ""
     if isinstance(request, TriggerV2CancelRequest):
@@ -223,17 +250,21 @@ def execute(
     else:
         operation, event = f"trigger_v2_create_{family}", "deposit"
         order_id = None
+    # the look-up and a login are not posts of the transaction: booked apart from `observe`
+    looked = ports.book.observer(run.id)
+
+    def posts(attempt: Attempt) -> None:
+        (observe if attempt.operation == operation else looked)(attempt)
+
     try:
         if isinstance(request, TriggerV2CancelRequest):
-            created = api.confirm_cancel(family, request.order, signed, request_id, observe)
+            created = api.confirm_cancel(family, request.order, signed, request_id, posts)
         elif isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
-            body = create_body(request, ports.book.ordered(run.id))
-            created = api.create(family, body, request_id, signed, observe)
+            body = _stored_body(request, ports.book.ordered(run.id))
+            created = api.create(family, body, request_id, signed, posts)
         else:
             raise TypeError(f"not a Trigger V2 request: {type(request).__name__}")
     except (ApiRejectedError, RetryableError) as exc:
-        # the look-up is not a post of the transaction: it is booked apart from `observe`
-        looked = ports.book.observer(run.id)
         found = _settle_from_history(api, family, event, signature, order_id, looked)
         if found is None:
             raise
