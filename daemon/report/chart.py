@@ -42,8 +42,11 @@ CARD = (640 / 96, 260 / 96)  # inches of a card's picture: 640 x 260 CSS pixels 
 PAD_ALONE = timedelta(hours=1)  # either side of a lone fill
 # the date under a time axis says the zone (an x label beside it would collide)
 OFFSETS = ["UTC", "%Y UTC", "%Y-%b UTC", "%Y-%m-%d UTC", "%Y-%m-%d UTC", "%Y-%m-%d %H:%M UTC"]
+# text.parse_math off: symbols and plan names are drawn as written ("$WIF"; text between
+# two "$" was read as TeX: letters lost to math italics, a "$\foo$" failed the chart)
 STYLE: Any = {"svg.fonttype": "none", "font.family": "DejaVu Sans", "font.size": 8.5,
-         "axes.titlesize": 9.5, "legend.fontsize": 7.5, "svg.hashsalt": "jupcron"}  # fmt: skip
+         "axes.titlesize": 9.5, "legend.fontsize": 7.5, "svg.hashsalt": "jupcron",
+         "text.parse_math": False}  # fmt: skip
 
 
 def chart_format(path: Path) -> str:

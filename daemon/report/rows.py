@@ -9,7 +9,7 @@ from datetime import UTC
 from decimal import Decimal, localcontext
 from typing import Any
 
-from jupcron.report.listing import render
+from jupcron.report.listing import csv_cell, render
 from jupcron.report.plan import SHOWN_DIGITS, PlanReport
 from jupcron.store import tokens
 
@@ -55,7 +55,9 @@ def _sol(lamports: int) -> str:
 def table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, Any]:
     unit = report.price_unit() or ""
     fees = ", ".join(
-        known[mint].show(amount) if mint in known else f"{amount} {tokens.short(mint)}"
+        known[mint].show(amount)
+        if mint in known
+        else f"{amount} (base units of {tokens.short(mint)})"
         for mint, amount in sorted(report.fees.items())
     )
     paid = report.network_fee_lamports + report.priority_fee_lamports
@@ -133,11 +135,18 @@ def totals(reports: list[PlanReport], known: dict[str, tokens.Token]) -> dict[st
     }  # fmt: skip
 
 
+def _total_amount(base: str, ui: str | None) -> str:
+    """Token units; base units said so where the mint's decimals are unknown."""
+    if ui is not None:
+        return tokens.plain(Decimal(ui))
+    return base if base == "0" else f"{base} (base units)"
+
+
 def total_lines(total: dict[str, Any]) -> str:
     rows = [
         {
             "token": t["symbol"] or tokens.short(t["mint"]),
-            **{k: tokens.plain(Decimal(t[f"{k}_ui"])) if t[f"{k}_ui"] else t[k]
+            **{k: _total_amount(t[k], t[f"{k}_ui"])
                for k in ("spent", "received", "refunded", "fees")},
         }
         for t in total["tokens"]
@@ -197,6 +206,6 @@ def plans_csv(rows: list[dict[str, Any]]) -> str:
                 value = ";".join(f"{k}={v}" for k, v in row["runs"].items())
             elif column == "fees":
                 value = ";".join(f"{f['mint']}={f['amount']}" for f in row["fees"])
-            cells.append("" if value is None else str(value))
+            cells.append("" if value is None else csv_cell(str(value)))  # a symbol "=…": text
         writer.writerow(cells)
     return buf.getvalue().rstrip("\n")

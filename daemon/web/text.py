@@ -12,6 +12,7 @@ from decimal import Decimal, localcontext
 from typing import Any
 
 from jupcron.plans.apply import FilesState
+from jupcron.store import tokens
 from jupcron.visible import visible
 
 NONE = "-"
@@ -32,11 +33,14 @@ def _plain(text: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _amount(ui: str | None, base: str, symbol: str | None) -> str:
+def _amount(ui: str | None, base: str, symbol: str | None, mint: str | None = None) -> str:
+    """``5 USDC``; a mint without a symbol by its short address (as the price names
+    it), never a bare number; base units said so where the decimals are unknown."""
     if base == "0":
         return NONE
+    label = symbol or (tokens.short(mint) if mint else None)
     if ui is not None:
-        return f"{_plain(ui)} {symbol}" if symbol else _plain(ui)
+        return f"{_plain(ui)} {label}" if label else _plain(ui)
     return f"{base} (base units)"
 
 
@@ -77,9 +81,10 @@ def _other_pairs(money: dict[str, Any]) -> str:
     per SOL)``; figures of different pairs are never added together."""
     shown = []
     for pair in money.get("other_pairs") or ():
-        spent = _amount(pair.get("spent_ui"), pair.get("spent", "0"), pair.get("input_symbol"))
+        spent = _amount(pair.get("spent_ui"), pair.get("spent", "0"), pair.get("input_symbol"),
+                        pair.get("input_mint"))  # fmt: skip
         got = _amount(pair.get("received_ui"), pair.get("received", "0"),
-                      pair.get("output_symbol"))  # fmt: skip
+                      pair.get("output_symbol"), pair.get("output_mint"))  # fmt: skip
         fills = pair.get("fills", 0)
         price = _price(pair.get("average_price"), pair.get("price_quote"), pair.get("price_base"))
         about = f"{fills} fill{'' if fills == 1 else 's'}" + (f", {price}" if price != NONE else "")
@@ -109,10 +114,16 @@ def plan_text(plan: dict[str, Any]) -> dict[str, str]:
             "last_when": moment(plan["last_scheduled_for"]) if plan["last_status"] else "",
             "last_error": plan["last_error"] or "",
             "spent": _amount(
-                money.get("spent_ui"), money.get("spent", "0"), money.get("input_symbol")
+                money.get("spent_ui"),
+                money.get("spent", "0"),
+                money.get("input_symbol"),
+                money.get("input_mint"),
             ),
             "received": _amount(
-                money.get("received_ui"), money.get("received", "0"), money.get("output_symbol")
+                money.get("received_ui"),
+                money.get("received", "0"),
+                money.get("output_symbol"),
+                money.get("output_mint"),
             ),
             "price": _price(price, money.get("price_quote"), money.get("price_base")),
             "fills": str(money.get("fills", 0)),
@@ -194,15 +205,17 @@ def runway_text(runway: dict[str, Any]) -> dict[str, str]:
         balance = f"{runway['balance_ui']} {symbol}"
     else:
         balance = f"{runway['balance']} (base units)"
-    return {
-        "key": f"{runway['wallet']}/{runway['mint']}",
-        "wallet": short(runway["wallet"]),
-        "token": symbol,
-        "balance": balance,
-        "runway": runway["summary"],
-        "plans": ", ".join(runway["plans"]),
-        "checked": moment(runway["checked_at"]),
-    }
+    return _shown(
+        {
+            "key": f"{runway['wallet']}/{runway['mint']}",
+            "wallet": short(runway["wallet"]),
+            "token": symbol,
+            "balance": balance,
+            "runway": runway["summary"],
+            "plans": ", ".join(runway["plans"]),
+            "checked": moment(runway["checked_at"]),
+        }
+    )
 
 
 def _in_effect(value: Any, on: str) -> str:
