@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, Field, StrictStr
 
 from jupcron.api.models import Amount, ApiModel
+from jupcron.mints import SOL_MINT
 
 # what an unknown mint's decimals are taken to be (SOL's are 9)
 DEFAULT_DECIMALS = 6
@@ -175,6 +176,14 @@ class Portfolio(ApiModel):
 
     def _facts(self, mint: str) -> TokenFacts | None:
         return (self.token_info.solana or {}).get(mint)
+
+    def known_decimals(self, mint: str) -> int | None:
+        """The mint's decimals as the answer gives them (``tokenInfo``); None if it does
+        not (SOL's 9 are known whatever it says)."""
+        facts = self._facts(mint)
+        if facts is not None and facts.decimals is not None:
+            return facts.decimals
+        return SOL_DECIMALS if mint == SOL_MINT else None
 
     def decimals_of(self, mint: str) -> int:
         facts = self._facts(mint)

@@ -118,7 +118,7 @@ class RunwayWatch:
         for runway in found_runways:
             token = known.get(runway.mint)
             decimals = token.decimals if token is not None else (
-                portfolio.decimals_of(runway.mint) if portfolio is not None else None
+                portfolio.known_decimals(runway.mint) if portfolio is not None else None
             )  # fmt: skip
             previous = before.get(runway.mint)
             was_low = previous.low if previous is not None else False

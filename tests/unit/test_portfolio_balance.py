@@ -121,3 +121,13 @@ def test_a_balance_in_ui_units_of_a_mint_of_unknown_decimals_is_not_exact() -> N
     raw = portfolio(wallet({"address": BONK, "rawAmount": "7"}))
     assert raw.exact_balance(BONK) == 7
     assert portfolio().exact_balance(BONK) == 0  # none held: exactly nothing
+
+
+def test_decimals_are_known_only_where_the_answer_gives_them() -> None:
+    """The runway watch stores and shows a mint's decimals from the answer: a guessed 6
+    would be kept as known, and a balance read in base units shown at that scale."""
+    said = portfolio(token_info={"solana": {BONK: {"decimals": 5}}})
+    assert said.known_decimals(BONK) == 5
+    assert portfolio().known_decimals(BONK) is None
+    assert portfolio().decimals_of(BONK) == 6  # (the balance's own fallback, never stored)
+    assert portfolio().known_decimals(SOL) == 9
