@@ -5,7 +5,6 @@ the whole file in memory, never a value read as something else."""
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
@@ -15,18 +14,10 @@ from pathlib import Path
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import make_engine, session_factory
 from tests.e2e.cli import jupcron
+from tests.e2e.test_cli_plans import config_for
 from tests.fixtures.plans import swap_plan, write_plans
 
 HANG = 20  # seconds: far more than any of these takes once refused
-
-
-def config_for(tmp_path: Path, db_url: str, plans_dir: Path) -> dict[str, str]:
-    path = tmp_path / "jupcron.yaml"
-    path.write_text(
-        json.dumps({"database": {"url": db_url}, "plans": {"dir": str(plans_dir)}}),
-        encoding="utf-8",
-    )
-    return {"JUPCRON_CONFIG": str(path)}
 
 
 def stored(db_url: str) -> dict[str, tuple[bool, bool]]:
