@@ -143,9 +143,11 @@ class HistoryOrder(ApiModel):
     output_amount: Amount | None = None
 
     def event_with(self, kind: str, signature: str) -> OrderEvent | None:
-        """The event of type `kind` carrying `signature`, if any."""
+        """The event of type `kind` carrying `signature` that did not fail or wait (its
+        ``state`` success, or unsaid), if any: a failed deposit proves nothing landed."""
         for event in self.events:
-            if event.type == kind and event.tx_signature == signature:
+            landed = event.state in (None, "success")
+            if event.type == kind and event.tx_signature == signature and landed:
                 return event
         return None
 

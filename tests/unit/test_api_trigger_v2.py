@@ -10,6 +10,7 @@ import structlog
 
 from jupcron.api.client import JupiterClient
 from jupcron.api.trigger_v2 import TriggerV2Api
+from jupcron.api.trigger_v2_models import HistoryOrder
 from jupcron.chain.wallet import Wallet
 from jupcron.emulator import Emulator
 from jupcron.errors import ApiAuthError, ApiGarbageError, ApiRejectedError, GuardRejectedError
@@ -136,3 +137,24 @@ def test_an_answer_echoing_a_jwt_is_stored_without_it() -> None:
     assert token not in repr(detail)
     assert opaque not in repr(detail)
     assert "***" in detail["body"]
+
+
+@pytest.mark.parametrize(("state", "proves"), [
+    ("success", True), (None, True), ("failed", False), ("pending", False),
+])  # fmt: skip
+def test_only_a_deposit_that_did_not_fail_proves_the_run_landed(
+    state: str | None, proves: bool
+) -> None:
+    """A history event carrying our signature settles an unanswered create only if it
+    did not fail (the spec's event states: success, failed, pending): a failed deposit
+    read as landed would record a run as succeeded that moved nothing."""
+    event = {"type": "deposit", "txSignature": "sig1", **({"state": state} if state else {})}
+    usdc, sol = (
+        "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+        "So11111111111111111111111111111111111111112",
+    )
+    order = HistoryOrder.model_validate(
+        {"id": "o1", "inputMint": usdc, "outputMint": sol, "events": [event]}
+    )
+    assert (order.event_with("deposit", "sig1") is not None) is proves
+    assert order.event_with("deposit", "other") is None
