@@ -5,6 +5,7 @@ when it runs out, and never stored."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 
@@ -150,3 +151,24 @@ def test_a_jwt_the_api_refuses_mid_run_is_fetched_again_and_the_call_made_once_m
         401,
         200,
     ]
+
+
+def test_a_cancel_of_an_order_already_closed_is_skipped_not_failed(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    """The plan's aim holds when its order is already cancelled (or completed, filled):
+    the run is `skipped` as `order_gone`, as v1's cancels are, and nothing is crafted or
+    signed (it failed on the API's refusal, and said `failed` at every fire)."""
+    rig = make_rig(loopback=True, db_url=db_url)
+    order_id = open_dca(rig)
+    plan = cancel_plan(rig, order_id)
+    first = outcome_of(rig.runner().fire(plan, SLOT))
+    assert first.status is RunStatus.SUCCEEDED, first.error
+    crafted = rig.emulator.ledger.requests.get("trigger_v2_cancel", 0)
+    again = outcome_of(rig.runner().fire(plan, SLOT + timedelta(hours=1)))
+    assert again.status is RunStatus.SKIPPED, again.error
+    assert again.error_code == "order_gone"
+    assert again.error == f"nothing to cancel: order {order_id} is already cancelled"
+    assert rig.emulator.ledger.requests.get("trigger_v2_cancel", 0) == crafted
+    assert rig.run(again.run_id).signed_tx is None
+    assert len(rig.landed()) == 2  # the deposit and the first withdrawal only

@@ -120,6 +120,14 @@ def _too_late_or_early(
     return None
 
 
+# an order's states in its history with nothing left in the vault to withdraw (an
+# expired or failed price order still holds its deposit: its cancel is the withdrawal)
+CLOSED: dict[Family, tuple[str, ...]] = {
+    "dca": ("completed", "cancelled", "deposit_failed"),
+    "price": ("filled", "cancelled"),
+}
+
+
 def _cancel(api: TriggerV2Api, request: TriggerV2CancelRequest, observe: Observer) -> Ordered:
     family: Family = "dca" if request.family == "dca" else "price"
     vault = api.vault(observe)
@@ -129,6 +137,11 @@ def _cancel(api: TriggerV2Api, request: TriggerV2CancelRequest, observe: Observe
             f"trigger_v2_cancel: order {request.order} is not in this wallet's {family} "
             "history: nothing of ours to cancel"
         )
+    closed = known.state if family == "dca" else known.order_state
+    if closed in CLOSED[family]:  # the plan's aim holds: nothing to craft or sign
+        return Ordered(None, None, order_account=request.order, skip_code="order_gone",
+                       skip_reason=f"nothing to cancel: order {request.order} is already "
+                                   f"{closed}")  # fmt: skip
     held = known.vault_pubkey or known.privy_wallet_pubkey
     if held is not None and held != vault:
         raise ApiRejectedError(
