@@ -12,6 +12,7 @@ where an answer carries it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
@@ -145,17 +146,19 @@ class Portfolio(ApiModel):
         positions, whatever their label: the spec's own example labels a native stake
         ``Wallet``, and staked SOL cannot pay for a swap."""
         total = Decimal(0)
-        for element in self.elements:
-            if not _spendable(element):
-                continue
-            for asset in element.data.assets or []:
-                data = asset.data
-                if data is None or data.address != mint:
-                    continue
-                if data.raw_amount is not None:
-                    return int(data.raw_amount)
-                total += data.amount or Decimal(0)
+        for data in self._held(mint):
+            if data.raw_amount is not None:
+                return int(data.raw_amount)
+            total += data.amount or Decimal(0)
         return int(total * (Decimal(10) ** self.decimals_of(mint)))
+
+    def _held(self, mint: str) -> Iterator[AssetData]:
+        """The wallet's own assets of `mint` (its spendable elements')."""
+        for element in self.elements:
+            if _spendable(element):
+                for asset in element.data.assets or []:
+                    if asset.data is not None and asset.data.address == mint:
+                        yield asset.data
 
     def guessed(self, mint: str) -> bool:
         """Whether `balance_of(mint)` would be a guess: an asset of it in UI units only,
@@ -163,12 +166,7 @@ class Portfolio(ApiModel):
         facts = self._facts(mint)
         if facts is not None and facts.decimals is not None:
             return False
-        return any(
-            asset.data is not None and asset.data.address == mint and asset.data.raw_amount is None
-            for element in self.elements
-            if _spendable(element)
-            for asset in element.data.assets or []
-        )
+        return any(data.raw_amount is None for data in self._held(mint))
 
     def exact_balance(self, mint: str) -> int | None:
         """`balance_of(mint)`, or None when it would be a guess (`guessed`)."""

@@ -183,26 +183,26 @@ class _Handler(BaseHTTPRequestHandler):
         own = path in ("/healthz", "/metrics") and (path == "/healthz" or self.server.app is None)
         if own and self.server.local_only and not host_is_local(self.headers.get("Host")):
             self._reply(403, b"this listener answers only to localhost or an IP address\n",
-                        "text/plain; charset=utf-8")  # fmt: skip
+                        TEXT)  # fmt: skip
             return
         if path == "/healthz":
             ok = _healthy(self.server.health)
             self.server.metrics.up.set(1 if ok else 0)
             body = b"ok\n" if ok else b"unhealthy\n"
-            self._reply(200 if ok else 503, body, "text/plain; charset=utf-8")
+            self._reply(200 if ok else 503, body, TEXT)
         elif self.server.app is not None:
             self._to_app()
         elif path == "/metrics":
             self._reply(200, self.server.metrics.render(), CONTENT_TYPE_LATEST)
         else:
-            self._reply(404, b"not found\n", "text/plain; charset=utf-8")
+            self._reply(404, b"not found\n", TEXT)
 
     def do_HEAD(self) -> None:
         self.do_GET()
 
     def do_POST(self) -> None:
         if self.server.app is None:
-            self._reply(405, b"read-only\n", "text/plain; charset=utf-8")
+            self._reply(405, b"read-only\n", TEXT)
         else:
             self._to_app()
 
@@ -215,7 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
             length = -1
         if not 0 <= length <= MAX_BODY:
             self.close_connection = True
-            self._reply(413, b"request body too large\n", "text/plain; charset=utf-8")
+            self._reply(413, b"request body too large\n", TEXT)
             return
         body = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -224,7 +224,7 @@ class _Handler(BaseHTTPRequestHandler):
             answer = app(request)
         except Exception as exc:  # noqa: BLE001 - one bad page must not take the listener down
             log.error("web_request_failed", path=request.path, error=repr(exc))
-            answer = WebResponse(500, b"internal error\n", "text/plain; charset=utf-8")
+            answer = WebResponse(500, b"internal error\n", TEXT)
         self._reply(answer.status, answer.body, answer.content_type, answer.all_headers())
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
