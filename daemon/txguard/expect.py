@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 
 @dataclass(frozen=True)
 class RecurringTerms:
     """A recurring (DCA) order as the plan states it: the total deposit, the amount
     each cycle swaps (inAmount / numberOfOrders, as the API divides it), the cycle
-    in seconds, whether the plan bounds the price (minPrice / maxPrice), and the
-    start (None: now)."""
+    in seconds, the plan's price bounds (minPrice / maxPrice, None: not set), and
+    the start (None: now)."""
 
     in_amount: int
     per_cycle: int
     cycle_seconds: int
-    price_bounds: int = 0  # how many of minPrice / maxPrice the plan sets
+    min_price: Decimal | None = None
+    max_price: Decimal | None = None
     start_at: int | None = None
+
+    @property
+    def price_bounds(self) -> int:
+        """How many of minPrice / maxPrice the plan sets."""
+        return (self.min_price is not None) + (self.max_price is not None)
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,12 @@ whole terms:
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from jupcron.txguard import swap_terms
 from jupcron.txguard.context import Context
 from jupcron.txguard.decode import Instruction, TxSummary
-from jupcron.txguard.expect import Expectation
+from jupcron.txguard.expect import Expectation, RecurringTerms
 from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
 from jupcron.txguard.jupiter import PROGRAMS, action_of
 from jupcron.txguard.jupiter_orders import RECURRING_CANCEL, RECURRING_NEW
@@ -149,12 +151,69 @@ def _recurring_terms(ix: Instruction, where: str, expect: Expectation) -> list[s
     wanted_start = "none" if terms.start_at is None else str(terms.start_at)
     if start != wanted_start:
         reasons.append(f"{where} starts at {start}; the plan: {wanted_start}")
-    bounds = sum(fields.get(k, "none") != "none" for k in ("min_out_amount", "max_out_amount"))
-    if bounds != terms.price_bounds:
+    return reasons + _price_bounds(fields, where, terms)
+
+
+_BOUNDS = ("min_out_amount", "max_out_amount")
+# the price each bound answers, a price being input paid per unit of output: Jupiter's
+# DCA SDK example (minOutAmountPerCycle "effectively allows for a max price",
+# maxOutAmountPerCycle "for a min price") and its DCA integration guide (buy SOL with
+# USDC only below $20: at least 100 / 20 SOL out of each 100 USDC)
+_ANSWERS = {"min_out_amount": "maxPrice", "max_out_amount": "minPrice"}
+_F64 = Decimal("1e-9")  # the API takes prices as doubles: far above their rounding
+
+
+def _price_bounds(fields: dict[str, str], where: str, terms: RecurringTerms) -> list[str]:
+    """A DCA's per-cycle output bounds, held to the plan's minPrice / maxPrice.
+
+    - ``Some(0)`` is refused: the order account keeps each bound as a plain u64 with
+      0 for "none" (the API lists an unbounded order's as "0"), so it bounds
+      nothing while looking like a bound (a genuine answer writes None);
+    - each bound answers its price (`_ANSWERS`), present exactly where the plan
+      sets that price: a bound on the other side caps what the order buys instead
+      of protecting it;
+    - a least output above the most output can never fill: the deposit would sit
+      in the order, the run recorded as done while nothing is ever bought;
+    - with both, most / least out is maxPrice / minPrice, whatever the units of a
+      price and the mints' decimals (undocumented by Jupiter): bounds widened or
+      narrowed away from the plan's are refused. A single bound's value depends
+      on those units, so only `limits` holds it (docs/price-protection.md).
+    """
+    given = {k: fields.get(k, "none") for k in _BOUNDS if fields.get(k, "none") != "none"}
+    reasons = [
+        f"{where} has a {k} of 0, which bounds nothing (the order keeps 0 as no bound)"
+        for k, v in given.items()
+        if v == "0"
+    ]
+    prices = {"minPrice": terms.min_price, "maxPrice": terms.max_price}
+    if len(given) != terms.price_bounds:
         reasons.append(
-            f"{where} bounds the price of each cycle {bounds} way(s); the plan sets "
+            f"{where} bounds the price of each cycle {len(given)} way(s); the plan sets "
             f"{terms.price_bounds} of minPrice / maxPrice"
         )
+    else:
+        reasons += [
+            f"{where} {'has' if k in given else 'has no'} {k} (a {price}); the plan "
+            f"{'sets no' if prices[price] is None else 'sets'} {price}"
+            for k, price in _ANSWERS.items()
+            if (k in given) != (prices[price] is not None)
+        ]
+    least, most = (given.get(k, "") for k in _BOUNDS)
+    if not (least.isdigit() and most.isdigit()):
+        return reasons
+    if int(least) > int(most):
+        never = f"asks for at least {least} out per cycle and at most {most}: it can never fill"
+        reasons.append(f"{where} {never}")
+    low, high = terms.min_price, terms.max_price
+    if low is not None and high is not None and int(least) > 0:
+        # each bound rounded to a base unit: |most * low - least * high| <= low + high
+        gap = abs(int(most) * low - int(least) * high)
+        if gap > low + high + int(most) * low * _F64:
+            reasons.append(
+                f"{where} bounds each cycle to {least}..{most} out, a range of "
+                f"{Decimal(most) / Decimal(least):.6g}; the plan's maxPrice / minPrice "
+                f"is {high / low:.6g}"
+            )
     return reasons
 
 

@@ -87,15 +87,17 @@ def checks(request: RecurringRequest, context: CheckContext) -> list[Finding]:
     if request.input_mint == request.output_mint:
         out.append(Finding(("request", "outputMint"), "outputMint is the same as inputMint"))
     time, price = request.params.time, request.params.price
-    bare = time is not None and time.min_price is None and time.max_price is None
-    if context.limits is not None and bare:
+    # the DCA's per-cycle least output (min_out_amount) answers a max price, its most
+    # output a min price (Jupiter's DCA SDK): minPrice alone gives limits nothing to hold
+    unfloored = time is not None and time.max_price is None
+    if context.limits is not None and unfloored:
         out.append(
             Finding(
                 ("limits",),
                 "a recurring order carries a per-cycle minimum out "
-                "only when params.time sets minPrice or maxPrice; txguard holds "
-                "that minimum to these limits, so without one its runs are "
-                "refused (docs/price-protection.md)",
+                "only when params.time sets maxPrice (minPrice bounds the most out); "
+                "txguard holds that minimum to these limits, so without one its runs "
+                "are refused (docs/price-protection.md)",
                 warning=True,
             )
         )

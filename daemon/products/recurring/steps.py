@@ -30,10 +30,10 @@ def expectation(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> E
     time = request.params.time
     terms = None
     if time is not None:
-        bounds = sum(p is not None for p in (time.min_price, time.max_price))
         terms = RecurringTerms(
             in_amount=time.in_amount, per_cycle=time.in_amount // time.number_of_orders,
-            cycle_seconds=time.interval, price_bounds=bounds, start_at=time.start_at,
+            cycle_seconds=time.interval, min_price=time.min_price, max_price=time.max_price,
+            start_at=time.start_at,
         )  # fmt: skip
     price = price_facts(ordered)
     price.pop("reference_out", None)  # a price over days to come: only the plan's limit holds
