@@ -9,14 +9,34 @@ from decimal import Decimal
 import click
 
 from jupcron.api.client import JupiterClient
-from jupcron.api.portfolio import Portfolio, PortfolioElement
+from jupcron.api.portfolio import AssetData, Portfolio, PortfolioElement
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import api_key
 from jupcron.logs import configure_logging
+from jupcron.store import tokens
+
+SHOWN_EXPONENT = 40  # beyond 10^±40, no u64 at any decimals: shown as the API sent it
 
 
 def _usd(value: Decimal | None) -> str:
     return "-" if value is None else f"${value:,.2f}"
+
+
+def _number(value: object) -> str:
+    """A UI amount as the API sent it, in plain decimals: a JSON ``1e-09`` (one
+    lamport) reads ``0.000000001``, never ``1E-9``."""
+    try:
+        amount = Decimal(str(value))
+    except ArithmeticError:
+        return str(value)
+    if not amount.is_finite() or abs(amount.adjusted()) > SHOWN_EXPONENT:
+        return str(value)  # no amount of any token: as sent, not a page of zeros
+    return tokens.plain(amount)
+
+
+def _asset_amount(asset: AssetData | None) -> str:
+    """An asset's UI amount in plain decimals; ``?`` when the answer has none."""
+    return "?" if asset is None or asset.amount is None else _number(asset.amount)
 
 
 def _detail(portfolio: Portfolio, element: PortfolioElement) -> str:
@@ -27,15 +47,14 @@ def _detail(portfolio: Portfolio, element: PortfolioElement) -> str:
             f"{portfolio.symbol(str(data.get('outputAddress', '?')))}"
         )
         amount = data.get("initialInputAmount")
-        return f"{pair} {amount}" if amount is not None else pair
+        return f"{pair} {_number(amount)}" if amount is not None else pair
     assets = element.data.assets
     if assets is not None:
         parts = []
         for asset in assets[:6]:
             inner = asset.data
-            amount = "?" if inner is None or inner.amount is None else inner.amount
             address = None if inner is None else inner.address
-            parts.append(f"{amount} {portfolio.symbol(str(address))}")
+            parts.append(f"{_asset_amount(inner)} {portfolio.symbol(str(address))}")
         return ", ".join(parts) + (" …" if len(assets) > 6 else "")
     return ""
 

@@ -48,6 +48,15 @@ def _price(value: Decimal | None) -> str:
         return tokens.plain(+value)
 
 
+def _in_units(value: Decimal, token: tokens.Token) -> str:
+    """An amount of `token` worth showing (a value now, a P&L) to the token's own unit:
+    its every whole digit kept (never a few significant digits: 149,850,018.499999 USDC
+    is not ``149850020``), rounded only below one base unit."""
+    with localcontext() as ctx:
+        ctx.prec = max(28, value.adjusted() + token.decimals + 2)  # quantize never overflows
+        return tokens.plain(value.quantize(Decimal(1).scaleb(-token.decimals)))
+
+
 def _sol(lamports: int) -> str:
     return f"{tokens.plain(tokens.human(lamports, 9))} SOL"
 
@@ -63,7 +72,8 @@ def table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, A
     paid = report.network_fee_lamports + report.priority_fee_lamports
     network = _sol(paid) if paid else "-"  # base + priority (JSON and CSV have both)
     values, pnl = report.value_now(), report.unrealised_pnl()
-    quote = report.quote_token.label if report.quote_token else ""
+    token = report.quote_token  # known whenever there is a value: it prices it
+    quote = token.label if token else ""
     return {
         "plan_name": report.plan_name, "kind": report.kind,
         "runs": ", ".join(f"{status} {n}" for status, n in sorted(report.runs.items())) or "-",
@@ -75,17 +85,20 @@ def table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, A
         "refunded": _amount(report, report.refunded, "in", known),
         "fees": fees or "-",
         "network_fees": network,
-        "value_now": f"{_price(values[0])} {quote}" if values and report.fills else "-",
-        "unrealised_pnl": f"{_signed(pnl)} {quote}" if pnl is not None and report.fills else "-",
+        "value_now": f"{_in_units(values[0], token)} {quote}"
+        if values and token and report.fills else "-",
+        "unrealised_pnl": f"{_signed(pnl, token)} {quote}"
+        if pnl is not None and token and report.fills else "-",
         "first_fill": report.first_fill.strftime("%Y-%m-%d %H:%M") if report.first_fill else "-",
         "last_fill": report.last_fill.strftime("%Y-%m-%d %H:%M") if report.last_fill else "-",
         "vs_reference_bps": _bps(report.vs_reference_bps()),
     }  # fmt: skip
 
 
-def _signed(value: Decimal) -> str:
-    text = _price(abs(value))
-    return f"+{text}" if value >= 0 else f"-{text}"
+def _signed(value: Decimal, token: tokens.Token) -> str:
+    """``+12.5``/``-0.25``: a loss below one base unit reads ``+0``, never ``-0``."""
+    text = _in_units(abs(value), token)
+    return f"-{text}" if value < 0 and text != "0" else f"+{text}"
 
 
 def totals(reports: list[PlanReport], known: dict[str, tokens.Token]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ AUDIT_COLUMNS = (
     "out_amount", "order_account", "slot", "attempts", "created_at", "updated_at", "finished_at",
     "spent", "received", "refunded", "fills", "wallet",
 )  # fmt: skip
-# what the money did (migration 0003_fills): read from the view itself
+# what the money did (migration 0003_fills): the view's columns, summed here (`_money`)
 MONEY_COLUMNS = ("spent", "received", "refunded", "fills")
 
 
@@ -104,17 +104,40 @@ def audit_rows(session: Session, flt: AuditFilter) -> list[dict[str, Any]]:
         stmt = stmt.where(Run.scheduled_for >= flt.since)
     if flt.until:
         stmt = stmt.where(Run.scheduled_for < flt.until)
-    out = []
+    out: list[dict[str, Any]] = []
     for run, name, kind in session.execute(stmt):
         row = {c: getattr(run, c, None) for c in AUDIT_COLUMNS}
         row.update(run_id=run.id, plan_name=name, kind=kind)
         out.append(row)
     if out:
-        money = text(
-            "SELECT run_id, spent, received, refunded, fills FROM audit WHERE run_id IN :ids"
-        ).bindparams(bindparam("ids", expanding=True))
-        found = {r.run_id: r for r in session.execute(money, {"ids": [r["run_id"] for r in out]})}
+        found = _money(session, [int(r["run_id"]) for r in out])
         for row in out:
-            for column in MONEY_COLUMNS:
-                row[column] = getattr(found.get(row["run_id"]), column, None)
+            row.update(found.get(int(row["run_id"]), _NO_MONEY))
     return out
+
+
+_NO_MONEY: dict[str, Any] = {"spent": None, "received": None, "refunded": None, "fills": 0}
+_FILLS_OF = text("SELECT run_id, in_amount, out_amount FROM fills WHERE run_id IN :ids")
+_REFUNDS_OF = text(
+    "SELECT run_id, refunded FROM followed_orders WHERE run_id IN :ids AND refunded IS NOT NULL"
+)
+
+
+def _money(session: Session, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The `audit` view's money columns of these runs, as it defines them (the sums of
+    the ``fills`` view's rows and of the followed orders' refunds, NULL where there is
+    none), summed exactly here: a u64 above 2^63 - 1 is a double to SQLite's NUMERIC
+    (``1.0e+19``), and its SUM of two overflows and stops the query."""
+    money: dict[int, dict[str, Any]] = {}
+    bound = {"ids": ids}
+    fills = _FILLS_OF.bindparams(bindparam("ids", expanding=True))
+    for run_id, in_amount, out_amount in session.execute(fills, bound):
+        row = money.setdefault(run_id, dict(_NO_MONEY))
+        row["spent"] = str(int(row["spent"] or 0) + int(in_amount))
+        row["received"] = str(int(row["received"] or 0) + int(out_amount))
+        row["fills"] += 1
+    refunds = _REFUNDS_OF.bindparams(bindparam("ids", expanding=True))
+    for run_id, refunded in session.execute(refunds, bound):
+        row = money.setdefault(run_id, dict(_NO_MONEY))
+        row["refunded"] = str(int(row["refunded"] or 0) + int(refunded))
+    return money
