@@ -275,6 +275,7 @@ class WebConfig(Section):
 NOTIFY_EVENTS = (
     "failed", "rejected", "in_doubt", "skipped", "misfire", "manual_fire", "daemon_start",
     "daemon_stop", "daemon_fatal", "leader_change", "low_balance", "store_down",
+    "dependency_down",
 )  # fmt: skip
 
 
@@ -290,6 +291,8 @@ class NotifyConfig(Section):
     batch: Annotated[float, Field(ge=0, le=3600)] = 10.0  # seconds a burst is gathered
     min_interval: Annotated[float, Field(ge=0, le=86_400)] = 60.0  # between two messages
     skip_summary: Annotated[float, Field(ge=0)] = 3600.0  # seconds between skip summaries
+    # seconds the database may not answer before `store_down` is said (a blip is not)
+    store_down_after: Annotated[float, Field(ge=1, le=3600)] = 30.0
 
     @field_validator("events")
     @classmethod

@@ -9,16 +9,22 @@ channel's token or password, so they are secrets: `SecretStr` in the config
 What is said (``notify.events``, all by default): a run that ends ``failed``,
 ``rejected`` or ``in_doubt``; ``skipped`` slots of a plan, debounced (the
 first skip says why, later ones of the same streak are counted and summed up
-every ``notify.skip_summary`` seconds, when the streak ends or at the stop), a
-slot misfired, a manual fire (``jupcron fire``), the daemon's start, stop and
-fatal stop, a change of leader, and a database that has not answered for
-`STORE_ALERT_AFTER` seconds (daemon/service/status.py), and its return.
+every ``notify.skip_summary`` seconds, when the streak ends or at the stop),
+slots skipped by an operator's pause (not at first: the operator knows; once a
+day, `PAUSE_REMIND`, while it goes on, one line per pause: a forgotten ``pause
+--all`` must not stop every run in silence), a slot misfired, a manual fire
+(``jupcron fire``), the daemon's start, stop and fatal stop, a change of leader,
+and a database that has not answered for `STORE_ALERT_AFTER` seconds
+(daemon/service/status.py), and its return.
 
 Rate limit: alerts are gathered for ``notify.batch`` seconds after the first
 one, and messages go out at most once per ``notify.min_interval`` seconds, so a
 burst of failures is one message listing them. Delivery is on one background
 thread with a bounded queue; `stop` delivers what is pending before it returns
-(a fatal stop is said before the process ends).
+(a fatal stop is said before the process ends). An alert the full queue cannot
+take (the channel hung in a send while a burst came) is not silent: logged
+(``alert_dropped``), counted as not delivered (``on_result``: the metrics), and
+the next message says how many of which events were lost.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -51,6 +57,8 @@ log = structlog.get_logger(__name__)
 
 TEXT_LIMIT = 300  # characters of one alert's reason
 MESSAGE_LIMIT = 30  # alerts listed in one message; the rest counted
+PAUSE_REMIND = 86_400.0  # seconds between two reminders of a pause that goes on
+ALL_PAUSED = "*"  # the key of every plan's pause (as the store's scope)
 
 
 class AlertEvent(StrEnum):
@@ -68,6 +76,7 @@ class AlertEvent(StrEnum):
     LEADER_CHANGE = "leader_change"
     LOW_BALANCE = "low_balance"
     STORE_DOWN = "store_down"
+    DEPENDENCY_DOWN = "dependency_down"
 
 
 # the run statuses that are told: the webhook's, each under its own name
@@ -75,7 +84,7 @@ RUN_EVENTS: dict[RunStatus, AlertEvent] = {s: AlertEvent(s) for s in NOTIFY_STAT
 # Apprise's notify types: how the channel colours or flags the message
 SEVERE = frozenset({AlertEvent.FAILED, AlertEvent.IN_DOUBT, AlertEvent.DAEMON_FATAL,
                     AlertEvent.REJECTED, AlertEvent.LOW_BALANCE,
-                    AlertEvent.STORE_DOWN})  # fmt: skip
+                    AlertEvent.STORE_DOWN, AlertEvent.DEPENDENCY_DOWN})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -165,9 +174,11 @@ class Alerts:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._streaks: dict[str, _Streak] = {}
+        self._pauses: dict[str, _Streak] = {}  # pause scope (a plan, or every plan's) -> skips
         self._last_sent = float("-inf")
         self.messages = 0
         self.dropped = 0
+        self._lost: dict[AlertEvent, int] = {}  # dropped since the last message, by event
 
     def __repr__(self) -> str:
         return f"Alerts(events={sorted(self.events)!r})"
@@ -178,15 +189,20 @@ class Alerts:
             return
         try:
             self._queue.put_nowait(Alert(event, one_line(text)))
-        except queue.Full:
-            self.dropped += 1
+        except queue.Full:  # the queue is full: the next message comes, and says it
+            with self._lock:
+                self.dropped += 1
+                self._lost[event] = self._lost.get(event, 0) + 1
             log.warning("alert_dropped", alert=str(event), reason="queue full")
+            self._counted([str(event)], False)
 
     def note_run(self, outcome: RunOutcome) -> None:
         """A run listener's view: failures at once, skips debounced per plan."""
         when = outcome.scheduled_for.strftime("%Y-%m-%d %H:%M:%SZ")
         plan = outcome.plan_name
-        if outcome.status is RunStatus.SKIPPED and not _operator_pause(outcome):
+        paused = _pause_scope(outcome)
+        self._pause_goes_on(plan, paused, when, outcome.error)
+        if outcome.status is RunStatus.SKIPPED and paused is None:
             self._skipped(plan, when, outcome.error)
             return
         self._streak_over(plan)
@@ -217,6 +233,32 @@ class Alerts:
             self.note(AlertEvent.SKIPPED, f"plan {plan} slot {when} skipped: {reason or '?'}")
         elif due:
             self.note(AlertEvent.SKIPPED, text)
+
+    def _pause_goes_on(self, plan: str, scope: str | None, when: str, reason: str | None) -> None:
+        """A slot of `plan` skipped under the pause `scope` (None: not paused, which
+        ends the count of its pause without a word: resumed); reminded every
+        `PAUSE_REMIND` seconds from the first skip, one line for every plan's pause."""
+        now = self.clock()
+        with self._lock:
+            if scope != plan:
+                self._pauses.pop(plan, None)
+            if scope != ALL_PAUSED:
+                self._pauses.pop(ALL_PAUSED, None)
+            if scope is None:
+                return
+            pause = self._pauses.get(scope)
+            if pause is None:
+                self._pauses[scope] = _Streak(first=when, summed_at=now, count=1)
+                return
+            pause.count += 1
+            pause.last, pause.reason = when, reason
+            if now - pause.summed_at < PAUSE_REMIND:
+                return
+            pause.summed_at = now
+            what = "every plan" if scope == ALL_PAUSED else f"plan {scope}"
+            text = (f"{what}: {pause.count} slot(s) skipped since {pause.first} and still "
+                    f"paused, the last {pause.last}: {reason or '?'}")  # fmt: skip
+        self.note(AlertEvent.SKIPPED, text)
 
     def _streak_over(self, plan: str, why: str = "the streak has ended") -> None:
         with self._lock:
@@ -275,26 +317,28 @@ class Alerts:
             pending.append(more)
 
     def _send(self, alerts: list[Alert]) -> None:
-        title, body = render(alerts, self.source)
-        severe = any(a.event in SEVERE for a in alerts)
+        with self._lock:
+            lost, self._lost = self._lost, {}
+        title, body = render(alerts, self.source, lost)
+        severe = any(a.event in SEVERE for a in alerts) or any(e in SEVERE for e in lost)
         self._last_sent = self.clock()
         try:
             ok = self.sender(title, body, severe)
         except Exception as exc:  # noqa: BLE001 - a channel library error must never stop the daemon
             log.warning("alert_failed", alerts=len(alerts), error=type(exc).__name__)
-            self._counted(alerts, False)
+            self._counted([str(a.event) for a in alerts], False)
             return
-        self._counted(alerts, bool(ok))
+        self._counted([str(a.event) for a in alerts], bool(ok))
         if ok:
             self.messages += 1
             log.info("alert_sent", alerts=len(alerts), events=sorted({a.event for a in alerts}))
         else:
             log.warning("alert_failed", alerts=len(alerts), error="not delivered")
 
-    def _counted(self, alerts: list[Alert], sent: bool) -> None:
+    def _counted(self, events: list[str], sent: bool) -> None:
         if self.on_result is not None:
             try:
-                self.on_result([str(a.event) for a in alerts], sent)
+                self.on_result(events, sent)
             except Exception:
                 log.exception("alert_count_failed")
 
@@ -314,22 +358,37 @@ class _Streak:
         )
 
 
-def _operator_pause(outcome: RunOutcome) -> bool:
-    """A slot skipped by `jupcron pause`: the operator knows; no alert."""
+def _pause_scope(outcome: RunOutcome) -> str | None:
+    """The pause a slot was skipped by (`jupcron pause`: the operator knows, no alert
+    but the daily reminder): its plan, `ALL_PAUSED`, or None (not paused)."""
+    if outcome.status is not RunStatus.SKIPPED:
+        return None
     error = outcome.error or ""
-    return error.startswith(("paused: ", "all plans paused: "))
+    if error.startswith("all plans paused: "):
+        return ALL_PAUSED
+    return outcome.plan_name if error.startswith("paused: ") else None
 
 
-def render(alerts: Sequence[Alert], source: str) -> tuple[str, str]:
-    """One message for a burst: a title counting the events, one line per alert."""
+def render(
+    alerts: Sequence[Alert], source: str, lost: Mapping[AlertEvent, int] | None = None
+) -> tuple[str, str]:
+    """One message for a burst: a title counting the events, one line per alert; the
+    alerts `lost` (dropped on a full queue) counted first in both (a long title is cut)."""
     counts: dict[str, int] = {}
     for alert in alerts:
         counts[alert.event] = counts.get(alert.event, 0) + 1
     what = ", ".join(f"{n} {event}" for event, n in counts.items())
-    title = f"jupcron ({source}): {alerts[0].text}" if len(alerts) == 1 else (
-        f"jupcron ({source}): {len(alerts)} alerts ({what})"
+    head = f"jupcron ({source}): "
+    lines = []
+    if lost:
+        which = ", ".join(f"{n} {event}" for event, n in lost.items())
+        dropped = f"{sum(lost.values())} alert(s) dropped, the queue full"
+        head += f"{dropped}; "
+        lines.append(f"{dropped}: {which} (see jupcron status, jupcron audit)")
+    title = f"{head}{alerts[0].text}" if len(alerts) == 1 else (
+        f"{head}{len(alerts)} alerts ({what})"
     )  # fmt: skip
-    lines = [f"{a.at.strftime('%H:%M:%SZ')} [{a.event}] {a.text}" for a in alerts[:MESSAGE_LIMIT]]
+    lines += [f"{a.at.strftime('%H:%M:%SZ')} [{a.event}] {a.text}" for a in alerts[:MESSAGE_LIMIT]]
     if len(alerts) > MESSAGE_LIMIT:
         lines.append(f"… and {len(alerts) - MESSAGE_LIMIT} more (jupcron audit)")
     return title[:250], "\n".join(lines)

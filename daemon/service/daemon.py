@@ -79,7 +79,8 @@ class Daemon:
         self.inbox = SignalInbox()
         self.wiring = Wiring(metrics=self.metrics, page=page, transport=transport)
         self.status = Status(config=self.current, metrics=self.metrics, notifier=self.notifier,
-                             degraded=self.wiring.degraded, alert=self.wiring.alert)  # fmt: skip
+                             degraded=self.wiring.degraded, alert=self.wiring.alert,
+                             store_down_after=config.notify.store_down_after)  # fmt: skip
         config_file = ConfigFile(Path(config_path), self.env, config) if config_path else None
         self.reloads = Reload(
             config, config_file, notifier=self.notifier, status_text=self._status_text,

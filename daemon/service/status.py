@@ -35,8 +35,9 @@ from jupcron.store import runs
 log = structlog.get_logger(__name__)
 
 FILES_EVERY = 5.0  # seconds between two reads of plans.dir for the page
-# seconds the database may not answer before the operator is told (`store_down`): a
-# blip is not said; a longer outage is, before the watchdog (WatchdogSec=60) restarts us
+# seconds the database may not answer before the operator is told (`store_down`; the
+# config's `notify.store_down_after`): a blip is not said; a longer outage is, before the
+# watchdog (WatchdogSec=60) restarts us
 STORE_ALERT_AFTER = 30.0
 STORE_LOG_EVERY = 60.0  # seconds between two `store_unavailable` lines of one outage
 
@@ -90,6 +91,7 @@ class Status:
         notifier: Notifier,
         degraded: Callable[[], list[str]],
         alert: Alert | None = None,
+        store_down_after: float = STORE_ALERT_AFTER,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config  # the config in effect now (a reload replaces it)
@@ -99,7 +101,8 @@ class Status:
         self.runtime: Runtime | None = None  # set once built
         self.heartbeat: Heartbeat | None = None  # set once started
         self.store_ok = True
-        self.outage = StoreOutage(alert or (lambda event, text: None), monotonic=monotonic)
+        self.outage = StoreOutage(alert or (lambda event, text: None), after=store_down_after,
+                                  monotonic=monotonic)  # fmt: skip
         self._unavailable = Outage(log, "store_unavailable", "store_recovered",
                                    every=STORE_LOG_EVERY, monotonic=monotonic)  # fmt: skip
         self.plan_count = 0

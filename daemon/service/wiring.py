@@ -101,6 +101,7 @@ class Wiring:
         self.dependencies = Dependencies(
             config, addresses[DEFAULT_WALLET] if single else addresses,
             transport=self.transport, on_fatal=on_fatal,
+            tell=lambda text: self.alert(AlertEvent.DEPENDENCY_DOWN, text),
         )  # fmt: skip
         self.dependencies.at_start()
         return self.dependencies
