@@ -4,13 +4,27 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from jupcron.scheduling.schedule import jitter_delay
 from jupcron.store.records import PlanRecord, RunRecord
+
+MANUAL = "manual"  # a `jupcron fire`: its slot is the moment it was fired, no jitter
+
+
+def due_at(run: RunRecord, plan: PlanRecord) -> datetime:
+    """When the run was due: its slot plus the plan's stable jitter, when the scheduler
+    fires it (and counts its lateness from: `is_late`); a manual run's, when it was
+    fired. Counting the grace from the bare slot left a jittered run only
+    ``grace - jitter`` seconds (a plan may have jitter = grace): an on-time run
+    interrupted a moment after it started was skipped by its recovery."""
+    if run.trigger == MANUAL:
+        return run.scheduled_for
+    return run.scheduled_for + jitter_delay(plan.schedule, plan.name, run.scheduled_for)
 
 
 def grace_end(run: RunRecord, plan: PlanRecord) -> datetime:
-    """The last moment the run's slot (a manual run's: when it was fired) may still be
-    acted on (the schedule's grace)."""
-    return run.scheduled_for + timedelta(seconds=plan.schedule.grace)
+    """The last moment the run may still be acted on (the schedule's grace), counted
+    from when it was due (`due_at`)."""
+    return due_at(run, plan) + timedelta(seconds=plan.schedule.grace)
 
 
 def within_grace(run: RunRecord, plan: PlanRecord, now: datetime) -> bool:

@@ -21,10 +21,11 @@ Daylight saving time (documented behaviour, tested in tests/unit/test_schedule*)
 Misfires (the daemon was down or too busy at a fire time) are settled by
 `catch_up`: ``misfire: skip`` records every missed slot as skipped;
 ``misfire: run-once`` coalesces them into one run of the latest missed slot
-if it is at most ``grace`` seconds old (the others are recorded as skipped).
+if it is at most ``grace`` seconds late (the others are recorded as skipped).
 While the daemon runs, a fire that starts more than ``grace`` seconds late is
 treated as missed. ``jitter`` delays a fire by a stable pseudo-random amount
-(0..jitter seconds) without changing its slot (``scheduled_for``).
+(0..jitter seconds) without changing its slot (``scheduled_for``); lateness is
+counted from the slot plus that delay, everywhere (`is_late`).
 """
 
 from __future__ import annotations
@@ -342,13 +343,21 @@ class CatchUp:
 
 
 def catch_up(
-    schedule: Schedule, last_slot: datetime | None, since: datetime, now: datetime
+    schedule: Schedule,
+    last_slot: datetime | None,
+    since: datetime,
+    now: datetime,
+    *,
+    key: str | None = None,
 ) -> CatchUp:
     """Settle the slots in ``(max(last_slot, since), now]`` by the misfire policy.
 
     `last_slot` is the newest slot already claimed for the plan (None: never
-    ran); `since` is when the plan (this version) became active. Slots older
-    than 31 days are not looked at; at most 1000 skipped slots are returned.
+    ran); `since` is when the plan (this version) became active; `key` is the
+    plan's jitter key (its name): the latest slot's grace is counted from when it
+    was due (slot + jitter), as `is_late` counts it for a running daemon, so a
+    start just after a jittered slot was due still runs it. Slots older than 31
+    days are not looked at; at most 1000 skipped slots are returned.
     """
     now = _aware(now)
     lower = _aware(since)
@@ -365,7 +374,7 @@ def catch_up(
     if (
         schedule.misfire == Misfire.RUN_ONCE
         and missed
-        and now - missed[-1] <= timedelta(seconds=schedule.grace)
+        and not is_late(schedule, key, missed[-1], now)
     ):
         run = missed.pop()
     if len(missed) > MAX_SKIPPED:
@@ -374,15 +383,16 @@ def catch_up(
     return CatchUp(run=run, skipped=missed, truncated=truncated)
 
 
-def jitter_delay(schedule: Schedule, key: str, slot: datetime) -> timedelta:
-    """A stable pseudo-random delay in ``[0, jitter]`` seconds for this plan and slot."""
-    if schedule.jitter <= 0:
+def jitter_delay(schedule: Schedule, key: str | None, slot: datetime) -> timedelta:
+    """A stable pseudo-random delay in ``[0, jitter]`` seconds for this plan and slot
+    (`key`: the plan's name; None: no jitter)."""
+    if schedule.jitter <= 0 or key is None:
         return timedelta(0)
     digest = hashlib.sha256(f"{key}|{_aware(slot).isoformat()}".encode()).digest()
     return timedelta(seconds=int.from_bytes(digest[:8], "big") % (schedule.jitter + 1))
 
 
-def is_late(schedule: Schedule, key: str, slot: datetime, now: datetime) -> bool:
+def is_late(schedule: Schedule, key: str | None, slot: datetime, now: datetime) -> bool:
     """True when a fire for `slot` starting at `now` is later than the grace allows."""
     due = _aware(slot) + jitter_delay(schedule, key, slot)
     return _aware(now) - due > timedelta(seconds=schedule.grace)

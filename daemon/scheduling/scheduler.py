@@ -263,7 +263,7 @@ class Scheduler(Reloading, Outages):
         """
         now = self._clock()
         schedule = plan.schedule
-        result = catch_up(schedule, last, since=plan.updated_at, now=now)
+        result = catch_up(schedule, last, since=plan.updated_at, now=now, key=plan.name)
         recorded: list[datetime] = []
         if result.skipped:
             recorded = self._runs.skip(plan, result.skipped, now=now, error=MISSED_ERROR)
