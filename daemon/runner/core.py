@@ -25,6 +25,7 @@ from jupcron.config import Config
 from jupcron.domain import DEFAULT_WALLET, RunStatus
 from jupcron.errors import FatalError, RejectedError, RetryableError
 from jupcron.logs import run_context
+from jupcron.runner import preflight
 from jupcron.runner.book import RunBook, RunTakenOver
 from jupcron.runner.flow import drive, without_wallet
 from jupcron.runner.outcome import RunListener, RunOutcome
@@ -141,6 +142,7 @@ class Runner:
         run = ports.store.claim(
             plan, scheduled_for, now=now, trigger=options.trigger, claimed_by=self.node,
             detail=run_mode(ports.config, plan, options),
+            spends=preflight.claimed_spend(plan, ports.config),
         )  # fmt: skip
         failpoints.hit("after_claim")
         if run is None:

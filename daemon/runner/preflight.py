@@ -46,9 +46,28 @@ def spend_of(plan: PlanRecord) -> Spend:
     return Spend(mint, amount)
 
 
+def reservation_of(plan: PlanRecord) -> Reservation | None:
+    """What a run of `plan` puts in (None: it spends nothing)."""
+    spend = spend_of(plan)
+    if not spend.amount or spend.mint is None:
+        return None
+    return Reservation(spend.mint, spend.amount, spec(plan.kind).output_mint(plan.request))
+
+
+def claimed_spend(plan: PlanRecord, config: Config) -> Reservation | None:
+    """What a run's row carries from its claim on: its spend when no cap limits it now,
+    so that a cap a reload (or a plan edit) adds while it is ordering counts it. Such a
+    run had no amount on its row until its `requested` step, and the first run checked
+    under the new cap was let through beside it. None when a cap limits it: its amount
+    goes on its row with the cap check (`reserve`, under the spend lock), so runs racing
+    for the last of a cap count one another only once they passed."""
+    return None if caps_apply(plan, config) else reservation_of(plan)
+
+
 def check(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> str | None:
     """Why this run must not be ordered (kill switch, an operator's pause, caps,
-    balance), or ``None``; a run that passes has its amount reserved against the caps."""
+    balance), or ``None``; a capped run that passes has its amount reserved against the
+    caps (under the spend lock: two runs racing for the last of a cap cannot both pass)."""
     config = ports.config
     reason = kill_switch(config)
     if reason is None:
@@ -112,15 +131,15 @@ def cap_windows(
 
 def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> str | None:
     """Check the caps and reserve this run's amount in one serialized transaction, so
-    two runs racing for the last of a cap cannot both pass (a run no cap limits has
-    its amount on its row from the `requested` step on)."""
-    spend = spend_of(plan)
-    if not spend.amount or spend.mint is None:
+    two runs racing for the last of a cap cannot both pass (a run no cap limited when
+    it was claimed has its amount on its row from its claim on: `claimed_spend`)."""
+    reservation = reservation_of(plan)
+    if reservation is None:
         return None
+    spend = spend_of(plan)
     per_run = plan.settings.max_in_amount
     if per_run is not None and spend.amount > per_run:
         return f"input {spend.amount} is over the plan's max_in_amount {per_run}"
-    reservation = Reservation(spend.mint, spend.amount, spec(plan.kind).output_mint(plan.request))
     caps = cap_windows(plan, ports.config, now, ports.wallet_name)
     hit = ports.store.reserve(run.id, reservation, caps, now=now)
     if hit is None:

@@ -117,10 +117,12 @@ class RunStore(Protocol):
         trigger: str,
         claimed_by: str | None,
         detail: Mapping[str, Any] | None = None,
+        spends: Reservation | None = None,
     ) -> RunRecord | None:
         """Insert the run row of (plan, slot) as pending, `detail` in its `claimed`
         event; ``None`` if the slot is taken. If the stored plan is no longer enabled at
-        ``plan.version`` (changed since the caller read it), the row is ``skipped``."""
+        ``plan.version`` (changed since the caller read it), the row is ``skipped``.
+        `spends`: what the run is to put in, on its row from the claim on (caps count it)."""
         ...
 
     def skip(

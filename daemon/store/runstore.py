@@ -80,10 +80,11 @@ class SqlRunStore:
         trigger: str,
         claimed_by: str | None,
         detail: Mapping[str, Any] | None = None,
+        spends: Reservation | None = None,
     ) -> RunRecord | None:
         claim = partial(
             runwrite.claim_steps, plan=plan, scheduled_for=scheduled_for, now=now,
-            trigger=trigger, claimed_by=claimed_by, detail=detail,
+            trigger=trigger, claimed_by=claimed_by, detail=detail, spends=spends,
         )  # fmt: skip
         return self._write(claim)
 

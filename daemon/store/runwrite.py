@@ -66,6 +66,7 @@ _RESULT_COLUMNS = (
 _CLAIM_COLUMNS = (
     "plan_id", "plan_version", "scheduled_for", "status", "trigger", "error", "attempts",
     "claimed_by", "created_at", "updated_at", "finished_at", "wallet",
+    "input_mint", "in_amount", "output_mint",
 )  # fmt: skip
 _EVENT_COLUMNS = ("run_id", "step", "detail", "at")
 _SWAP_COLUMNS = (
@@ -236,10 +237,13 @@ def claim_steps(
     error: str | None = None,
     claimed_by: str | None = None,
     detail: Mapping[str, Any] | None = None,
+    spends: Reservation | None = None,
 ) -> Steps[RunRecord | None]:
     """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken. A
     `pending` run whose stored plan is no longer enabled at ``plan.version`` is inserted
-    `skipped` instead. `detail` joins the `claimed` event's (the run's dry-run state)."""
+    `skipped` instead. `detail` joins the `claimed` event's (the run's dry-run state).
+    `spends`: what the run is to put in, on its row from the claim on, so that every cap
+    check counts it (one a reload adds while the run is ordering among them)."""
     values: dict[str, Any] = {
         "plan_id": plan.id,
         "plan_version": plan.version,
@@ -253,6 +257,9 @@ def claim_steps(
         "updated_at": now,
         "finished_at": now if status in FINAL else None,
         "wallet": plan.wallet,
+        "input_mint": None if spends is None else spends.input_mint,
+        "in_amount": None if spends is None else str(spends.in_amount),
+        "output_mint": None if spends is None else spends.output_mint,
     }
     # a run to be ordered only for the plan as the store has it; a slot recorded as
     # skipped (a changed plan's old slots among them) whatever the plan is now
