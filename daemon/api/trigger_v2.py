@@ -88,6 +88,7 @@ class TriggerV2Api:
         self._lock = threading.Lock()
         self._jwt: _Jwt | None = None
         self._vault: str | None = None
+        self.recalled = False  # whether the vault our signed runs paid was looked up
         self.logins = 0
 
     def __repr__(self) -> str:
@@ -204,9 +205,17 @@ class TriggerV2Api:
 
     # --- the vault ---------------------------------------------------------------
 
+    def recall(self, vault: str | None) -> None:
+        """Pin the vault this wallet's signed runs paid before (the store's word, read
+        once per session): an answer naming another one is refused from the first."""
+        self.recalled = True
+        if vault is not None and self._vault is None:
+            self._vault = vault
+
     def vault(self, observe: Observer | None = None) -> str:
         """The wallet's vault (``GET /vault``, registering one on first use), pinned
-        for the life of this session: a later answer naming another one is refused."""
+        for the life of this session (and across sessions: `recall`): a later answer
+        naming another one is refused."""
         parse = _parser(Vault)
         try:
             found = self._call("trigger_v2_vault", "GET", "/vault", parse=parse,
@@ -231,7 +240,8 @@ class TriggerV2Api:
         if self._vault is not None and found.vault_pubkey != self._vault:
             raise ApiRejectedError(
                 f"trigger_v2_vault: the API now names vault {found.vault_pubkey}; it named "
-                f"{self._vault} before (a wallet has one vault)"
+                f"{self._vault} before, where our signed runs paid (a wallet has one "
+                "vault): nothing is signed into another"
             )
         self._vault = found.vault_pubkey
         return found.vault_pubkey

@@ -186,6 +186,11 @@ class RunStore(Protocol):
         """The run's events (step, detail), oldest first."""
         ...
 
+    def trigger_v2_vault(self, wallet: str, owner: str) -> str | None:
+        """The Trigger V2 vault the latest signed run of `wallet` (the configured name)
+        for the keypair `owner` paid, or ``None``."""
+        ...
+
     def pause_of(self, plan_name: str) -> Pause | None:
         """The pause in effect for the plan (its own, else every plan's), or ``None``;
         as stored at most `PAUSE_TTL` seconds ago (the hot path reads a cached copy)."""

@@ -12,14 +12,15 @@ from typing import Any, cast
 from sqlalchemy import Connection, Select, Table, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from jupcron.domain import RunStatus
-from jupcron.store.models import Run, RunEvent
+from jupcron.domain import TRIGGER_V2, RunStatus
+from jupcron.store.models import Plan, Run, RunEvent
 from jupcron.store.records import RunRecord
 from jupcron.store.types import UTCDateTime
 
 RUNS = cast(Table, Run.__table__)
 EVENTS = cast(Table, RunEvent.__table__)
 Conn = Connection | Session
+VAULT_SCAN = 50  # a wallet's latest signed Trigger V2 runs looked at for its vault
 
 _GET = select(*RUNS.c).where(RUNS.c.id == bindparam("b_id"))
 
@@ -79,6 +80,32 @@ def events(session: Conn, run_id: int) -> list[tuple[datetime, str, dict[str, An
         .order_by(EVENTS.c.id)
     )
     return [(at, step, dict(detail)) for at, step, detail in rows]
+
+
+_V2_ORDERED = (
+    select(EVENTS.c.detail)
+    .join(RUNS, RUNS.c.id == EVENTS.c.run_id)
+    .join(Plan, Plan.id == RUNS.c.plan_id)
+    .where(
+        EVENTS.c.step == "ordered",
+        RUNS.c.wallet == bindparam("b_wallet"),
+        RUNS.c.signature.is_not(None),
+        Plan.kind.in_([str(kind) for kind in TRIGGER_V2]),
+    )
+    .order_by(EVENTS.c.id.desc())
+    .limit(VAULT_SCAN)
+)
+
+
+def trigger_v2_vault(session: Conn, wallet: str, owner: str) -> str | None:
+    """The Trigger V2 vault the latest signed run of `wallet` (its configured name)
+    for the keypair `owner` was ordered with (its `ordered` event's ``vault``); None if
+    none of its latest `VAULT_SCAN` signed Trigger V2 runs says."""
+    for (detail,) in session.execute(_V2_ORDERED, {"b_wallet": wallet}):
+        vault = detail.get("vault") if isinstance(detail, dict) else None
+        if detail.get("owner") == owner and isinstance(vault, str):
+            return vault
+    return None
 
 
 def count_status_stmt(status: RunStatus) -> Select[int]:

@@ -168,6 +168,10 @@ class SqlRunStore:
         with begin(self.engine) as conn:
             return [(step, detail) for _, step, detail in runs.events(conn, run_id)]
 
+    def trigger_v2_vault(self, wallet: str, owner: str) -> str | None:
+        with begin(self.engine) as conn:
+            return runs.trigger_v2_vault(conn, wallet, owner)
+
     def pause_of(self, plan_name: str) -> Pause | None:
         """One small read of the pauses table per `pause_ttl` seconds, whatever the
         number of runs: a pause reaches every run that starts `pause_ttl` after it.

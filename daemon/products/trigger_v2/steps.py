@@ -11,17 +11,22 @@ built once, when the deposit is crafted, and kept in the run's ``ordered`` event
 plan edited after that does not change what the signed deposit opens). A post the
 API refuses or leaves unanswered is settled from the history first: an order
 whose ``deposit`` (create) or ``withdrawal`` (cancel) event carries this run's
-signature proves it done. Otherwise the error goes on to the run's usual
-settling (`jupcron.runner.submit`): failed on a first post, else the chain
-(``rpc.url``) or ``in_doubt``.
+signature proves it done. A refusal (4xx) of a post that reached the API is then
+settled from the chain when ``rpc.url`` is set (`LandingUnknown`): the API held our
+signed bytes, so only the chain (or the blockhash's expiry) shows that nothing
+moved. Otherwise the error goes on to the run's usual settling
+(`jupcron.runner.submit`): failed on a first post, else the chain or ``in_doubt``.
+A price order's ``200`` with ``depositConfirmed: false`` is settled from the chain
+as well: it says the deposit has not been seen landing.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import structlog
 
@@ -30,7 +35,15 @@ from jupcron.api.http import Attempt
 from jupcron.api.models import ExecuteResult
 from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.api.trigger_v2_models import Created, Family, HistoryOrder
-from jupcron.errors import ApiRejectedError, JupcronError, RejectedError, RetryableError
+from jupcron.domain import RunStatus
+from jupcron.errors import (
+    ApiError,
+    ApiErrorInfo,
+    ApiRejectedError,
+    JupcronError,
+    RejectedError,
+    RetryableError,
+)
 from jupcron.products.base import Ordered, Product, SwapTerms
 from jupcron.products.trigger_v2 import spec
 from jupcron.products.trigger_v2.checks import expires_at_ms
@@ -57,6 +70,14 @@ class TriggerV2Unavailable(RejectedError):
     """Trigger V2 plans need the daemon's Jupiter client; this runner has none."""
 
 
+class LandingUnknown(ApiError, RetryableError):
+    """The API answered the post of our signed transaction, but not whether it landed: a
+    price order's ``depositConfirmed: false``, or a refusal (4xx) while an RPC node can
+    tell (the API was handed the signed bytes: a refusal does not prove they never
+    landed). Like a post left unanswered, the run is settled from the chain
+    (`jupcron.runner.settle`), never as done, or as failed, on the API's word."""
+
+
 def _api(ports: Ports) -> TriggerV2Api:
     if ports.trigger_v2 is None:
         raise TriggerV2Unavailable
@@ -77,13 +98,13 @@ def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> O
     """The unsigned deposit (DCA, price order) or withdrawal (cancel) of this run."""
     api, request = _api(ports), plan.request
     if isinstance(request, TriggerV2CancelRequest):
-        return _cancel(api, request, observe)
+        return _cancel(api, request, _vault(ports, api, observe), observe)
     if not isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
         raise TypeError(f"not a Trigger V2 request: {type(request).__name__}")
     reason = _too_late_or_early(request, now)
     if reason is not None:
         return Ordered(None, None, skip_reason=reason)
-    vault = api.vault(observe)
+    vault = _vault(ports, api, observe)
     body: dict[str, Any] = {"inputMint": request.input_mint, "outputMint": request.output_mint,
                             "amount": str(request.input_amount)}  # fmt: skip
     if isinstance(request, TriggerV2DcaRequest):
@@ -93,6 +114,7 @@ def order(ports: Ports, plan: PlanRecord, now: datetime, observe: Observer) -> O
     deposit = api.craft_deposit(body, observe)
     detail: dict[str, Any] = {
         "vault": vault,
+        "owner": api.wallet,  # whose vault it is: the pin of the wallet's later sessions
         "deposit": [deposit.receiver_address, deposit.mint, deposit.amount],
         "deposit_account": deposit.input_token_account,
     }
@@ -128,9 +150,21 @@ CLOSED: dict[Family, tuple[str, ...]] = {
 }
 
 
-def _cancel(api: TriggerV2Api, request: TriggerV2CancelRequest, observe: Observer) -> Ordered:
+def _vault(ports: Ports, api: TriggerV2Api, observe: Observer) -> str:
+    """The wallet's vault as the API names it, held to the one its signed runs paid: the
+    store is asked once per session (a restarted daemon, each `jupcron fire`), so an
+    answer naming another vault is refused even in a session's first run. The vault is
+    Jupiter's custodial account, not derived from the wallet: txguard cannot prove it
+    ours, only that it is the one named."""
+    if not api.recalled:
+        api.recall(ports.store.trigger_v2_vault(ports.wallet_name, api.wallet))
+    return api.vault(observe)
+
+
+def _cancel(
+    api: TriggerV2Api, request: TriggerV2CancelRequest, vault: str, observe: Observer
+) -> Ordered:
     family: Family = "dca" if request.family == "dca" else "price"
-    vault = api.vault(observe)
     known = find_order(api, family, request.order, observe)
     if known is None:
         raise ApiRejectedError(
@@ -154,6 +188,7 @@ def _cancel(api: TriggerV2Api, request: TriggerV2CancelRequest, observe: Observe
         )
     detail = {
         "vault": vault,
+        "owner": api.wallet,
         "input_mint": known.input_mint,
         "output_mint": known.output_mint,
         "refund_amount": craft.refund_amount,
@@ -265,8 +300,11 @@ def execute(
         order_id = None
     # the look-up and a login are not posts of the transaction: booked apart from `observe`
     looked = ports.book.observer(run.id)
+    posted: list[Attempt] = []
 
     def posts(attempt: Attempt) -> None:
+        if attempt.operation == operation:
+            posted.append(attempt)
         (observe if attempt.operation == operation else looked)(attempt)
 
     try:
@@ -279,11 +317,17 @@ def execute(
             raise TypeError(f"not a Trigger V2 request: {type(request).__name__}")
     except (ApiRejectedError, RetryableError) as exc:
         found = _settle_from_history(api, family, event, signature, order_id, looked)
+        chain_tells = bool(posted) and ports.rpc is not None
+        if found is None and isinstance(exc, ApiRejectedError) and chain_tells:
+            # the API held our signed bytes: the chain, not its refusal, settles the run
+            raise LandingUnknown(str(exc), exc.info) from exc
         if found is None:
             raise
         detail = {"order": found.id, "event": event, "after": type(exc).__name__}
         ports.book.event(run.id, "settled_by_history", detail)
         created = Created(id=found.id, tx_signature=signature)
+    if created.deposit_confirmed is False:
+        _unconfirmed(ports, run, operation, created)
     if created.tx_signature != signature:
         ports.book.event(run.id, "signature_mismatch",
                          {"ours": signature, "api": created.tx_signature})  # fmt: skip
@@ -293,6 +337,23 @@ def execute(
          "signature": signature, "order": created.id}
     )  # fmt: skip
     return result.model_copy(update={"raw": created.model_dump(by_alias=True, exclude_none=True)})
+
+
+def _unconfirmed(ports: Ports, run: RunRecord, operation: str, created: Created) -> NoReturn:
+    """A create answered ``depositConfirmed: false`` ("whether the deposit has landed and
+    the order is active", the spec): the order's id is kept on the run (so a deposit the
+    chain shows landed is an order the follower follows), the outcome left open."""
+    answer = created.model_dump(by_alias=True, exclude_none=True)
+    ports.book.advance(
+        run, RunStatus.SUBMITTED, expect=[RunStatus.SUBMITTED], step="deposit_unconfirmed",
+        detail={"order": created.id, "answer": answer}, order_account=created.id,
+    )  # fmt: skip
+    info = ApiErrorInfo(operation=operation, http_status=200, error="depositConfirmed: false",
+                        body=json.dumps(answer))  # fmt: skip
+    raise LandingUnknown(
+        f"{operation}: order {created.id} answered depositConfirmed: false (the deposit "
+        "has not been seen landing)", info,
+    )  # fmt: skip
 
 
 def _settle_from_history(

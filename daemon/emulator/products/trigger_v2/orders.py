@@ -10,7 +10,10 @@ transaction not found in cache``); a price order answers the first answer again
 with a ``message`` (documented "present on idempotent retries"). Cancel crafts
 a withdrawal (kind ``trigger_v2_withdraw``); confirm-cancel lands it (the
 vault's remainder back to the wallet). The keeper fills DCA rounds from the
-vault, output straight to the wallet, and expires price orders.
+vault, output straight to the wallet, and expires price orders. A price order's
+create may answer ``depositConfirmed: false`` with nothing landed
+(``V2State.unconfirmed``), as the spec's answer allows; a create may land the
+deposit and still answer 400 (``V2State.refused_landed``).
 
 Hostile deposits (fault ``hostile`` on ``trigger_v2_deposit``, param
 ``variant``): ``stranger`` pays a stranger's token account, ``receiver`` also
@@ -302,6 +305,9 @@ def _land_deposit(
 ) -> EmuResponse:
     ledger, mint, amount = state.ledger, issued.input_mint or "", issued.in_amount
     vault = str(issued.extra["vault"])
+    if family == "price" and state.v2.unconfirmed > 0:
+        state.v2.unconfirmed -= 1
+        return _unconfirmed(state, wallet, issued, signature, data, fields)
     if not ledger.move(wallet, (mint, amount), None):
         return _error(400, "Deposit transaction failed: insufficient funds")
     ledger.move(vault, None, (mint, amount))
@@ -322,5 +328,37 @@ def _land_deposit(
         event.update(timestamp=int(now * 1000), mint=mint, amount=str(amount))
         order.answer = {"id": order.id, "txSignature": signature, "depositConfirmed": True}
     order.events.append(event)
+    state.v2.orders[order.id] = order
+    if state.v2.refused_landed > 0:  # landed, but the API took it as failed
+        state.v2.refused_landed -= 1
+        order.state = "deposit_failed" if family == "dca" else "failed"
+        event["state"] = "failed"
+        return _error(400, "Deposit transaction failed to confirm")
+    return json_response(200, order.answer)
+
+
+def _unconfirmed(
+    state: State,
+    wallet: str,
+    issued: IssuedOrder,
+    signature: str,
+    data: dict[str, Any],
+    fields: dict[str, Any],
+) -> EmuResponse:
+    """A price order whose deposit was sent but never seen landing (``V2State.unconfirmed``):
+    nothing moves, the order stays ``pending`` with a pending deposit event, and the
+    answer says ``depositConfirmed: false``."""
+    now = state.clock()
+    order = V2Order(
+        id=state.request_id(), family="price", user=wallet, vault=str(issued.extra["vault"]),
+        input_mint=issued.input_mint or "", output_mint=str(data["outputMint"]),
+        amount=issued.in_amount, token_account=str(issued.extra["account"]),
+        deposit_request_id=issued.request_id, deposit_signature=signature, created_at=now,
+        updated_at=now, state="pending", **fields,
+    )  # fmt: skip
+    order.events.append({"type": "deposit", "txSignature": signature, "state": "pending",
+                         "timestamp": int(now * 1000), "mint": order.input_mint,
+                         "amount": str(order.amount)})  # fmt: skip
+    order.answer = {"id": order.id, "txSignature": signature, "depositConfirmed": False}
     state.v2.orders[order.id] = order
     return json_response(200, order.answer)

@@ -57,6 +57,13 @@ class V2Order:
 class V2State:
     jwt_ttl: float = JWT_TTL
     deposit_shape: str = "seeded"  # or "ata": the vault's associated token account
+    # the next this many price-order creates answer ``depositConfirmed: false`` (the spec:
+    # "whether the deposit has landed and the order is active"): the deposit is never
+    # seen landing, the order stays ``pending``; re-posts answer the same
+    unconfirmed: int = 0
+    # the next this many creates land the deposit, then answer 400 (the order left
+    # failed, its deposit event failed): a refusal that cannot prove nothing landed
+    refused_landed: int = 0
     challenges: dict[str, tuple[str, float]] = field(default_factory=dict)  # wallet -> text
     tokens: dict[str, tuple[str, float]] = field(default_factory=dict)  # jwt -> wallet, exp
     vaults: dict[str, str] = field(default_factory=dict)  # wallet -> vault
