@@ -14,7 +14,7 @@ from jupcron.store.models import Plan, Run
 
 # statuses whose input amount has left, may have left, or is about to leave the wallet
 SPENDING = (
-    RunStatus.PENDING,  # a pending run's amount is reserved by the pre-flight check
+    RunStatus.PENDING,  # its amount: from its claim (no cap on it), else the pre-flight's
     RunStatus.REQUESTED,
     RunStatus.SIGNED,
     RunStatus.SUBMITTED,
