@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 
 import click
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.app import build_runtime
 from jupcron.cli.main import Context, login_name, pass_ctx
+from jupcron.config import Config, load_config
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError, JupcronError
 from jupcron.runner.core import RunOptions
@@ -25,6 +27,20 @@ from jupcron.store.records import PlanRecord
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 
+def _config_now(ctx: Context) -> Config | None:
+    """The config file as it is now, read again before the run orders and before it
+    signs: a kill switch or `safety.dry_run` turned on in it while this fire's order
+    call is under way stops it, as a reload stops a daemon's runs. None (the config the
+    fire started with stays) when it does not load."""
+    try:
+        return load_config(ctx.config_path)
+    except JupcronError as exc:
+        first = str(exc).splitlines()[0]
+        click.echo(f"warning: the config does not load now ({first}); this fire keeps the "
+                   "config it started with", err=True)  # fmt: skip
+        return None
+
+
 @click.command()
 @click.argument("name")
 @click.option("--dry-run", is_flag=True, help="Everything up to txguard; nothing signed or sent.")
@@ -34,6 +50,7 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
 
     A paused plan (`jupcron pause`) is not fired: resume it first."""
     runtime = build_runtime(ctx.config)
+    runtime.runner.config_source = partial(_config_now, ctx)
     try:
         with runtime.store.factory() as session:
             plan = get_plan(session, name)

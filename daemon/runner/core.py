@@ -95,8 +95,12 @@ class Runner:
         self.ports = Ports(
             store=store, book=self.book, api=api, wallet=self.wallets[first], config=config,
             policy=policy or GuardPolicy.from_config(config.guard), rpc=rpc, clock=clock,
-            sleep=sleep, trigger_v2=self.sessions[first], wallet_name=first,
+            sleep=sleep, config_now=self.config_in_effect, trigger_v2=self.sessions[first],
+            wallet_name=first,
         )  # fmt: skip
+        # where the config in effect now is read when it is not the latest reload's (a
+        # one-shot `jupcron fire` re-reads its file): None while it says nothing new
+        self.config_source: Callable[[], Config | None] | None = None
         self.listeners = list(listeners)
         self.node = node or node_name()
         self._active: set[int] = set()
@@ -124,9 +128,21 @@ class Runner:
         with self._active_lock:
             return len(self._active)
 
+    def config_in_effect(self) -> Config:
+        """The config in effect now (the latest reload's, or what `config_source` reads):
+        every run's `config_now`, so that a kill switch or `safety.dry_run` turned on
+        reaches the runs under way."""
+        if self.config_source is not None:
+            found = self.config_source()
+            if found is not None:
+                return found
+        return self.ports.config
+
     def reconfigure(self, config: Config) -> None:
         """A reload: new safety limits and guard policy for the runs that start from now
-        (each run keeps the ports it started with: one config from claim to end)."""
+        (each run keeps the ports it started with: one config from claim to end, for its
+        terms); the kill switch and `safety.dry_run` reach the runs under way too, before
+        they sign (`Ports.config_now`)."""
         policy = GuardPolicy.from_config(config.guard)
         self.ports = replace(self.ports, config=config, policy=policy)
 

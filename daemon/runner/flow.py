@@ -27,8 +27,7 @@ from jupcron.errors import GuardRejectedError, RejectedError, RetryableError
 from jupcron.products.registry import product
 from jupcron.runner import judge, preflight, pricecheck, submit
 from jupcron.runner.book import api_detail, api_fields, programs_of
-from jupcron.runner.killswitch import kill_switch
-from jupcron.runner.ports import Ports, RunOptions, run_mode
+from jupcron.runner.ports import Ports, RunOptions, signing_mode
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.txguard import Verdict
 from jupcron.txguard.simulate import BalanceCheck
@@ -214,15 +213,17 @@ def sign_run(
             run, RunStatus.REJECTED, step="guard_refused", error=str(exc), detail=detail,
         )  # fmt: skip
     summary = verdict.summary
-    mode = run_mode(ports.config, plan, options)  # decided here, as the config is now
+    # as claimed, or a dry run because a reload turned safety.dry_run on since
+    mode = signing_mode(ports, plan, options)
     if mode["dry_run"]:
         return book.finish(
             run, RunStatus.DRY_RUN, step="dry_run",
             detail={"guard": "accepted", "programs": programs_of(summary), **mode},
         )  # fmt: skip
-    # the kill switch turned on, or the plan paused, since the pre-flight (the order call
-    # may have taken its retries' while): sign nothing
-    stopped = kill_switch(ports.config) or preflight.paused(ports, plan)
+    # the kill switch turned on (its file, or the config a reload put in effect), or the
+    # plan paused, since the pre-flight (the order call may have taken its retries'
+    # while): sign nothing
+    stopped = preflight.stop_in_effect(ports, plan)
     if stopped is not None:
         return book.finish(run, RunStatus.SKIPPED, step="stopped_before_signing", error=stopped)
     try:

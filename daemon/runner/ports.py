@@ -58,8 +58,31 @@ def run_mode(config: Config, plan: PlanRecord, options: RunOptions) -> dict[str,
     return {"dry_run": source is not None, "source": source, "config": config.digest}
 
 
+RELOADED_DRY_RUN = "safety.dry_run (turned on by a reload since the claim)"
+
+
+def signing_mode(ports: Ports, plan: PlanRecord, options: RunOptions) -> dict[str, Any]:
+    """A run's dry-run state at its sign step. A run claimed as a dry run stays one
+    whatever a reload says since (its claim recorded its mode: it is never signed); a
+    run claimed to sign becomes a dry run when the config in effect now has
+    `safety.dry_run` on: once the operator turns it on, nothing is signed for real,
+    however long the run's order call took."""
+    claimed = run_mode(ports.config, plan, options)
+    if claimed["dry_run"]:
+        return claimed
+    now = ports.config_now()
+    if now.safety.dry_run:
+        return {"dry_run": True, "source": RELOADED_DRY_RUN, "config": now.digest}
+    return claimed
+
+
 @dataclass(frozen=True)
 class Ports:
+    """`config`: the config the run was claimed with, whose terms (caps, guard policy,
+    timings) it keeps to its end. `config_now`: the config in effect at this instant (a
+    reload replaces it): the stops that must reach a run before it signs (the kill
+    switch, `safety.dry_run` turned on) are read from it."""
+
     store: RunStore
     book: RunBook
     api: JupiterClient
@@ -69,6 +92,7 @@ class Ports:
     rpc: SolanaRpc | None
     clock: Clock
     sleep: Callable[[float], None]
+    config_now: Callable[[], Config]
     trigger_v2: TriggerV2Api | None = None  # Trigger V2's session (JWT, vault), if any
     # the configured name of `wallet` (the run's wallet: `RunRecord.wallet`)
     wallet_name: str = DEFAULT_WALLET

@@ -1,7 +1,9 @@
 """Safety limits checked before the order call: nothing is ordered past them.
 
-The kill switch (config or file), then an operator's pause (`jupcron pause`,
-stored in the database), then the caps, then the wallet's balance.
+The kill switch (config or file, as the config in effect now has it), then an
+operator's pause (`jupcron pause`, stored in the database), then the caps, then
+the wallet's balance. The first two are checked again just before signing
+(`stop_in_effect`).
 
 Each check returns a reason to skip the run, or ``None``. The caps are
 computed from the audit trail itself (the store), so they hold across
@@ -69,14 +71,20 @@ def check(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> str 
     balance), or ``None``; a capped run that passes has its amount reserved against the
     caps (under the spend lock: two runs racing for the last of a cap cannot both pass)."""
     config = ports.config
-    reason = kill_switch(config)
-    if reason is None:
-        reason = paused(ports, plan)
+    reason = stop_in_effect(ports, plan)
     if reason is None and caps_apply(plan, config):
         reason = reserve(ports, run, plan, now)
     if reason is None and wants_balance_check(plan, config):
         reason = balance(ports.api, ports.wallet.address, plan, ports.book.observer(run.id))
     return reason
+
+
+def stop_in_effect(ports: Ports, plan: PlanRecord) -> str | None:
+    """Why nothing of `plan` may be ordered or signed at this instant, or ``None``: the
+    kill switch as the config in effect now has it (a reload that turns it on reaches
+    a run already past its pre-flight; the config the run was claimed with counts too,
+    its switch file included), then an operator's pause."""
+    return kill_switch(ports.config_now()) or kill_switch(ports.config) or paused(ports, plan)
 
 
 def paused(ports: Ports, plan: PlanRecord) -> str | None:

@@ -177,6 +177,9 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
             assert (run["status"], run["signature"]) == ("skipped", None), run
         elif run["dry_run"]:
             assert (run["status"], run["signature"]) == ("dry_run", None), run
+        elif run["status"] == "dry_run":
+            # claimed live, and the edit back to dry_run: true reached it before it signed
+            assert (run["config"], run["signature"]) == (live["config"], None), run
         else:
             assert (run["config"], run["status"]) == (live["config"], "succeeded"), run
     assert {e.signature for e in ledger.landed()} == {
