@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, model_validator
 from pydantic.alias_generators import to_camel
 
-# Ultra execute codes after which a fresh order may be tried (API.md)
-RETRY_WITH_FRESH_ORDER = frozenset({-1, -1000, -1001, -1004, -2000, -2001, -2003, -2004})
+# Ultra execute codes after which a fresh order may be tried (API.md; not -2003, after
+# which the maker may still send the fill: MAY_HAVE_LANDED)
+RETRY_WITH_FRESH_ORDER = frozenset({-1, -1000, -1001, -1004, -2000, -2001, -2004})
 # Ultra / Swap V2 execute codes and what they mean (ultra/response.mdx, swap/order-and-
 # execute.mdx, openapi-spec/swap/v2/swap.yaml); a positive code is the program's error
 EXECUTE_CODES: dict[int, str] = {
@@ -34,13 +35,16 @@ EXECUTE_CODES: dict[int, str] = {
     -2000: "RFQ: failed to land",
     -2001: "RFQ: unknown error",
     -2002: "RFQ: invalid payload",
-    -2003: "RFQ: quote expired",
+    -2003: "RFQ: quote expired (the market maker may still send it)",
     -2004: "RFQ: swap rejected",
     -2005: "RFQ: internal error (it may still land)",
 }
 # codes after which the transaction was sent and its fate is not known: settled like a
-# lost answer (the same signed bytes, the chain, in_doubt), never straight to failed
-MAY_HAVE_LANDED = frozenset({-1006, -2005})
+# lost answer (the same signed bytes, the chain, in_doubt), never straight to failed.
+# -2003 is one: "RFQ provider did not execute in time" (ultra/response.mdx), and the
+# JupiterZ market maker signs and sends the fill itself (jup-ag/rfq-webhook-toolkit
+# README), which its program takes until the fill's expire_at: it may land after the answer
+MAY_HAVE_LANDED = frozenset({-1006, -2003, -2005})
 # the execute operations of the swap APIs (Ultra v1, Swap V2): the same answer shape
 SWAP_EXECUTES = frozenset({"execute_ultra", "execute_swap"})
 # Ultra /order errorCode meanings (record the run as skipped, do not sign)
@@ -267,7 +271,7 @@ class ExecuteResult(ApiModel):
     @property
     def may_have_landed(self) -> bool:
         """Ultra and Swap V2: the API sent the transaction and cannot say whether it
-        landed (-1006 timed out, -2005 RFQ internal error)."""
+        landed (-1006 timed out, -2003 RFQ quote expired, -2005 RFQ internal error)."""
         return (
             self.operation in SWAP_EXECUTES
             and isinstance(self.code, int)

@@ -243,8 +243,13 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
     e.answer_status, e.answer = _answer(operation, e, order)
     state.ledger.record(e)
     if fault is not None and fault.kind == FaultKind.TIMED_OUT and swap:
-        # landed (or not) as above, but this answer says only that it timed out
-        timed_out = replace(e, status="Failed", code=-1006, error="Transaction timed out")
+        # landed (or not) as above, but this answer says only that the API stopped
+        # waiting: -1006 "timed out", or the fault's `code` (RFQ -2003 "quote expired":
+        # the market maker, who signs and sends a JupiterZ fill, sent it after the API
+        # gave up on it, jup-ag/rfq-webhook-toolkit README; -2005 "internal error")
+        code = int(fault.params.get("code", -1006))
+        error = str(fault.params.get("error", "Transaction timed out"))
+        timed_out = replace(e, status="Failed", code=code, error=error)
         status, answer = _answer(operation, timed_out, order)
         return json_response(status, answer)
     return json_response(e.answer_status, e.answer)

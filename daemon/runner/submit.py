@@ -26,7 +26,7 @@ from jupcron.store.records import PlanRecord, RunRecord
 
 # Ultra / Swap V2 execute codes after which the transaction can no longer land (-1004:
 # invalid block height, V2's answer to a lastValidBlockHeight passed): a fresh order is safe
-CANNOT_LAND = frozenset({-1004, -1005, -2003, -2004})
+CANNOT_LAND = frozenset({-1004, -1005, -2004})
 # -1 (requestId unknown) proves nothing landed only on the first post of these bytes
 # retryable codes where the old transaction might still land until its blockhash expires
 MAY_STILL_LAND = frozenset({-1000, -1001, -2000, -2001})

@@ -148,7 +148,7 @@ def test_wrong_types_on_execute_reposts_the_same_transaction(
     assert emulator.ledger.summary()["landed"] == 1  # the re-post did not land again
 
 
-@pytest.mark.parametrize(("code", "fresh"), [(-1000, True), (-2003, True), (6001, False),
+@pytest.mark.parametrize(("code", "fresh"), [(-1000, True), (-2003, False), (6001, False),
                                              (-1002, False)])  # fmt: skip
 def test_failed_execute_is_a_result_with_the_code(
     emulator_server: EmulatorServer, client: JupiterClient, payer: Wallet, code: int, fresh: bool

@@ -185,7 +185,7 @@ def test_ultra_execute_success_example() -> None:
           "outputAmountResult": "4648441", "swapEvents": []}, False),
         ({"status": "Failed", "error": "custom program error: #6023", "code": 4615026}, False),
         ({"status": "Failed", "code": "-1000", "error": "Failed to land"}, True),
-        ({"status": "Failed", "code": -2003, "error": "Quote expired"}, True),
+        ({"status": "Failed", "code": -2003, "error": "Quote expired"}, False),
         ({"status": "Failed", "code": -1002, "error": "Invalid transaction"}, False),
     ],
 )  # fmt: skip
@@ -257,7 +257,7 @@ def test_every_documented_execute_code_has_its_meaning_and_its_settlement(code: 
         status = "Success" if code == 0 else "Failed"
         result = execute({"status": status, "code": code}, operation)
         assert result.meaning == EXECUTE_CODES[code]
-        assert result.may_have_landed is (code in (-1006, -2005))
+        assert result.may_have_landed is (code in (-1006, -2003, -2005))
         assert result.succeeded is (code == 0)
         assert not (result.may_have_landed and result.retry_with_fresh_order)
     recurring = execute({"status": "Failed", "code": code}, "execute_recurring")

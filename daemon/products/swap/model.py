@@ -116,9 +116,25 @@ def checks(request: SwapRequest, context: CheckContext) -> list[Finding]:
     if context.swap_api == ULTRA_V1:
         out.append(Finding(("swap_api",), ULTRA_V1_NOTICE, warning=True))
     out.extend(param_checks(request, context.swap_api))
+    out.extend(referral_pair(request))
     if request.input_mint == request.output_mint:
         out.append(Finding(("request", "outputMint"), "outputMint is the same as inputMint"))
     return out
+
+
+def referral_pair(request: SwapRequest) -> list[Finding]:
+    """``referralAccount`` and ``referralFee`` go together (Swap V2's spec: each "must be
+    used together with" the other; Ultra's fee guide passes both): one alone is said when
+    the plan is loaded (a warning: what Jupiter does with it, refuse the order or drop the
+    referral, is not documented; the plan's guard terms hold either way)."""
+    if (request.referral_account is None) == (request.referral_fee is None):
+        return []
+    given, missing = (
+        ("referralAccount", "referralFee") if request.referral_fee is None
+        else ("referralFee", "referralAccount")
+    )  # fmt: skip
+    message = f"{given} without {missing}: the API takes them together (or neither)"
+    return [Finding(("request", missing), message, warning=True)]
 
 
 def param_checks(request: SwapRequest, swap_api: str | None) -> list[Finding]:
