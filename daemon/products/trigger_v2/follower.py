@@ -10,13 +10,16 @@ a price order's fill a ``trigger`` one. A price order that expired or failed kee
 its deposit in the vault until a cancel withdraws it (the docs' order lifecycle:
 "prompt user to withdraw funds"), so it is held: one ``order_held`` event (and a
 warning) says how to withdraw, and it stays followed until the withdrawal closes it.
+So is an order left mid-cancel (DCA ``withdrawing``, price ``pending_withdraw``) longer
+than our own cancel takes: it fills no more, never trades again, and its funds wait in
+the vault until a cancel, run again, withdraws them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Protocol
 
@@ -83,24 +86,45 @@ def targets(conn: Any, wallet: str | None = None) -> dict[str, Ours]:
     return found
 
 
-def _state(family: Family, order: HistoryOrder) -> str:
+# mid-cancel: the withdrawal crafted, not yet confirmed. The order fills no more and
+# never goes back to trading; its deposit stays in the vault until a withdrawal lands,
+# and cancel again crafts a fresh one (docs: trigger/lifecycle.mdx, dca-cancel.mdx)
+MID_CANCEL: dict[Family, str] = {"dca": "withdrawing", "price": "pending_withdraw"}
+# how long an order may be mid-cancel before it is held: our own cancel confirms within
+# its withdrawal's blockhash (about a minute), so longer means that withdrawal is lost
+MID_CANCEL_GRACE = timedelta(minutes=10)
+
+
+def _state(family: Family, order: HistoryOrder, now: datetime) -> str:
+    shown = (order.state if family == "dca" else order.order_state) or ""
+    if shown == MID_CANCEL[family]:
+        since = order.updated_at or order.created_at
+        return follow.HELD if since is None or now - since >= MID_CANCEL_GRACE else "open"
     if family == "dca":
         return {"completed": "completed", "cancelled": "cancelled",
-                "deposit_failed": "cancelled"}.get(order.state or "", "open")  # fmt: skip
-    raw = order.order_state or ""
-    if raw in ("expired", "failed"):
+                "deposit_failed": "cancelled"}.get(shown, "open")  # fmt: skip
+    if shown in ("expired", "failed"):
         return follow.HELD
-    return {"filled": "completed", "cancelled": "cancelled"}.get(raw, "open")
+    return {"filled": "completed", "cancelled": "cancelled"}.get(shown, "open")
 
 
-def _held(order: HistoryOrder) -> dict[str, Any]:
-    """What the owner is told of a held order: why, and how to get the funds back."""
+def _held(family: Family, order: HistoryOrder) -> dict[str, Any]:
+    """What the owner is told of a held order: why, and how to get the funds back (a
+    cancel, run again if one was left mid-way: it crafts a fresh withdrawal)."""
     return {
-        "api_status": order.order_state,
-        "remaining": order.remaining_input_amount,
+        "api_status": order.state if family == "dca" else order.order_state,
+        "remaining": order.remaining_input_amount if family == "price" else _left(order),
         "input_mint": order.input_mint,
-        "to_withdraw": f"a trigger-v2-cancel plan with order: {order.id}, family: price",
-    }
+        "to_withdraw": f"a trigger-v2-cancel plan with order: {order.id}, family: {family} "
+                       "(fire it again if one was left mid-way)",
+    }  # fmt: skip
+
+
+def _left(order: HistoryOrder) -> str | None:
+    """A DCA's input not yet used (its history's ``inputAmountRemaining`` is not read)."""
+    if order.input_amount_initial is None:
+        return None
+    return str(int(order.input_amount_initial) - int(order.input_amount_used or 0))
 
 
 def _sum(values: list[str | None]) -> str | None:
@@ -179,7 +203,7 @@ class TriggerV2Follower:
                 output_mint=e.output_mint or order.output_mint, out_amount=e.output_amount,
                 confirmed_at=e.timestamp,
             ))  # fmt: skip
-        state = _state(family, order)
+        state = _state(family, order, now)
         closed = state in follow.CLOSED_STATES
         deposit = next((e for e in order.events if e.type == "deposit"), None)
         withdrawals = [e for e in order.events if e.type == "withdrawal"]
@@ -207,7 +231,7 @@ class TriggerV2Follower:
                                  order_account=order.id, run_id=run_id)  # fmt: skip
                 result.closed.append(order.id)
             elif state == follow.HELD and before != follow.HELD:
-                detail = _held(order)
+                detail = _held(family, order)
                 follow.add_event(conn, "order_held", detail, at=now, source=source,
                                  order_account=order.id, run_id=run_id)  # fmt: skip
                 log.warning("order_held", order=order.id, run_id=run_id, **detail)

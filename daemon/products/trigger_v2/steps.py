@@ -17,7 +17,8 @@ signed bytes, so only the chain (or the blockhash's expiry) shows that nothing
 moved. Otherwise the error goes on to the run's usual settling
 (`jupcron.runner.submit`): failed on a first post, else the chain or ``in_doubt``.
 A price order's ``200`` with ``depositConfirmed: false`` is settled from the chain
-as well: it says the deposit has not been seen landing.
+as well: it says the deposit has not been seen landing; so is a ``200`` naming a
+``txSignature`` other than ours (it does not say ours landed).
 """
 
 from __future__ import annotations
@@ -72,10 +73,11 @@ class TriggerV2Unavailable(RejectedError):
 
 class LandingUnknown(ApiError, RetryableError):
     """The API answered the post of our signed transaction, but not whether it landed: a
-    price order's ``depositConfirmed: false``, or a refusal (4xx) while an RPC node can
-    tell (the API was handed the signed bytes: a refusal does not prove they never
-    landed). Like a post left unanswered, the run is settled from the chain
-    (`jupcron.runner.settle`), never as done, or as failed, on the API's word."""
+    price order's ``depositConfirmed: false``, a ``txSignature`` not ours, or a refusal
+    (4xx) while an RPC node can tell (the API was handed the signed bytes: a refusal
+    does not prove they never landed). Like a post left unanswered, the run is settled
+    from the chain (`jupcron.runner.settle`), never as done, or as failed, on the API's
+    word."""
 
 
 def _api(ports: Ports) -> TriggerV2Api:
@@ -329,9 +331,7 @@ def execute(
     if created.deposit_confirmed is False:
         _unconfirmed(ports, run, operation, created)
     if created.tx_signature != signature:
-        ports.book.event(run.id, "signature_mismatch",
-                         {"ours": signature, "api": created.tx_signature})  # fmt: skip
-        log.warning("trigger_v2_signature_mismatch", ours=signature, api=created.tx_signature)
+        _misreported(ports, run, operation, created, signature, order_id)
     result = ExecuteResult.model_validate(
         {"operation": operation, "httpStatus": 200, "status": "Success",
          "signature": signature, "order": created.id}
@@ -353,6 +353,36 @@ def _unconfirmed(ports: Ports, run: RunRecord, operation: str, created: Created)
     raise LandingUnknown(
         f"{operation}: order {created.id} answered depositConfirmed: false (the deposit "
         "has not been seen landing)", info,
+    )  # fmt: skip
+
+
+def _misreported(
+    ports: Ports,
+    run: RunRecord,
+    operation: str,
+    created: Created,
+    signature: str,
+    order_id: str | None,
+) -> NoReturn:
+    """A ``200`` whose ``txSignature`` is not our signed transaction's. The spec's
+    ``txSignature`` is the on-chain signature of the deposit (create) or withdrawal
+    (confirm-cancel) we signed, and its id is our wallet's signature (txguard holds
+    the wallet to be the fee payer): an answer naming another says nothing of ours
+    landing. So the run is settled from the chain by OUR signature, as an unanswered
+    post is, never succeeded on that word; a create's order id is kept on the run (the
+    follower follows it if the chain shows the deposit landed)."""
+    answer = created.model_dump(by_alias=True, exclude_none=True)
+    detail = {"ours": signature, "api": created.tx_signature, "answer": answer}
+    log.warning("trigger_v2_signature_mismatch", ours=signature, api=created.tx_signature)
+    ports.book.advance(
+        run, RunStatus.SUBMITTED, expect=[RunStatus.SUBMITTED], step="signature_mismatch",
+        detail=detail, order_account=order_id or created.id,
+    )  # fmt: skip
+    info = ApiErrorInfo(operation=operation, http_status=200, error="txSignature mismatch",
+                        body=json.dumps(answer))  # fmt: skip
+    raise LandingUnknown(
+        f"{operation}: order {created.id} answered txSignature {created.tx_signature}, not "
+        f"our signed transaction's {signature}: whether ours landed is not known", info,
     )  # fmt: skip
 
 

@@ -3,7 +3,9 @@
 Cancel crafts a withdrawal of what is left (kind ``trigger_v2_withdraw``, the
 documented shape: `jupcron.emulator.products.trigger_v2.tx.withdrawal`); a hostile cancel
 (fault ``hostile`` on ``trigger_v2_cancel``) withdraws to a stranger.
-Confirm-cancel lands it: the vault's remainder back to the wallet. The keeper
+Confirm-cancel lands it: the vault's remainder back to the wallet (or, with
+``V2State.misreported``, lands nothing and answers another signature; with
+``misreported_landed``, lands it and answers another signature). The keeper
 fills DCA rounds from the vault, output straight to the wallet, and expires
 price orders (their deposit stays in the vault until a cancel withdraws it).
 """
@@ -98,6 +100,9 @@ def confirm_cancel(
         return signature
     if state.clock() - issued.issued_at > state.blockhash_ttl:
         return _error(400, "Withdrawal transaction failed to land: blockhash expired")
+    if state.v2.misreported > 0:  # nothing lands; the answer names another signature
+        state.v2.misreported -= 1
+        return json_response(200, {"id": order.id, "txSignature": txs.random_signature(state.rng)})
     refund = issued.in_amount
     state.ledger.move(order.vault, (order.input_mint, refund), None)
     state.ledger.move(wallet, None, (order.input_mint, refund))
@@ -112,6 +117,9 @@ def confirm_cancel(
     else:
         withdrawal.update(mint=order.input_mint, amount=str(refund))
     order.events += [withdrawal, {"type": "cancelled", "timestamp": stamp, "state": "success"}]
+    if state.v2.misreported_landed > 0:  # landed, but the answer names another signature
+        state.v2.misreported_landed -= 1
+        signature = txs.random_signature(state.rng)
     return json_response(200, {"id": order.id, "txSignature": signature})
 
 

@@ -13,7 +13,9 @@ vault's remainder back to the wallet). The keeper fills DCA rounds from the
 vault, output straight to the wallet, and expires price orders. A price order's
 create may answer ``depositConfirmed: false`` with nothing landed
 (``V2State.unconfirmed``), as the spec's answer allows; a create may land the
-deposit and still answer 400 (``V2State.refused_landed``).
+deposit and still answer 400 (``V2State.refused_landed``); a create may answer
+200 naming a deposit signature that is not the signed one's, with nothing landed
+(``V2State.misreported``) or with it landed (``V2State.misreported_landed``).
 
 Hostile deposits (fault ``hostile`` on ``trigger_v2_deposit``, param
 ``variant``): ``stranger`` pays a stranger's token account, ``receiver`` also
@@ -308,6 +310,9 @@ def _land_deposit(
     if family == "price" and state.v2.unconfirmed > 0:
         state.v2.unconfirmed -= 1
         return _unconfirmed(state, wallet, issued, signature, data, fields)
+    if state.v2.misreported > 0:
+        state.v2.misreported -= 1
+        return _misreported(state, wallet, family, issued, signature, data, fields)
     if not ledger.move(wallet, (mint, amount), None):
         return _error(400, "Deposit transaction failed: insufficient funds")
     ledger.move(vault, None, (mint, amount))
@@ -327,6 +332,9 @@ def _land_deposit(
     else:
         event.update(timestamp=int(now * 1000), mint=mint, amount=str(amount))
         order.answer = {"id": order.id, "txSignature": signature, "depositConfirmed": True}
+    if state.v2.misreported_landed > 0:  # landed, but the answer names another signature
+        state.v2.misreported_landed -= 1
+        order.answer["txSignature"] = txs.random_signature(state.rng)
     order.events.append(event)
     state.v2.orders[order.id] = order
     if state.v2.refused_landed > 0:  # landed, but the API took it as failed
@@ -360,5 +368,39 @@ def _unconfirmed(
                          "timestamp": int(now * 1000), "mint": order.input_mint,
                          "amount": str(order.amount)})  # fmt: skip
     order.answer = {"id": order.id, "txSignature": signature, "depositConfirmed": False}
+    state.v2.orders[order.id] = order
+    return json_response(200, order.answer)
+
+
+def _misreported(
+    state: State,
+    wallet: str,
+    family: str,
+    issued: IssuedOrder,
+    signature: str,
+    data: dict[str, Any],
+    fields: dict[str, Any],
+) -> EmuResponse:
+    """A create answered ``200`` naming a deposit signature that is not the signed
+    transaction's (``V2State.misreported``): nothing of the signed deposit lands, the
+    order waits (DCA ``depositing``, price ``pending``) with a pending deposit event of
+    the signature named, and the answer (price: ``depositConfirmed: true``) says it is
+    live. Re-posts answer the same (price) or the used ``depositRequestId``'s 400 (DCA)."""
+    now, named = state.clock(), txs.random_signature(state.rng)
+    order = V2Order(
+        id=state.request_id(), family=family, user=wallet, vault=str(issued.extra["vault"]),
+        input_mint=issued.input_mint or "", output_mint=str(data["outputMint"]),
+        amount=issued.in_amount, token_account=str(issued.extra["account"]),
+        deposit_request_id=issued.request_id, deposit_signature=signature, created_at=now,
+        updated_at=now, state="depositing" if family == "dca" else "pending", **fields,
+    )  # fmt: skip
+    event: dict[str, Any] = {"type": "deposit", "txSignature": named, "state": "pending"}
+    if family == "dca":
+        event.update(timestamp=iso(now), inputAmount=str(order.amount))
+        order.answer = {"id": order.id, "txSignature": named}
+    else:
+        event.update(timestamp=int(now * 1000), mint=order.input_mint, amount=str(order.amount))
+        order.answer = {"id": order.id, "txSignature": named, "depositConfirmed": True}
+    order.events.append(event)
     state.v2.orders[order.id] = order
     return json_response(200, order.answer)

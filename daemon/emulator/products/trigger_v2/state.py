@@ -64,6 +64,12 @@ class V2State:
     # the next this many creates land the deposit, then answer 400 (the order left
     # failed, its deposit event failed): a refusal that cannot prove nothing landed
     refused_landed: int = 0
+    # the next this many creates or confirm-cancels answer 200 naming a ``txSignature``
+    # that is not the signed transaction's, and nothing of that transaction lands (the
+    # order left waiting: DCA ``depositing``, price ``pending``, or still mid-cancel);
+    # ``misreported_landed``: it lands as usual, only the answer names another signature
+    misreported: int = 0
+    misreported_landed: int = 0
     challenges: dict[str, tuple[str, float]] = field(default_factory=dict)  # wallet -> text
     tokens: dict[str, tuple[str, float]] = field(default_factory=dict)  # jwt -> wallet, exp
     vaults: dict[str, str] = field(default_factory=dict)  # wallet -> vault
