@@ -6,7 +6,12 @@ exception in the runner's balance check, the runway watch or ``jupcron portfolio
 
 The spec (openapi-spec/portfolio/portfolio.yaml) marks every top-level field
 optional; an asset's ``amount`` is in UI units; ``rawAmount`` (base units) is read
-where an answer carries it.
+where an answer carries it. ``data.assets`` has two shapes there: a list (a
+``multiple`` element's, the wallet's own tokens among them) and, on a ``trade``
+element (an open limit order or DCA), an object ``{input, output}``, either null;
+the second is typed apart (`ElementData.trade_assets`) so the list stays what the
+balance check reads. An element type the spec does not define keeps its ``assets``
+unread (they are in `Portfolio.raw`), never refusing the whole answer.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, Field, StrictStr
+from pydantic import BeforeValidator, ConfigDict, Field, StrictStr, model_validator
 
 from jupcron.api.models import Amount, ApiModel
 from jupcron.mints import SOL_MINT
@@ -66,13 +71,24 @@ class Asset(ApiModel):
     data: AssetData | None = None
 
 
+class TradeAssets(ApiModel):
+    """A ``trade`` element's ``data.assets``: what the order still holds to sell
+    (``input``) and what it bought and has not paid out (``output``), either null.
+    Locked in the order: never the wallet's to spend."""
+
+    input: Asset | None = None
+    output: Asset | None = None
+
+
 class ElementData(ApiModel):
-    """An element's ``data``: its ``assets`` typed; the rest (a trade's addresses and
-    amounts, a pool's liquidities…) kept as sent, in `extra`, for display only."""
+    """An element's ``data``: its ``assets`` typed (the list form; a trade's object
+    form as `trade_assets`); the rest (a trade's addresses and amounts, a pool's
+    liquidities…) kept as sent, in `extra`, for display only."""
 
     model_config = ConfigDict(extra="allow")
 
     assets: list[Asset] | None = None
+    trade_assets: TradeAssets | None = None
 
     @property
     def extra(self) -> dict[str, Any]:
@@ -86,10 +102,50 @@ class FetcherReport(ApiModel):
     error: str | None = None
 
 
+WALLET_TOKENS = "wallet-tokens"  # the platform of a wallet's own token accounts
+
+
+def _wallets_own(platform: Any, label: Any) -> bool:
+    """Whether an element holds the wallet's own tokens (either unsaid counts): the
+    only assets the balance check reads."""
+    return platform in (None, WALLET_TOKENS) and label in (None, "Wallet")
+
+
+# the spec's element types; ``multiple`` (and an element that says no type) lists
+# its assets, ``trade`` gives them as {input, output}, the others have none in `data`
+LISTED_TYPES = (None, "multiple")
+TRADE = "trade"
+OTHER_TYPES = ("liquidity", "leverage", "borrowlend")
+
+
+def _assets_by_type(value: Any) -> Any:
+    """Put an element's ``data.assets`` where its type says: a trade's object under
+    ``tradeAssets``; an unknown type's, when not a list, out of the typed answer (it
+    stays in `Portfolio.raw`) unless the element is the wallet's own. What stays is
+    refused if not a list: a wallet's tokens in a shape we cannot read are no balance
+    to trust."""
+    if not isinstance(value, dict) or not isinstance(value.get("data"), dict):
+        return value
+    data = value["data"]
+    kind = value.get("type")
+    if "assets" not in data or kind in LISTED_TYPES:
+        return value
+    rest = {k: v for k, v in data.items() if k != "assets"}
+    if kind == TRADE:
+        return {**value, "data": {**rest, "tradeAssets": data["assets"]}}
+    if kind in OTHER_TYPES or isinstance(data["assets"], list):
+        return value
+    if _wallets_own(value.get("platformId"), value.get("label")):
+        return value
+    return {**value, "data": rest}
+
+
 class PortfolioElement(ApiModel):
     """One element of the positions answer. Its spec requires ``type`` and
     ``platformId``; jupcron needs neither to read a balance, so an element without
     them is kept (grouped under ``unknown``) rather than losing the whole answer."""
+
+    _assets = model_validator(mode="before")(_assets_by_type)
 
     type: str | None = None
     platform_id: str | None = None
@@ -110,11 +166,8 @@ class TokenInfo(ApiModel):
     solana: dict[str, TokenFacts] | None = None
 
 
-WALLET_TOKENS = "wallet-tokens"  # the platform of a wallet's own token accounts
-
-
 def _spendable(element: PortfolioElement) -> bool:
-    return element.platform_id in (None, WALLET_TOKENS) and element.label in (None, "Wallet")
+    return _wallets_own(element.platform_id, element.label)
 
 
 class Portfolio(ApiModel):

@@ -96,25 +96,38 @@ def _trade(platform: str, label: str, value: float, data: dict[str, Any]) -> dic
     }
 
 
+def _token_asset(mint: str, amount: int) -> dict[str, Any] | None:
+    """A token asset as the spec's ``PortfolioAssetToken`` (None when nothing is held)."""
+    if amount <= 0:
+        return None
+    data = {"address": mint, "amount": ui_amount(mint, amount), "price": float(token(mint).usd)}
+    value = float(usd_value(mint, amount))
+    return {"type": "token", "networkId": "solana", "value": value, "attributes": {}, "data": data}
+
+
 def _order_element(
-    label: str, input_mint: str, output_mint: str, in_amount: int, created_at: float,
-    **more: Any,
+    label: str, input_mint: str, output_mint: str, in_amount: int, left: int, created_at: float,
+    expire_at: float | None = None, **more: Any,
 ) -> dict[str, Any]:  # fmt: skip
     """An open order's portfolio element (a DCA's or a limit order's: `more` holds
-    what only that kind shows), worth its input."""
+    what only that kind shows), as the spec's ``PortfolioElementTrade``: its
+    ``assets`` an object, ``input`` what it still holds to sell (`left`), ``output``
+    null (the emulator's fills pay the wallet at once, nothing waits to be withdrawn);
+    ``expireAt`` only when the order has one. Worth what it holds."""
     data = {
+        "assets": {"input": _token_asset(input_mint, left), "output": None},
         "inputAddress": input_mint,
         "outputAddress": output_mint,
         "initialInputAmount": ui_amount(input_mint, in_amount),
         "withdrawnOutputAmount": 0,
         "inputPrice": float(token(input_mint).usd),
         "outputPrice": float(token(output_mint).usd),
-        "filledPercentage": 0,
+        "filledPercentage": float(1 - left / in_amount) if in_amount else 0,
         "createdAt": int(created_at * 1000),
-        "expireAt": None,
+        **({} if expire_at is None else {"expireAt": int(expire_at * 1000)}),
         **more,
     }
-    return _trade("jupiter-exchange", label, float(usd_value(input_mint, in_amount)), data)
+    return _trade("jupiter-exchange", label, float(usd_value(input_mint, left)), data)
 
 
 def positions(state: State, address: str, query: Mapping[str, str]) -> EmuResponse:
@@ -152,12 +165,15 @@ def positions(state: State, address: str, query: Mapping[str, str]) -> EmuRespon
             }
         )
     for r in ledger.recurring_orders.values():
-        if r.user != address:
+        if r.user != address or r.status != "active":
             continue
         mints.update((r.input_mint, r.output_mint))
         recurring = {"cycles": r.number_of_orders, "interval": r.interval * 1000}
         elements.append(_order_element("DCA", r.input_mint, r.output_mint, r.in_amount,
-                                       r.created_at, recurring=recurring))  # fmt: skip
+                                       r.in_amount - r.in_used, r.created_at,
+                                       withdrawnOutputAmount=ui_amount(r.output_mint,
+                                                                       r.out_received),
+                                       recurring=recurring))  # fmt: skip
     for t_order in ledger.trigger_orders.values():
         if t_order.maker != address or t_order.status != "Open":
             continue
@@ -165,7 +181,8 @@ def positions(state: State, address: str, query: Mapping[str, str]) -> EmuRespon
         expected = ui_amount(t_order.output_mint, t_order.taking_amount)
         elements.append(_order_element(
             "LimitOrder", t_order.input_mint, t_order.output_mint, t_order.making_amount,
-            t_order.created_at, expectedOutputAmount=expected,
+            t_order.left, t_order.created_at, t_order.expired_at,
+            expectedOutputAmount=expected,
         ))  # fmt: skip
     wanted = [p for p in query.get("platforms", "").split(",") if p]
     if wanted:

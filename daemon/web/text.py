@@ -12,6 +12,7 @@ from decimal import Decimal, localcontext
 from typing import Any
 
 from jupcron.plans.apply import FilesState
+from jupcron.report.rows import _in_units, _signed
 from jupcron.store import tokens
 from jupcron.visible import visible
 
@@ -54,17 +55,34 @@ def _price(value: str | None, quote: str | None, base: str | None) -> str:
     return f"{shown} {quote} per {base}" if quote and base else shown
 
 
+def _value_now(money: dict[str, Any]) -> str:
+    """``149850018.499999 USDC (P&L +12.5 USDC)``: amounts of the quote token, read to
+    its own unit (``quote_decimals``) as the report's table reads them (`report.rows`),
+    every whole digit kept — eight significant digits showed 149,850,018.499999 USDC
+    as 149850020. A view that does not say the unit: eight significant digits, but
+    never fewer than the whole digits."""
+    quote, decimals = money.get("price_quote"), money.get("quote_decimals")
+    value, pnl = money.get("current_value"), money.get("unrealised_pnl")
+    if value is None or pnl is None or not money.get("fills"):
+        return NONE
+    worth, change = Decimal(value), Decimal(pnl)
+    if decimals is None:
+        sign = "-" if change < 0 else "+"
+        return f"{_whole(worth)} {quote} (P&L {sign}{_whole(abs(change))} {quote})"
+    unit = tokens.Token(mint="", decimals=int(decimals), symbol=quote, source="page")
+    return f"{_in_units(worth, unit)} {quote} (P&L {_signed(change, unit)} {quote})"
+
+
+def _whole(value: Decimal) -> str:
+    with localcontext() as ctx:
+        ctx.prec = max(8, value.adjusted() + 1)
+        return _plain(format(+value, "f"))
+
+
 def _money_text(money: dict[str, Any]) -> dict[str, str]:
     quote, base = money.get("price_quote"), money.get("price_base")
     fees = Decimal(money.get("network_fee_sol") or 0) + Decimal(money.get("priority_fee_sol") or 0)
-    value, pnl = money.get("current_value"), money.get("unrealised_pnl")
-    now = NONE
-    if value is not None and pnl is not None and money.get("fills"):
-        with localcontext() as ctx:
-            ctx.prec = 8
-            sign = "+" if Decimal(pnl) >= 0 else "-"
-            now = (f"{_plain(format(+Decimal(value), 'f'))} {quote} "
-                   f"(P&L {sign}{_plain(format(+abs(Decimal(pnl)), 'f'))} {quote})")  # fmt: skip
+    now = _value_now(money)
     refunded = _amount(money.get("refunded_ui"), money.get("refunded", "0"),
                        money.get("refund_symbol"))  # fmt: skip
     return {

@@ -188,7 +188,10 @@ def _money(rows: Sequence[PlanReport], known: dict[str, tokens.Token]) -> dict[s
 
 def _figures(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, Any]:
     data = report.as_dict(known)
-    return {key: data[key] for key in MONEY_KEYS}
+    figures = {key: data[key] for key in MONEY_KEYS}
+    # the page reads value now and P&L to the quote token's own unit (web/text.py)
+    figures["quote_decimals"] = report.quote_token.decimals if report.quote_token else None
+    return figures
 
 
 def chart_url(name: str, money: dict[str, Any] | None) -> str | None:
