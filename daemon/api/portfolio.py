@@ -221,9 +221,21 @@ class Portfolio(ApiModel):
             return False
         return any(data.raw_amount is None for data in self._held(mint))
 
+    def balance_unknown(self, mint: str) -> str | None:
+        """Why `balance_of(mint)` is no balance to trust, or None: a fetcher of the
+        wallet's own tokens failed (the answer is a 200 all the same, without their
+        element: 0 is not what the wallet holds), or it would be a guess (`guessed`)."""
+        failed = [r.id for r in self.fetcher_reports
+                  if r.status == "failed" and r.id.startswith(WALLET_TOKENS)]  # fmt: skip
+        if failed:
+            return f"the wallet's tokens were not read ({', '.join(failed)} failed)"
+        if self.guessed(mint):
+            return f"the answer gives no decimals for {mint}"
+        return None
+
     def exact_balance(self, mint: str) -> int | None:
-        """`balance_of(mint)`, or None when it would be a guess (`guessed`)."""
-        return None if self.guessed(mint) else self.balance_of(mint)
+        """`balance_of(mint)`, or None when it is unknown (`balance_unknown`)."""
+        return None if self.balance_unknown(mint) else self.balance_of(mint)
 
     def _facts(self, mint: str) -> TokenFacts | None:
         return (self.token_info.solana or {}).get(mint)

@@ -73,6 +73,9 @@ class State:
     genesis: float = 0.0  # the clock's reading at GENESIS_HEIGHT
     block_offset: int = 0  # blocks the chain runs ahead of the clock
     v2: V2State = field(default_factory=V2State)  # Trigger V2: logins, vaults, orders
+    # portfolio fetchers (platform ids) that fail: their elements left out, their report
+    # ``failed`` (a 200 all the same, as the service answers when one source is down)
+    failed_fetchers: set[str] = field(default_factory=set)
     oracle: OracleState = field(default_factory=lambda: _oracle())  # Pyth feeds (emulator/oracle)
 
     def block_height(self) -> int:

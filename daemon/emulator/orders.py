@@ -187,7 +187,13 @@ def positions(state: State, address: str, query: Mapping[str, str]) -> EmuRespon
     wanted = [p for p in query.get("platforms", "").split(",") if p]
     if wanted:
         elements = [e for e in elements if e["platformId"] in wanted]
-    platforms = wanted or sorted({e["platformId"] for e in elements})
+    platforms = wanted or sorted({e["platformId"] for e in elements} | state.failed_fetchers)
+    elements = [e for e in elements if e["platformId"] not in state.failed_fetchers]
+    reports = [
+        {"id": p, "status": "failed", "duration": 3, "error": "fetcher timed out"}
+        if p in state.failed_fetchers else {"id": p, "status": "succeeded", "duration": 3}
+        for p in platforms
+    ]
     info = {
         m: {"address": m, "name": token(m).symbol, "symbol": token(m).symbol}
         | {"decimals": token(m).decimals}
@@ -198,7 +204,7 @@ def positions(state: State, address: str, query: Mapping[str, str]) -> EmuRespon
         {
             "date": now_ms,
             "owner": address,
-            "fetcherReports": [{"id": p, "status": "succeeded", "duration": 3} for p in platforms],
+            "fetcherReports": reports,
             "elements": elements,
             "duration": 9,
             "tokenInfo": {"solana": info},

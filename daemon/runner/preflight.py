@@ -176,9 +176,10 @@ def balance(
         raise  # a refused API key stops the daemon; it is no reason to skip one run
     except JupcronError as exc:
         return f"balance check failed: {exc}"
-    have = portfolio.exact_balance(spend.mint)
-    if have is None:
-        return f"balance check failed: the answer gives no decimals for {spend.mint}"
+    unknown = portfolio.balance_unknown(spend.mint)
+    if unknown is not None:
+        return f"balance check failed: {unknown}"
+    have = portfolio.balance_of(spend.mint)
     if have < spend.amount:
         return f"insufficient balance: {have} of {spend.mint} < {spend.amount} needed"
     return None
