@@ -228,9 +228,12 @@ class Reloading:
             firing.set_next(session, done, settle=True)
 
     def _settle_missed(self) -> None:
-        """At start: the plans whose next slot passed while no daemon ran."""
+        """At start: the plans whose next slot passed while no daemon ran. A plan whose
+        settled next slot is one still waiting out its jitter (passed, not yet due) may
+        be read again by a later page: it is settled once (`waiting`)."""
         now = self._clock()
         after: firing.Cursor | None = None
+        waiting: set[int] = set()
         while True:
             with transaction(self._reader) as session:
                 page = firing.missed_page(session, now, SETTLE_PAGE, after)
@@ -241,7 +244,12 @@ class Reloading:
             after = (page[-1][1], page[-1][0].id)
             stored = dict((p.id, slot) for p, slot in page)
             for plan in mine:
+                if plan.id in waiting:
+                    continue
                 self._settle(plan, settle_after(lasts.get(plan.id), stored.get(plan.id)))
+                queued = self._dirty.get(plan.id)
+                if queued is not None and queued.slot is not None and queued.slot <= now:
+                    waiting.add(plan.id)
             if not self._flush():
                 raise StoreBusyError("the store is unavailable: missed slots not settled")
 

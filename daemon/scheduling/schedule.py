@@ -30,6 +30,7 @@ counted from the slot plus that delay, everywhere (`is_late`).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 import re
@@ -340,6 +341,7 @@ class CatchUp:
     run: datetime | None
     skipped: list[datetime]
     truncated: bool = False  # older missed slots (beyond MAX_LOOKBACK/MAX_SKIPPED) left out
+    waiting: datetime | None = None  # the first slot not yet due (its jitter): the next one
 
 
 def catch_up(
@@ -356,8 +358,12 @@ def catch_up(
     ran); `since` is when the plan (this version) became active; `key` is the
     plan's jitter key (its name): the latest slot's grace is counted from when it
     was due (slot + jitter), as `is_late` counts it for a running daemon, so a
-    start just after a jittered slot was due still runs it. Slots older than 31
-    days are not looked at; at most 1000 skipped slots are returned.
+    start just after a jittered slot was due still runs it. A slot not yet due at
+    `now` (slot + jitter after it) is not missed at all: the first such is `waiting`,
+    the plan's next slot, to fire when due as if nobody had stopped; only the slots
+    before it are settled here (the later ones are settled after it, as they come).
+    Slots older than 31 days are not looked at; at most 1000 skipped slots are
+    returned.
     """
     now = _aware(now)
     lower = _aware(since)
@@ -370,6 +376,7 @@ def catch_up(
         truncated = bool(first) and first[0] <= floor
         lower = floor
     missed = fire_times_between(schedule, lower, now)
+    missed, waiting = _split_waiting(schedule, key, missed, now)
     run = None
     if (
         schedule.misfire == Misfire.RUN_ONCE
@@ -380,7 +387,22 @@ def catch_up(
     if len(missed) > MAX_SKIPPED:
         truncated = True
         missed = missed[-MAX_SKIPPED:]
-    return CatchUp(run=run, skipped=missed, truncated=truncated)
+    return CatchUp(run=run, skipped=missed, truncated=truncated, waiting=waiting)
+
+
+def _split_waiting(
+    schedule: Schedule, key: str | None, slots: list[datetime], now: datetime
+) -> tuple[list[datetime], datetime | None]:
+    """`slots` (ascending) before the first one not yet due at `now`, and that one.
+    Only the slots within the jitter of `now` can still be waiting: those alone are
+    hashed (a month of an every-second plan is not)."""
+    if schedule.jitter <= 0 or key is None:
+        return slots, None
+    start = bisect.bisect_right(slots, now - timedelta(seconds=schedule.jitter))
+    for i in range(start, len(slots)):
+        if slots[i] + jitter_delay(schedule, key, slots[i]) > now:
+            return slots[:i], slots[i]
+    return slots, None
 
 
 def jitter_delay(schedule: Schedule, key: str | None, slot: datetime) -> timedelta:

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import structlog
 from apscheduler.executors.pool import ThreadPoolExecutor as ApsPool
@@ -214,18 +214,38 @@ class Scheduler(Reloading, Outages):
             self._submit(self._due, item)
 
     def _refill(self, now: datetime) -> None:
-        """Read the plans due within the horizon, a page at a time, until the window is
-        full (first writing the next slots of plans that fired: the pages find them)."""
+        """Read the plans due within the horizon until the window is full: first the
+        entries that waited out their jitter and are due now within it, then pages of
+        the store (first writing the next slots of plans that fired: the pages find
+        them), at most `PAGES_A_TURN` a turn (the next turn reads on)."""
         if not self._flush():
             return
         until = now + win.HORIZON
-        while win.wants_refill(self._window.cursor, len(self._window.live), now):
+        self._readmit(until)
+        for _ in range(win.PAGES_A_TURN):
+            if not win.wants_refill(self._window.cursor, len(self._window.live), now):
+                return
             limit = min(win.PAGE, win.CAPACITY - len(self._window.live))
             with transaction(self._reader) as session:
                 page = firing.due_page(session, self._window.cursor, until, limit)
             self._window.read(page, limit, until, self._include, self._dirty)
             if len(page) < limit:
                 return
+
+    def _readmit(self, until: datetime) -> None:
+        """The waiting entries due before `until` (as many as there is room for) live
+        again, their plans' records read by id; waiting again if the store failed."""
+        ripe = self._window.ripe(until, win.CAPACITY - len(self._window.live))
+        for start in range(0, len(ripe), win.PAGE):
+            chunk = ripe[start : start + win.PAGE]
+            try:
+                with transaction(self._reader) as session:
+                    plans = firing.plans_by_id(session, [w.plan_id for w in chunk])
+            except BaseException:
+                for item in ripe[start:]:
+                    self._window.wait(item)
+                raise
+            self._window.readmit(chunk, plans, self._include)
 
     def _flush(self) -> bool:
         """Write the next slots of plans that fired; False if the store refused."""
@@ -255,8 +275,9 @@ class Scheduler(Reloading, Outages):
     # ------------------------------------------------------------ firing
 
     def _settle(self, plan: PlanRecord, last: datetime | None) -> datetime | None:
-        """Record missed slots, run the coalesced one, queue the next slot after now;
-        the slot handed out to run, if any.
+        """Record missed slots, run the coalesced one, queue the next slot (the first
+        not yet due: one waiting out its jitter is not missed); the slot handed out to
+        run, if any.
 
         `last` is the plan's latest recorded slot as read a moment ago; if a fire
         claimed a slot since, the unique (plan, slot) key makes our claim a no-op.
@@ -275,7 +296,9 @@ class Scheduler(Reloading, Outages):
         if recorded:  # (slots that had a row already are not missed)
             log.warning("run_missed", plan=plan.name, skipped=len(recorded),
                         truncated=result.truncated, policy=str(schedule.misfire))  # fmt: skip
-        self._queue_after(plan, now)
+        # the next slot: the first one not yet due (its jitter), else the first after now
+        after = now if result.waiting is None else result.waiting - timedelta(microseconds=1)
+        self._queue_after(plan, after)
         if result.run is not None:
             log.info("run_caught_up", plan=plan.name, scheduled_for=result.run.isoformat())
             self._handed(plan.id)
@@ -306,8 +329,7 @@ class Scheduler(Reloading, Outages):
         self._dirty[plan.id] = win.Pending(slot, plan.version, plan.name)
         if self._window.covers(slot, plan.id):
             item = win.entry(plan, slot)
-            self._window.put(item)
-            if self._window.next_due() == item.due:
+            if self._window.place(item) and self._window.next_due() == item.due:
                 self._arm()
         else:
             self._window.drop(plan.id)

@@ -3,6 +3,14 @@ time, read from the store a page at a time (``plans.next_fire``, in (next_fire, 
 order). Every other plan is a row in the store, not an object here: memory is
 flat in the plan count, and so is the work of a wake-up.
 
+Pages come in slot order, but an entry is due at slot + jitter. An entry read whose
+due time is past the read's horizon *waits* outside the window: its plan's record is
+let go and only (due, id, slot, version) kept, about 250 bytes, until a later read's
+horizon reaches its due time and the record is read again by id. So `CAPACITY`
+bounds the entries due within the horizon only: plans waiting out a jitter of hours,
+however many, never keep a plan due sooner from being read (they once filled the
+window, and plans due after them fired past their grace: missed).
+
 A plan is *live* while its pending slot is in the window: in the heap, or handed to
 the workers and not yet started. The cursor is the last (next_fire, id) read:
 every settled plan up to it is live, or fired and queued past it (its next slot
@@ -26,6 +34,7 @@ HORIZON = timedelta(seconds=60)  # a page reads the plans due within this
 REFILL_AT = timedelta(seconds=30)  # read on when the cursor is this close to now
 CAPACITY = 5_000  # live plans at most (~3 KB each): a larger backlog waits in the store
 PAGE = 1_000  # plans a read
+PAGES_A_TURN = 5  # reads a turn of the timer (entries that wait do not fill the window)
 MAX_SLEEP = 1.0  # seconds, while the window is full (a fire that starts makes room)
 FLUSH_EVERY = 1.0  # seconds between writes of the next slots of plans that fired
 
@@ -107,20 +116,81 @@ def next_fires(
     return dict(sorted(found.items(), key=lambda kv: kv[1]))
 
 
+class Waiting(NamedTuple):
+    """A plan's pending slot read, but due past the horizon: no record kept."""
+
+    due: datetime
+    plan_id: int
+    slot: datetime
+    version: int
+
+
 @dataclass
 class Window:
     heap: list[tuple[datetime, int, Entry]] = field(default_factory=list)
     live: dict[int, Entry] = field(default_factory=dict)
     cursor: Cursor | None = None
+    until: datetime | None = None  # the last read's horizon: entries due later wait
+    waiting: dict[int, Waiting] = field(default_factory=dict)
+    _later: list[Waiting] = field(default_factory=list)  # a heap, by due time
     _order: itertools.count[int] = field(default_factory=itertools.count)
 
     def put(self, item: Entry) -> None:
         """Make `item` its plan's pending slot (a stale one left in the heap is skipped)."""
+        self.waiting.pop(item.plan.id, None)
         self.live[item.plan.id] = item
         heapq.heappush(self.heap, (item.due, next(self._order), item))
 
+    def place(self, item: Entry) -> bool:
+        """`item` live if it is due within the last read's horizon, else waiting (its
+        record let go until a read reaches its due time); True if it is live."""
+        if self.until is None or item.due < self.until:
+            self.put(item)
+            return True
+        self.wait(Waiting(item.due, item.plan.id, item.slot, item.plan.version))
+        return False
+
+    def wait(self, item: Waiting) -> None:
+        """The plan's pending slot waits outside the window (not live)."""
+        self.live.pop(item.plan_id, None)
+        self.waiting[item.plan_id] = item
+        heapq.heappush(self._later, item)
+
     def drop(self, plan_id: int) -> Entry | None:
+        """The plan has no pending slot here any more (live or waiting): its live entry."""
+        self.waiting.pop(plan_id, None)
         return self.live.pop(plan_id, None)
+
+    def known(self, plan_id: int) -> bool:
+        return plan_id in self.live or plan_id in self.waiting
+
+    def ripe(self, until: datetime, limit: int) -> list[Waiting]:
+        """Up to `limit` waiting entries due before `until`, soonest first, no longer
+        waiting: the caller reads their records (`readmit`), or `wait`s them again."""
+        out: list[Waiting] = []
+        while self._later and len(out) < limit and self._later[0].due < until:
+            item = heapq.heappop(self._later)
+            if self.waiting.get(item.plan_id) is item:
+                del self.waiting[item.plan_id]
+                out.append(item)
+        return out
+
+    def readmit(
+        self, items: list[Waiting], plans: Iterable[PlanRecord],
+        include: Callable[[PlanRecord], bool] | None = None,
+    ) -> None:  # fmt: skip
+        """Ripe entries live again with their plans' records read by id. One whose plan
+        changed or was disabled since stays out: the reload that follows the change
+        settles it from the stored next slot (never written past this one). So does one
+        whose wallet this daemon no longer leads (its new leader fires it), or whose
+        record is gone or unreadable (a page would pass it over too)."""
+        found = {p.id: p for p in plans}
+        for item in items:
+            plan = found.get(item.plan_id)
+            if plan is None or plan.version != item.version or not plan.enabled:
+                continue
+            if include is None or include(plan):
+                self.put(entry(plan, item.slot))
 
     def next_due(self) -> datetime | None:
         while self.heap and self.live.get(self.heap[0][2].plan.id) is not self.heap[0][2]:
@@ -143,21 +213,22 @@ class Window:
         pending: Mapping[int, Pending] | None = None,
     ) -> None:  # fmt: skip
         """A page read from the store (at most `limit` plans due before `until`): plans
-        already live keep their entry, plans `include` refuses (another daemon's) are
-        passed over; the cursor moves to the page's last plan, or to `until` when the
-        page was not full. A plan with a `pending` next slot (not yet written: its
-        handed-over slot may still lack a row) is read with that slot, not the stored
-        one it replaces (a caught-up fire at start leaves the stale one behind the
-        cursor's first page)."""
+        already live or waiting keep their entry, entries due at `until` or later wait,
+        plans `include` refuses (another daemon's) are passed over; the cursor moves to
+        the page's last plan, or to `until` when the page was not full. A plan with a
+        `pending` next slot (not yet written: its handed-over slot may still lack a
+        row) is read with that slot, not the stored one it replaces (a caught-up fire
+        at start leaves the stale one behind the cursor's first page)."""
+        self.until = until
         for plan, slot in page:
-            if plan.id in self.live or (include is not None and not include(plan)):
+            if self.known(plan.id) or (include is not None and not include(plan)):
                 continue
             held = pending.get(plan.id) if pending else None
             if held is not None and held.version == plan.version:
                 if held.slot is None or held.slot >= until:
                     continue  # finished, or a later page reads it once written
                 slot = held.slot
-            self.put(entry(plan, slot))
+            self.place(entry(plan, slot))
         if len(page) < limit:
             self.cursor = (until, 0)
         else:
