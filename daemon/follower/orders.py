@@ -4,13 +4,18 @@ One poll of a source (``recurring`` | ``trigger``):
 
     our orders not known closed?  none -> no request at all
     read every page of the active list      trades stored once, state "open"
+                                            (well past its expected end: told once)
     some of ours not seen there?  read history pages until all are found
                                             trades stored once, completed /
                                             cancelled (+ what it gave back) / expired
+    in neither list for long?     told once; the whole history is read for
+                                  them at most every `SWEEP_EVERY`
+                                  (`jupcron.follower.unexplained`)
 
-Nothing is remembered between polls but the store, and every poll reads the
-whole truth again, so a restart, a second daemon or an answer that could not
-be read cannot lose a trade; the unique key (order, tx, action) keeps one. An
+Nothing is remembered between polls but the store (and, only to pace the
+history sweeps, when the last one was), and every poll reads the whole truth
+again, so a restart, a second daemon or an answer that could not be read
+cannot lose a trade; the unique key (order, tx, action) keeps one. An
 order is marked closed only from an answer whose every trade could be read.
 A malformed answer, a bad page or an API error is a ``follow_events`` row and
 a log line, never an exception out of `poll`. Requests take spare capacity
@@ -19,17 +24,18 @@ only (the pacer's `acquire_spare`): runs come first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from typing import Any, Protocol
 
 import structlog
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from jupcron.api.orders import ListedOrder, OrderPage
 from jupcron.errors import JupcronError
+from jupcron.follower import unexplained
 from jupcron.store import follow
 from jupcron.store.engine import begin
 
@@ -37,6 +43,7 @@ log = structlog.get_logger(__name__)
 
 SOURCES = ("recurring", "trigger")
 MAX_PAGES = 1000  # a runaway totalPages is a bad answer, not a reason to loop
+PAGE_SIZE = 10  # orders a listing page holds (the docs: "paginated for every 10 orders")
 PROBLEMS_KEPT = 20
 
 
@@ -122,6 +129,7 @@ class OrderFollower:
     ) -> None:
         self.engine, self.api, self.wallet, self.clock = engine, api, wallet, clock
         self.name = name
+        self._swept: dict[str, datetime] = {}  # source -> its last whole-history sweep
 
     def poll(self) -> list[PollResult]:
         """Follow both sources once; never raises for the API's or the store's troubles."""
@@ -138,10 +146,29 @@ class OrderFollower:
         if not pending:
             return  # nothing of ours is open: not a single request
         seen: set[str] = set()
-        self._read(source, "active", ours, closed, seen, result, until=None)
+        late: dict[str, tuple[int, dict[str, Any]]] = {}
+        listed = self._read(source, "active", ours, closed, seen, result, None, late)
+        self._tell(source, unexplained.OVERDUE, late, ours)
         missing = pending - seen
-        if missing:
-            self._read(source, "history", ours, closed, seen, result, until=missing)
+        if not missing:
+            return
+        now = self.clock()
+        with begin(self.engine) as conn:
+            known = follow.last_known(conn, source, missing, ours)
+        lost = unexplained.lost(missing, known, now)
+        last = self._swept.get(source)
+        sweep = bool(lost) and (last is None or now - last >= unexplained.SWEEP_EVERY)
+        wanted = missing if sweep else missing - lost
+        if not wanted:
+            return  # only lost orders, swept not long ago: the active list was enough
+        whole = self._read(source, "history", ours, closed, seen, result, wanted, late)
+        if not (sweep and whole):
+            return
+        self._swept[source] = now
+        if listed:  # both lists read to the end, and still nowhere
+            told = {key: (ours.run_for(key, key), unexplained.unaccounted_detail(
+                key, known.get(key))) for key in sorted(lost - seen)}  # fmt: skip
+            self._tell(source, unexplained.UNACCOUNTED, told, ours)
 
     def _read(
         self,
@@ -152,29 +179,47 @@ class OrderFollower:
         seen: set[str],
         result: PollResult,
         until: set[str] | None,
-    ) -> None:
-        """Read every page of one list (history: stop once `until` are all seen)."""
+        late: dict[str, tuple[int, dict[str, Any]]],
+    ) -> bool:
+        """Read every page of one list (history: stop once `until` are all seen). True
+        when every page it needed was read; False when a page could not be.
+
+        Pages are bounded: the active list (read whole) may announce `MAX_PAGES` more
+        than our own open orders fill, else it is a bad answer; the history (newest
+        first, read until found) may be as long as it likes, as it grows with every
+        order the wallet ever closed, but no more than `MAX_PAGES` of it are read."""
+        limit = MAX_PAGES
+        if until is None:  # every open order of ours is in it
+            limit += -(-(len(ours.by_order) + len(ours.by_open_tx)) // PAGE_SIZE)
         page_no, total = 1, 1
         while page_no <= total:
+            if page_no > limit:
+                self._error(source, "follow_too_many_pages", {"list": status, "read": limit,
+                            "total_pages": total})  # fmt: skip
+                result.errors += 1
+                return False
             page = self._page(source, status, page_no, result)
             if page is None:
-                return
-            if page.page != page_no or page.total_pages > MAX_PAGES:
+                return False
+            runaway = until is None and page.total_pages > limit
+            if page.page != page_no or runaway:
                 self._error(source, "follow_bad_page", {"list": status, "asked": page_no,
                             "page": page.page, "total_pages": page.total_pages})  # fmt: skip
                 result.errors += 1
-                return
+                return False
             if page.problems:
                 self._error(source, "follow_answer_invalid", {"list": status, "page": page_no,
                             "problems": page.problems[:PROBLEMS_KEPT]})  # fmt: skip
                 result.errors += 1
-            for order in page.orders:
-                self._take(source, status, order, ours, closed, seen, result,
-                           readable=order.order_key not in page.incomplete)  # fmt: skip
+            with begin(self.engine) as conn:  # one transaction a page, not one an order
+                for order in page.orders:
+                    self._take(conn, source, status, order, ours, closed, seen, result, late,
+                               readable=order.order_key not in page.incomplete)  # fmt: skip
             if until is not None and until <= seen:
-                return
+                return True
             total = page.total_pages
             page_no += 1
+        return True
 
     def _page(self, source: str, status: str, page_no: int, result: PollResult) -> OrderPage | None:
         read = self.api.recurring_orders if source == "recurring" else self.api.trigger_orders
@@ -194,6 +239,7 @@ class OrderFollower:
 
     def _take(
         self,
+        conn: Connection,
         source: str,
         status: str,
         order: ListedOrder,
@@ -201,6 +247,7 @@ class OrderFollower:
         closed: set[str],
         seen: set[str],
         result: PollResult,
+        late: dict[str, tuple[int, dict[str, Any]]],
         *,
         readable: bool,
     ) -> None:
@@ -220,8 +267,14 @@ class OrderFollower:
         if len(trades) != len(order.trades):
             readable = False
             problem = "a trade of another order in this order's trades"
-            self._error(source, "follow_answer_invalid", {"order": key, "problems": [problem]})
+            invalid = {"order": key, "problems": [problem]}
+            log.warning("follow_answer_invalid", source=source, **invalid)
+            follow.add_event(conn, "follow_answer_invalid", invalid, at=now, source=source)
         state = "open" if status == "active" or not readable else _closed_state(source, order)
+        if status == "active":
+            end = unexplained.overdue(source, order, ours.spans.get(run_id), now)
+            if end is not None:
+                late[key] = (run_id, unexplained.overdue_detail(order, end))
         filled = _sub(order.raw_making_amount, order.raw_remaining_making_amount)
         values = follow.OrderValues(
             order_account=key, source=source, run_id=run_id, state=state,
@@ -251,19 +304,40 @@ class OrderFollower:
             )
             for t in trades
         ]
-        with begin(self.engine) as conn:
-            new = follow.store_trades(conn, rows, now=now)
-            before = follow.save_order(conn, values, now=now)
-            if state != "open" and before not in follow.CLOSED_STATES:
-                detail: dict[str, Any] = {
-                    "state": state, "api_status": values.api_status,
-                    "refunded": values.refunded, "close_tx": order.close_tx,
-                }  # fmt: skip
-                follow.add_event(conn, f"order_{state}", detail, at=now, source=source,
-                                 order_account=key, run_id=run_id)  # fmt: skip
-                result.closed.append(key)
-                log.info("order_closed", source=source, order=key, run_id=run_id, **detail)
+        new = follow.store_trades(conn, rows, now=now)
+        before = follow.save_order(conn, values, now=now)
+        if state != "open" and before not in follow.CLOSED_STATES:
+            detail: dict[str, Any] = {
+                "state": state, "api_status": values.api_status,
+                "refunded": values.refunded, "close_tx": order.close_tx,
+            }  # fmt: skip
+            follow.add_event(conn, f"order_{state}", detail, at=now, source=source,
+                             order_account=key, run_id=run_id)  # fmt: skip
+            result.closed.append(key)
+            log.info("order_closed", source=source, order=key, run_id=run_id, **detail)
         result.new_trades += new
+
+    def _tell(
+        self,
+        source: str,
+        step: str,
+        found: Mapping[str, tuple[int | None, dict[str, Any]]],
+        ours: follow.Targets,
+    ) -> None:
+        """One event and one warning per order of `found` (key -> run, detail) that no
+        `step` event named yet (an open transaction's key is no order account)."""
+        if not found:
+            return
+        with begin(self.engine) as conn:
+            already = follow.told(conn, source, step)
+            for key, (run_id, detail) in found.items():
+                if key in already:
+                    continue
+                account = None if key in ours.by_open_tx and key not in ours.by_order else key
+                follow.add_event(conn, step, detail, at=self.clock(), source=source,
+                                 order_account=account, run_id=run_id)  # fmt: skip
+                log.warning(step, source=source, order=key, run_id=run_id, wallet=self.name,
+                            **{k: v for k, v in detail.items() if k != "key"})  # fmt: skip
 
     def _error(self, source: str, step: str, detail: dict[str, Any]) -> None:
         log.warning(step, source=source, **detail)

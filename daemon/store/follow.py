@@ -9,13 +9,13 @@ trigger order a trigger-cancel plan's run manages. Anything else is foreign.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Insert, Table, Text, select
+from sqlalchemy import Insert, Table, Text, or_, select
 from sqlalchemy import cast as sql_cast
 
 from jupcron.domain import PlanKind, RunStatus
@@ -52,11 +52,23 @@ _KINDS = {
 
 
 @dataclass(frozen=True)
+class Span:
+    """When a recurring run's order should be done: its rounds start at `start_at`
+    (None: when the order was made) and take `length` in all, numberOfOrders x
+    interval (the recurring docs' "total time to complete")."""
+
+    start_at: datetime | None
+    length: timedelta
+
+
+@dataclass(frozen=True)
 class Targets:
-    """Our orders of one source: order account -> run, open tx -> run."""
+    """Our orders of one source: order account -> run, open tx -> run; and the span
+    of each recurring run whose plan says one (run -> span)."""
 
     by_order: dict[str, int]
     by_open_tx: dict[str, int]
+    spans: dict[int, Span] = field(default_factory=dict)
 
     def run_for(self, order_account: str, open_tx: str | None) -> int | None:
         found = self.by_order.get(order_account)
@@ -117,7 +129,10 @@ def targets(conn: Conn, source: str, wallet: str | None = None) -> Targets:
     rows.sort(key=lambda r: (r.status != str(RunStatus.SUCCEEDED), r.id))
     by_order: dict[str, int] = {}
     by_tx: dict[str, int] = {}
+    spans: dict[int, Span] = {}
     for row in rows:
+        if (span := _span(row.request)) is not None:  # a create's request says its span
+            spans[row.id] = span
         account = row.order_account
         skipped = row.status == str(RunStatus.SKIPPED)  # followed only with its account
         fallback = source == "trigger" and not skipped and isinstance(row.request, dict)
@@ -129,7 +144,73 @@ def targets(conn: Conn, source: str, wallet: str | None = None) -> Targets:
                 by_order.setdefault(named, row.id)
         if not account and source == "recurring" and row.signature:  # account unknown (in doubt)
             by_tx.setdefault(row.signature, row.id)
-    return Targets(by_order, by_tx)
+    return Targets(by_order, by_tx, spans)
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _span(request: Any) -> Span | None:
+    """A recurring request's ``params.time`` span; None when it does not say one."""
+    params = request.get("params") if isinstance(request, dict) else None
+    time = params.get("time") if isinstance(params, dict) else None
+    if not isinstance(time, dict):
+        return None
+    orders, interval = _whole(time.get("numberOfOrders")), _whole(time.get("interval"))
+    if orders is None or interval is None:
+        return None
+    start = _whole(time.get("startAt"))
+    try:
+        start_at = datetime.fromtimestamp(start, UTC) if start is not None else None
+        return Span(start_at, timedelta(seconds=orders * interval))
+    except (OverflowError, OSError, ValueError):
+        return None  # a span beyond the calendar says nothing we could compare
+
+
+def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def last_known(
+    conn: Conn, source: str, keys: Collection[str], ours: Targets
+) -> dict[str, datetime]:
+    """When each of `keys` (our order accounts or open transactions) was last known to
+    exist: the last poll that saw it listed, else the end of the run that made (or
+    cancels) it. A key with neither is left out."""
+    wanted = sorted(set(keys))
+    found: dict[str, datetime] = {}
+    for chunk in _chunks(wanted):
+        rows = conn.execute(
+            select(ORDERS.c.order_account, ORDERS.c.open_tx, ORDERS.c.last_seen_at).where(
+                ORDERS.c.source == source,
+                or_(ORDERS.c.order_account.in_(chunk), ORDERS.c.open_tx.in_(chunk)),
+            )
+        )
+        for account, open_tx, seen_at in rows:
+            for key in (account, open_tx):
+                if key in keys and (key not in found or found[key] < seen_at):
+                    found[key] = seen_at
+    runs = {key: ours.run_for(key, key) for key in wanted if key not in found}
+    ended: dict[int, datetime] = {}
+    for chunk in _chunks(sorted({r for r in runs.values() if r is not None})):
+        stmt = select(Run.id, Run.finished_at, Run.updated_at).where(Run.id.in_(chunk))
+        ended.update({row.id: row.finished_at or row.updated_at for row in conn.execute(stmt)})
+    found.update({key: ended[run] for key, run in runs.items() if run in ended})
+    return found
+
+
+def told(conn: Conn, source: str, step: str) -> set[str]:
+    """The keys (``detail.key``) that `step` events of `source` already named: what the
+    follower says of an order, it says once."""
+    rows = conn.execute(
+        select(EVENTS.c.detail).where(EVENTS.c.step == step, EVENTS.c.source == source)
+    )
+    return {
+        key for (detail,) in rows
+        if isinstance(detail, dict) and isinstance(key := detail.get("key"), str)
+    }  # fmt: skip
 
 
 def landed_evidence(conn: Conn, run_id: int) -> str | None:
