@@ -1,5 +1,7 @@
-"""A tiny Solana JSON-RPC client: a signature's status (crash recovery), account
-owners and states, `simulateTransaction` (txguard's balance check), a mint's
+"""A tiny Solana JSON-RPC client: a signature's status (crash recovery), a landed
+transaction and an address's recent transactions (finding a transaction by a
+signature that is not its id: `jupcron.chain.txid`), account owners and states,
+`simulateTransaction` (txguard's balance check), a mint's
 decimals (token facts for `jupcron report`) and the block height (whether a
 Swap V2 order's ``lastValidBlockHeight`` has passed).
 
@@ -41,6 +43,31 @@ class SignatureStatus:
     @property
     def landed_ok(self) -> bool:
         return self.found and self.err is None
+
+
+@dataclass(frozen=True)
+class LandedTransaction:
+    """A transaction the node holds (`getTransaction`): its id (its first signature),
+    every signature it carries, in order, and its outcome."""
+
+    id: str
+    signatures: tuple[str, ...]
+    err: Any = None
+    slot: int | None = None
+
+    @property
+    def landed_ok(self) -> bool:
+        return self.err is None
+
+
+@dataclass(frozen=True)
+class AddressSignature:
+    """One entry of `getSignaturesForAddress`: a transaction id touching the address."""
+
+    signature: str
+    slot: int | None
+    block_time: int | None  # unix seconds, None when the node does not know it
+    err: Any = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +149,49 @@ class SolanaRpc:
             slot=value.get("slot"),
             confirmation=value.get("confirmationStatus"),
         )
+
+    def transaction(self, txid: str) -> LandedTransaction | None:
+        """`getTransaction` at ``confirmed`` (None: the node has no transaction with
+        this id). Only its signatures and outcome are read, so it asks for the plain
+        ``json`` encoding (which lists ``transaction.signatures`` in order)."""
+        options = {
+            "encoding": "json",
+            "commitment": "confirmed",
+            "maxSupportedTransactionVersion": 0,
+        }
+        result = self._call("rpc_transaction", "getTransaction", [txid, options])
+        if result is None:
+            return None
+        info = ApiErrorInfo("rpc_transaction")
+        try:
+            signatures = tuple(str(s) for s in result["transaction"]["signatures"])
+            meta = result.get("meta") or {}
+            slot = result.get("slot")
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ApiGarbageError("RPC answered getTransaction unreadably", info) from exc
+        if not signatures or signatures[0] != txid:
+            raise ApiGarbageError("RPC answered getTransaction with another transaction", info)
+        return LandedTransaction(txid, signatures, meta.get("err"), slot)
+
+    def signatures_for_address(
+        self, address: str, *, before: str | None = None, limit: int = 1000
+    ) -> list[AddressSignature]:
+        """`getSignaturesForAddress` at ``confirmed``: the ids of the transactions that
+        touched `address`, newest first, older than `before` (a page's last id)."""
+        options: dict[str, Any] = {"commitment": "confirmed", "limit": limit}
+        if before is not None:
+            options["before"] = before
+        result = self._call("rpc_address_signatures", "getSignaturesForAddress",
+                            [address, options])  # fmt: skip
+        info = ApiErrorInfo("rpc_address_signatures")
+        if not isinstance(result, list):
+            raise ApiGarbageError("RPC answered getSignaturesForAddress without a list", info)
+        try:
+            found = [(str(i["signature"]), i.get("slot"), i.get("blockTime"), i.get("err"))
+                     for i in result]  # fmt: skip
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ApiGarbageError("RPC answered getSignaturesForAddress unreadably", info) from exc
+        return [AddressSignature(*item) for item in found]
 
     def accounts(self, addresses: Sequence[str]) -> list[AccountState | None]:
         """`getMultipleAccounts`, in the order asked (None: no such account)."""

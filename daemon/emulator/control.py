@@ -1,6 +1,9 @@
 """`/_emulator/*` control endpoints (drive and check the emulator from another
 process) and a minimal Solana JSON-RPC at ``POST /rpc`` answered from the ledger
-(and the emulated block height, `State.block_height`)."""
+(and the emulated block height, `State.block_height`). As a node does, it finds a
+transaction by its id only, its first signature (the fee payer's): a later
+signer's signature is found through ``getSignaturesForAddress`` and
+``getTransaction``'s signatures list."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 
 from jupcron.emulator import chain, keeper
 from jupcron.emulator.common import EmuResponse, State, json_response, parse_pubkey
-from jupcron.emulator.ledger import TriggerOrder
+from jupcron.emulator.ledger import Execution, TriggerOrder
 
 RECENT_SECONDS = 150.0  # what getSignatureStatuses finds without searchTransactionHistory
 
@@ -160,6 +163,47 @@ def _rpc_error(rid: Any, code: int, message: str) -> EmuResponse:
     )
 
 
+def _err(e: Execution) -> Any:
+    return None if e.status == "Success" else {"InstructionError": [2, {"Custom": e.code}]}
+
+
+def _transaction(e: Execution) -> dict[str, Any]:
+    """`getTransaction` (encoding ``json``) of a landed transaction: what a node gives
+    that the daemon reads (its signatures in order, its keys, its outcome)."""
+    return {
+        "slot": e.slot,
+        "blockTime": int(e.at),
+        "meta": {"err": _err(e), "status": {"Ok": None} if _err(e) is None else {"Err": _err(e)}},
+        "transaction": {
+            "signatures": list(e.all_signatures),
+            "message": {"accountKeys": list(e.all_accounts)},
+        },
+        "version": 0,
+    }
+
+
+def _address_signatures(found: list[Execution], options: dict[str, Any]) -> list[dict[str, Any]]:
+    """`getSignaturesForAddress`: the ids (first signatures) newest first, after the
+    page's ``before`` id, at most ``limit`` (1000 by default, as a node's)."""
+    ids = [e.signature for e in found]
+    before = options.get("before")
+    if isinstance(before, str):
+        found = found[ids.index(before) + 1 :] if before in ids else []
+    limit = options.get("limit")
+    count = limit if isinstance(limit, int) and 0 < limit <= 1000 else 1000
+    return [
+        {
+            "signature": e.signature,
+            "slot": e.slot,
+            "err": _err(e),
+            "memo": None,
+            "blockTime": int(e.at),
+            "confirmationStatus": "finalized",
+        }
+        for e in found[:count]
+    ]
+
+
 def rpc(state: State, body: bytes) -> EmuResponse:
     data = _body(body)
     if not isinstance(data, dict):
@@ -184,7 +228,7 @@ def rpc(state: State, body: bytes) -> EmuResponse:
             if e is None or not e.landed or (not history and now - e.at > RECENT_SECONDS):
                 value.append(None)
                 continue
-            err = None if e.status == "Success" else {"InstructionError": [2, {"Custom": e.code}]}
+            err = _err(e)
             value.append(
                 {
                     "slot": e.slot,
@@ -199,12 +243,13 @@ def rpc(state: State, body: bytes) -> EmuResponse:
         options = params[1] if len(params) > 1 and isinstance(params[1], dict) else {}
         if options.get("maxSupportedTransactionVersion") is None:
             return _rpc_error(rid, -32015, "Transaction version (0) is not supported")
-        e = ledger.execution(str(params[0])) if params else None
-        if e is None or not e.landed:
-            result = None
-        else:
-            err = None if e.status == "Success" else {"InstructionError": [2, {"Custom": e.code}]}
-            result = {"slot": e.slot, "blockTime": int(e.at), "meta": {"err": err}, "version": 0}
+        e = ledger.execution(str(params[0])) if params else None  # by its id only
+        result = None if e is None or not e.landed else _transaction(e)
+    elif method == "getSignaturesForAddress":
+        if not params or not isinstance(params[0], str):
+            return _rpc_error(rid, -32602, "Invalid params")
+        options = params[1] if len(params) > 1 and isinstance(params[1], dict) else {}
+        result = _address_signatures(ledger.touching(params[0]), options)
     elif method == "getMultipleAccounts":
         if not params or not isinstance(params[0], list):
             return _rpc_error(rid, -32602, "Invalid params")

@@ -60,6 +60,18 @@ class Execution:
     code: int | None = None
     answer_status: int = 200
     answer: dict[str, Any] = field(default_factory=dict, repr=False)
+    # for the RPC: the transaction's signatures in order (its id, `signature`, first)
+    # and its account keys; empty: the one `signature`, and `owner` (the fee payer)
+    signatures: tuple[str, ...] = ()
+    accounts: tuple[str, ...] = ()
+
+    @property
+    def all_signatures(self) -> tuple[str, ...]:
+        return self.signatures or (self.signature,)
+
+    @property
+    def all_accounts(self) -> tuple[str, ...]:
+        return self.accounts or (self.owner,)
 
 
 @dataclass
@@ -200,6 +212,14 @@ class Ledger:
     def execution(self, signature: str) -> Execution | None:
         with self._lock:
             return self.executions.get(signature)
+
+    def touching(self, address: str) -> list[Execution]:
+        """The landed transactions with `address` among their keys, newest first (the
+        order of ``getSignaturesForAddress``)."""
+        with self._lock:
+            found = [e for e in self.executions.values()
+                     if e.landed and address in e.all_accounts]  # fmt: skip
+        return sorted(found, key=lambda e: (e.slot, e.at), reverse=True)
 
     def next_slot(self) -> int:
         with self._lock:

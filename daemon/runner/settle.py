@@ -1,17 +1,22 @@
 """Settling a run whose execute call gave no clear answer.
 
 The signed bytes may or may not have landed. The RPC node (if configured)
-is asked; a signature it has seen settles the run either way; one it has not
-seen settles it as failed only once the blockhash has surely expired (then
-it can never land). Without an answer, the run stays `submitted` for the
-next recovery pass, and becomes `in_doubt` once the blockhash has surely
-expired: never a fresh transaction for a slot whose first might have landed.
+is asked by the transaction's id (`jupcron.chain.txid`: our signature when our
+wallet pays the fee; else the transaction of our wallet that carries our
+signature, as in a JupiterZ fill); a transaction it has seen settles the run
+either way, under the id that landed; one it has not seen settles it as failed
+only once the blockhash has surely expired (then it can never land), and only
+when that "not seen" covers the whole time since the run was claimed. Without
+an answer, the run stays `submitted` for the next recovery pass, and becomes
+`in_doubt` once the blockhash has surely expired: never a fresh transaction for
+a slot whose first might have landed.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from jupcron.chain import txid
 from jupcron.domain import RunStatus
 from jupcron.errors import RetryableError
 from jupcron.runner.book import api_detail
@@ -28,29 +33,54 @@ IN_DOUBT_ERROR = (
 def settle_unanswered(ports: Ports, run: RunRecord, now: datetime) -> RunRecord:
     """Settle `run` (submitted, no clear answer) from the chain if it can be; `now` is
     when the unanswered call ended (the RPC call, if any, moves it on)."""
-    book, rpc = ports.book, ports.rpc
-    validity = ports.config.runner.blockhash_validity
-    if rpc is not None and run.signature:
-        try:
-            status = rpc.signature_status(run.signature)
-        except RetryableError as exc:
-            book.event(run.id, "rpc_unanswered", api_detail(exc))
-        else:
-            expired = surely_expired(run, ports.clock(), validity)
-            found = {"found": status.found, "err": str(status.err), "expired": expired}
-            book.event(run.id, "rpc_status", found)
-            if status.landed_ok:
-                return book.finish(run, RunStatus.SUCCEEDED, step="settled_by_rpc",
-                                   slot=status.slot)  # fmt: skip
-            if status.found:
-                return book.finish(run, RunStatus.FAILED, step="settled_by_rpc",
-                                   error=f"landed with error: {status.err}")  # fmt: skip
-            if expired:
-                return book.finish(
-                    run, RunStatus.FAILED, step="settled_by_rpc",
-                    error="blockhash expired and the signature never landed",
-                )  # fmt: skip
+    status = None
+    if ports.rpc is not None and run.signature:
+        status = ask_chain(ports, run)
         now = ports.clock()
+    return settle_from(ports, run, status, now)
+
+
+def ask_chain(ports: Ports, run: RunRecord) -> txid.Outcome | None:
+    """What the RPC node says of the run's signed transaction, asked by its id (an
+    ``rpc_status`` event); None when it did not answer (``rpc_unanswered``), or there
+    is no node to ask."""
+    if ports.rpc is None or not run.signature:
+        return None
+    try:
+        status = txid.outcome(ports.rpc, run.signed_tx, run.signature, run.created_at)
+    except RetryableError as exc:
+        ports.book.event(run.id, "rpc_unanswered", api_detail(exc))
+        return None
+    expired = surely_expired(run, ports.clock(), ports.config.runner.blockhash_validity)
+    # a search that could not cover the run's time is not the node's "not found" (an
+    # ``rpc_status`` not found after the expiry is what `jupcron settle` holds against
+    # a verdict that it landed): it is booked under its own name
+    step = "rpc_status" if status.found or status.complete else "rpc_search_incomplete"
+    ports.book.event(run.id, step, {**status.detail(), "expired": expired})
+    return status
+
+
+def settle_from(
+    ports: Ports, run: RunRecord, status: txid.Outcome | None, now: datetime
+) -> RunRecord:
+    """Settle `run` on the chain's word `status` (None: no word): a transaction it holds
+    settles it under that transaction's id; "never landed" needs the whole word and an
+    expired blockhash; else it stays `submitted`, or is `in_doubt` once expired."""
+    book = ports.book
+    validity = ports.config.runner.blockhash_validity
+    if status is not None:
+        if status.landed_ok:
+            return book.finish(run, RunStatus.SUCCEEDED, step="settled_by_rpc",
+                               slot=status.slot, signature=status.txid)  # fmt: skip
+        if status.found:
+            return book.finish(run, RunStatus.FAILED, step="settled_by_rpc",
+                               signature=status.txid,
+                               error=f"landed with error: {status.err}")  # fmt: skip
+        if status.complete and surely_expired(run, ports.clock(), validity):
+            return book.finish(
+                run, RunStatus.FAILED, step="settled_by_rpc",
+                error="blockhash expired and the signature never landed",
+            )  # fmt: skip
     if surely_expired(run, now, validity):
         return book.finish(run, RunStatus.IN_DOUBT, step="in_doubt", error=IN_DOUBT_ERROR)
     return book.load(run.id)  # still submitted: recovery tries again

@@ -20,7 +20,7 @@ from jupcron.products.registry import product
 from jupcron.runner import expiry, results
 from jupcron.runner.book import api_detail, api_fields
 from jupcron.runner.ports import Ports
-from jupcron.runner.settle import settle_unanswered
+from jupcron.runner.settle import ask_chain, settle_from, settle_unanswered
 from jupcron.runner.timing import grace_end, within_grace
 from jupcron.store.records import PlanRecord, RunRecord
 
@@ -30,6 +30,9 @@ CANNOT_LAND = frozenset({-1004, -1005, -2004})
 # -1 (requestId unknown) proves nothing landed only on the first post of these bytes
 # retryable codes where the old transaction might still land until its blockhash expires
 MAY_STILL_LAND = frozenset({-1000, -1001, -2000, -2001})
+# of those, "unknown error": the API's word says nothing of whether it landed; without
+# an RPC node to ask, never followed by a fresh order (settled like a lost answer)
+UNKNOWN_FATE = frozenset({-1001, -2001})
 
 
 def execute(
@@ -120,11 +123,19 @@ def _answered(
         book.event(run.id, "execute_refused_repost", fields)
         return settle_unanswered(ports, run, ports.clock()), False
     if _may_reorder(ports, run, plan, code, reordered, first_post):
+        settled = _landed_meanwhile(ports, run) if code in MAY_STILL_LAND else None
+        if settled is not None:
+            return settled, False
         moved = book.advance(
             run, RunStatus.PENDING, expect=[RunStatus.SUBMITTED], step="reorder",
             detail={"reason": "execute failed, fresh order", **fields},
         )  # fmt: skip
         return moved, True
+    if code in MAY_STILL_LAND and (ports.rpc is not None or code in UNKNOWN_FATE):
+        # no fresh order, and the transaction may have landed all the same: the chain
+        # (or the same bytes, in_doubt) settles it, never this answer alone
+        book.event(run.id, "execute_may_still_land", {**fields, "meaning": result.meaning})
+        return settle_unanswered(ports, run, ports.clock()), False
     if result.status is None:
         # no result (requestId unknown): we cannot tell from here whether the bytes landed
         book.event(run.id, "execute_unknown_request", fields)
@@ -180,9 +191,24 @@ def _may_reorder(
     cannot_land = code in CANNOT_LAND or (code == -1 and first_post)
     if not cannot_land and code not in MAY_STILL_LAND:
         return False
+    if code in UNKNOWN_FATE and ports.rpc is None:
+        return False  # nothing can say it did not land
     if not within_grace(run, plan, ports.clock()):
         return False
     return cannot_land or _wait_for_expiry(ports, run, plan)
+
+
+def _landed_meanwhile(ports: Ports, run: RunRecord) -> RunRecord | None:
+    """After a may-still-land code and the wait for its blockhash to expire: the run
+    settled from the chain when its first transaction landed (or the node cannot tell:
+    then it stays `submitted`, or is `in_doubt`); None when a fresh order is safe (the
+    node's whole word is "not there"; without a node, the API's "failed to land")."""
+    if ports.rpc is None:
+        return None
+    status = ask_chain(ports, run)
+    if status is not None and status.complete and not status.found:
+        return None
+    return settle_from(ports, run, status, ports.clock())
 
 
 def _wait_for_expiry(ports: Ports, run: RunRecord, plan: PlanRecord) -> bool:
