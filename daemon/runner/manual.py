@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from jupcron.chain.rpc import SignatureStatus, SolanaRpc
+from jupcron.chain import txid
+from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError, RetryableError
 from jupcron.runner.book import order_of
@@ -123,20 +124,24 @@ def _not_found(store: RunStore, run: RunRecord, chain: dict[str, Any]) -> str | 
 
 
 def _ask_chain(rpc: SolanaRpc | None, run: RunRecord) -> dict[str, Any]:
-    """What the RPC node says of the run's signature, for the event (empty without one)."""
+    """What the RPC node says of the run's signed transaction, asked by its id (a
+    JupiterZ fill's is the maker's signature: `jupcron.chain.txid`), for the event
+    (empty without a node)."""
     if rpc is None or not run.signature:
         return {}
     try:
-        status: SignatureStatus = rpc.signature_status(run.signature)
+        status = txid.outcome(rpc, run.signed_tx, run.signature, run.created_at)
     except RetryableError as exc:
         return {"rpc": f"unanswered: {exc}"}
     if not status.found:
-        # not found proves nothing by itself (history may be pruned): no contradiction
-        return {"rpc": "not found"}
+        # a search that could not cover the run's time says nothing; a "not found"
+        # proves nothing by itself either (history may be pruned): no contradiction
+        return {"rpc": "not found" if status.complete else "search incomplete"}
     return {
         "rpc": "landed" if status.landed_ok else f"failed on-chain: {status.err}",
         "rpc_landed": status.landed_ok,
         "rpc_slot": status.slot,
+        "rpc_txid": status.txid,
     }
 
 

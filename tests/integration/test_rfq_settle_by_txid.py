@@ -36,7 +36,10 @@ from jupcron.chain.wallet import sign_transaction
 from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
 from jupcron.emulator.ledger import Execution
+from jupcron.errors import ConfigError
+from jupcron.runner.manual import Verdict, settle_in_doubt
 from jupcron.runner.recovery import recover
+from jupcron.store.runstore import SqlRunStore
 from tests.fixtures.mutate import mutate
 from tests.fixtures.runner import SOL, USDC, Clock, Rig, RigFactory
 from tests.fixtures.runs import record_run
@@ -287,3 +290,37 @@ def test_a_listing_that_ends_after_the_claim_is_not_taken_for_not_landed(
         rpc.close()
     assert settled.status is RunStatus.IN_DOUBT
     assert "rpc_search_incomplete" in rig.steps(run_id)
+
+
+def test_an_operators_verdict_on_an_in_doubt_fill_is_checked_by_its_id(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    """`jupcron settle` (`settle_in_doubt`) asks the node too: by our signature it found
+    nothing, so a true "it landed" verdict on a fill left in_doubt was refused, and a
+    false "it never landed" went through. Asked by the fill's id, the node backs the
+    first and contradicts the second."""
+    clock, rig = _rig(make_rig, db_url)
+    signed_b64, ours, sent = _signed_fill(rig, Keypair())
+    plan = rig.plan("swap", request={"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000})
+    run_id = record_run(
+        rig.engine, plan, SLOT, now=clock(), status=RunStatus.IN_DOUBT,
+        request_id="rfq-request-lost", signed_tx=signed_b64, signature=ours,
+        expires_at=clock() + timedelta(seconds=VALIDITY), input_mint=USDC, output_mint=SOL,
+        in_amount="5000000",
+    )  # fmt: skip
+    assert run_id is not None
+    txid = _land(rig, clock, sent)
+    clock.advance(PAST_EXPIRY)
+    store = SqlRunStore(rig.engine)
+    rpc = rig.rpc()
+    try:
+        with pytest.raises(ConfigError, match="landed"):
+            settle_in_doubt(store, run_id, Verdict(False, "no fill seen", "ops"), now=clock(),
+                            rpc=rpc)  # fmt: skip
+        settled = settle_in_doubt(store, run_id, Verdict(True, "explorer shows it", "ops"),
+                                  now=clock(), rpc=rpc)  # fmt: skip
+    finally:
+        rpc.close()
+    assert settled.status is RunStatus.SUCCEEDED
+    said = [d for _, s, d in rig.events(run_id) if s == "settled_by_operator"]
+    assert said and said[-1]["rpc_txid"] == txid, rig.events(run_id)
