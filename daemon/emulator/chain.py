@@ -135,6 +135,9 @@ class ChainView:
             if dca is not None and dca.status == "active":  # the input left, and the rent
                 self._tokens(owner, dca.input_mint, dca.in_amount - dca.in_used)
                 self._sol(owner, RECURRING_ESCROW_RENT)
+        elif order.kind == "trigger_v2_withdraw":  # the vault's remainder back to us
+            if not order.hostile and order.input_mint:  # a hostile one pays a stranger
+                self._tokens(owner, order.input_mint, order.in_amount)
         elif order.input_mint:
             self._tokens(owner, order.input_mint, -order.in_amount)
             if order.kind == "swap" and order.output_mint:

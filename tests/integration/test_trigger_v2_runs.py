@@ -172,3 +172,21 @@ def test_a_cancel_of_an_order_already_closed_is_skipped_not_failed(
     assert rig.emulator.ledger.requests.get("trigger_v2_cancel", 0) == crafted
     assert rig.run(again.run_id).signed_tx is None
     assert len(rig.landed()) == 2  # the deposit and the first withdrawal only
+
+
+def test_a_cancel_simulated_by_the_rpc_node_is_signed(make_rig: RigFactory, db_url: str) -> None:
+    """With `rpc.url` set every transaction is simulated before signing (`guard.simulate`,
+    on by default). The emulator's simulation took a Trigger V2 withdrawal for a deposit
+    (the wallet losing what comes back), so every cancel was refused there and no test
+    ran one with a node: the withdrawal credits the wallet, as on chain."""
+    rig = make_rig(loopback=True, db_url=db_url)
+    order_id = open_dca(rig)
+    before = rig.emulator.ledger.balance(rig.wallet.address, USDC)
+    rpc = rig.rpc()
+    try:
+        outcome = outcome_of(rig.runner(rpc=rpc).fire(cancel_plan(rig, order_id), SLOT))
+    finally:
+        rpc.close()
+    assert outcome.status is RunStatus.SUCCEEDED, outcome.error
+    assert "simulation" in str(rig.events(outcome.run_id))
+    assert rig.emulator.ledger.balance(rig.wallet.address, USDC) == before + 30_000_000
