@@ -13,9 +13,7 @@ parameter that the test can move on (no waiting for a jitter of hours).
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
@@ -23,49 +21,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from jupcron.plans.apply import apply_paths
 from jupcron.scheduling.schedule import jitter_delay, next_fire_times, parse_schedule
 from jupcron.scheduling.scheduler import Scheduler
-from jupcron.store.records import PlanRecord
 from tests.fixtures.plans import PlanFiles, swap_plan
-from tests.fixtures.scheduler import Fires, run_rows
+from tests.fixtures.scheduler import MovableClock as Clock
+from tests.fixtures.scheduler import Timed, run_rows
+from tests.fixtures.scheduler import jittered_name as named
 
 MIDNIGHT = datetime(2026, 3, 2, tzinfo=UTC)
-
-
-class Clock:
-    """The scheduler's clock: runs on from a moment, and can be moved on."""
-
-    def __init__(self, at: datetime) -> None:
-        self.offset = at - datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return datetime.now(UTC) + self.offset
-
-    def move_to(self, at: datetime) -> None:
-        self.offset = at - datetime.now(UTC)
-
-
-class Timed(Fires):
-    """Fires that also remember when (on the scheduler's clock) each was called."""
-
-    def __init__(self, factory: sessionmaker[Session], clock: Clock) -> None:
-        super().__init__(factory)
-        self.clock = clock
-        self.at: dict[tuple[str, datetime], datetime] = {}
-        self.lock = threading.Lock()
-
-    def __call__(self, plan: PlanRecord, slot: datetime) -> None:
-        with self.lock:
-            self.at.setdefault((plan.name, slot), self.clock())
-        super().__call__(plan, slot)
-
-
-def named(schedule: dict[str, Any], slot: datetime, at_least: timedelta) -> tuple[str, timedelta]:
-    """A plan name whose stable jitter at `slot` is at least `at_least`, and that jitter."""
-    parsed = parse_schedule(schedule)
-    for i in range(10_000):
-        delay = jitter_delay(parsed, f"p{i}", slot)
-        if delay >= at_least:
-            return f"p{i}", delay
-    raise AssertionError("no such name")
 
 
 @pytest.mark.parametrize("misfire", ["skip", "run-once"])

@@ -84,11 +84,15 @@ def _signed_fill(rig: Rig, maker: Keypair) -> tuple[str, str, VersionedTransacti
     return signed.b64, signed.signature, sent
 
 
-def _submitted_run(rig: Rig, clock: Clock, signed_b64: str, signature: str) -> int:
-    """The run as the daemon leaves it when the execute answer is lost."""
+def _submitted_run(
+    rig: Rig, clock: Clock, signed_b64: str, signature: str,
+    status: RunStatus = RunStatus.SUBMITTED,
+) -> int:  # fmt: skip
+    """The run as the daemon leaves it when the execute answer is lost (or, `status`
+    in_doubt, once it could not be settled)."""
     plan = rig.plan("swap", request={"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000})
     run_id = record_run(
-        rig.engine, plan, SLOT, now=clock(), status=RunStatus.SUBMITTED,
+        rig.engine, plan, SLOT, now=clock(), status=status,
         request_id="rfq-request-lost", signed_tx=signed_b64, signature=signature,
         expires_at=clock() + timedelta(seconds=VALIDITY), input_mint=USDC, output_mint=SOL,
         in_amount="5000000",
@@ -301,14 +305,7 @@ def test_an_operators_verdict_on_an_in_doubt_fill_is_checked_by_its_id(
     first and contradicts the second."""
     clock, rig = _rig(make_rig, db_url)
     signed_b64, ours, sent = _signed_fill(rig, Keypair())
-    plan = rig.plan("swap", request={"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000})
-    run_id = record_run(
-        rig.engine, plan, SLOT, now=clock(), status=RunStatus.IN_DOUBT,
-        request_id="rfq-request-lost", signed_tx=signed_b64, signature=ours,
-        expires_at=clock() + timedelta(seconds=VALIDITY), input_mint=USDC, output_mint=SOL,
-        in_amount="5000000",
-    )  # fmt: skip
-    assert run_id is not None
+    run_id = _submitted_run(rig, clock, signed_b64, ours, RunStatus.IN_DOUBT)
     txid = _land(rig, clock, sent)
     clock.advance(PAST_EXPIRY)
     store = SqlRunStore(rig.engine)

@@ -13,9 +13,7 @@ parameter the test moves on (no waiting for jitters of hours).
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -25,50 +23,14 @@ from jupcron.scheduling.scheduler import Scheduler
 from jupcron.scheduling.slots import CHANGED_ERROR
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
-from jupcron.store.records import PlanRecord
 from tests.fixtures.plans import PlanFiles, swap_plan
-from tests.fixtures.scheduler import Fires, run_rows
+from tests.fixtures.scheduler import MovableClock as Clock
+from tests.fixtures.scheduler import Timed, run_rows
+from tests.fixtures.scheduler import jittered_name as named
 from tests.support.wait import wait_until
 
 MIDNIGHT = datetime(2026, 3, 2, tzinfo=UTC)
 DAILY = {"cron": "0 0 * * *", "jitter": "12h", "grace": "12h"}
-
-
-class Clock:
-    """The scheduler's clock: runs on from a moment, and can be moved on."""
-
-    def __init__(self, at: datetime) -> None:
-        self.offset = at - datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return datetime.now(UTC) + self.offset
-
-    def move_to(self, at: datetime) -> None:
-        self.offset = at - datetime.now(UTC)
-
-
-class Timed(Fires):
-    """Fires that also remember when (on the scheduler's clock) each was called."""
-
-    def __init__(self, factory: sessionmaker[Session], clock: Clock) -> None:
-        super().__init__(factory)
-        self.clock = clock
-        self.at: dict[tuple[str, datetime], datetime] = {}
-        self.lock = threading.Lock()
-
-    def __call__(self, plan: PlanRecord, slot: datetime) -> None:
-        with self.lock:
-            self.at.setdefault((plan.name, slot), self.clock())
-        super().__call__(plan, slot)
-
-
-def named(schedule: dict[str, Any], slot: datetime, at_least: timedelta) -> tuple[str, timedelta]:
-    parsed = parse_schedule(schedule)
-    for i in range(10_000):
-        delay = jitter_delay(parsed, f"p{i}", slot)
-        if delay >= at_least:
-            return f"p{i}", delay
-    raise AssertionError("no such name")
 
 
 def plan_id(factory: sessionmaker[Session], name: str) -> int:

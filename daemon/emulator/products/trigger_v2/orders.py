@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from solders.pubkey import Pubkey
@@ -296,6 +297,45 @@ def _execution(state: State, issued: IssuedOrder, signature: str, amount: int) -
     )  # fmt: skip
 
 
+def _new_order(
+    state: State,
+    wallet: str,
+    family: str,
+    issued: IssuedOrder,
+    signature: str,
+    data: dict[str, Any],
+    fields: dict[str, Any],
+    order_state: str,
+) -> V2Order:
+    """The order a create makes, in `order_state`, with no events yet."""
+    now = state.clock()
+    return V2Order(
+        id=state.request_id(), family=family, user=wallet, vault=str(issued.extra["vault"]),
+        input_mint=issued.input_mint or "", output_mint=str(data["outputMint"]),
+        amount=issued.in_amount, token_account=str(issued.extra["account"]),
+        deposit_request_id=issued.request_id, deposit_signature=signature, created_at=now,
+        updated_at=now, state=order_state, **fields,
+    )  # fmt: skip
+
+
+def _deposited(
+    state: State, order: V2Order, named: str, event_state: str, confirmed: bool
+) -> dict[str, Any]:
+    """The order's deposit event (naming the signature `named`) and the create's answer,
+    each in its family's shape; the event is the order's, and returned."""
+    now = state.clock()
+    event: dict[str, Any] = {"type": "deposit", "txSignature": named, "state": event_state}
+    if order.family == "dca":
+        event.update(timestamp=iso(now), inputAmount=str(order.amount))
+        order.answer = {"id": order.id, "txSignature": named}
+    else:
+        event.update(timestamp=int(now * 1000), mint=order.input_mint, amount=str(order.amount))
+        order.answer = {"id": order.id, "txSignature": named, "depositConfirmed": confirmed}
+    order.events.append(event)
+    state.v2.orders[order.id] = order
+    return event
+
+
 def _land_deposit(
     state: State,
     wallet: str,
@@ -307,100 +347,36 @@ def _land_deposit(
 ) -> EmuResponse:
     ledger, mint, amount = state.ledger, issued.input_mint or "", issued.in_amount
     vault = str(issued.extra["vault"])
+    made = partial(_new_order, state, wallet, family, issued, signature, data, fields)
     if family == "price" and state.v2.unconfirmed > 0:
+        # sent, never seen landing (``V2State.unconfirmed``): nothing moves, the order
+        # stays ``pending``, and the answer says ``depositConfirmed: false``
         state.v2.unconfirmed -= 1
-        return _unconfirmed(state, wallet, issued, signature, data, fields)
+        order = made("pending")
+        _deposited(state, order, signature, "pending", confirmed=False)
+        return json_response(200, order.answer)
     if state.v2.misreported > 0:
+        # a 200 naming a deposit signature that is not the signed transaction's
+        # (``V2State.misreported``): nothing lands, the order waits (DCA ``depositing``,
+        # price ``pending``) with a pending deposit event of the signature named, and
+        # the answer says it is live. Re-posts answer the same (price) or the used
+        # ``depositRequestId``'s 400 (DCA)
         state.v2.misreported -= 1
-        return _misreported(state, wallet, family, issued, signature, data, fields)
+        order = made("depositing" if family == "dca" else "pending")
+        _deposited(state, order, txs.random_signature(state.rng), "pending", confirmed=True)
+        return json_response(200, order.answer)
     if not ledger.move(wallet, (mint, amount), None):
         return _error(400, "Deposit transaction failed: insufficient funds")
     ledger.move(vault, None, (mint, amount))
     _execution(state, issued, signature, amount)
-    now = state.clock()
-    order = V2Order(
-        id=state.request_id(), family=family, user=wallet, vault=vault, input_mint=mint,
-        output_mint=str(data["outputMint"]), amount=amount,
-        token_account=str(issued.extra["account"]), deposit_request_id=issued.request_id,
-        deposit_signature=signature, created_at=now, updated_at=now,
-        state="active" if family == "dca" else "open", **fields,
-    )  # fmt: skip
-    event: dict[str, Any] = {"type": "deposit", "txSignature": signature, "state": "success"}
-    if family == "dca":
-        event.update(timestamp=iso(now), inputAmount=str(amount))
-        order.answer = {"id": order.id, "txSignature": signature}
-    else:
-        event.update(timestamp=int(now * 1000), mint=mint, amount=str(amount))
-        order.answer = {"id": order.id, "txSignature": signature, "depositConfirmed": True}
+    order = made("active" if family == "dca" else "open")
+    event = _deposited(state, order, signature, "success", confirmed=True)
     if state.v2.misreported_landed > 0:  # landed, but the answer names another signature
         state.v2.misreported_landed -= 1
         order.answer["txSignature"] = txs.random_signature(state.rng)
-    order.events.append(event)
-    state.v2.orders[order.id] = order
     if state.v2.refused_landed > 0:  # landed, but the API took it as failed
         state.v2.refused_landed -= 1
         order.state = "deposit_failed" if family == "dca" else "failed"
         event["state"] = "failed"
         return _error(400, "Deposit transaction failed to confirm")
-    return json_response(200, order.answer)
-
-
-def _unconfirmed(
-    state: State,
-    wallet: str,
-    issued: IssuedOrder,
-    signature: str,
-    data: dict[str, Any],
-    fields: dict[str, Any],
-) -> EmuResponse:
-    """A price order whose deposit was sent but never seen landing (``V2State.unconfirmed``):
-    nothing moves, the order stays ``pending`` with a pending deposit event, and the
-    answer says ``depositConfirmed: false``."""
-    now = state.clock()
-    order = V2Order(
-        id=state.request_id(), family="price", user=wallet, vault=str(issued.extra["vault"]),
-        input_mint=issued.input_mint or "", output_mint=str(data["outputMint"]),
-        amount=issued.in_amount, token_account=str(issued.extra["account"]),
-        deposit_request_id=issued.request_id, deposit_signature=signature, created_at=now,
-        updated_at=now, state="pending", **fields,
-    )  # fmt: skip
-    order.events.append({"type": "deposit", "txSignature": signature, "state": "pending",
-                         "timestamp": int(now * 1000), "mint": order.input_mint,
-                         "amount": str(order.amount)})  # fmt: skip
-    order.answer = {"id": order.id, "txSignature": signature, "depositConfirmed": False}
-    state.v2.orders[order.id] = order
-    return json_response(200, order.answer)
-
-
-def _misreported(
-    state: State,
-    wallet: str,
-    family: str,
-    issued: IssuedOrder,
-    signature: str,
-    data: dict[str, Any],
-    fields: dict[str, Any],
-) -> EmuResponse:
-    """A create answered ``200`` naming a deposit signature that is not the signed
-    transaction's (``V2State.misreported``): nothing of the signed deposit lands, the
-    order waits (DCA ``depositing``, price ``pending``) with a pending deposit event of
-    the signature named, and the answer (price: ``depositConfirmed: true``) says it is
-    live. Re-posts answer the same (price) or the used ``depositRequestId``'s 400 (DCA)."""
-    now, named = state.clock(), txs.random_signature(state.rng)
-    order = V2Order(
-        id=state.request_id(), family=family, user=wallet, vault=str(issued.extra["vault"]),
-        input_mint=issued.input_mint or "", output_mint=str(data["outputMint"]),
-        amount=issued.in_amount, token_account=str(issued.extra["account"]),
-        deposit_request_id=issued.request_id, deposit_signature=signature, created_at=now,
-        updated_at=now, state="depositing" if family == "dca" else "pending", **fields,
-    )  # fmt: skip
-    event: dict[str, Any] = {"type": "deposit", "txSignature": named, "state": "pending"}
-    if family == "dca":
-        event.update(timestamp=iso(now), inputAmount=str(order.amount))
-        order.answer = {"id": order.id, "txSignature": named}
-    else:
-        event.update(timestamp=int(now * 1000), mint=order.input_mint, amount=str(order.amount))
-        order.answer = {"id": order.id, "txSignature": named, "depositConfirmed": True}
-    order.events.append(event)
-    state.v2.orders[order.id] = order
     return json_response(200, order.answer)
