@@ -19,9 +19,9 @@ Daylight saving time (documented behaviour, tested in tests/unit/test_schedule*)
 * ``at`` fires once, if it lies inside the window.
 
 Misfires (the daemon was down or too busy at a fire time) are settled by
-`catch_up`: ``misfire: skip`` records every missed slot as skipped;
-``misfire: run-once`` coalesces them into one run of the latest missed slot
-if it is at most ``grace`` seconds late (the others are recorded as skipped).
+`jupcron.scheduling.catchup`: ``misfire: skip`` records every missed slot as
+skipped; ``misfire: run-once`` coalesces them into one run of the latest missed
+slot if it is at most ``grace`` seconds late (the others are recorded as skipped).
 While the daemon runs, a fire that starts more than ``grace`` seconds late is
 treated as missed. ``jitter`` delays a fire by a stable pseudo-random amount
 (0..jitter seconds) without changing its slot (``scheduled_for``); lateness is
@@ -30,7 +30,6 @@ counted from the slot plus that delay, everywhere (`is_late`).
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import heapq
 import re
@@ -48,9 +47,6 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DEFAULT_GRACE = 300
 # how far to look for the next cron match (Feb 29 needs up to 8 years)
 HORIZON_DAYS = 366 * 9
-# catch-up never looks back further than this, nor records more skipped slots
-MAX_LOOKBACK = timedelta(days=31)
-MAX_SKIPPED = 1000
 # above every UTC offset a zone has had since 1970 (+14:00, Pacific/Kiritimati)
 MAX_UTC_OFFSET = timedelta(hours=15)
 MIN_YEAR, MAX_YEAR = 1970, 2200
@@ -288,7 +284,7 @@ def _iter_every(schedule: Schedule, after: datetime) -> Iterator[datetime]:
 
 def _iter(schedule: Schedule, after: datetime) -> Iterator[datetime]:
     """Fire times strictly after `after`, inside the window, ascending."""
-    after = _aware(after)
+    after = aware(after)
     if schedule.start is not None and after < schedule.start:
         after = schedule.start - timedelta(microseconds=1)
     if schedule.at is not None:
@@ -305,7 +301,7 @@ def _iter(schedule: Schedule, after: datetime) -> Iterator[datetime]:
         yield instant
 
 
-def _aware(value: datetime) -> datetime:
+def aware(value: datetime) -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("naive datetime: pass an aware (UTC) datetime")
     return value.astimezone(UTC)
@@ -325,7 +321,7 @@ def next_fire_times(schedule: Schedule, after: datetime, count: int) -> list[dat
 
 def fire_times_between(schedule: Schedule, start: datetime, end: datetime) -> list[datetime]:
     """Fire times in the half-open interval ``(start, end]``."""
-    end = _aware(end)
+    end = aware(end)
     out: list[datetime] = []
     for instant in _iter(schedule, start):
         if instant > end:
@@ -334,87 +330,16 @@ def fire_times_between(schedule: Schedule, start: datetime, end: datetime) -> li
     return out
 
 
-@dataclass(frozen=True)
-class CatchUp:
-    """What to do about fire times that passed while nobody fired them."""
-
-    run: datetime | None
-    skipped: list[datetime]
-    truncated: bool = False  # older missed slots (beyond MAX_LOOKBACK/MAX_SKIPPED) left out
-    waiting: datetime | None = None  # the first slot not yet due (its jitter): the next one
-
-
-def catch_up(
-    schedule: Schedule,
-    last_slot: datetime | None,
-    since: datetime,
-    now: datetime,
-    *,
-    key: str | None = None,
-) -> CatchUp:
-    """Settle the slots in ``(max(last_slot, since), now]`` by the misfire policy.
-
-    `last_slot` is the newest slot already claimed for the plan (None: never
-    ran); `since` is when the plan (this version) became active; `key` is the
-    plan's jitter key (its name): the latest slot's grace is counted from when it
-    was due (slot + jitter), as `is_late` counts it for a running daemon, so a
-    start just after a jittered slot was due still runs it. A slot not yet due at
-    `now` (slot + jitter after it) is not missed at all: the first such is `waiting`,
-    the plan's next slot, to fire when due as if nobody had stopped; only the slots
-    before it are settled here (the later ones are settled after it, as they come).
-    Slots older than 31 days are not looked at; at most 1000 skipped slots are
-    returned.
-    """
-    now = _aware(now)
-    lower = _aware(since)
-    if last_slot is not None and _aware(last_slot) > lower:
-        lower = _aware(last_slot)
-    floor = now - MAX_LOOKBACK
-    truncated = False
-    if lower < floor:
-        first = next_fire_times(schedule, lower, 1)
-        truncated = bool(first) and first[0] <= floor
-        lower = floor
-    missed = fire_times_between(schedule, lower, now)
-    missed, waiting = _split_waiting(schedule, key, missed, now)
-    run = None
-    if (
-        schedule.misfire == Misfire.RUN_ONCE
-        and missed
-        and not is_late(schedule, key, missed[-1], now)
-    ):
-        run = missed.pop()
-    if len(missed) > MAX_SKIPPED:
-        truncated = True
-        missed = missed[-MAX_SKIPPED:]
-    return CatchUp(run=run, skipped=missed, truncated=truncated, waiting=waiting)
-
-
-def _split_waiting(
-    schedule: Schedule, key: str | None, slots: list[datetime], now: datetime
-) -> tuple[list[datetime], datetime | None]:
-    """`slots` (ascending) before the first one not yet due at `now`, and that one.
-    Only the slots within the jitter of `now` can still be waiting: those alone are
-    hashed (a month of an every-second plan is not)."""
-    if schedule.jitter <= 0 or key is None:
-        return slots, None
-    start = bisect.bisect_right(slots, now - timedelta(seconds=schedule.jitter))
-    for i in range(start, len(slots)):
-        if slots[i] + jitter_delay(schedule, key, slots[i]) > now:
-            return slots[:i], slots[i]
-    return slots, None
-
-
 def jitter_delay(schedule: Schedule, key: str | None, slot: datetime) -> timedelta:
     """A stable pseudo-random delay in ``[0, jitter]`` seconds for this plan and slot
     (`key`: the plan's name; None: no jitter)."""
     if schedule.jitter <= 0 or key is None:
         return timedelta(0)
-    digest = hashlib.sha256(f"{key}|{_aware(slot).isoformat()}".encode()).digest()
+    digest = hashlib.sha256(f"{key}|{aware(slot).isoformat()}".encode()).digest()
     return timedelta(seconds=int.from_bytes(digest[:8], "big") % (schedule.jitter + 1))
 
 
 def is_late(schedule: Schedule, key: str | None, slot: datetime, now: datetime) -> bool:
     """True when a fire for `slot` starting at `now` is later than the grace allows."""
-    due = _aware(slot) + jitter_delay(schedule, key, slot)
-    return _aware(now) - due > timedelta(seconds=schedule.grace)
+    due = aware(slot) + jitter_delay(schedule, key, slot)
+    return aware(now) - due > timedelta(seconds=schedule.grace)

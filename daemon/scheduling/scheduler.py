@@ -40,11 +40,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import JupcronError, NotLeadingError, StoreBusyError
 from jupcron.scheduling import window as win
+from jupcron.scheduling.catchup import catch_up
 from jupcron.scheduling.outage import UNAVAILABLE_CHANGED_ERROR as UNAVAILABLE_CHANGED_ERROR
 from jupcron.scheduling.outage import UNAVAILABLE_ERROR as UNAVAILABLE_ERROR
 from jupcron.scheduling.outage import Outages
 from jupcron.scheduling.reload import Reloading
-from jupcron.scheduling.schedule import catch_up, is_late, next_fire_times
+from jupcron.scheduling.schedule import is_late, next_fire_times
 from jupcron.store import firing, runs
 from jupcron.store.engine import reader_of, session_factory, transaction
 from jupcron.store.port import RunStore

@@ -15,8 +15,8 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from jupcron.scheduling.catchup import MAX_SKIPPED
 from jupcron.scheduling.schedule import (
-    MAX_SKIPPED,
     Schedule,
     fire_times_between,
     next_fire_times,

@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from jupcron.scheduling.catchup import catch_up
 from jupcron.scheduling.schedule import (
-    catch_up,
     fire_times_between,
     next_fire_times,
     parse_schedule,

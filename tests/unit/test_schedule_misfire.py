@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jupcron.scheduling.schedule import MAX_SKIPPED, catch_up, parse_schedule
+from jupcron.scheduling.catchup import MAX_SKIPPED, catch_up
+from jupcron.scheduling.schedule import parse_schedule
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from jupcron.scheduling import window as win
-from jupcron.scheduling.schedule import catch_up, jitter_delay, parse_schedule
+from jupcron.scheduling.catchup import catch_up
+from jupcron.scheduling.schedule import jitter_delay, parse_schedule
 from jupcron.store.records import PlanRecord
 from tests.fixtures.plans import swap_plan
 

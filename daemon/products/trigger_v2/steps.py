@@ -23,11 +23,10 @@ as well: it says the deposit has not been seen landing; so is a ``200`` naming a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -36,17 +35,14 @@ from jupcron.api.http import Attempt
 from jupcron.api.models import ExecuteResult
 from jupcron.api.trigger_v2 import TriggerV2Api
 from jupcron.api.trigger_v2_models import Created, Family, HistoryOrder
-from jupcron.domain import RunStatus
 from jupcron.errors import (
-    ApiError,
-    ApiErrorInfo,
     ApiRejectedError,
     JupcronError,
     RejectedError,
     RetryableError,
 )
 from jupcron.products.base import Ordered, Product, SwapTerms
-from jupcron.products.trigger_v2 import spec
+from jupcron.products.trigger_v2 import landing, spec
 from jupcron.products.trigger_v2.checks import expires_at_ms
 from jupcron.products.trigger_v2.model import (
     BEGIN_FILL_MAX,
@@ -69,15 +65,6 @@ MAX_HISTORY_PAGES = 20  # how far back (x100 orders) a settle or an order look-u
 
 class TriggerV2Unavailable(RejectedError):
     """Trigger V2 plans need the daemon's Jupiter client; this runner has none."""
-
-
-class LandingUnknown(ApiError, RetryableError):
-    """The API answered the post of our signed transaction, but not whether it landed: a
-    price order's ``depositConfirmed: false``, a ``txSignature`` not ours, or a refusal
-    (4xx) while an RPC node can tell (the API was handed the signed bytes: a refusal
-    does not prove they never landed). Like a post left unanswered, the run is settled
-    from the chain (`jupcron.runner.settle`), never as done, or as failed, on the API's
-    word."""
 
 
 def _api(ports: Ports) -> TriggerV2Api:
@@ -322,68 +309,21 @@ def execute(
         chain_tells = bool(posted) and ports.rpc is not None
         if found is None and isinstance(exc, ApiRejectedError) and chain_tells:
             # the API held our signed bytes: the chain, not its refusal, settles the run
-            raise LandingUnknown(str(exc), exc.info) from exc
+            raise landing.LandingUnknown(str(exc), exc.info) from exc
         if found is None:
             raise
         detail = {"order": found.id, "event": event, "after": type(exc).__name__}
         ports.book.event(run.id, "settled_by_history", detail)
         created = Created(id=found.id, tx_signature=signature)
     if created.deposit_confirmed is False:
-        _unconfirmed(ports, run, operation, created)
+        landing.unconfirmed(ports, run, operation, created)
     if created.tx_signature != signature:
-        _misreported(ports, run, operation, created, signature, order_id)
+        landing.misreported(ports, run, operation, created, signature, order_id)
     result = ExecuteResult.model_validate(
         {"operation": operation, "httpStatus": 200, "status": "Success",
          "signature": signature, "order": created.id}
     )  # fmt: skip
     return result.model_copy(update={"raw": created.model_dump(by_alias=True, exclude_none=True)})
-
-
-def _unconfirmed(ports: Ports, run: RunRecord, operation: str, created: Created) -> NoReturn:
-    """A create answered ``depositConfirmed: false`` ("whether the deposit has landed and
-    the order is active", the spec): the order's id is kept on the run (so a deposit the
-    chain shows landed is an order the follower follows), the outcome left open."""
-    answer = created.model_dump(by_alias=True, exclude_none=True)
-    ports.book.advance(
-        run, RunStatus.SUBMITTED, expect=[RunStatus.SUBMITTED], step="deposit_unconfirmed",
-        detail={"order": created.id, "answer": answer}, order_account=created.id,
-    )  # fmt: skip
-    info = ApiErrorInfo(operation=operation, http_status=200, error="depositConfirmed: false",
-                        body=json.dumps(answer))  # fmt: skip
-    raise LandingUnknown(
-        f"{operation}: order {created.id} answered depositConfirmed: false (the deposit "
-        "has not been seen landing)", info,
-    )  # fmt: skip
-
-
-def _misreported(
-    ports: Ports,
-    run: RunRecord,
-    operation: str,
-    created: Created,
-    signature: str,
-    order_id: str | None,
-) -> NoReturn:
-    """A ``200`` whose ``txSignature`` is not our signed transaction's. The spec's
-    ``txSignature`` is the on-chain signature of the deposit (create) or withdrawal
-    (confirm-cancel) we signed, and its id is our wallet's signature (txguard holds
-    the wallet to be the fee payer): an answer naming another says nothing of ours
-    landing. So the run is settled from the chain by OUR signature, as an unanswered
-    post is, never succeeded on that word; a create's order id is kept on the run (the
-    follower follows it if the chain shows the deposit landed)."""
-    answer = created.model_dump(by_alias=True, exclude_none=True)
-    detail = {"ours": signature, "api": created.tx_signature, "answer": answer}
-    log.warning("trigger_v2_signature_mismatch", ours=signature, api=created.tx_signature)
-    ports.book.advance(
-        run, RunStatus.SUBMITTED, expect=[RunStatus.SUBMITTED], step="signature_mismatch",
-        detail=detail, order_account=order_id or created.id,
-    )  # fmt: skip
-    info = ApiErrorInfo(operation=operation, http_status=200, error="txSignature mismatch",
-                        body=json.dumps(answer))  # fmt: skip
-    raise LandingUnknown(
-        f"{operation}: order {created.id} answered txSignature {created.tx_signature}, not "
-        f"our signed transaction's {signature}: whether ours landed is not known", info,
-    )  # fmt: skip
 
 
 def _settle_from_history(
