@@ -275,7 +275,7 @@ class WebConfig(Section):
 NOTIFY_EVENTS = (
     "failed", "rejected", "in_doubt", "skipped", "misfire", "manual_fire", "daemon_start",
     "daemon_stop", "daemon_fatal", "leader_change", "low_balance", "store_down",
-    "dependency_down",
+    "dependency_down", "order_held", "order_overdue", "order_unaccounted",
 )  # fmt: skip
 
 

@@ -1,9 +1,16 @@
 """The follower's thread: a poll at start, then every ``follow.interval`` seconds,
-until stopped. Scheduled by the daemon while it is the leader."""
+until stopped. Scheduled by the daemon while it is the leader.
+
+After each poll, what the followers found that leaves money waiting (a held, overdue
+or unaccounted order) is handed to ``notify`` (the service's alerts and webhook; the
+follower never imports the service), each once (`jupcron.store.notices`). A crash
+between the claim and the hand-over (an in-memory queue put) loses that one notice,
+which stays in ``follow_events``, ``jupcron audit`` and the log's warning.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -14,6 +21,7 @@ from jupcron.api.client import SPARE_WAIT
 from jupcron.follower.orders import ListingApi, OrderFollower
 from jupcron.follower.tokens import MintRpc, TokenApi, refresh_tokens
 from jupcron.scheduling.periodic import Periodic
+from jupcron.store.notices import NOTICE_BATCH, OrderNotice, claim_notices
 
 if TYPE_CHECKING:  # the product's follower imports this package's PollResult
     from jupcron.products.trigger_v2.follower import HistoryApi
@@ -23,6 +31,36 @@ log = structlog.get_logger(__name__)
 
 class FollowerApi(ListingApi, TokenApi, Protocol):
     """The API calls the follower makes (all on spare capacity)."""
+
+
+def describe(notice: OrderNotice) -> str:
+    """One line: plan, order, what is waiting, and how to get it back."""
+    d = notice.detail
+    order = notice.order or d.get("key") or "?"
+    head = (
+        f"plan {notice.plan or '?'} run {notice.run_id or '?'} {notice.source or '?'} order {order}"
+    )
+    mint = d.get("input_mint") or notice.mint or "its input mint"
+    if notice.step == "order_held":
+        return (
+            f"{head} is held ({d.get('api_status') or '?'}): {d.get('remaining') or '?'} "
+            f"of {mint} waits in the vault; to withdraw: {d.get('to_withdraw') or '?'}"
+        )
+    if notice.step == "order_overdue":
+        waiting = d.get("remaining") or d.get("deposited") or "?"
+        return (
+            f"{head} is still active an hour past its expected end "
+            f"{d.get('expected_end') or '?'}: up to {waiting} of {mint} still in it; "
+            "check its price bounds and the keeper, or cancel it to get it back"
+        )
+    return (
+        f"{head} is in neither the active nor the history list since "
+        f"{d.get('last_known') or 'its run'}: its deposit of {mint} is unaccounted "
+        "for; check the wallet and the run's transaction (jupcron audit)"
+    )
+
+
+Notify = Callable[[Sequence[OrderNotice]], None]
 
 
 class FollowerLoop:
@@ -40,8 +78,11 @@ class FollowerLoop:
         clock: Callable[[], datetime],
         rpc: MintRpc | None = None,
         trigger_v2: HistoryApi | Mapping[str, HistoryApi | None] | None = None,
+        notify: Notify | None = None,
     ) -> None:
+        """`notify`: told the held, overdue and unaccounted orders found (once each)."""
         self.engine, self.api, self.rpc, self.clock = engine, api, rpc, clock
+        self.notify = notify
         self.interval = interval
         from jupcron.products.trigger_v2.follower import TriggerV2Follower
 
@@ -78,4 +119,18 @@ class FollowerLoop:
                 v2.poll()
         except Exception:  # the follower must never take the daemon down
             log.exception("follower_failed")
+        self._hand_over()
         self.polls += 1
+
+    def _hand_over(self) -> None:
+        """What the polls (this one or a crashed process's) found, to ``notify``; a
+        store that does not answer leaves it for the next poll."""
+        if self.notify is None:
+            return
+        try:
+            while notices := claim_notices(self.engine):
+                self.notify(notices)
+                if len(notices) < NOTICE_BATCH:
+                    break
+        except Exception:  # never the daemon down; the rows stay for the next poll
+            log.exception("follower_notice_failed")

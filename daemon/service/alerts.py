@@ -15,7 +15,9 @@ day, `PAUSE_REMIND`, while it goes on, one line per pause: a forgotten ``pause
 --all`` must not stop every run in silence), a slot misfired, a manual fire
 (``jupcron fire``), the daemon's start, stop and fatal stop, a change of leader,
 and a database that has not answered for `STORE_ALERT_AFTER` seconds
-(daemon/service/status.py), and its return.
+(daemon/service/status.py), and its return; and an order of ours whose money waits
+(``order_held``, ``order_overdue``, ``order_unaccounted``: once each, from the
+follower's events, daemon/follower/loop.py).
 
 Rate limit: alerts are gathered for ``notify.batch`` seconds after the first
 one, and messages go out at most once per ``notify.min_interval`` seconds, so a
@@ -77,6 +79,10 @@ class AlertEvent(StrEnum):
     LOW_BALANCE = "low_balance"
     STORE_DOWN = "store_down"
     DEPENDENCY_DOWN = "dependency_down"
+    # money waiting in an order (the followers' events, daemon/follower/loop.py)
+    ORDER_HELD = "order_held"
+    ORDER_OVERDUE = "order_overdue"
+    ORDER_UNACCOUNTED = "order_unaccounted"
 
 
 # the run statuses that are told: the webhook's, each under its own name
@@ -84,7 +90,9 @@ RUN_EVENTS: dict[RunStatus, AlertEvent] = {s: AlertEvent(s) for s in NOTIFY_STAT
 # Apprise's notify types: how the channel colours or flags the message
 SEVERE = frozenset({AlertEvent.FAILED, AlertEvent.IN_DOUBT, AlertEvent.DAEMON_FATAL,
                     AlertEvent.REJECTED, AlertEvent.LOW_BALANCE,
-                    AlertEvent.STORE_DOWN, AlertEvent.DEPENDENCY_DOWN})  # fmt: skip
+                    AlertEvent.STORE_DOWN, AlertEvent.DEPENDENCY_DOWN,
+                    AlertEvent.ORDER_HELD, AlertEvent.ORDER_OVERDUE,
+                    AlertEvent.ORDER_UNACCOUNTED})  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Protocol
@@ -43,12 +43,14 @@ from jupcron.app import Runtime
 from jupcron.config import Config
 from jupcron.errors import FatalError, NotLeadingError
 from jupcron.follower import FollowerLoop
+from jupcron.follower.loop import Notify, describe
 from jupcron.listen.metrics import Metrics
 from jupcron.runner.recovery import STALE_AFTER, recover
 from jupcron.scheduling.scheduler import Scheduler
 from jupcron.service.alerts import AlertEvent
 from jupcron.service.runway import Alert, RunwayWatch
-from jupcron.service.webhook import Notification, WebhookNotifier
+from jupcron.service.webhook import Notification, WebhookEvent, WebhookNotifier
+from jupcron.store.notices import OrderNotice
 from jupcron.store.records import PlanRecord
 
 log = structlog.get_logger(__name__)
@@ -68,6 +70,31 @@ class Scope(Protocol):
     def firing(self, plan: PlanRecord) -> AbstractContextManager[None]:
         """A fire of ``plan`` under way (its wallet is not handed over meanwhile)."""
         ...
+
+
+def order_notices(alert: Alert, webhook: WebhookNotifier | None) -> Notify:
+    """The follower's port to the operator: each held, overdue or unaccounted order
+    (handed over once, daemon/follower/loop.py) to `notify.urls` and the webhook, as an
+    event of its own (`notify.events` filters them)."""
+
+    def tell(notices: Sequence[OrderNotice]) -> None:
+        now = datetime.now(UTC)
+        for notice in notices:
+            line = describe(notice)
+            alert(AlertEvent(notice.step), line)
+            if webhook is not None:
+                webhook.send(
+                    Notification.for_order(
+                        WebhookEvent(notice.step),
+                        notice.plan,
+                        notice.order,
+                        notice.run_id,
+                        line,
+                        now,
+                    )
+                )
+
+    return tell
 
 
 class LeaderDuties:
@@ -168,6 +195,7 @@ class LeaderDuties:
         self.follower = FollowerLoop(
             rt.store.engine, rt.api, rt.addresses(), interval=follow.interval,
             clock=lambda: datetime.now(UTC), rpc=rt.rpc, trigger_v2=rt.runner.sessions,
+            notify=order_notices(self.alert, self.webhook),
         ).start()  # fmt: skip
 
     def _start_runway(self) -> None:

@@ -1,7 +1,9 @@
 """Webhook notifications for runs that need an operator's eye, and for misfires.
 
 `notify.webhook_url` receives a small JSON message (``POST``) when a run ends
-``failed``, ``rejected`` or ``in_doubt``, and when a slot misfires. Delivery
+``failed``, ``rejected`` or ``in_doubt``, when a slot misfires, and when the
+follower finds an order of ours whose money waits (held, overdue, unaccounted:
+once each, daemon/follower/loop.py). Delivery
 runs in one background thread with a bounded queue and bounded retries
 (transport errors, 408, 429 and 5xx are retried with exponential backoff; any
 other 4xx is given up at once), so a slow receiver never holds up a run. Each
@@ -47,7 +49,14 @@ class WebhookEvent(StrEnum):
     RUN_REJECTED = "run_rejected"
     RUN_IN_DOUBT = "run_in_doubt"
     MISFIRE = "misfire"
+    ORDER_HELD = "order_held"
+    ORDER_OVERDUE = "order_overdue"
+    ORDER_UNACCOUNTED = "order_unaccounted"
 
+
+# money waiting in an order (daemon/follower/loop.py's notices; the reason says it all)
+ORDER_EVENTS = frozenset({WebhookEvent.ORDER_HELD, WebhookEvent.ORDER_OVERDUE,
+                          WebhookEvent.ORDER_UNACCOUNTED})  # fmt: skip
 
 NOTIFY_STATUSES: dict[RunStatus, WebhookEvent] = {
     RunStatus.FAILED: WebhookEvent.RUN_FAILED,
@@ -88,6 +97,7 @@ class Notification:
     request_id: str | None = None
     signature: str | None = None
     missed: int | None = None  # a misfire: how many slots (`scheduled_for`: the latest)
+    order: str | None = None  # an order's notice: the order (its reason: what waits, how back)
 
     @classmethod
     def for_run(
@@ -138,9 +148,26 @@ class Notification:
             missed=missed,
         )
 
+    @classmethod
+    def for_order(
+        cls,
+        event: WebhookEvent,
+        plan: str | None,
+        order: str | None,
+        run_id: int | None,
+        line: str,
+        now: datetime,
+    ) -> Notification:
+        """A held, overdue or unaccounted order; `line` says what waits and how to get
+        it back (the follower's `OrderNotice.text`)."""
+        return cls(event=event, plan=plan or "?", at=now, run_id=run_id, order=order,
+                   reason=_trim(line))  # fmt: skip
+
     def text(self) -> str:
         """A one-line summary (Slack/Mattermost show the ``text`` field)."""
         when = _iso(self.scheduled_for) or "?"
+        if self.event in ORDER_EVENTS:
+            return f"jupcron: {self.event}: {self.reason}"
         if self.event is WebhookEvent.MISFIRE and (self.missed or 1) > 1:
             head = f"jupcron: plan {self.plan} missed {self.missed} slots, the last {when}"
         elif self.event is WebhookEvent.MISFIRE:
