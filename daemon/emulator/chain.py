@@ -201,7 +201,9 @@ def simulate(state: State, tx_b64: str, options: Mapping[str, Any]) -> dict[str,
         return {"context": slot, "value": {"err": err, "logs": [], "accounts": None}}
     state.ledger.balance(order.owner, SOL_MINT)  # the wallet's first appearance: its holdings
     view = ChainView(state.ledger)
-    view.apply(order, fee_of(tx))
+    # the fee is the fee payer's (account 0): a JupiterZ fill's maker pays it, not us
+    payer = str(tx.message.account_keys[0])
+    view.apply(order, fee_of(tx) if payer == order.owner else 0)
     logs = [f"Program log: emulator simulated {order.kind} {order.request_id}"]
     value = {
         "err": None,

@@ -8,7 +8,13 @@ Swap V2 answers like Ultra, with its own expiry: the order's
 invalid block height, decided and kept like any outcome). A
 ``lastValidBlockHeight`` sent with execute must be the order's (else ``-1004``,
 nothing decided: the docs call it optional and say no more, so the emulator
-holds a client to passing back exactly what it was given)."""
+holds a client to passing back exactly what it was given).
+
+A JupiterZ (RFQ) fill (`swap.market_maker`) carries the taker's signature second;
+the emulator then signs it as the market maker and sends it, so it lands under
+the MAKER's signature, the transaction's id, which the answer's ``signature`` is
+(jup-ag/rfq-webhook-toolkit README: the maker signs and sends). Its quote holds
+until ``expireAt``: past it the maker sends nothing (``-2003``, quote expired)."""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from solders.pubkey import Pubkey
+from solders.transaction import VersionedTransaction
 
 from jupcron.emulator import keeper, txbuild
 from jupcron.emulator.common import (
@@ -27,6 +34,7 @@ from jupcron.emulator.common import (
 )
 from jupcron.emulator.faults import Fault, FaultKind, request_fields
 from jupcron.emulator.ledger import Execution, IssuedOrder, RecurringOrder
+from jupcron.emulator.products.swap import market_maker
 from jupcron.emulator.products.trigger_batch import group_id
 
 # which issued kinds each execute endpoint accepts
@@ -38,6 +46,7 @@ ACCEPTS = {
 }
 SWAP_EXECUTES = ("execute_ultra", "execute_swap")  # the same answer shape and codes
 INVALID_HEIGHT = -1004  # Swap V2: "invalid block height"
+QUOTE_EXPIRED = -2003  # RFQ: "User did not respond in time or RFQ provider did not execute"
 NOT_FOUND = "Order not found, it might have expired"
 
 
@@ -126,6 +135,16 @@ def _group_member(state: State, request_id: str, order: IssuedOrder, message: by
     return order
 
 
+def _is_rfq(order: IssuedOrder) -> bool:
+    return order.extra.get("router") == "jupiterz"
+
+
+def _signed_by_maker(order: IssuedOrder, tx: VersionedTransaction) -> VersionedTransaction:
+    """The fill as its market maker sends it: the maker's signature put in slot 0."""
+    maker = market_maker(order.request_id).sign_message(txbuild.message_bytes(tx))
+    return VersionedTransaction.populate(tx.message, [maker, *tx.signatures[1:]])
+
+
 def _land(state: State, order: IssuedOrder, signature: str) -> bool:
     """Apply the order's effect on balances and orders; False when short of funds."""
     ledger = state.ledger
@@ -197,9 +216,12 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
     order = _group_member(state, request_id, order, txbuild.message_bytes(tx))
     if txbuild.message_bytes(tx) != order.message:
         return _reject(operation, -3, "Invalid message bytes", "transaction was modified")
-    if not txbuild.fee_payer_signature_ok(tx, Pubkey.from_string(order.owner)):
+    rfq = _is_rfq(order)
+    if not txbuild.signature_ok(tx, Pubkey.from_string(order.owner), 1 if rfq else 0):
         return _reject(operation, -2, "Invalid signed transaction", "signature does not verify")
-    signature = str(tx.signatures[0])
+    if rfq:
+        tx = _signed_by_maker(order, tx)
+    signature = str(tx.signatures[0])  # the transaction's id (a fill's: the maker's)
     earlier = state.ledger.execution(signature)
     if earlier is not None:
         return json_response(earlier.answer_status, earlier.answer)
@@ -217,9 +239,14 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
         in_amount=order.in_amount,
         out_amount=order.out_amount,
     )
+    if rfq:  # the chain holds it with both signatures and all its keys
+        e.signatures = tuple(str(s) for s in tx.signatures)
+        e.accounts = tuple(str(k) for k in tx.message.account_keys)
     kinds = (FaultKind.FAILED, FaultKind.EXPIRED, FaultKind.TIMED_OUT)
     fault = state.faults.take(operation, kinds=kinds, request=request_fields({}, body))
-    if operation == "execute_swap":
+    if rfq:
+        expired = now > int(order.extra.get("expire_at", 0))
+    elif operation == "execute_swap":
         expired = isinstance(height_limit, int) and state.block_height() > height_limit
     else:
         expired = now - order.issued_at > state.blockhash_ttl
@@ -229,6 +256,8 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
         e.error = str(fault.params.get("error", "Failed to land"))
         if e.code > 0 and swap:  # program error: landed with err
             e.landed, e.slot = True, state.ledger.next_slot()
+    elif rfq and (_blocks(fault) or expired):  # the maker does not send a stale quote
+        e.code, e.error = QUOTE_EXPIRED, "Quote expired"
     elif operation == "execute_swap" and (_blocks(fault) or expired):
         e.code, e.error = INVALID_HEIGHT, "Invalid block height: the transaction expired"
     elif _blocks(fault) or expired:

@@ -54,11 +54,15 @@ class FaultKind(StrEnum):
     # Trigger V2 price-order cancel answers 400 "not yet marked ready to cancel. Retry
     # shortly" (trigger/errors.mdx)
     NOT_READY = "not_ready"
+    # a swap /order whose quote the JupiterZ (RFQ) router wins: a market maker's fill
+    # (it pays the fee and signs first; its execute lands under the maker's signature);
+    # not when the request excludes jupiterz (excludeRouters)
+    RFQ = "rfq"
 
 
 EXECUTE_ONLY = {FaultKind.FAILED, FaultKind.LOST_ANSWER, FaultKind.EXPIRED, FaultKind.TIMED_OUT}
 ORDER_ONLY = {FaultKind.HOSTILE, FaultKind.HIDDEN_DRAIN, FaultKind.LOW_QUOTE, FaultKind.ORDER_ERROR,
-              FaultKind.NOT_READY}  # fmt: skip
+              FaultKind.NOT_READY, FaultKind.RFQ}  # fmt: skip
 EXECUTE_OPERATIONS = {
     "execute_recurring",
     "execute_trigger",

@@ -191,7 +191,8 @@ def positions(state: State, address: str, query: Mapping[str, str]) -> EmuRespon
     elements = [e for e in elements if e["platformId"] not in state.failed_fetchers]
     reports = [
         {"id": p, "status": "failed", "duration": 3, "error": "fetcher timed out"}
-        if p in state.failed_fetchers else {"id": p, "status": "succeeded", "duration": 3}
+        if p in state.failed_fetchers
+        else {"id": p, "status": "succeeded", "duration": 3}
         for p in platforms
     ]
     info = {

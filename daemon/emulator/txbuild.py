@@ -20,6 +20,9 @@ after Compute Budget and with the helpers the real answers carry:
   Anchor's discriminator and the account order of the docs' example transactions
   (its interface is not public: txguard cannot read it and refuses it).
 
+`build_rfq_fill` is the one exception to "the caller pays and signs alone": a
+JupiterZ (RFQ) fill, whose fee payer and first signer is the market maker.
+
 `build_unsigned` is also what txguard's tests use to get realistic input.
 """
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import random
+import struct
 from collections.abc import Sequence
 
 from solders.address_lookup_table_account import AddressLookupTableAccount
@@ -280,6 +284,70 @@ def _value_average(
     return jup.va_deposit(owner, order, in_mint, amount)
 
 
+ORDER_ENGINE_PROGRAM = Pubkey.from_string("61DFfeTKM7trxYcPQCM78bJ794ddZprZpAwAnLiwTpYH")
+# the order engine's constant TEMPORARY_WSOL_TOKEN_ACCOUNT (its IDL): the seed of the
+# maker's account that unwraps a SOL side (the docs' RFQ examples name it, writable)
+TEMPORARY_WSOL_SEED = b"temporary-wsol-token-account"
+RFQ_CU_LIMIT = 44_337  # the docs' RFQ example's budget (the maker pays, not the taker)
+RFQ_CU_PRICE = 1_161
+
+
+def build_rfq_fill(
+    taker: Pubkey,
+    maker: Pubkey,
+    *,
+    input_mint: str | Pubkey,
+    output_mint: str | Pubkey,
+    amount: int,
+    out_amount: int,
+    expire_at: int,
+    rng: random.Random | None = None,
+    blockhash: Hash | None = None,
+) -> VersionedTransaction:
+    """An unsigned JupiterZ fill, as Ultra / Swap V2 ``/order`` answers when the RFQ
+    router wins (tests/fixtures/real/ultra-order-usdc-sol-jupiterz-rfq*.json): the
+    market maker is the fee payer (account 0, first signer: its signature is the
+    transaction's id) and `taker` the second signer; Compute Budget, then the order
+    engine's ``fill(input_amount, output_amount, expire_at)`` with the IDL's account
+    order (jup-ag/rfq-webhook-toolkit, idls/order_engine.json). A SOL side has no
+    token account of the taker (absent: the program id, Anchor's None; the taker's
+    lamports move) and names the maker's temporary wSOL account after the IDL's
+    accounts. No lookup table, as in the real ones."""
+    rng = rng or random.Random()
+    in_mint, out_mint = _mint(input_mint, USDC_MINT), _mint(output_mint, WSOL_MINT)
+    sol = {WSOL_MINT}
+    program = ORDER_ENGINE_PROGRAM
+    none = AccountMeta(program, is_signer=False, is_writable=False)
+
+    def side(owner: Pubkey, mint: Pubkey, native: bool) -> AccountMeta:
+        return none if native else AccountMeta(jup.ata(owner, mint), False, True)
+
+    accounts = [
+        AccountMeta(taker, is_signer=True, is_writable=True),
+        AccountMeta(maker, is_signer=True, is_writable=True),
+        side(taker, in_mint, str(in_mint) in sol),
+        side(maker, in_mint, False),
+        side(taker, out_mint, str(out_mint) in sol),
+        side(maker, out_mint, False),
+        AccountMeta(in_mint, is_signer=False, is_writable=False),
+        AccountMeta(jup.TOKEN_PROGRAM, is_signer=False, is_writable=False),
+        AccountMeta(out_mint, is_signer=False, is_writable=False),
+        AccountMeta(jup.TOKEN_PROGRAM, is_signer=False, is_writable=False),
+        AccountMeta(jup.SYSTEM_PROGRAM, is_signer=False, is_writable=False),
+    ]
+    if sol & {str(in_mint), str(out_mint)}:
+        temporary, _ = Pubkey.find_program_address([TEMPORARY_WSOL_SEED, bytes(maker)], program)
+        accounts.append(AccountMeta(temporary, is_signer=False, is_writable=True))
+    data = jup.discriminator("fill") + struct.pack("<QQq", amount, out_amount, expire_at)
+    instructions = [
+        set_compute_unit_price(RFQ_CU_PRICE),
+        set_compute_unit_limit(RFQ_CU_LIMIT),
+        Instruction(program, data, accounts),
+    ]
+    message = MessageV0.try_compile(maker, instructions, [], blockhash or random_blockhash(rng))
+    return VersionedTransaction.populate(message, [Signature.default()] * 2)
+
+
 def to_b64(tx: VersionedTransaction) -> str:
     return base64.b64encode(bytes(tx)).decode("ascii")
 
@@ -300,7 +368,13 @@ def message_bytes(tx: VersionedTransaction) -> bytes:
 
 def fee_payer_signature_ok(tx: VersionedTransaction, owner: Pubkey) -> bool:
     """Whether slot 0 is the owner's valid signature over the message."""
-    keys = tx.message.account_keys
-    if not keys or keys[0] != owner or not tx.signatures:
+    return signature_ok(tx, owner, 0)
+
+
+def signature_ok(tx: VersionedTransaction, signer: Pubkey, slot: int) -> bool:
+    """Whether signature `slot` is `signer`'s (account `slot`) valid one over the
+    message (a JupiterZ taker signs slot 1, the maker's slot 0 still empty)."""
+    keys, signatures = tx.message.account_keys, tx.signatures
+    if len(keys) <= slot or keys[slot] != signer or len(signatures) <= slot:
         return False
-    return bool(tx.signatures[0].verify(owner, message_bytes(tx)))
+    return bool(signatures[slot].verify(signer, message_bytes(tx)))

@@ -320,4 +320,5 @@ def test_an_operators_verdict_on_an_in_doubt_fill_is_checked_by_its_id(
         rpc.close()
     assert settled.status is RunStatus.SUCCEEDED
     said = [d for _, s, d in rig.events(run_id) if s == "settled_by_operator"]
-    assert said and said[-1]["rpc_txid"] == txid, rig.events(run_id)
+    assert said, rig.events(run_id)
+    assert said[-1]["rpc_txid"] == txid

@@ -278,7 +278,7 @@ def test_the_documented_fault_kinds_and_rpc_methods_are_the_real_ones() -> None:
     assert set(re.findall(r"`([a-z_]+)`", listed)) == {*ROUTES.values(), "positions"}
     section = EMULATOR_DOC.split("`POST /rpc` answers", 1)[1].split("##", 1)[0]
     methods = re.findall(r"`((?:get|simulate)[A-Za-z]+)`", section)
-    assert len(methods) == 8, methods
+    assert len(methods) == 9, methods
     emu = Emulator()
     user = Wallet.generate().address
     issued = call(emu, "POST", "/recurring/v1/createOrder", {**RECURRING_REQUEST, "user": user})

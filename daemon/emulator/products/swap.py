@@ -5,17 +5,28 @@ Swap V2's answer is Ultra's plus ``lastValidBlockHeight`` (a string: the
 emulated block height now plus 150 blocks, `State.block_height`); the order
 remembers its API and height for execute. Both APIs answer ``transaction: ""``
 (not null: null means no taker) with an ``errorCode`` when the route cannot be
-built for this taker (openapi-spec/ultra/ultra.yaml and swap/v2/swap.yaml)."""
+built for this taker (openapi-spec/ultra/ultra.yaml and swap/v2/swap.yaml).
+
+With the fault ``rfq`` (and jupiterz not in ``excludeRouters``) the JupiterZ
+router wins the quote: the answer is the docs' "RFQ Swap" example's shape
+(``router: "jupiterz"``, ``swapType: "rfq"``, gasless, ``maker``, ``quoteId``,
+``expireAt``, no ``lastValidBlockHeight``) and the transaction a market maker's
+fill (`txbuild.build_rfq_fill`): the maker pays the fee and signs first, the
+taker second. The maker's key is derived from the requestId (`market_maker`),
+so execute can sign as the maker would."""
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
+from jupcron.emulator import txbuild
 from jupcron.emulator.common import (
     VALID_BLOCKS,
     EmuResponse,
@@ -26,8 +37,10 @@ from jupcron.emulator.common import (
     usd_value,
 )
 from jupcron.emulator.faults import Fault, FaultKind
-from jupcron.emulator.ledger import SOL_MINT
+from jupcron.emulator.ledger import SOL_MINT, IssuedOrder
 from jupcron.emulator.orders import GAS_RESERVE_LAMPORTS, issue
+
+RFQ_FEE_BPS = 2  # the docs' RFQ example: feeBps 2, taken from the output
 
 
 def ultra_order(state: State, query: Mapping[str, str], hostile: Fault | None) -> EmuResponse:
@@ -36,6 +49,22 @@ def ultra_order(state: State, query: Mapping[str, str], hostile: Fault | None) -
 
 def swap_order(state: State, query: Mapping[str, str], hostile: Fault | None) -> EmuResponse:
     return _swap_order(state, query, hostile, v2=True)
+
+
+def market_maker(request_id: str) -> Keypair:
+    """The emulated market maker quoting request `request_id` (a key per quote, as the
+    real makers vary): derived, so execute signs the fill with the key it was built for."""
+    seed = hashlib.sha256(f"jupcron-emulator-maker:{request_id}".encode()).digest()
+    return Keypair.from_seed(seed)
+
+
+def _rfq_wins(state: State, query: Mapping[str, str], v2: bool) -> bool:
+    """Whether JupiterZ wins this quote: an ``rfq`` fault, unless the request excludes
+    the router (then the fault waits for a request that does not)."""
+    if "jupiterz" in query.get("excludeRouters", "").split(","):
+        return False
+    operation = "swap_order" if v2 else "ultra_order"
+    return state.faults.take(operation, kinds=(FaultKind.RFQ,), request=query) is not None
 
 
 def _swap_order(
@@ -58,6 +87,8 @@ def _swap_order(
         hostile = None  # the transaction is otherwise honest
     slippage = int(query.get("slippageBps", "50")) if query.get("slippageBps", "").isdigit() else 50
     request_id = state.request_id()
+    if _rfq_wins(state, query, v2):
+        return _rfq_order(state, query, request_id, amount, out_amount, v2=v2)
     answer: dict[str, Any] = {
         "mode": "manual" if "slippageBps" in query else "ultra",
         "inputMint": in_mint,
@@ -139,6 +170,96 @@ def _swap_order(
         extra=extra,
         shape={"slippage_bps": slippage},
     )
+    return json_response(200, answer)
+
+
+def _rfq_order(
+    state: State, query: Mapping[str, str], request_id: str, amount: int, quoted: int, *, v2: bool
+) -> EmuResponse:
+    """The JupiterZ answer (the docs' "Example response of RFQ Swap"): an exact fill,
+    no slippage, the maker's fee taken from the output; for a taker who holds the
+    input, a fill the maker pays the fee of (no SOL reserve asked of the taker)."""
+    in_mint, out_mint = query["inputMint"], query["outputMint"]
+    prices = state.oracle.quote_prices()
+    maker = market_maker(request_id).pubkey()
+    fee = math.ceil(quoted * RFQ_FEE_BPS / 10_000)
+    out_amount = quoted - fee
+    expire_at = int(state.clock() + state.blockhash_ttl)  # the blockhash bounds it anyway
+    answer: dict[str, Any] = {
+        "mode": "ultra",
+        "inputMint": in_mint,
+        "outputMint": out_mint,
+        "inAmount": str(amount),
+        "outAmount": str(out_amount),
+        "otherAmountThreshold": str(out_amount),
+        "swapMode": "ExactIn",
+        "slippageBps": 0,
+        "priceImpactPct": "0",
+        "priceImpact": 0.0,
+        "routePlan": [
+            {
+                "swapInfo": {
+                    "ammKey": str(maker),
+                    "label": "JupiterZ",
+                    "inputMint": in_mint,
+                    "outputMint": out_mint,
+                    "inAmount": str(amount),
+                    "outAmount": str(out_amount),
+                    "feeAmount": "0",
+                    "feeMint": "11111111111111111111111111111111",
+                },
+                "percent": 100,
+            }
+        ],
+        "feeBps": RFQ_FEE_BPS,
+        "platformFee": {"amount": str(fee), "feeBps": RFQ_FEE_BPS},
+        "signatureFeeLamports": 5000,
+        "signatureFeePayer": str(maker),
+        "prioritizationFeeLamports": 0,
+        "prioritizationFeePayer": str(maker),
+        "rentFeeLamports": 0,
+        "rentFeePayer": None,
+        "gasless": True,
+        "swapType": "rfq",
+        "router": "jupiterz",
+        "transaction": None,
+        "requestId": request_id,
+        "quoteId": str(state.request_id()),
+        "maker": str(maker),
+        "expireAt": str(expire_at),
+        "totalTime": 721,
+        "taker": None,
+        "inUsdValue": float(usd_value(in_mint, amount, prices)),
+        "outUsdValue": float(usd_value(out_mint, out_amount, prices)),
+        "swapUsdValue": float(usd_value(in_mint, amount, prices)),
+    }
+    taker_text = query.get("taker")
+    if not taker_text:
+        return json_response(200, answer)
+    taker = parse_pubkey(taker_text)
+    if taker is None:
+        return json_response(400, {"error": "Invalid taker"})
+    answer["taker"] = taker_text
+    if state.ledger.balance(taker_text, in_mint) < amount:  # RFQ errorCode 1 (swap.yaml)
+        message = "Insufficient balance to fund the swap"
+        answer.update(errorCode=1, errorMessage=message, error=message, transaction="")
+        return json_response(200, answer)
+    state.ledger.balance(taker_text, SOL_MINT)  # a wallet it issues to is one it knows
+    tx = txbuild.build_rfq_fill(
+        taker, maker, input_mint=in_mint, output_mint=out_mint, amount=amount,
+        out_amount=out_amount, expire_at=expire_at, rng=state.rng,
+    )  # fmt: skip
+    extra: dict[str, Any] = {"router": "jupiterz", "maker": str(maker), "expire_at": expire_at}
+    if v2:
+        extra["api"] = "swap-v2"
+    state.ledger.issue(
+        IssuedOrder(
+            request_id=request_id, kind="swap", owner=taker_text,
+            message=txbuild.message_bytes(tx), issued_at=state.clock(), input_mint=in_mint,
+            output_mint=out_mint, in_amount=amount, out_amount=out_amount, extra=extra,
+        )
+    )  # fmt: skip
+    answer["transaction"] = txbuild.to_b64(tx)
     return json_response(200, answer)
 
 
