@@ -37,10 +37,16 @@ def test_only_the_guard_and_the_guarded_runner_step_sign() -> None:
     assert all(f == "txguard/guard.py" or f.startswith("runner/") for f in callers), callers
 
 
+# the one place the emulator signs: as the JupiterZ market maker it stands in for, with
+# that maker's own key (derived from the quote), never a wallet's (it holds none)
+EMULATED_MAKER = ("emulator/execute.py", "_signed_by_maker")
+
+
 def test_only_the_checked_challenge_path_signs_a_message() -> None:
     """The message signer (`sign_message`, a login challenge) is called only by
-    txguard's challenge module, in a function that has just checked the challenge;
-    and the wallet's raw `sign` is called nowhere outside wallet.py."""
+    txguard's challenge module, in a function that has just checked the challenge
+    (and by the emulator's market maker, `EMULATED_MAKER`, alone); and the wallet's
+    raw `sign` is called nowhere outside wallet.py."""
     callers: dict[str, list[str]] = {}
     for path in DAEMON.rglob("*.py"):
         if path.name == "wallet.py":
@@ -50,5 +56,7 @@ def test_only_the_checked_challenge_path_signs_a_message() -> None:
             assert "sign" not in names, f"{where}:{fn} calls a raw sign(), bypassing both guards"
             if "sign_message" in names:
                 callers.setdefault(where, []).append(fn)
-                assert "check_challenge" in names, f"{where}:{fn} signs a message unchecked"
-    assert callers == {"txguard/challenge.py": ["sign_challenge"]}, callers
+                if (where, fn) != EMULATED_MAKER:
+                    assert "check_challenge" in names, f"{where}:{fn} signs a message unchecked"
+    maker_file, maker_fn = EMULATED_MAKER
+    assert callers == {"txguard/challenge.py": ["sign_challenge"], maker_file: [maker_fn]}, callers
