@@ -132,17 +132,12 @@ def _swap_order(
         "requestId": request_id,
         "totalTime": 7,
         "taker": None,
-        "inUsdValue": float(usd_value(in_mint, amount, prices)),
-        "outUsdValue": float(usd_value(out_mint, out_amount, prices)),
-        "swapUsdValue": float(usd_value(in_mint, amount, prices)),
+        **_usd_values(in_mint, out_mint, amount, out_amount, prices),
     }
-    taker_text = query.get("taker")
-    if not taker_text:
-        return json_response(200, answer)
-    taker = parse_pubkey(taker_text)
-    if taker is None:
-        return json_response(400, {"error": "Invalid taker"})
-    answer["taker"] = taker_text
+    found = _taker_of(query, answer)
+    if not isinstance(found, tuple):
+        return found
+    taker_text, taker = found
     ledger = state.ledger
     extra: dict[str, Any] = {"amms": [_amm(request_id, n) for n in range(2)]}
     if v2:
@@ -229,17 +224,12 @@ def _rfq_order(
         "expireAt": str(expire_at),
         "totalTime": 721,
         "taker": None,
-        "inUsdValue": float(usd_value(in_mint, amount, prices)),
-        "outUsdValue": float(usd_value(out_mint, out_amount, prices)),
-        "swapUsdValue": float(usd_value(in_mint, amount, prices)),
+        **_usd_values(in_mint, out_mint, amount, out_amount, prices),
     }
-    taker_text = query.get("taker")
-    if not taker_text:
-        return json_response(200, answer)
-    taker = parse_pubkey(taker_text)
-    if taker is None:
-        return json_response(400, {"error": "Invalid taker"})
-    answer["taker"] = taker_text
+    found = _taker_of(query, answer)
+    if not isinstance(found, tuple):
+        return found
+    taker_text, taker = found
     if state.ledger.balance(taker_text, in_mint) < amount:  # RFQ errorCode 1 (swap.yaml)
         message = "Insufficient balance to fund the swap"
         answer.update(errorCode=1, errorMessage=message, error=message, transaction="")
@@ -266,3 +256,27 @@ def _rfq_order(
 def _amm(request_id: str, n: int) -> str:
     """A stable AMM key for route `n` of a swap (no draw from the seeded generator)."""
     return str(Pubkey(hashlib.sha256(f"{request_id}:{n}".encode()).digest()))
+
+
+def _usd_values(
+    in_mint: str, out_mint: str, amount: int, out_amount: int, prices: Any
+) -> dict[str, float]:
+    """An order answer's USD values of what goes in and what comes out."""
+    return {
+        "inUsdValue": float(usd_value(in_mint, amount, prices)),
+        "outUsdValue": float(usd_value(out_mint, out_amount, prices)),
+        "swapUsdValue": float(usd_value(in_mint, amount, prices)),
+    }
+
+
+def _taker_of(query: Mapping[str, str], answer: dict[str, Any]) -> tuple[str, Pubkey] | EmuResponse:
+    """The order's taker (set on `answer`), or the answer to give now: the quote alone
+    when the order names no taker, a 400 for one that is no address."""
+    taker_text = query.get("taker")
+    if not taker_text:
+        return json_response(200, answer)
+    taker = parse_pubkey(taker_text)
+    if taker is None:
+        return json_response(400, {"error": "Invalid taker"})
+    answer["taker"] = taker_text
+    return taker_text, taker
