@@ -38,6 +38,7 @@ from jupcron.emulator import Emulator
 from jupcron.emulator.ledger import Execution
 from jupcron.errors import ConfigError
 from jupcron.runner.manual import Verdict, settle_in_doubt
+from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.recovery import recover
 from jupcron.store.runstore import SqlRunStore
 from tests.fixtures.mutate import mutate
@@ -132,6 +133,16 @@ def _other_transactions(rig: Rig, clock: Clock, count: int, ago: float = 0.0) ->
         )  # fmt: skip
 
 
+def _recovered(rig: Rig, run_id: int) -> RunOutcome:
+    """The run as recovery leaves it, the node asked over loopback."""
+    rpc = rig.rpc()
+    try:
+        (settled,) = recover(rig.runner(rpc=rpc), runs=[run_id])
+    finally:
+        rpc.close()
+    return settled
+
+
 def test_a_landed_fill_whose_answer_was_lost_is_settled_succeeded_under_its_id(
     make_rig: RigFactory, db_url: str
 ) -> None:
@@ -167,11 +178,7 @@ def test_a_fill_that_landed_with_an_error_is_failed_with_it(
     run_id = _submitted_run(rig, clock, signed_b64, ours)
     txid = _land(rig, clock, sent, ok=False)
     clock.advance(PAST_EXPIRY)
-    rpc = rig.rpc()
-    try:
-        (settled,) = recover(rig.runner(rpc=rpc), runs=[run_id])
-    finally:
-        rpc.close()
+    settled = _recovered(rig, run_id)
     run = rig.run(run_id)
     assert settled.status is RunStatus.FAILED
     assert run.signature == txid
@@ -216,11 +223,7 @@ def test_the_search_pages_back_to_a_fill_behind_later_transactions(
     txid = _land(rig, clock, sent)
     _other_transactions(rig, clock, 5)
     clock.advance(PAST_EXPIRY)
-    rpc = rig.rpc()
-    try:
-        (settled,) = recover(rig.runner(rpc=rpc), runs=[run_id])
-    finally:
-        rpc.close()
+    settled = _recovered(rig, run_id)
     assert settled.status is RunStatus.SUCCEEDED
     assert rig.run(run_id).signature == txid
     status = [d for _, s, d in rig.events(run_id) if s == "rpc_status"][-1]
@@ -239,11 +242,7 @@ def test_a_search_the_node_cannot_finish_is_not_taken_for_not_landed(
     _other_transactions(rig, clock, 6)
     monkeypatch.setattr(txid_module, "MAX_READS", 4)
     clock.advance(PAST_EXPIRY)
-    rpc = rig.rpc()
-    try:
-        (settled,) = recover(rig.runner(rpc=rpc), runs=[run_id])
-    finally:
-        rpc.close()
+    settled = _recovered(rig, run_id)
     assert settled.status is RunStatus.IN_DOUBT
     assert "rpc_status" not in rig.steps(run_id)  # never booked as the node's "not found"
     status = [d for _, s, d in rig.events(run_id) if s == "rpc_search_incomplete"][-1]
@@ -287,11 +286,7 @@ def test_a_listing_that_ends_after_the_claim_is_not_taken_for_not_landed(
     run_id = _submitted_run(rig, clock, signed_b64, ours)
     _other_transactions(rig, clock, 2)
     clock.advance(PAST_EXPIRY)
-    rpc = rig.rpc()
-    try:
-        (settled,) = recover(rig.runner(rpc=rpc), runs=[run_id])
-    finally:
-        rpc.close()
+    settled = _recovered(rig, run_id)
     assert settled.status is RunStatus.IN_DOUBT
     assert "rpc_search_incomplete" in rig.steps(run_id)
 
