@@ -34,8 +34,10 @@ systemd-tools:
 # Order matters on 2 cores: e2e tests run a daemon, an emulator and CLI processes each, so
 # two of them at once compete for the CPU; in this order they meet unit tests instead
 # (e2e first measured 807 s against 592 s). --durations: CI's log names the slowest tests.
+# --dist worksteal: a worker done early takes tests queued for the other (the long e2e
+# tests no longer leave one worker idle at the end).
 test: $(STAMP) postgres-tools chromium systemd-tools
-	$(BIN)/python -m pytest -q -n 2 --durations=25 tests/unit tests/integration tests/e2e tests/browser
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal --durations=25 tests/unit tests/integration tests/e2e tests/browser
 	$(BIN)/python -m pytest -q --durations=10 tests/system
 
 # jupcron.service under a real systemd booted in namespaces of its own, one line per check;
