@@ -144,18 +144,15 @@ def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> st
     reservation = reservation_of(plan)
     if reservation is None:
         return None
-    spend = spend_of(plan)
+    amount = reservation.in_amount
     per_run = plan.settings.max_in_amount
-    if per_run is not None and spend.amount > per_run:
-        return f"input {spend.amount} is over the plan's max_in_amount {per_run}"
+    if per_run is not None and amount > per_run:
+        return f"input {amount} is over the plan's max_in_amount {per_run}"
     caps = cap_windows(plan, ports.config, now, ports.wallet_name)
     hit = ports.store.reserve(run.id, reservation, caps, now=now)
     if hit is None:
         return None
-    return (
-        f"{hit.cap.name} would be exceeded: {hit.used} already committed, "
-        f"this run adds {spend.amount}"
-    )
+    return f"{hit.cap.name} would be exceeded: {hit.used} already committed, this run adds {amount}"
 
 
 def wants_balance_check(plan: PlanRecord, config: Config) -> bool:

@@ -6,28 +6,10 @@ of its own, against the emulator over loopback."""
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
-from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
-from tests.support import clifork
-
-
-def fire_while_held(env: DaemonEnv, name: str, **config: dict[str, object]) -> tuple[int, str]:
-    """`jupcron fire NAME`; once the emulator holds its order call, the config file is
-    rewritten with `config`; its exit status and output."""
-    log = env.root / "fire.log"
-    log.write_text("")
-    proc = clifork.start(["--config", str(env.config), "fire", name], env=env._env({}), stdout=log)
-    try:
-        assert env.wait_until(lambda: env.emulator.faults.history != [])
-        env.write_config(**config)
-        code = proc.wait(60)
-    except (AssertionError, subprocess.TimeoutExpired):
-        proc.kill()
-        raise
-    return code, log.read_text()
+from tests.e2e.test_fire_interrupted import fire_while_held
+from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
 
 
 @pytest.mark.parametrize(
@@ -45,7 +27,7 @@ def test_a_stop_written_in_the_config_during_the_order_call_reaches_the_fire(
     env.apply()
     env.emulator.faults.add("slow", count=1, operation="ultra_order", seconds=3)
 
-    code, said = fire_while_held(env, "a", safety=safety)
+    code, said = fire_while_held(env, "a", lambda _: env.write_config(safety=safety))
 
     (row,) = env.rows()
     assert (row["status"], row["signature"]) == (status, None), (row, said)
@@ -63,13 +45,7 @@ def test_a_config_that_no_longer_loads_leaves_the_fire_on_the_one_it_started_wit
     env.write_plans(swap_plan("a", {"every": "1d"}))
     env.apply()
     env.emulator.faults.add("slow", count=1, operation="ultra_order", seconds=3)
-    log = env.root / "fire.log"
-    log.write_text("")
-    proc = clifork.start(["--config", str(env.config), "fire", "a"], env=env._env({}), stdout=log)
-    assert env.wait_until(lambda: env.emulator.faults.history != [])
-    env.config.write_text("safety: [broken\n")
-    code = proc.wait(60)
-    said = log.read_text()
+    code, said = fire_while_held(env, "a", lambda _: env.config.write_text("safety: [broken\n"))
     (row,) = env.rows()
     assert row["status"] == "succeeded", (row, said)
     assert "the config does not load now" in said

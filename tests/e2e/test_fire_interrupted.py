@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+from collections.abc import Callable
 
 from jupcron.app import build_runtime
 from jupcron.config import load_config
@@ -20,20 +21,27 @@ from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
 from tests.support import clifork
 
 
-def interrupted_fire(env: DaemonEnv, name: str) -> tuple[int, str]:
-    """`jupcron fire NAME`, sent SIGINT once the emulator holds its slow call; its exit
-    status and output."""
+def fire_while_held(
+    env: DaemonEnv, name: str, meanwhile: Callable[[subprocess.Popen[bytes]], object]
+) -> tuple[int, str]:
+    """`jupcron fire NAME`; once the emulator holds its slow call, `meanwhile(process)`;
+    the fire's exit status and output."""
     log = env.root / "fire.log"
     log.write_text("")
     proc = clifork.start(["--config", str(env.config), "fire", name], env=env._env({}), stdout=log)
     try:
         assert env.wait_until(lambda: env.emulator.faults.history != [])
-        proc.send_signal(signal.SIGINT)
+        meanwhile(proc)
         code = proc.wait(60)
     except (AssertionError, subprocess.TimeoutExpired):
         proc.kill()
         raise
     return code, log.read_text()
+
+
+def interrupted_fire(env: DaemonEnv, name: str) -> tuple[int, str]:
+    """`jupcron fire NAME`, sent SIGINT once the emulator holds its slow call."""
+    return fire_while_held(env, name, lambda proc: proc.send_signal(signal.SIGINT))
 
 
 def startup_recovery(env: DaemonEnv) -> list[str]:

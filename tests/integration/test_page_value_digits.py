@@ -10,11 +10,8 @@ from typing import Any
 
 from jupcron.web.text import plan_text
 from jupcron.web.views import ReportCache, plans_view
-from tests.fixtures.follow import SOL, FollowRigFactory
-from tests.fixtures.runner import USDC
-from tests.integration.test_report_units import refresh
-
-BIG_SALE = 1_000_000 * 10**9 + 123_456_789  # a million SOL and change, in lamports
+from tests.fixtures.follow import FollowRigFactory
+from tests.integration.test_report_value_digits import treasury_sale
 
 
 def figures(text: str) -> tuple[Decimal, str, Decimal]:
@@ -28,12 +25,7 @@ def figures(text: str) -> tuple[Decimal, str, Decimal]:
 def test_the_page_reads_a_large_value_to_the_quote_tokens_unit(
     make_follow_rig: FollowRigFactory, sqlite_url: str
 ) -> None:
-    f = make_follow_rig(sqlite_url)
-    f.rig.emulator.ledger.set_balance(f.rig.wallet.address, SOL, BIG_SALE + 10**12)
-    plan = f.rig.plan("swap", {"inputMint": SOL, "outputMint": USDC, "amount": BIG_SALE},
-                      name="treasury-sale")  # fmt: skip
-    f.fire(plan)
-    refresh(f, with_rpc=False)
+    f = treasury_sale(make_follow_rig(sqlite_url))
     with f.rig.factory() as session:
         (card,) = plans_view(session, ReportCache(), f.clock.now)["plans"]
     money = card["money"]

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from jupcron.report.build import build
 from jupcron.report.rows import table_row
-from tests.fixtures.follow import SOL, FollowRigFactory
+from tests.fixtures.follow import SOL, FollowRig, FollowRigFactory
 from tests.fixtures.runner import USDC
 from tests.integration.test_report_units import refresh
 
@@ -24,15 +24,21 @@ def _figure(cell: str, unit: str) -> Decimal:
     return Decimal(number)
 
 
-def test_value_now_and_pnl_of_a_large_sale_read_to_the_quote_tokens_unit(
-    make_follow_rig: FollowRigFactory, db_url: str
-) -> None:
-    f = make_follow_rig(db_url)
+def treasury_sale(f: FollowRig) -> FollowRig:
+    """`f` after a sale of `BIG_SALE` lamports (plan ``treasury-sale``) for USDC, its
+    fills refreshed: more than a hundred million USDC received."""
     f.rig.emulator.ledger.set_balance(f.rig.wallet.address, SOL, BIG_SALE + 10**12)
     plan = f.rig.plan("swap", {"inputMint": SOL, "outputMint": USDC, "amount": BIG_SALE},
                       name="treasury-sale")  # fmt: skip
     f.fire(plan)
     refresh(f, with_rpc=False)
+    return f
+
+
+def test_value_now_and_pnl_of_a_large_sale_read_to_the_quote_tokens_unit(
+    make_follow_rig: FollowRigFactory, db_url: str
+) -> None:
+    f = treasury_sale(make_follow_rig(db_url))
     with f.engine.connect() as conn:
         (report,), known = build(conn, plan="treasury-sale")
     data, row = report.as_dict(known), table_row(report, known)
