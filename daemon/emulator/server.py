@@ -107,9 +107,13 @@ class EmulatorServer:
         log.info("emulator_listening", url=self.url)
         return self
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 1.0) -> None:
+        """Stop listening; answers still held back (a `slow` fault) get `grace` seconds,
+        then their connections are closed unanswered, as a server going down would."""
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
+            self._thread.join(timeout=grace)
+            self._server.force_exit = True
             self._thread.join(timeout=10)
         self._server = self._thread = None
 

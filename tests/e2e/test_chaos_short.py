@@ -17,6 +17,7 @@ import pytest
 
 from tests.chaos.check import check
 from tests.chaos.run import Result, chaos
+from tests.support.once import once
 
 pytestmark = pytest.mark.slow
 
@@ -26,9 +27,14 @@ SECONDS = 42.0
 
 @pytest.fixture(scope="module")
 def short_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, str]:
-    root = tmp_path_factory.mktemp("chaos")
-    url = f"sqlite:///{root / 'jupcron.db'}"
-    return chaos(root, url, SEED, SECONDS, None), url
+    """One run for the module, made once for the session (tests/support/once.py)."""
+
+    def run() -> tuple[Result, str]:
+        root = tmp_path_factory.mktemp("chaos")
+        url = f"sqlite:///{root / 'jupcron.db'}"
+        return chaos(root, url, SEED, SECONDS, None), url
+
+    return once(tmp_path_factory, "chaos-short", run)
 
 
 def test_short_chaos_run_keeps_every_slot_once(short_run: tuple[Result, str]) -> None:

@@ -18,8 +18,11 @@ import pytest
 
 from jupcron.demo.workspace import demo_plans
 from tests.e2e.cli import jupcron
+from tests.support.once import once
 
 KINDS = ("swap", "recurring", "trigger-cancel")
+# its output, its folder, and what its status page answered while it ran
+DemoRun = tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]]
 
 
 def table_rows(out: str) -> list[dict[str, str]]:
@@ -49,12 +52,6 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
-@pytest.fixture(scope="module")
-def demo_seen() -> dict[str, Any]:
-    """What the demo's status page answered while the demo ran (filled by demo_run)."""
-    return {}
-
-
 def _watch_page(proc: subprocess.Popen[str], out: list[str], seen: dict[str, Any]) -> None:
     """Collect the demo's output; once it prints the page's address, ask the page."""
     assert proc.stdout is not None
@@ -82,9 +79,18 @@ def _ask_page(url: str, seen: dict[str, Any]) -> None:
 
 @pytest.fixture(scope="module")
 def demo_run(
-    tmp_path_factory: pytest.TempPathFactory, demo_seen: dict[str, Any]
-) -> tuple[subprocess.CompletedProcess[str], Path]:
+    tmp_path_factory: pytest.TempPathFactory,
+) -> DemoRun:
+    """The demo's output, its folder, and what its status page answered while it ran
+    (made once for the session: tests/support/once.py)."""
+    return once(tmp_path_factory, "demo", lambda: run_demo(tmp_path_factory))
+
+
+def run_demo(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> DemoRun:
     root = tmp_path_factory.mktemp("demo") / "work"
+    demo_seen: dict[str, Any] = {}
     args = [sys.executable, "-m", "jupcron", "demo", "--duration", "35", "--dir", str(root)]
     env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG", "JUPITER_API_KEY")}
     old = os.umask(0o022)  # inherited by the demo: a file it did not make private is 0644
@@ -107,13 +113,13 @@ def demo_run(
         if stream is not None:
             stream.close()
     done = subprocess.CompletedProcess(args, code, "".join(out), err)
-    return done, root
+    return done, root, demo_seen
 
 
 def test_demo_serves_the_status_page_while_it_runs(
-    demo_run: tuple[subprocess.CompletedProcess[str], Path], demo_seen: dict[str, Any]
+    demo_run: DemoRun,
 ) -> None:
-    done, _ = demo_run
+    done, _, demo_seen = demo_run
     assert f"status page {demo_seen['url']} (open it while the demo runs)" in done.stdout
     assert demo_seen.get("page") == 200, demo_seen
     names = sorted(p["name"] for p in demo_seen["plans"]["plans"])
@@ -121,9 +127,9 @@ def test_demo_serves_the_status_page_while_it_runs(
 
 
 def test_demo_ends_with_succeeded_rejected_and_recovered_runs(
-    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+    demo_run: DemoRun,
 ) -> None:
-    done, root = demo_run
+    done, root, _ = demo_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = table_rows(done.stdout)
     succeeded = {r["kind"] for r in rows if r["status"] == "succeeded"}
@@ -145,9 +151,9 @@ def test_demo_ends_with_succeeded_rejected_and_recovered_runs(
 
 
 def test_demo_shows_each_run_moving_through_its_states(
-    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+    demo_run: DemoRun,
 ) -> None:
-    done, _ = demo_run
+    done, _, _ = demo_run
     crash = [line.split()[-1] for line in done.stdout.splitlines()
              if " demo-swap-crash " in line and " -> " in line]  # fmt: skip
     assert crash == ["pending", "requested", "signed", "submitted", "succeeded"]
@@ -163,9 +169,9 @@ def test_demo_shows_each_run_moving_through_its_states(
 
 
 def test_demo_leaves_no_process_and_only_private_files(
-    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+    demo_run: DemoRun,
 ) -> None:
-    done, root = demo_run
+    done, root, _ = demo_run
     assert done.returncode == 0
     assert processes_mentioning(str(root)) == []
     pids = [int(p) for p in re.findall(r"daemon pid (\d+)", done.stdout)]
@@ -197,9 +203,9 @@ def report_rows(out: str) -> dict[str, dict[str, str]]:
 
 
 def test_demo_ends_with_the_report_of_the_fills(
-    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+    demo_run: DemoRun,
 ) -> None:
-    done, _ = demo_run
+    done, _, _ = demo_run
     rows = report_rows(done.stdout)
     assert rows["demo-weekly-dca"]["fills"] == "2"  # both rounds of the DCA, followed
     assert rows["demo-weekly-dca"]["spent"] == "100 USDC"
@@ -214,11 +220,11 @@ def test_demo_ends_with_the_report_of_the_fills(
 
 
 def test_the_demo_chart_is_a_picture_with_something_in_it(
-    demo_run: tuple[subprocess.CompletedProcess[str], Path],
+    demo_run: DemoRun,
 ) -> None:
     from PIL import Image
 
-    _, root = demo_run
+    _, root, _ = demo_run
     with Image.open(root / "fills.png") as image:
         image.load()  # decodes the whole file
         assert image.format == "PNG"

@@ -1,6 +1,6 @@
-"""`make test` names its test folders (two xdist workers, then tests/system alone):
-together they must be exactly pyproject's testpaths, or a folder would silently
-stop running in CI."""
+"""`make test` names its test folders (in the suites it runs side by side): together
+they must be exactly pyproject's testpaths, or a folder would silently stop running
+in CI."""
 
 from __future__ import annotations
 
@@ -28,9 +28,14 @@ def test_make_test_runs_every_testpath_once() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     testpaths = config["tool"]["pytest"]["ini_options"]["testpaths"]
     named: list[str] = []
-    for line in recipe("test"):
-        words = shlex.split(line)
-        if "pytest" in words:
-            named += [w for w in words[words.index("pytest") + 1 :] if w.startswith("tests/")]
+    targets = ["test"]
+    while targets:
+        for line in recipe(targets.pop()):
+            words = shlex.split(line.lstrip("@"))
+            if "pytest" in words:
+                after = words[words.index("pytest") + 1 :]
+                named += [w for w in after if w.startswith("tests/")]
+            elif words[0] == "$(MAKE)":  # the suites `test` runs as targets of their own
+                targets += [w for w in words[1:] if not w.startswith("-")]
     assert sorted(named) == sorted(testpaths)
     assert len(named) == len(set(named))
