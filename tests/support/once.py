@@ -28,7 +28,8 @@ def once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[],
     with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stored.exists():
-            value: T = pickle.loads(stored.read_bytes())
+            # written just now by another worker of this session, in its own temp folder
+            value: T = pickle.loads(stored.read_bytes())  # noqa: S301
             return value
         value = make()
         stored.write_bytes(pickle.dumps(value))
