@@ -105,8 +105,7 @@ def test_a_create_that_landed_but_names_another_signature_is_settled_succeeded_b
 def test_a_confirm_cancel_naming_another_signature_is_not_recorded_succeeded(
     make_rig: RigFactory, db_url: str
 ) -> None:
-    """Without an RPC node (the emulator's simulation cannot yet read a V2 withdrawal,
-    so a guard with one refuses it: see the review's report)."""
+    """Without an RPC node, nothing can settle it: submitted, then in doubt."""
     clock, rig = _rig(make_rig, db_url)
     order_id = open_dca(rig)
     rig.emulator.state.v2.misreported = 1
@@ -120,3 +119,19 @@ def test_a_confirm_cancel_naming_another_signature_is_not_recorded_succeeded(
     clock.advance(PAST_EXPIRY)
     (settled,) = recover(rig.runner(), runs=[outcome.run_id])
     assert settled.status is RunStatus.IN_DOUBT, settled
+
+
+def test_a_landed_confirm_cancel_answered_with_another_orders_id_keeps_the_order_cancelled(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    """The run is about the order the plan cancels: an answer naming another id (our
+    withdrawal landed, by our signature) must not point the run, and the follower
+    reading it, at an order the plan never named."""
+    _, rig = _rig(make_rig, db_url)
+    order_id = open_dca(rig)
+    rig.emulator.state.v2.misnamed = 1
+    outcome = outcome_of(rig.runner().fire(cancel_plan(rig, order_id), SLOT))
+    (order,) = v2_orders(rig)
+    assert order.state == "cancelled"
+    assert outcome.status is RunStatus.SUCCEEDED, outcome
+    assert rig.run(outcome.run_id).order_account == order_id

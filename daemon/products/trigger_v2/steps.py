@@ -319,9 +319,10 @@ def execute(
         landing.unconfirmed(ports, run, operation, created)
     if created.tx_signature != signature:
         landing.misreported(ports, run, operation, created, signature, order_id)
+    # a cancel is about the order the plan names, whatever id the answer carries
     result = ExecuteResult.model_validate(
         {"operation": operation, "httpStatus": 200, "status": "Success",
-         "signature": signature, "order": created.id}
+         "signature": signature, "order": order_id or created.id}
     )  # fmt: skip
     return result.model_copy(update={"raw": created.model_dump(by_alias=True, exclude_none=True)})
 

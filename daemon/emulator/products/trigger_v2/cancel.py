@@ -120,7 +120,11 @@ def confirm_cancel(
     if state.v2.misreported_landed > 0:  # landed, but the answer names another signature
         state.v2.misreported_landed -= 1
         signature = txs.random_signature(state.rng)
-    return json_response(200, {"id": order.id, "txSignature": signature})
+    answered = order.id
+    if state.v2.misnamed > 0:  # landed, but the answer names another order
+        state.v2.misnamed -= 1
+        answered = state.request_id()
+    return json_response(200, {"id": answered, "txSignature": signature})
 
 
 # --- the keeper --------------------------------------------------------------------

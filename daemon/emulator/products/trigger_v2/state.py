@@ -70,6 +70,8 @@ class V2State:
     # ``misreported_landed``: it lands as usual, only the answer names another signature
     misreported: int = 0
     misreported_landed: int = 0
+    # the next this many confirm-cancels land as usual and answer another order's id
+    misnamed: int = 0
     challenges: dict[str, tuple[str, float]] = field(default_factory=dict)  # wallet -> text
     tokens: dict[str, tuple[str, float]] = field(default_factory=dict)  # jwt -> wallet, exp
     vaults: dict[str, str] = field(default_factory=dict)  # wallet -> vault
