@@ -4,7 +4,7 @@ Apprise speaks Telegram, email, Slack, Discord, ntfy, Matrix, plain JSON
 webhooks and a hundred more, each configured by one URL; the URLs carry the
 channel's token or password, so they are secrets: `SecretStr` in the config
 (masked in every repr, dump and log), and only their scheme is ever shown
-(`channel_of`).
+(`jupcron.service.apprise_channel.channel_of`).
 
 What is said (``notify.events``, all by default): a run that ends ``failed``,
 ``rejected`` or ``in_doubt``; ``skipped`` slots of a plan, debounced (the
@@ -32,24 +32,22 @@ the next message says how many of which events were lost.
 from __future__ import annotations
 
 import contextlib
-import logging
 import queue
 import socket
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import structlog
 
 from jupcron.domain import RunStatus
-from jupcron.errors import ConfigError
 from jupcron.logs import mask_secrets
 from jupcron.runner.outcome import RunOutcome
+from jupcron.service.apprise_channel import Sender, apprise_sender
 from jupcron.service.webhook import NOTIFY_STATUSES
 
 if TYPE_CHECKING:
@@ -108,45 +106,6 @@ def one_line(text: str | None) -> str:
         return ""
     flat = " ".join(str(mask_secrets(None, "", {"t": text})["t"]).split())
     return flat if len(flat) <= TEXT_LIMIT else flat[: TEXT_LIMIT - 1] + "…"
-
-
-def channel_of(url: str) -> str:
-    """What may be shown of a notification URL: its scheme (the rest holds secrets)."""
-    scheme, sep, _ = url.partition("://")
-    return f"{scheme}://…" if sep and scheme.isascii() and scheme.isalnum() else "?"
-
-
-class Sender(Protocol):
-    def __call__(self, title: str, body: str, severe: bool) -> bool: ...
-
-
-def apprise_sender(urls: Sequence[str]) -> Sender:
-    """A `Sender` over Apprise; a URL it does not understand is a `ConfigError` that
-    names its position and scheme only."""
-    with warnings.catch_warnings():  # Apprise's plugins import imghdr (deprecated in 3.11)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import apprise
-
-        # Apprise logs through stdlib logging, its debug lines with URL parts: errors only
-        logging.getLogger("apprise").setLevel(logging.ERROR)
-        client = apprise.Apprise()
-        for index, url in enumerate(urls):
-            if not client.add(url):
-                raise ConfigError(
-                    f"notify.urls[{index}] ({channel_of(url)}): not a notification URL "
-                    "Apprise understands (see https://github.com/caronc/apprise/wiki)"
-                )
-
-    def send(title: str, body: str, severe: bool) -> bool:
-        kind = apprise.NotifyType.FAILURE if severe else apprise.NotifyType.INFO
-        return bool(client.notify(title=title, body=body, notify_type=kind))
-
-    return send
-
-
-def check_urls(urls: Sequence[str]) -> None:
-    """Raise `ConfigError` if Apprise would refuse one of `urls` (config check, start)."""
-    apprise_sender(urls)
 
 
 class Alerts:

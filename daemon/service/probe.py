@@ -151,7 +151,7 @@ def check_all(
         if not urls and not config.notify.webhook_url:
             return Check("notify", "warn", "no notify.urls: nobody is told of failures",
                          "add notify.urls (docs/notify.md)")  # fmt: skip
-        from jupcron.service.alerts import channel_of, check_urls
+        from jupcron.service.apprise_channel import channel_of, check_urls
 
         check_urls(urls)
         shown = [channel_of(u) for u in urls] + (["webhook"] if config.notify.webhook_url else [])

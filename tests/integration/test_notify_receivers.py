@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from jupcron.config import NotifyConfig
 from jupcron.domain import RunStatus
 from jupcron.runner.outcome import RunOutcome
-from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config, apprise_sender
+from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
+from jupcron.service.apprise_channel import apprise_sender
 from tests.fixtures.receivers import HttpReceiver, SmtpReceiver, wait_for
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)

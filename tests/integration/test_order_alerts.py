@@ -12,7 +12,8 @@ from typing import Any
 
 from jupcron.follower import FollowerLoop
 from jupcron.runner.core import trigger_v2_session
-from jupcron.service.alerts import Alerts, apprise_sender
+from jupcron.service.alerts import Alerts
+from jupcron.service.apprise_channel import apprise_sender
 from jupcron.service.duties import order_notices
 from jupcron.service.webhook import WebhookNotifier
 from tests.fixtures.follow import FollowRig, FollowRigFactory

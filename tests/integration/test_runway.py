@@ -23,7 +23,8 @@ from jupcron.config import Config
 from jupcron.listen.metrics import Metrics
 from jupcron.listen.page import LiveState
 from jupcron.listen.server import Listener, start_listener
-from jupcron.service.alerts import Alerts, apprise_sender
+from jupcron.service.alerts import Alerts
+from jupcron.service.apprise_channel import apprise_sender
 from jupcron.service.runway import RunwayWatch
 from jupcron.store.engine import open_reader
 from jupcron.web.activity import Activity

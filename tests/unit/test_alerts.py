@@ -13,7 +13,8 @@ from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
 from jupcron.listen.metrics import Metrics
 from jupcron.runner.outcome import RunOutcome
-from jupcron.service.alerts import AlertEvent, Alerts, apprise_sender, channel_of, render
+from jupcron.service.alerts import AlertEvent, Alerts, render
+from jupcron.service.apprise_channel import apprise_sender, channel_of
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)
 

@@ -1,0 +1,53 @@
+"""The channel alerts go out on: Apprise, one URL a channel (``notify.urls``).
+
+The URLs carry the channel's token or password, so only their scheme is ever shown
+(`channel_of`). Apprise is imported on the first use (it loads a hundred plugins).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Sequence
+from typing import Protocol
+
+from jupcron.errors import ConfigError
+
+
+def channel_of(url: str) -> str:
+    """What may be shown of a notification URL: its scheme (the rest holds secrets)."""
+    scheme, sep, _ = url.partition("://")
+    return f"{scheme}://…" if sep and scheme.isascii() and scheme.isalnum() else "?"
+
+
+class Sender(Protocol):
+    def __call__(self, title: str, body: str, severe: bool) -> bool: ...
+
+
+def apprise_sender(urls: Sequence[str]) -> Sender:
+    """A `Sender` over Apprise; a URL it does not understand is a `ConfigError` that
+    names its position and scheme only."""
+    with warnings.catch_warnings():  # Apprise's plugins import imghdr (deprecated in 3.11)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import apprise
+
+        # Apprise logs through stdlib logging, its debug lines with URL parts: errors only
+        logging.getLogger("apprise").setLevel(logging.ERROR)
+        client = apprise.Apprise()
+        for index, url in enumerate(urls):
+            if not client.add(url):
+                raise ConfigError(
+                    f"notify.urls[{index}] ({channel_of(url)}): not a notification URL "
+                    "Apprise understands (see https://github.com/caronc/apprise/wiki)"
+                )
+
+    def send(title: str, body: str, severe: bool) -> bool:
+        kind = apprise.NotifyType.FAILURE if severe else apprise.NotifyType.INFO
+        return bool(client.notify(title=title, body=body, notify_type=kind))
+
+    return send
+
+
+def check_urls(urls: Sequence[str]) -> None:
+    """Raise `ConfigError` if Apprise would refuse one of `urls` (config check, start)."""
+    apprise_sender(urls)
