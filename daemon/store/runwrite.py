@@ -29,11 +29,12 @@ from functools import cache
 from typing import Any, cast
 
 import sqlalchemy as sa
-from sqlalchemy import BindParameter, Column, Connection, Insert, Table, bindparam, delete, update
+from sqlalchemy import BindParameter, Column, Connection, Table, bindparam, delete, update
 
 from jupcron.domain import FINAL, RunStatus
 from jupcron.store.engine import dialect_insert
 from jupcron.store.models import ExecuteResultRow, Plan, Run, RunEvent, SwapEventRow
+from jupcron.store.multirow import row_sends
 from jupcron.store.port import Event, ExecuteValues, Reservation
 from jupcron.store.prepared import Prepared
 from jupcron.store.records import PlanRecord, RunRecord
@@ -72,11 +73,6 @@ _EVENT_COLUMNS = ("run_id", "step", "detail", "at")
 _SWAP_COLUMNS = (
     "result_id", "position", "amm", "input_mint", "input_amount", "output_mint", "output_amount",
 )  # fmt: skip
-ROWS = 32  # rows per multi-row INSERT (more go in several)
-# psycopg parses a statement's placeholders once and keeps the result only for
-# statements of at most 50 parameters; a longer one is parsed on every execution
-# (140-440 us for 13-32 event rows, against ~50 us for one more statement)
-PSYCOPG_PARAMS = 50
 _deferred = threading.local()  # .scope: (connection, its deferred events) in this thread
 
 
@@ -164,45 +160,9 @@ _EVENT_ROWS = EVENTS.insert()
 _SWAP_ROWS = SWAPS.insert()
 
 
-@cache
-def _rows_stmt(
-    base: Insert, columns: tuple[str, ...], rows: int
-) -> tuple[Prepared, tuple[tuple[str, ...], ...]]:
-    """`base` (INSERT INTO a table) with VALUES (…), … of `columns` for `rows` rows, and
-    the names of each row's parameters (the column names suffixed ``_n``)."""
-    names = tuple(tuple(f"{c}_{n}" for c in columns) for n in range(rows))
-    table = cast(Table, base.table)
-    values = [{c: _param(table.c[c], name) for c, name in zip(columns, row, strict=True)}
-              for row in names]  # fmt: skip
-    return Prepared(base.values(values)), names
-
-
-def rows_per_insert(dialect: str, columns: int) -> int:
-    """Rows in one multi-row INSERT: `ROWS`, and on PostgreSQL no more parameters
-    than psycopg keeps parsed (`PSYCOPG_PARAMS`)."""
-    if dialect == "postgresql":
-        return max(1, min(ROWS, PSYCOPG_PARAMS // columns))
-    return ROWS
-
-
-def _row_sends(
-    dialect: str, base: Insert, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
-) -> Iterator[Send]:
-    """`rows` (values in `columns`' order) in multi-row INSERTs of at most
-    `rows_per_insert` rows, none waited for."""
-    step = rows_per_insert(dialect, len(columns))
-    for start in range(0, len(rows), step):
-        chunk = rows[start : start + step]
-        stmt, names = _rows_stmt(base, columns, len(chunk))
-        params: dict[str, Any] = {}
-        for keys, row in zip(names, chunk, strict=True):
-            params.update(zip(keys, row, strict=True))
-        yield Send(stmt, params, wait=False)
-
-
 def event_sends(dialect: str, events: Sequence[Event]) -> list[Send]:
     """The INSERTs of `events` (run_id, step, detail, at), in order."""
-    return list(_row_sends(dialect, _EVENT_ROWS, _EVENT_COLUMNS, events))
+    return list(row_sends(dialect, _EVENT_ROWS, _EVENT_COLUMNS, events))
 
 
 @cache
@@ -330,7 +290,7 @@ def _one(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def add_events_steps(conn: Connection, events: Sequence[Event]) -> Steps[None]:
     """Append events (run_id, step, detail, at), in order, in one statement (up to
-    `rows_per_insert` of them); inside `deferred_events`, at its end."""
+    `jupcron.store.multirow.rows_per_insert` of them); inside `deferred_events`, at its end."""
     deferred = getattr(_deferred, "scope", None)
     if deferred is not None and deferred[0] is conn:
         deferred[1].extend(events)
@@ -342,10 +302,11 @@ def add_events_steps(conn: Connection, events: Sequence[Event]) -> Steps[None]:
 @contextmanager
 def deferred_events(conn: Connection) -> Iterator[Callable[[], list[Send]]]:
     """The events added on `conn` meanwhile are kept; the function it gives makes
-    their INSERTs (in order, in as few statements as `rows_per_insert` allows), for
-    the block's owner to send at its end, in the same transaction: a group commit's
-    writes share one INSERT of their events instead of one each. Nothing in the
-    block may read the events it adds (a run's writes are never in one batch)."""
+    their INSERTs (in order, in as few statements as
+    `jupcron.store.multirow.rows_per_insert` allows), for the block's owner to send
+    at its end, in the same transaction: a group commit's writes share one INSERT of
+    their events instead of one each. Nothing in the block may read the events it
+    adds (a run's writes are never in one batch)."""
     queue: list[Event] = []
     _deferred.scope = (conn, queue)  # this thread's writes on `conn` (the batch's)
     try:
@@ -394,7 +355,7 @@ def record_execute_steps(conn: Connection, values: ExecuteValues) -> Steps[int]:
     else:
         result_id = int((yield Send(_NEWER_RESULT, row))[0]["id"])
         yield Send(_UNSWAP, {"b_id": result_id}, wait=False)  # the older answer's swap events
-    yield from _row_sends(
+    yield from row_sends(
         conn.dialect.name, _SWAP_ROWS, _SWAP_COLUMNS,
         [
             (result_id, n, e.amm, e.input_mint, e.input_amount, e.output_mint, e.output_amount)

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
-from jupcron.store import runbatch, runs, runwrite
+from jupcron.store import multirow, runbatch, runs, runwrite
 from jupcron.store.engine import begin, make_engine
 from jupcron.store.group import GroupCommit
 from jupcron.store.models import Run, RunEvent
@@ -81,8 +81,8 @@ def test_events_keep_their_order_and_their_json_across_several_statements(
         run = runwrite.claim(conn, plan, SLOT, now=NOW)
         assert run is not None
         events = [(run.id, f"step{n}", {"n": n, "text": "é\u202e", "none": None}, NOW)
-                  for n in range(runwrite.ROWS * 2 + 3)]  # fmt: skip
-        assert runwrite.rows_per_insert(engine.dialect.name, 4) * 2 < len(events)
+                  for n in range(multirow.ROWS * 2 + 3)]  # fmt: skip
+        assert multirow.rows_per_insert(engine.dialect.name, 4) * 2 < len(events)
         runwrite.add_events(conn, events)
     with begin(engine) as conn:
         found = runs.events(conn, run.id)
@@ -117,12 +117,12 @@ def test_a_driver_error_is_raised_as_sqlalchemy_raises_it(engine: Engine) -> Non
 def test_no_insert_has_more_parameters_than_psycopg_keeps_parsed() -> None:
     from psycopg import _queries  # the driver's own limit: an upgrade that lowers it shows here
 
-    assert runwrite.PSYCOPG_PARAMS <= _queries.MAX_CACHED_STATEMENT_PARAMS
+    assert multirow.PSYCOPG_PARAMS <= _queries.MAX_CACHED_STATEMENT_PARAMS
     for columns in (1, 4, 7, 12, 51):
-        per = runwrite.rows_per_insert("postgresql", columns)
+        per = multirow.rows_per_insert("postgresql", columns)
         assert per >= 1
-        assert per * columns <= max(runwrite.PSYCOPG_PARAMS, columns)
-    assert runwrite.rows_per_insert("sqlite", 4) == runwrite.ROWS
+        assert per * columns <= max(multirow.PSYCOPG_PARAMS, columns)
+    assert multirow.rows_per_insert("sqlite", 4) == multirow.ROWS
 
 
 def test_a_connection_keeps_one_cursor_and_takes_a_new_one_after_an_error(db_url: str) -> None:
