@@ -38,9 +38,10 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.errors import JupcronError, NotLeadingError, StoreBusyError
+from jupcron.errors import NotLeadingError, StoreBusyError
 from jupcron.scheduling import window as win
 from jupcron.scheduling.catchup import catch_up
+from jupcron.scheduling.feed import WindowFeed
 from jupcron.scheduling.outage import UNAVAILABLE_CHANGED_ERROR as UNAVAILABLE_CHANGED_ERROR
 from jupcron.scheduling.outage import UNAVAILABLE_ERROR as UNAVAILABLE_ERROR
 from jupcron.scheduling.outage import Outages
@@ -69,7 +70,7 @@ wall_now = utcnow  # APScheduler's own time base (see `Scheduler._aps_time`)
 Fire = Callable[[PlanRecord, datetime], None]
 
 
-class Scheduler(Reloading, Outages):
+class Scheduler(Reloading, Outages, WindowFeed):
     def __init__(
         self,
         factory: sessionmaker[Session],
@@ -213,59 +214,6 @@ class Scheduler(Reloading, Outages):
         for item in due:
             self._handed(item.plan.id)
             self._submit(self._due, item)
-
-    def _refill(self, now: datetime) -> None:
-        """Read the plans due within the horizon until the window is full: first the
-        entries that waited out their jitter and are due now within it, then pages of
-        the store (first writing the next slots of plans that fired: the pages find
-        them), at most `PAGES_A_TURN` a turn (the next turn reads on)."""
-        if not self._flush():
-            return
-        until = now + win.HORIZON
-        self._readmit(until)
-        for _ in range(win.PAGES_A_TURN):
-            if not win.wants_refill(self._window.cursor, len(self._window.live), now):
-                return
-            limit = min(win.PAGE, win.CAPACITY - len(self._window.live))
-            with transaction(self._reader) as session:
-                page = firing.due_page(session, self._window.cursor, until, limit)
-            self._window.read(page, limit, until, self._include, self._dirty)
-            if len(page) < limit:
-                return
-
-    def _readmit(self, until: datetime) -> None:
-        """The waiting entries due before `until` (as many as there is room for) live
-        again, their plans' records read by id; waiting again if the store failed."""
-        ripe = self._window.ripe(until, win.CAPACITY - len(self._window.live))
-        for start in range(0, len(ripe), win.PAGE):
-            chunk = ripe[start : start + win.PAGE]
-            try:
-                with transaction(self._reader) as session:
-                    plans = firing.plans_by_id(session, [w.plan_id for w in chunk])
-            except BaseException:
-                for item in ripe[start:]:
-                    self._window.wait(item)
-                raise
-            self._window.readmit(chunk, plans, self._include)
-
-    def _flush(self) -> bool:
-        """Write the next slots of plans that fired; False if the store refused."""
-        self._flushed = time.monotonic()
-        if not self._dirty:
-            return True
-        with self._lock:
-            dirty = {k: v for k, v in self._dirty.items() if k not in self._inflight}
-            for pid in dirty:
-                del self._dirty[pid]
-        if not dirty:
-            return True
-        try:
-            self._runs.set_next(win.written(dirty))  # queued with the runs' writes
-        except (JupcronError, SQLAlchemyError) as exc:
-            self._dirty = {**dirty, **self._dirty}
-            log.warning("next_fire_write_failed", plans=len(dirty), error=str(exc))
-            return False
-        return True
 
     def _arm(self) -> None:
         """Wake the timer: the window changed."""
