@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.config import Config
 from jupcron.errors import JupcronError
-from jupcron.logs import Outage
+from jupcron.logs.outage import Outage
 from jupcron.runner.killswitch import kill_switch
 from jupcron.store import control
 from jupcron.store.control import BEAT, NodeBeat

@@ -22,7 +22,7 @@ from jupcron.domain import RunStatus
 from jupcron.errors import JupcronError
 from jupcron.listen.metrics import Metrics
 from jupcron.listen.page import LiveState
-from jupcron.logs import Outage
+from jupcron.logs.outage import Outage
 from jupcron.plans.apply import files_seen, files_vs_store
 from jupcron.runner.core import node_name
 from jupcron.runner.outcome import RunOutcome

@@ -27,7 +27,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.errors import StoreBusyError
-from jupcron.logs import Outage
+from jupcron.logs.outage import Outage
 from jupcron.service.shards import ShardLeadership
 from jupcron.store import control
 from jupcron.store.engine import begin

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import structlog
 
-from jupcron.logs import Outage
+from jupcron.logs.outage import Outage
 
 log = structlog.get_logger(__name__)
 

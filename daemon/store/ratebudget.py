@@ -32,7 +32,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.errors import JupcronError
-from jupcron.logs import Outage
+from jupcron.logs.outage import Outage
 from jupcron.store.engine import begin
 
 log = structlog.get_logger(__name__)

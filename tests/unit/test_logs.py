@@ -12,13 +12,13 @@ import structlog
 
 from jupcron.logs import (
     MASK,
-    Outage,
     bind_run,
     configure_logging,
     is_secret_key,
     run_context,
     unbind_run,
 )
+from jupcron.logs.outage import Outage
 
 SECRET = "s3cr3t-VALUE-do-not-print"
 
