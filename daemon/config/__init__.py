@@ -28,28 +28,30 @@ from jupcron.config.loading import (
     load_database_config,
 )
 from jupcron.config.sections import (
-    DEFAULT_PROGRAMS,
     LEGACY_HOSTS,
     NOTIFY_EVENTS,
     THIRD_PARTY_ROUTERS,
     ApiConfig,
     ApiPaths,
-    CapConfig,
     Config,
     DatabaseConfig,
     FollowConfig,
-    GuardConfig,
     LoggingConfig,
     MetricsConfig,
     NotifyConfig,
     PlansConfig,
-    PriceConfig,
     Router,
     RpcConfig,
     RunnerConfig,
     RunwayConfig,
-    SafetyConfig,
     WebConfig,
+)
+from jupcron.config.signing import (
+    DEFAULT_PROGRAMS,
+    CapConfig,
+    GuardConfig,
+    PriceConfig,
+    SafetyConfig,
 )
 from jupcron.config.wallets import (
     NamedWalletConfig,
