@@ -31,7 +31,11 @@ from jupcron.store.handle import open_store
 
 @click.command()
 @click.option("--plan", help="Only this plan.")
-@click.option("--wallet", metavar="NAME", help="Only the plans of this wallet (its config name).")
+@click.option(
+    "--wallet",
+    metavar="NAME",
+    help="Only the runs of this wallet (its config name), whatever their plans name now.",
+)
 @click.option(
     "--since", type=When(), help="Fills and runs at or after (ISO 8601; UTC if no offset)."
 )

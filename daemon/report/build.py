@@ -1,8 +1,9 @@
 """`jupcron report`: per plan, what the money did, read from the ``fills`` view,
 the runs, the followed orders and the token facts. Read-only.
 
-Amounts are only ever added within one (input mint, output mint) pair: a plan gets a
-row per pair it traded (`jupcron.report.pairs`), each with the plan's runs.
+Amounts are only ever added within one wallet and one (input mint, output mint) pair:
+a plan gets a row per wallet and pair it traded (`jupcron.report.pairs`; a fill is
+its run's wallet's, `runs.wallet`), each with the plan's runs of that wallet.
 
     spent     input given up in fills (base units)      received  output got from fills
     refunded  input given back by a cancel or close     fills     how many
@@ -63,9 +64,10 @@ def build(
     wallet: str | None = None,
     names: Collection[str] | None = None,
 ) -> tuple[list[PlanReport], dict[str, tokens.Token]]:
-    """Every plan's report rows, one per pair it traded (`jupcron.report.pairs`; or one
-    plan's, or these `names`', or those of the plans of `wallet`: a plan's wallet is
-    the one it names now), fills in [since, until). With
+    """Every plan's report rows, one per wallet and pair it traded (`jupcron.report.pairs`;
+    or one plan's, or these `names`'), fills in [since, until). `wallet`: that wallet's
+    rows only, those of its runs (`runs.wallet`: the wallet that signed them, whatever
+    the plan names now) and of the plans naming it now that have none. With
     `names`, every query reads only their rows (the page's 100 of 100,000)."""
     if plan is not None:
         names = [plan]
@@ -73,8 +75,9 @@ def build(
     stmt = select(*columns).order_by(Plan.name)
     if names is not None:
         stmt = stmt.where(Plan.name.in_(list(names)))
-    if wallet is not None:
-        stmt = stmt.where(Plan.wallet == wallet)
+    if wallet is not None:  # a plan moved away from it keeps its runs of it
+        ran = select(Run.plan_id).where(Run.wallet == wallet)
+        stmt = stmt.where(or_(Plan.wallet == wallet, Plan.id.in_(ran)))
     reports: dict[str, PlanReport] = {}
     for _, name, kind, request, settings, own in conn.execute(stmt):
         request = request if isinstance(request, dict) else {}
@@ -84,8 +87,8 @@ def build(
             report.price_quote_override = settings["price_quote"]
         reports[name] = report
     only = None if names is None else list(reports)
-    _runs(conn, reports, since, until, only)
-    rows = PairRows(reports)
+    rows = PairRows(reports, wallet)
+    _runs(conn, rows, since, until, only)
     _fills(conn, rows, since, until, only)
     _refunds(conn, rows, since, until, only)
     _swap_fees(conn, rows, since, until, only)
@@ -116,23 +119,24 @@ def _only(stmt: Any, only: list[str] | None) -> Any:
     return stmt if only is None else stmt.where(Plan.name.in_(only))
 
 
-def _runs(conn: Connection, reports: dict[str, PlanReport], since: Any, until: Any,
+def _runs(conn: Connection, rows: PairRows, since: Any, until: Any,
           only: list[str] | None = None) -> None:  # fmt: skip
-    stmt = _only(select(Plan.name, Run.status).join(Plan, Plan.id == Run.plan_id), only)
+    stmt = _only(select(Plan.name, Run.status, Run.wallet).join(Plan, Plan.id == Run.plan_id), only)
     if since is not None:
         stmt = stmt.where(Run.scheduled_for >= since)
     if until is not None:
         stmt = stmt.where(Run.scheduled_for < until)
-    for name, status in conn.execute(stmt):
-        if name in reports:
-            runs = reports[name].runs
-            runs[status] = runs.get(status, 0) + 1
+    for name, status, wallet in conn.execute(stmt):
+        if name in rows.plans:
+            rows.count_run(name, wallet, status)
 
 
-_FILLS = ("SELECT plan_name, run_id, filled_at, source, in_amount, out_amount, input_mint,"
-          " output_mint, fee_mint, fee_amount, signature, order_account FROM fills")  # fmt: skip
-_FILLS_ALL = _FILLS + " ORDER BY filled_at, run_id"
-_FILLS_OF = _FILLS + " WHERE plan_name IN :names ORDER BY filled_at, run_id"
+# each fill with the wallet of its run: the wallet whose money it moved
+_FILLS = ("SELECT f.plan_name, f.run_id, f.filled_at, f.source, f.in_amount, f.out_amount,"
+          " f.input_mint, f.output_mint, f.fee_mint, f.fee_amount, f.signature,"
+          " f.order_account, r.wallet FROM fills f JOIN runs r ON r.id = f.run_id")  # fmt: skip
+_FILLS_ALL = _FILLS + " ORDER BY f.filled_at, f.run_id"
+_FILLS_OF = _FILLS + " WHERE f.plan_name IN :names ORDER BY f.filled_at, f.run_id"
 
 
 def _fills(conn: Connection, rows: PairRows, since: Any, until: Any,
@@ -148,7 +152,7 @@ def _fills(conn: Connection, rows: PairRows, since: Any, until: Any,
         at = _moment(row.filled_at)
         if (since is not None and at < since) or (until is not None and at >= until):
             continue
-        report = rows.of(row.plan_name, row.input_mint, row.output_mint)
+        report = rows.of(row.plan_name, row.input_mint, row.output_mint, row.wallet)
         fill = Fill(row.run_id, at, row.source, int(row.in_amount), int(row.out_amount),
                     row.input_mint, row.output_mint, signature=row.signature,
                     order_account=row.order_account)  # fmt: skip
@@ -194,18 +198,19 @@ def _refunds(conn: Connection, rows: PairRows, since: Any, until: Any,
              only: list[str] | None = None) -> None:  # fmt: skip
     o = FollowedOrder
     stmt = _only(
-        select(Plan.name, o.refunded, o.closed_at, o.input_mint, o.output_mint)
+        select(Plan.name, o.refunded, o.closed_at, o.input_mint, o.output_mint, Run.wallet)
         .join(Run, Run.id == o.run_id)
         .join(Plan, Plan.id == Run.plan_id)
         .where(o.refunded.is_not(None)),
         only,
     )
-    for name, refunded, closed_at, input_mint, output_mint in conn.execute(stmt):
+    for name, refunded, closed_at, input_mint, output_mint, wallet in conn.execute(stmt):
         if name not in rows.plans or closed_at is None or refunded is None:
             continue
         if (since is not None and closed_at < since) or (until is not None and closed_at >= until):
             continue
-        report = rows.of(name, input_mint, output_mint)  # the refund is in the order's pair
+        # the refund is in the order's pair, back to its run's wallet
+        report = rows.of(name, input_mint, output_mint, wallet)
         report.refunded += int(refunded)
 
 
@@ -222,22 +227,22 @@ def _swap_fees(conn: Connection, rows: PairRows, since: Any, until: Any,
             e.total_output_amount,
             e.output_amount_result,
             e.recorded_at,
+            Run.wallet,
         )
         .join(Run, Run.id == e.run_id)
         .join(Plan, Plan.id == Run.plan_id)
         .where(e.status == "Success"),
         only,
     )
-    for name, in_mint, out_mint, total_in, in_result, total_out, out_result, at in conn.execute(
-        stmt
-    ):
+    for found in conn.execute(stmt):
+        name, in_mint, out_mint, total_in, in_result, total_out, out_result, at, wallet = found
         if name not in rows.plans:
             continue
         if (since is not None and at < since) or (until is not None and at >= until):
             continue
         for mint, more, less in ((in_mint, total_in, in_result), (out_mint, out_result, total_out)):
             if mint and more is not None and less is not None and int(more) > int(less):
-                report = rows.of(name, in_mint, out_mint)  # the swap's pair
+                report = rows.of(name, in_mint, out_mint, wallet)  # the swap's pair
                 report.fees[mint] = report.fees.get(mint, 0) + int(more) - int(less)
 
 
@@ -269,14 +274,14 @@ def fees_paid(signed_tx: str, run_id: int | None = None) -> tuple[int, int] | No
 def _network_fees(conn: Connection, rows: PairRows, since: Any, until: Any) -> None:
     """The fees of every landed run's transaction: succeeded, or failed on chain (a
     program error: it has a slot, and the network took its fee all the same). Each
-    goes to the row of its run's pair, else (a batch cancel, a run without a pair) to
-    the plan's main row: counted once."""
+    goes to the row of its run's wallet and pair, else (a batch cancel, a run without a
+    pair) to the main row of its run's wallet: counted once."""
     landed = or_(
         Run.status == str(RunStatus.SUCCEEDED),
         and_(Run.status == str(RunStatus.FAILED), Run.slot.is_not(None)),
     )
     stmt = (
-        select(Plan.name, Run.id, Run.signed_tx, Run.input_mint, Run.output_mint)
+        select(Plan.name, Run.id, Run.signed_tx, Run.input_mint, Run.output_mint, Run.wallet)
         .join(Plan, Plan.id == Run.plan_id)
         .where(landed, Run.signed_tx.is_not(None))
     )
@@ -284,11 +289,11 @@ def _network_fees(conn: Connection, rows: PairRows, since: Any, until: Any) -> N
         stmt = stmt.where(Run.scheduled_for >= since)
     if until is not None:
         stmt = stmt.where(Run.scheduled_for < until)
-    for name, run_id, signed_tx, input_mint, output_mint in conn.execute(stmt):
+    for name, run_id, signed_tx, input_mint, output_mint, wallet in conn.execute(stmt):
         if name not in rows.plans or not signed_tx:
             continue
         paid = fees_paid(signed_tx, run_id)
-        report = None if paid is None else rows.known(name, input_mint, output_mint)
+        report = None if paid is None else rows.known(name, input_mint, output_mint, wallet)
         if report is None or paid is None:
             continue
         report.network_fee_lamports += paid[0]

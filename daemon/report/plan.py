@@ -89,19 +89,24 @@ class PlanReport:
     network_fee_lamports: int = 0
     priority_fee_lamports: int = 0
     paid_runs: int = 0  # landed transactions whose fee we paid
-    pairs: int = 1  # how many pair rows its plan has (`jupcron.report.pairs`)
+    pairs: int = 1  # how many pair rows its plan has with this wallet (`jupcron.report.pairs`)
+    wallets: int = 1  # how many wallets its plan traded with (a row each, at least)
     # the mean USD price of each side over the plan's fills (first to last): the market
     market_usd: tuple[Decimal | None, Decimal | None] | None = None
-    wallet: str = DEFAULT_WALLET  # the plan's wallet (its configured name)
+    # the wallet (its configured name) whose runs these are: the plan's current one for
+    # a plan that has not traded (a plan moved to another wallet has a row for each)
+    wallet: str = DEFAULT_WALLET
 
     @property
     def title(self) -> str:
-        """The plan's name; with its pair when the plan has several (``buy (USDC → JUP)``)."""
-        if self.pairs <= 1:
-            return self.plan_name
-        sides = ((self.input_token, self.input_mint), (self.output_token, self.output_mint))
-        label = [t.label if t else tokens.short(m or "") for t, m in sides]
-        return f"{self.plan_name} ({label[0]} → {label[1]})"
+        """The plan's name; with its pair when the plan has several (``buy (USDC → JUP)``),
+        and its wallet when it traded with several (``buy [savings]``)."""
+        title = self.plan_name
+        if self.pairs > 1:
+            sides = ((self.input_token, self.input_mint), (self.output_token, self.output_mint))
+            label = [t.label if t else tokens.short(m or "") for t, m in sides]
+            title = f"{title} ({label[0]} → {label[1]})"
+        return f"{title} [{self.wallet}]" if self.wallets > 1 else title
 
     # ---- quotes ---------------------------------------------------------------------
     @property

@@ -74,8 +74,10 @@ def table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, A
     values, pnl = report.value_now(), report.unrealised_pnl()
     token = report.quote_token  # known whenever there is a value: it prices it
     quote = token.label if token else ""
+    # a plan that traded with several wallets has a row for each: say whose
+    name = report.plan_name if report.wallets <= 1 else f"{report.plan_name} [{report.wallet}]"
     return {
-        "plan_name": report.plan_name, "kind": report.kind,
+        "plan_name": name, "kind": report.kind,
         "runs": ", ".join(f"{status} {n}" for status, n in sorted(report.runs.items())) or "-",
         "spent": _amount(report, report.spent, "in", known),
         "received": _amount(report, report.received, "out", known),

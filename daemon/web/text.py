@@ -96,9 +96,12 @@ def _money_text(money: dict[str, Any]) -> dict[str, str]:
 
 def _other_pairs(money: dict[str, Any]) -> str:
     """The plan's other pairs, each on its own: ``5 USDC → 0.033 SOL (1 fill, 150.6 USDC
-    per SOL)``; figures of different pairs are never added together."""
+    per SOL)``, a row of another wallet than the main row's (the plan moved) led by
+    ``[wallet]``; figures of different pairs or wallets are never added together."""
     shown = []
     for pair in money.get("other_pairs") or ():
+        whose = pair.get("wallet")
+        lead = f"[{whose}] " if whose and whose != money.get("wallet") else ""
         spent = _amount(pair.get("spent_ui"), pair.get("spent", "0"), pair.get("input_symbol"),
                         pair.get("input_mint"))  # fmt: skip
         got = _amount(pair.get("received_ui"), pair.get("received", "0"),
@@ -110,7 +113,7 @@ def _other_pairs(money: dict[str, Any]) -> str:
                            pair.get("refund_symbol"))  # fmt: skip
         if refunded != NONE:
             about += f", refunded {refunded}"
-        shown.append(f"{spent} → {got} ({about})")
+        shown.append(f"{lead}{spent} → {got} ({about})")
     return "; ".join(shown) or NONE
 
 

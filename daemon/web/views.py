@@ -169,8 +169,9 @@ def _next_fires(plan: PlanRecord, now: datetime) -> tuple[str, list[str]]:
     return words, [t for t in map(when, next_fire_times(schedule, now, NEXT_FIRES)) if t]
 
 
-MONEY_KEYS = ("input_mint", "output_mint", "input_symbol", "output_symbol", "spent", "spent_ui",
-              "received", "received_ui", "refunded", "refunded_ui", "refund_symbol", "fills",
+MONEY_KEYS = ("wallet", "input_mint", "output_mint", "input_symbol", "output_symbol", "spent",
+              "spent_ui", "received", "received_ui", "refunded", "refunded_ui", "refund_symbol",
+              "fills",
               "average_price", "average_cost", "price_quote", "price_base", "last_fill",
               "network_fee_sol", "priority_fee_sol", "current_price", "current_value",
               "unrealised_pnl")  # fmt: skip
