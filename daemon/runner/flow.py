@@ -69,12 +69,13 @@ def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -
 
 
 def without_wallet(ports: Ports, run: RunRecord) -> RunRecord:
-    """A run whose wallet this daemon does not have (the config no longer names it):
-    nothing is signed. Before signing it is `rejected`; once signed it is left as it is
-    (recovery tries again, and a daemon with that wallet settles it)."""
+    """A run whose wallet this daemon does not have (the config it started with does
+    not name it: removed since, or added by a reload, which loads no key): nothing is
+    signed. Before signing it is `rejected`; once signed it is left as it is (recovery
+    tries again, and a daemon with that wallet settles it)."""
     reason = (
-        f"wallet '{run.wallet}' is not configured (the config's wallets: no longer name "
-        "it): nothing signed"
+        f"wallet '{run.wallet}' is not configured in this daemon (its keys are loaded at "
+        "start: a wallet added since needs a restart): nothing signed"
     )
     if run.status in (RunStatus.PENDING, RunStatus.REQUESTED):
         return ports.book.finish(run, RunStatus.REJECTED, step="wallet_unknown", error=reason)

@@ -177,7 +177,8 @@ class Daemon:
         if store.engine.dialect.name == "postgresql":
             leads = WalletLeads(PgShardLeadership(store.engine, runtime.runner.node), store.engine)
             return WalletLeading(
-                leads, self._scoped_duties, wallets=lambda: self.current().wallet_names(),
+                # the wallets whose keys it loaded at start (a reload does not load keys)
+                leads, self._scoped_duties, wallets=lambda: tuple(runtime.wallets),
                 set_leader=self.metrics.set_leader, alert=self.wiring.alert,
                 since=self._started_at,
             )  # fmt: skip
