@@ -161,16 +161,16 @@ class Reload:
                 return False
             config = self._use(read, "signal")
         folder = config.plans.dir
-        if folder.is_dir():
-            try:
+        try:  # (a folder the service's user may no longer look into: EACCES, not a crash)
+            if folder.is_dir():
                 diff, _ = apply_paths(
                     self.runtime.store.factory, [folder], now=datetime.now(UTC),
                     wallets=tuple(self.runtime.wallets),  # those loaded at start
                 )  # fmt: skip
-            except JupcronError as exc:
-                log.error("reload_failed", what="plans", error=str(exc))
-                return False
-            log.info("plans_applied", diff=diff.lines())
+                log.info("plans_applied", diff=diff.lines())
+        except (JupcronError, OSError) as exc:
+            log.error("reload_failed", what="plans", error=str(exc))
+            return False
         self.plans_changed()
         log.info("reloaded")
         return True

@@ -23,8 +23,9 @@ from sqlalchemy.orm import Session
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import StoreError
 from jupcron.plans.schema import wallet_content
+from jupcron.plans.sources import Gone
 from jupcron.store.models import Plan, PlanVersion, StoreMeta
-from jupcron.store.plansync import PlanSync, gone_check
+from jupcron.store.plansync import PlanSync
 from jupcron.store.records import PlanRecord
 
 log = structlog.get_logger(__name__)
@@ -301,8 +302,12 @@ def start_sync(session: Session, now: datetime | None) -> PlanSync:
 
 
 def finish_sync(sync: PlanSync, scanned: Collection[str] | None, now: datetime | None) -> PlanDiff:
-    """Disable what is gone; with `now`, bump the revision if anything changed."""
-    tally = sync.finish(gone_check(scanned))
+    """Disable what is gone (`jupcron.plans.sources.Gone`: a file it cannot tell of
+    raises `PlanError`, the caller's transaction then rolled back); with `now`, bump
+    the revision if anything changed."""
+    gone = Gone(scanned)
+    tally = sync.finish(gone)
+    gone.raise_for_problems()  # a file it could not tell of: nothing is applied
     counts = {k: getattr(tally, k).count for k in ("added", "changed", "disabled", "unchanged")}
     result = PlanDiff(
         added=tuple(tally.added.kept),

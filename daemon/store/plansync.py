@@ -16,7 +16,7 @@ counts all of them: `PlanDiff.lines` ends each kind with ``… and N more``.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
@@ -278,14 +278,3 @@ def in_chunks(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
             chunk = []
     if chunk:
         yield chunk
-
-
-def gone_check(scanned: Collection[str] | None) -> Callable[[str | None], bool]:
-    from pathlib import Path
-
-    def gone(source: str | None) -> bool:
-        if scanned is None or source is None:
-            return True
-        return source in scanned or not Path(source).exists()
-
-    return gone
