@@ -66,7 +66,7 @@ from jupcron.scheduling.schedule import (
     Schedule,
     parse_instant,
     parse_schedule,
-    parse_timezone,
+    plan_timezone,
 )
 
 # the field the daemon fills in with the wallet, per kind
@@ -109,7 +109,7 @@ class ScheduleSpec(_Model):
     cron: Annotated[str, AfterValidator(_check(parse_cron))] | None = None
     every: Duration | None = None
     at: str | None = None
-    timezone: Annotated[str, AfterValidator(_check(parse_timezone))] = "UTC"
+    timezone: Annotated[str, AfterValidator(_check(plan_timezone))] = "UTC"
     start: str | None = None
     end: str | None = None
     jitter: Duration | None = None

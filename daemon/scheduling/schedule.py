@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from functools import lru_cache
+from importlib import resources
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -45,8 +46,11 @@ from jupcron.scheduling.cron import CronExpr, parse_cron
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DEFAULT_GRACE = 300
-# how far to look for the next cron match (Feb 29 needs up to 8 years)
-HORIZON_DAYS = 366 * 9
+# how far to look for the next cron match: past the longest gap between two fires of
+# any five-field cron, Feb 29 on a given weekday (``0 0 29 2 */7``: the day fields are
+# AND-ed), 40 years across a century year (2088 -> 2128); a shorter look took a sparse
+# cron's next fire for none, and its plan for finished after one fire
+HORIZON_DAYS = 366 * 41
 # above every UTC offset a zone has had since 1970 (+14:00, Pacific/Kiritimati)
 MAX_UTC_OFFSET = timedelta(hours=15)
 MIN_YEAR, MAX_YEAR = 1970, 2200
@@ -110,6 +114,43 @@ def parse_timezone(value: object) -> ZoneInfo:
         raise ValueError(
             f"unknown timezone '{value}' (use an IANA name like Europe/Berlin)"
         ) from None
+
+
+# the tz database's fixed-offset abbreviations: "EST" is UTC-05:00 all year, not New York
+_ABBREVIATIONS = frozenset({"EST", "MST", "HST"})
+
+
+@lru_cache(maxsize=1)
+def _place_names() -> frozenset[str]:
+    """The zone names of the tz database (the list of the tzdata package, a dependency):
+    one list for every machine, unlike what `ZoneInfo` also finds in the system's folder
+    (``localtime``, ``posixrules``, ``posix/…``, ``right/…``)."""
+    with resources.files("tzdata").joinpath("zones").open(encoding="utf-8") as lines:
+        return frozenset(name for line in lines if (name := line.strip()))
+
+
+def plan_timezone(value: object) -> ZoneInfo:
+    """A plan's ``timezone`` as `plans validate`/`apply` accept it: a name of the tz
+    database, which every machine reads as the same zone. `ZoneInfo` also takes files
+    of the machine it runs on (``localtime`` is its /etc/localtime): `plans apply`
+    stores a plan's first slot as the applying machine reads the name, the daemon (or
+    its standby) works out the next ones as it reads it, and a slot is an instant, so
+    a daily plan applied from a Berlin host and run by a UTC daemon fired twice a day.
+    A stored plan is still read by `parse_timezone` (never left unread)."""
+    zone = parse_timezone(value)
+    if value in _ABBREVIATIONS:
+        offset = datetime(2026, 7, 1, tzinfo=zone).isoformat()[-6:]
+        raise ValueError(
+            f"timezone '{value}' is UTC{offset} all year (an abbreviation, no daylight "
+            "saving): name a place like America/New_York, or UTC"
+        )
+    if value not in _place_names():
+        raise ValueError(
+            f"timezone '{value}' is not in the tz database's list of zones (a name like "
+            "localtime or posix/… is a file of this machine, which another machine reads "
+            "otherwise): use an IANA name like Europe/Berlin"
+        )
+    return zone
 
 
 @dataclass(frozen=True)
