@@ -57,13 +57,14 @@ def recover(
     *,
     startup: bool = False,
     stale_after: float = STALE_AFTER,
-    only: Callable[[PlanRecord], bool] | None = None,
+    only: Callable[[str], bool] | None = None,
     runs: Collection[int] | None = None,
 ) -> list[RunOutcome]:
     """Drive every run left in flight (see the module's text); their outcomes.
-    ``startup``: fresh runs too (the single daemon at its start); ``only``: the plans
-    whose runs are ours (the wallets this daemon leads); ``runs``: only these runs,
-    however fresh (the caller's own, whose drive has ended)."""
+    ``startup``: fresh runs too (the single daemon at its start); ``only``: the wallets
+    whose runs are ours (those this daemon leads), asked of each run's own wallet (the
+    one it was claimed and signed under, whatever its plan names now); ``runs``: only
+    these runs, however fresh (the caller's own, whose drive has ended)."""
     ports = driver.ports
     now = ports.clock()
     outcomes: list[RunOutcome] = []
@@ -72,7 +73,7 @@ def recover(
             continue
         if plan is None or driver.is_active(run.id):
             continue
-        if only is not None and not only(plan):
+        if only is not None and not only(run.wallet):
             continue  # another daemon leads its wallet
         fresh = run.updated_at > now - timedelta(seconds=stale_after)
         if fresh and not startup and runs is None:

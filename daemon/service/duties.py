@@ -71,6 +71,10 @@ class Scope(Protocol):
         """A fire of ``plan`` under way (its wallet is not handed over meanwhile)."""
         ...
 
+    def owns(self, wallet: str) -> bool:
+        """The runs of ``wallet`` are this node's to recover."""
+        ...
+
 
 def order_notices(alert: Alert, webhook: WebhookNotifier | None) -> Notify:
     """The follower's port to the operator: each held, overdue or unaccounted order
@@ -283,7 +287,7 @@ class LeaderDuties:
 
         def work() -> None:
             try:
-                only = self.scope.includes if self.scope is not None else None
+                only = self.scope.owns if self.scope is not None else None
                 outcomes = recover(runner, startup=startup, stale_after=self.stale_after, only=only)
             except FatalError as exc:
                 self.on_fatal(exc)

@@ -43,6 +43,9 @@ class WalletScope:
     def includes(self, plan: PlanRecord) -> bool:
         return plan.wallet in self.leads_.led
 
+    def owns(self, wallet: str) -> bool:
+        return wallet in self.leads_.led
+
     def leads(self, plan: PlanRecord) -> bool:
         return self.leads_.leads(plan.wallet)
 
