@@ -72,6 +72,8 @@ def parse_duration(value: object, *, what: str = "duration") -> int:
         seconds = value
     elif isinstance(value, str):
         text = value.strip().lower().replace(" ", "")
+        if text.startswith("-"):
+            raise ValueError(f"{what} must not be negative")
         if text.isdigit():
             seconds = int(text)
         else:
@@ -80,6 +82,8 @@ def parse_duration(value: object, *, what: str = "duration") -> int:
             seconds = sum(int(n) * _UNITS[u] for n, u in _DURATION.findall(text))
     else:
         raise ValueError(f"{what} must be like 90s, 15m, 6h or 1d")
+    if seconds < 0:  # (a jitter of -5 was stored, and read as none)
+        raise ValueError(f"{what} must not be negative")
     if seconds > 10 * 366 * 86400:
         raise ValueError(f"{what} is longer than 10 years")
     return seconds
