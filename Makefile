@@ -30,8 +30,9 @@ systemd-tools:
 	@bash tests/ensure-systemd.sh --optional
 
 # Two suites side by side (measured on a 2-core machine: 558 s + 193 s one after the
-# other with two workers, 397 s side by side with four):
-# - all but tests/system on four pytest-xdist workers. Most tests wait (on a daemon, a
+# other with two workers; side by side, 465 s with three, 397 s with four, where the
+# machine was saturated and timing-bound tests began to fail):
+# - all but tests/system on three pytest-xdist workers. Most tests wait (on a daemon, a
 #   PostgreSQL cluster, the real clock), so two workers left the CPU idle much of the time.
 #   --dist worksteal: a worker done early takes tests queued for another.
 # - tests/system alone in its process: it boots one machine and runs its checks in order,
@@ -42,7 +43,7 @@ test: $(STAMP) postgres-tools chromium systemd-tools
 
 .PHONY: suite-main suite-system
 suite-main:
-	$(BIN)/python -m pytest -q -n 4 --dist worksteal --durations=25 tests/unit tests/integration tests/e2e tests/browser
+	$(BIN)/python -m pytest -q -n 3 --dist worksteal --durations=25 tests/unit tests/integration tests/e2e tests/browser
 
 suite-system:
 	$(BIN)/python -m pytest -q --durations=10 tests/system

@@ -1,11 +1,12 @@
 """Failpoints: named places in the run where tests and chaos runs make the process die.
 
 ``JUPCRON_FAILPOINTS=after_sign`` (comma-separated names, each optionally
-``name:N`` to fire on the N-th pass) makes the process SIGKILL itself when a
-run passes that place: a crash at an exact step boundary, with nothing
-flushed or cleaned up. ``name=stall`` (or ``name:N=stall``) makes it SIGSTOP
-itself there instead: every thread stops, the main loop included, so the
-systemd watchdog stops being pinged (a hung daemon; SIGCONT resumes it).
+``name:N`` to fire on the N-th pass, and ``name@PLAN`` to fire only for the runs of
+that plan) makes the process SIGKILL itself when a run passes that place: a crash
+at an exact step boundary, with nothing flushed or cleaned up. ``name=stall`` (or
+``name:N=stall``) makes it SIGSTOP itself there instead: every thread stops, the
+main loop included, so the systemd watchdog stops being pinged (a hung daemon;
+SIGCONT resumes it).
 In-process tests use `arm(name)`, which raises `SimulatedCrash` (a
 BaseException our code never catches) instead. Unset, a failpoint is one
 dict lookup.
@@ -41,6 +42,7 @@ class SimulatedCrash(BaseException):
 _lock = threading.Lock()
 _armed: dict[str, int] = {}
 _stall: set[str] = set()  # armed names that stop the process instead of killing it
+_plans: dict[str, str] = {}  # armed names that fire only for the runs of this plan
 _raise = False
 
 
@@ -48,12 +50,23 @@ def _parse(text: str) -> dict[str, int]:
     return {name: nth for name, (nth, _) in _parse_actions(text).items()}
 
 
+def _plan_filters(text: str) -> dict[str, str]:
+    """``"after_sign@demo-swap-crash"`` -> ``{"after_sign": "demo-swap-crash"}``."""
+    found = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        spec = part.partition("=")[0]
+        name, at, plan = spec.partition("@")
+        if at:
+            found[name.partition(":")[0]] = plan
+    return found
+
+
 def _parse_actions(text: str) -> dict[str, tuple[int, str]]:
-    """``"after_sign:2=stall,after_claim"`` -> ``{name: (nth, action)}``."""
+    """``"after_sign:2=stall,after_claim@PLAN"`` -> ``{name: (nth, action)}``."""
     armed: dict[str, tuple[int, str]] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         spec, _, action = part.partition("=")
-        name, _, nth = spec.partition(":")
+        name, _, nth = spec.partition("@")[0].partition(":")
         if name not in NAMES:
             raise ValueError(f"unknown failpoint {name!r}; known: {', '.join(NAMES)}")
         if action and action not in ACTIONS:
@@ -72,6 +85,8 @@ def load_from_env() -> None:
         _armed.update({name: nth for name, (nth, _) in parsed.items()})
         _stall.clear()
         _stall.update(name for name, (_, action) in parsed.items() if action == "stall")
+        _plans.clear()
+        _plans.update(_plan_filters(text))
         _raise = False
 
 
@@ -88,15 +103,19 @@ def disarm() -> None:
     with _lock:
         _armed.clear()
         _stall.clear()
+        _plans.clear()
 
 
-def hit(name: str) -> None:
+def hit(name: str, plan: str | None = None) -> None:
+    """A run of `plan` passes `name`: the process dies (or stalls) here if armed."""
     if not _armed:
         return
     with _lock:
         left = _armed.get(name)
         if left is None:
             return
+        if name in _plans and _plans[name] != plan:
+            return  # armed for another plan's runs
         if left > 1:
             _armed[name] = left - 1
             return

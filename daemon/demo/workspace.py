@@ -47,7 +47,7 @@ CRASH_PLAN = "demo-swap-crash"
 DCA_PLAN = "demo-weekly-dca"
 KEEPER_SPEED = 86400 / 3  # a day of the keeper's time passes in 3 s
 CHART = "fills.png"
-FAILPOINT = "after_sign"  # where the first daemon dies
+FAILPOINT = f"after_sign@{CRASH_PLAN}"  # where the first daemon dies: that plan's signing
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,7 @@ class Runner:
             detail=run_mode(ports.config, plan, options),
             spends=preflight.claimed_spend(plan, ports.config),
         )  # fmt: skip
-        failpoints.hit("after_claim")
+        failpoints.hit("after_claim", plan.name)
         if run is None:
             log.info("run_slot_taken", plan=plan.name, scheduled_for=scheduled_for.isoformat())
             return None

@@ -134,7 +134,7 @@ def order_run(
             **api_fields(exc),
         )  # fmt: skip
         return failed, None
-    failpoints.hit("after_order")
+    failpoints.hit("after_order", plan.name)
     if ordered.skip_reason is not None:
         declined = book.finish(
             run, RunStatus.SKIPPED, step="order_declined", error=ordered.skip_reason,
@@ -175,7 +175,7 @@ def order_run(
         run, RunStatus.REQUESTED, expect=[RunStatus.PENDING], step="ordered",
         detail=facts, **fields,
     )  # fmt: skip
-    failpoints.hit("after_requested")
+    failpoints.hit("after_requested", plan.name)
     return run, facts
 
 
@@ -238,7 +238,7 @@ def sign_run(
         signed_tx=signed.b64, signature=signed.signature,
         detail={"signature": signed.signature, **mode, **_simulated(verdict)},
     )  # fmt: skip
-    failpoints.hit("after_sign")
+    failpoints.hit("after_sign", plan.name)
     return run
 
 

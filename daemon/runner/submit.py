@@ -65,7 +65,7 @@ def execute(
     with structlog.contextvars.bound_contextvars(
         request_id=run.request_id, signature=run.signature
     ):
-        failpoints.hit("before_execute")
+        failpoints.hit("before_execute", plan.name)
         posts: list[Any] = []
         observe = book.observer(run.id)
 
@@ -90,7 +90,7 @@ def execute(
             return settle_unanswered(ports, run, ports.clock()), False
     first_post = first_post and len(posts) <= 1
     results.record(ports.book, run, result, ports.clock())  # every amount it returned
-    failpoints.hit("after_execute")
+    failpoints.hit("after_execute", plan.name)
     return _answered(ports, run, plan, result, first_post=first_post, reordered=reordered)
 
 

@@ -20,6 +20,8 @@ from jupcron.demo.workspace import demo_plans
 from tests.e2e.cli import jupcron
 from tests.support.once import once
 
+pytestmark = pytest.mark.timeout(300)  # the demo alone: up to its 180 s wait on a loaded machine
+
 KINDS = ("swap", "recurring", "trigger-cancel")
 # its output, its folder, and what its status page answered while it ran
 DemoRun = tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]]
@@ -91,7 +93,8 @@ def run_demo(
 ) -> DemoRun:
     root = tmp_path_factory.mktemp("demo") / "work"
     demo_seen: dict[str, Any] = {}
-    args = [sys.executable, "-m", "jupcron", "demo", "--duration", "35", "--dir", str(root)]
+    # the demo ends once every run settled (~25 s); the rest is room for a loaded machine
+    args = [sys.executable, "-m", "jupcron", "demo", "--duration", "120", "--dir", str(root)]
     env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG", "JUPITER_API_KEY")}
     old = os.umask(0o022)  # inherited by the demo: a file it did not make private is 0644
     try:
@@ -103,7 +106,7 @@ def run_demo(
     reader = threading.Thread(target=_watch_page, args=(proc, out, demo_seen), daemon=True)
     reader.start()
     try:
-        code = proc.wait(90)
+        code = proc.wait(180)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -138,8 +141,11 @@ def test_demo_ends_with_succeeded_rejected_and_recovered_runs(
     hostile = next(r for r in rows if r["plan_name"] == "demo-swap-hostile")
     assert hostile["signature"] == ""  # nothing signed
     assert "txguard refused" in hostile["error"]
-    recovered = [r for r in rows if r["note"].startswith("recovered after crash")]
-    assert [(r["plan_name"], r["status"]) for r in recovered] == [("demo-swap-crash", "succeeded")]
+    # the crash plan's run, and any other signed when it died (its plans due together on a
+    # loaded machine), each re-posted and succeeded
+    recovered = {r["plan_name"]: r["status"] for r in rows if r["note"].startswith("recovered")}
+    assert recovered.get("demo-swap-crash") == "succeeded", recovered
+    assert set(recovered.values()) == {"succeeded"}, recovered
     # the SQL to query it, with the database path, then the report and its chart
     db = root / "jupcron.db"
     lines = done.stdout.rstrip().splitlines()
