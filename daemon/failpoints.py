@@ -50,43 +50,37 @@ def _parse(text: str) -> dict[str, int]:
     return {name: nth for name, (nth, _) in _parse_actions(text).items()}
 
 
-def _plan_filters(text: str) -> dict[str, str]:
-    """``"after_sign@demo-swap-crash"`` -> ``{"after_sign": "demo-swap-crash"}``."""
-    found = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        spec = part.partition("=")[0]
-        name, at, plan = spec.partition("@")
-        if at:
-            found[name.partition(":")[0]] = plan
-    return found
-
-
 def _parse_actions(text: str) -> dict[str, tuple[int, str]]:
-    """``"after_sign:2=stall,after_claim@PLAN"`` -> ``{name: (nth, action)}``."""
-    armed: dict[str, tuple[int, str]] = {}
+    """``"after_sign:2=stall,after_claim"`` -> ``{name: (nth, action)}``."""
+    return {name: (nth, action) for name, (nth, action, _) in _parse_specs(text).items()}
+
+
+def _parse_specs(text: str) -> dict[str, tuple[int, str, str | None]]:
+    """``"after_sign:2=stall,after_claim@PLAN"`` -> ``{name: (nth, action, plan)}``."""
+    armed: dict[str, tuple[int, str, str | None]] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         spec, _, action = part.partition("=")
-        name, _, nth = spec.partition("@")[0].partition(":")
+        spec, at, plan = spec.partition("@")
+        name, _, nth = spec.partition(":")
         if name not in NAMES:
             raise ValueError(f"unknown failpoint {name!r}; known: {', '.join(NAMES)}")
         if action and action not in ACTIONS:
             raise ValueError(f"unknown failpoint action {action!r}; known: {', '.join(ACTIONS)}")
-        armed[name] = (int(nth) if nth else 1, action or "kill")
+        armed[name] = (int(nth) if nth else 1, action or "kill", plan if at else None)
     return armed
 
 
 def load_from_env() -> None:
     """Arm the failpoints named in ``$JUPCRON_FAILPOINTS`` (kill mode)."""
     global _raise
-    text = os.environ.get(ENV, "")
-    parsed = _parse_actions(text)
+    parsed = _parse_specs(os.environ.get(ENV, ""))
     with _lock:
         _armed.clear()
-        _armed.update({name: nth for name, (nth, _) in parsed.items()})
+        _armed.update({name: nth for name, (nth, _, _) in parsed.items()})
         _stall.clear()
-        _stall.update(name for name, (_, action) in parsed.items() if action == "stall")
+        _stall.update(name for name, (_, action, _) in parsed.items() if action == "stall")
         _plans.clear()
-        _plans.update(_plan_filters(text))
+        _plans.update({name: plan for name, (_, _, plan) in parsed.items() if plan is not None})
         _raise = False
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.plans.load import LoadedPlan, LoadResult, plan_files, stream_plans
-from jupcron.plans.sources import Scanned
+from jupcron.plans.sources import source_of
 from jupcron.store import planfiles
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
@@ -88,7 +88,7 @@ def apply_paths(
         result.raise_for_problems()
         if check is not None:
             check()
-        scanned = None if complete else Scanned(result.files)  # (`jupcron.plans.sources`)
+        scanned = None if complete else {source_of(f) for f in result.files}
         diff = store_plans.finish_sync(sync, scanned, None if dry_run else now)
         if dry_run:
             session.rollback()

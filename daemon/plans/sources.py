@@ -8,7 +8,7 @@ target never looked gone and its plan stayed enabled, firing, after an apply of 
 folder (SIGHUP's, which is not the complete set).
 
 The same file may be reached by two paths (a linked folder and its target): a
-stored source is scanned when it names one of the files read (`Scanned`), by its
+stored source is scanned when it names one of the files read (`Gone`), by its
 path or as the same file (device and inode), so a plan renamed in that file is a
 removal of the old name whichever path was applied (else both names would fire).
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection
 from pathlib import Path
 
 from jupcron.errors import PlanError, Problem
@@ -28,33 +28,11 @@ def source_of(file: Path) -> str:
     return os.path.abspath(file)
 
 
-class Scanned(Collection[str]):
-    """The files an apply read, as sources, and which files they are (device, inode)."""
-
-    def __init__(self, files: Iterable[Path]) -> None:
-        self._paths = {source_of(f) for f in files}
-        self.identities: set[tuple[int, int]] = set()
-        for path in self._paths:
-            try:
-                found = os.stat(path)
-            except OSError:
-                continue  # (read a moment ago; gone since: no other path can be it)
-            self.identities.add((found.st_dev, found.st_ino))
-
-    def __contains__(self, source: object) -> bool:
-        return source in self._paths
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._paths)
-
-    def __len__(self) -> int:
-        return len(self._paths)
-
-
 class Gone:
     """Is a stored plan's file gone, so that an apply of some files, not the complete
     set, disables its plans (`jupcron.store.plansync.PlanSync.finish`)? Yes when the
-    apply is the complete set, or read that file (by this path or another: `Scanned`),
+    apply is the complete set, or read that file (by this path, or another to the same
+    file: device and inode),
     or the file is not there. A file whose presence cannot be told (a folder the user
     may not look into: EACCES) is a problem, never an answer: the apply is refused
     (`raise_for_problems`: `PlanError`) rather than keep or disable plans on a guess,
@@ -63,9 +41,21 @@ class Gone:
 
     def __init__(self, scanned: Collection[str] | None) -> None:
         self.scanned = scanned
-        self.identities = scanned.identities if isinstance(scanned, Scanned) else set()
         self.problems: list[Problem] = []
         self._unsure: set[str] = set()
+        self._identities: set[tuple[int, int]] | None = None  # of `scanned`, on first need
+
+    def identities(self) -> set[tuple[int, int]]:
+        """Which files the scanned sources are (device, inode)."""
+        if self._identities is None:
+            self._identities = set()
+            for path in self.scanned or ():
+                try:
+                    found = os.stat(path)
+                except OSError:
+                    continue  # (read a moment ago; gone since: no other path can be it)
+                self._identities.add((found.st_dev, found.st_ino))
+        return self._identities
 
     def __call__(self, source: str | None) -> bool:
         if self.scanned is None or source is None or source in self.scanned:
@@ -84,7 +74,7 @@ class Gone:
                     "'jupcron plans apply' without paths)"
                 )))  # fmt: skip
             return False
-        return (found.st_dev, found.st_ino) in self.identities
+        return (found.st_dev, found.st_ino) in self.identities()
 
     def raise_for_problems(self) -> None:
         if self.problems:

@@ -41,7 +41,7 @@ class WalletScope:
         self.leads_ = leads
 
     def includes(self, plan: PlanRecord) -> bool:
-        return plan.wallet in self.leads_.led
+        return self.owns(plan.wallet)
 
     def owns(self, wallet: str) -> bool:
         return wallet in self.leads_.led
