@@ -1,7 +1,8 @@
 """`jupcron status`: is a daemon running (node, leader or standby, since when), is
 dry run, a pause or the kill switch in effect, each plan's next fire time and
 last result, the runway of each input mint (as the leader last read it), runs in
-flight, `in_doubt` runs waiting for the operator.
+flight, `in_doubt` runs waiting for the operator, and the tz data release each
+running daemon and this command read zones from (they must agree: `tz_data`).
 
 Read-only: it opens the database as a reader (never creates a file, takes no
 write lock) and exits 0 whenever it could read it, whatever it found (the JSON
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import click
 
@@ -21,6 +23,8 @@ from jupcron.domain import DEFAULT_WALLET
 from jupcron.plans.apply import FilesState, files_vs_store
 from jupcron.report.listing import render
 from jupcron.runner.killswitch import kill_switch
+from jupcron.scheduling.zones import TZDATA_VERSION
+from jupcron.service.heartbeat import tzdata_of
 from jupcron.store import migrate
 from jupcron.store import status as store_status
 from jupcron.store.control import STALE_AFTER, NodeBeat
@@ -56,7 +60,8 @@ def status(ctx: Context, fmt: str) -> None:
         engine.dispose()
     here = {"dry_run": config.safety.dry_run, "kill_switch": kill_switch(config)}
     if fmt == "json":
-        data = {**as_json(found), "config": here, "plan_files": files.as_json()}
+        data = {**as_json(found), "config": here, "plan_files": files.as_json(),
+                "tzdata": tz_data(found)}  # fmt: skip
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(table(found, config, files))
@@ -72,6 +77,29 @@ def _node_line(node: NodeBeat, found: Status) -> str:
     if node.wallets is not None:  # the wallets it leads (shared on PostgreSQL)
         line += f"  wallets: {', '.join(node.wallets) or 'none'}"
     return f"{line}  DEGRADED: {node.degraded}" if node.degraded else line
+
+
+def tz_data(found: Status) -> dict[str, Any]:
+    """The tz data release this command and each running daemon read zones from
+    (``unknown``: a daemon from before it said, which read the system's files). A
+    slot is an instant worked out from a zone's rules, stored by `plans apply` and
+    then by each daemon in turn: where the releases differ, one plan's slots can too
+    (a fire twice in a day, or none)."""
+    nodes = {n.node: tzdata_of(n.version) or "unknown" for n in found.running}
+    return {"here": TZDATA_VERSION, "nodes": nodes,
+            "differ": any(v != TZDATA_VERSION for v in nodes.values())}  # fmt: skip
+
+
+def _tz_line(found: Status) -> str:
+    tz = tz_data(found)
+    if not tz["differ"]:
+        where = "here and on every running daemon" if tz["nodes"] else "here"
+        return f"{tz['here']} (tzdata package) {where}"
+    nodes = ", ".join(f"{node} {version}" for node, version in tz["nodes"].items())
+    return (
+        f"DIFFER: {tz['here']} here; {nodes}: a zone read otherwise gives a plan other "
+        "slots (a fire twice in a day, or none): install one tzdata release everywhere"
+    )
 
 
 def _pause_line(pause: Pause) -> str:
@@ -117,6 +145,7 @@ def table(found: Status, config: Config, files: FilesState | None = None) -> str
         stale = int(STALE_AFTER.total_seconds())
         daemons.insert(0, f"none running (no heartbeat in the last {stale} s)")
     head = [("daemon", daemons[0]), *(("", more) for more in daemons[1:])]
+    head.append(("tz data", _tz_line(found)))
     head += _safety(found, config)
     if files is not None:
         head.append(("plan files", files.text()))

@@ -127,8 +127,9 @@ _ABBREVIATIONS = frozenset({"EST", "MST", "HST"})
 @lru_cache(maxsize=1)
 def _place_names() -> frozenset[str]:
     """The zone names of the tz database (the list of the tzdata package, a dependency):
-    one list for every machine, unlike what `ZoneInfo` also finds in the system's folder
-    (``localtime``, ``posixrules``, ``posix/…``, ``right/…``)."""
+    one list for every machine, unlike what a system's folder also holds (``localtime``,
+    ``posixrules``, ``posix/…``, ``right/…``; `ZoneInfo` reads none of them in a jupcron
+    process, which reads zone rules from the package only: `jupcron.scheduling.zones`)."""
     with resources.files("tzdata").joinpath("zones").open(encoding="utf-8") as lines:
         return frozenset(name for line in lines if (name := line.strip()))
 

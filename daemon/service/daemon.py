@@ -38,6 +38,7 @@ from jupcron.listen.metrics import Metrics
 from jupcron.listen.page import PageFactory
 from jupcron.logs import configure_logging
 from jupcron.runner.core import node_name
+from jupcron.scheduling.zones import TZDATA_VERSION
 from jupcron.service.alerts import AlertEvent
 from jupcron.service.duties import LeaderDuties, Scope
 from jupcron.service.heartbeat import Heartbeat
@@ -150,7 +151,8 @@ class Daemon:
         addresses = runtime.addresses()
         log.info("daemon_started", plans=plans, wallets=addresses,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,
-                 dry_run=config.safety.dry_run, config=config.digest)  # fmt: skip
+                 dry_run=config.safety.dry_run, config=config.digest,
+                 tzdata=TZDATA_VERSION)  # fmt: skip
         degraded = wiring.degraded()
         said = f"; degraded: {'; '.join(degraded)}" if degraded else ""
         wiring.alert(AlertEvent.DAEMON_START, f"daemon started on {node_name()}: "
