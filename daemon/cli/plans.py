@@ -12,7 +12,7 @@ from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option
 from jupcron.config import DEFAULT_PATH, Config
 from jupcron.errors import ConfigError, PlanError
-from jupcron.plans.apply import apply_paths
+from jupcron.plans.apply import NetworkChecks, apply_checked
 from jupcron.plans.load import LoadedPlan, LoadResult, load_plans
 from jupcron.plans.mints import check_mints, mints_of
 from jupcron.plans.readers import MAX_WORKERS
@@ -199,33 +199,36 @@ def apply(
     now = _now(now_text)
     targets = list(paths) or [ctx.config.plans.dir]
     own = Names(DRY_RUN_NAMED)  # enabled plans with dry_run: true (the last line names them)
+    never = NeverFiring(now)
     has_rpc = bool(ctx.config.rpc.url)
+
+    def restart() -> None:  # a pass over the files (a second one after network checks)
+        nonlocal own, never
+        own, never = Names(DRY_RUN_NAMED), NeverFiring(now)
 
     def each(plan: LoadedPlan) -> None:
         if plan.spec.enabled and plan.spec.dry_run:
             own.add(plan.spec.name)
 
-    looked: list[LoadedPlan] = []  # checked when added or changed, not on every apply
-    never = NeverFiring(now)
-
     def fresh(plan: LoadedPlan) -> None:
         never.look(plan)
-        if plan.spec.enabled and (needs_network(plan) or (has_rpc and bool(mints_of(plan)))):
-            looked.append(plan)
 
-    def check() -> None:
+    def wanted(plan: LoadedPlan) -> bool:  # checked when added or changed, not every apply
+        return plan.spec.enabled and (needs_network(plan) or (has_rpc and bool(mints_of(plan))))
+
+    def ask(looked: list[LoadedPlan]) -> None:
         networked = [p for p in looked if needs_network(p)]
-        if has_rpc or networked:
-            _check_minimums(ctx, networked, offline, mints=looked)
+        _check_minimums(ctx, networked, offline, mints=looked)
 
     engine = open_existing(ctx.config.database.url)
     try:
         migrate.require_head(engine)
         factory = session_factory(engine)
-        diff, loaded = apply_paths(
-            factory, targets, now=now, dry_run=dry_run, complete=not paths,
-            fresh=fresh, check=check, each=each, wallets=ctx.config.wallet_names(),
-            workers=jobs - 1, folder=None if paths else ctx.config.plans.dir,
+        diff, loaded = apply_checked(
+            factory, targets, checks=NetworkChecks(wanted, ask), restart=restart,
+            now=now, dry_run=dry_run, complete=not paths, fresh=fresh, each=each,
+            wallets=ctx.config.wallet_names(), workers=jobs - 1,
+            folder=None if paths else ctx.config.plans.dir,
         )  # fmt: skip
     finally:
         engine.dispose()

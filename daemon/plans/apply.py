@@ -1,5 +1,12 @@
 """`plans apply`: read and check the files one at a time, sync the store a file at a
-time, all in one transaction (nothing is written unless every file is valid)."""
+time, all in one transaction (nothing is written unless every file is valid).
+
+The checks that ask the network (a mint's account, a recurring order's USD value:
+`jupcron.plans.mints`, `jupcron.products.recurring.minimums`) are made with no
+transaction open (`apply_checked`): a SQLite transaction holds the file's write lock
+from its BEGIN, and a daemon on the same file could not claim nor advance a run
+while a slow API answered an apply.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from jupcron.errors import StoreBusyError
 from jupcron.plans.load import LoadedPlan, LoadResult, plan_files, stream_plans
 from jupcron.plans.sources import source_of
 from jupcron.store import planfiles
@@ -98,6 +106,82 @@ def apply_paths(
 
 
 BATCH = 2_000  # plans compared with the store at once (one plan file holds up to ~2,000)
+
+
+@dataclass(frozen=True)
+class NetworkChecks:
+    """The checks of added or changed plans that ask the network. `wanted`: does this
+    plan need asking? `run`: ask about these plans; raises `PlanError` to refuse them
+    (then nothing is applied)."""
+
+    wanted: Callable[[LoadedPlan], bool]
+    run: Callable[[list[LoadedPlan]], None]
+
+
+class _Unchecked(Exception):
+    """Added or changed plans not yet asked about: the pass is rolled back."""
+
+
+CHECK_ROUNDS = 3  # passes before an apply whose plans keep changing underneath gives up
+
+
+def apply_checked(
+    factory: sessionmaker[Session],
+    paths: Sequence[Path],
+    *,
+    checks: NetworkChecks,
+    restart: Callable[[], None] | None = None,
+    fresh: Callable[[LoadedPlan], None] | None = None,
+    check: Callable[[], None] | None = None,
+    **options: Any,
+) -> tuple[PlanDiff, LoadResult]:
+    """`apply_paths`, the added or changed plans `checks` wants asked about first asked
+    with no transaction open: a pass that finds such plans not yet asked rolls back,
+    they are asked, and the files are applied again (one transaction, all or nothing).
+    A plan counts as asked only in the content it was asked in. Nothing to ask (the
+    usual apply): one pass. `restart` is called before each pass (`each` and `fresh`
+    see the plans again)."""
+    asked: dict[str, str] = {}  # name -> content hash, as asked about
+    for _ in range(CHECK_ROUNDS):
+        if restart is not None:
+            restart()
+        found = _Pass(checks, asked, fresh, check)
+        try:
+            return apply_paths(factory, paths, fresh=found.fresh, check=found.check, **options)
+        except _Unchecked:
+            pass  # rolled back: the lock is let go before the network is asked
+        checks.run(found.pending)
+        asked.update((plan.spec.name, _digest(plan)) for plan in found.pending)
+    raise StoreBusyError(
+        "the plans in the store kept changing while the plan checks asked the network "
+        "(another 'plans apply' at the same time?): nothing applied; apply again"
+    )
+
+
+class _Pass:
+    """One pass's hooks: the added or changed plans to ask about, not yet asked."""
+
+    def __init__(self, checks: NetworkChecks, asked: dict[str, str],
+                 fresh: Callable[[LoadedPlan], None] | None,
+                 check: Callable[[], None] | None) -> None:  # fmt: skip
+        self.checks, self.asked, self._fresh, self._check = checks, asked, fresh, check
+        self.pending: list[LoadedPlan] = []
+
+    def fresh(self, plan: LoadedPlan) -> None:
+        if self._fresh is not None:
+            self._fresh(plan)
+        if self.checks.wanted(plan) and self.asked.get(plan.spec.name) != _digest(plan):
+            self.pending.append(plan)
+
+    def check(self) -> None:
+        if self.pending:
+            raise _Unchecked
+        if self._check is not None:
+            self._check()
+
+
+def _digest(plan: LoadedPlan) -> str:
+    return to_input(plan).content_hash()
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 folder) or when its file changed (`Reload`).
 
     SIGHUP ─► the config file loaded, then plans.dir applied (each kept as it was
-              on an error), the scheduler told
+              on an error), the scheduler told; the added or changed plans first
+              checked over the network as `plans apply` checks them (`PlanChecks`)
     each loop turn (about 1 s) ─► the file watched (daemon/config/watch.py): content
               other than the config in effect, held still ─► load it (as SIGHUP does):
               valid ─► in effect for every run that starts from now on,
@@ -14,6 +15,7 @@ Credentials (`$CREDENTIALS_DIRECTORY`) are not watched: they are read at start.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,9 +27,18 @@ from pydantic import BaseModel
 from jupcron.app import Runtime
 from jupcron.config import MASKED, Config, load_config, mask_url
 from jupcron.config.watch import ConfigWatch
-from jupcron.errors import JupcronError
+from jupcron.errors import JupcronError, PlanError, Problem
 from jupcron.listen.page import Page
-from jupcron.plans.apply import apply_paths
+from jupcron.plans.apply import NetworkChecks, apply_checked
+from jupcron.plans.load import LoadedPlan
+from jupcron.plans.mints import check_mints, mints_of
+from jupcron.products.recurring.minimums import (
+    Findings,
+    Lookups,
+    check_recurring,
+    lookups_from,
+    needs_network,
+)
 from jupcron.service.notify import Notifier
 
 log = structlog.get_logger(__name__)
@@ -82,6 +93,86 @@ def restart_only(changes: list[str]) -> list[str]:
     """The changed keys that take effect only at the next start."""
     keys = [change.split(":", 1)[0] for change in changes]
     return [k for k in keys if any(k == p or k.startswith(p + ".") for p in RESTART_ONLY)]
+
+
+LOOKUP_TIMEOUT_S = 5.0  # an API call's connect and read bound, on a reload's checks
+CHECKS_BUDGET_S = 10.0  # a reload's lookups in all: one not started by then is not made
+
+
+class PlanChecks:
+    """`plans apply`'s network checks (mints that do not exist, recurring minimums) for
+    a reload, which runs on the daemon's loop thread (it pings the watchdog): each API
+    call bounded (`LOOKUP_TIMEOUT_S`, one attempt), no lookup started past
+    `CHECKS_BUDGET_S`; and strict, since no operator reads a note: a check that could
+    not be made refuses the plan set (`plans apply`, run by hand, notes it and applies)."""
+
+    def __init__(self, config: Config, folder: Path,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        self.config, self.folder, self.clock = config, folder, clock
+        self.has_rpc = bool(config.rpc.url)
+        self.notes: list[Problem] = []  # of the checks made, for the log
+
+    def wanted(self, plan: LoadedPlan) -> bool:
+        """As `plans apply`: enabled plans, checked when added or changed."""
+        return plan.spec.enabled and (
+            needs_network(plan) or (self.has_rpc and bool(mints_of(plan)))
+        )
+
+    def run(self, plans: list[LoadedPlan]) -> None:
+        unanswered: list[str] = []
+        lookups = self._lookups(unanswered)
+        try:
+            findings = check_recurring([p for p in plans if needs_network(p)], lookups)
+            missing = check_mints([p for p in plans if mints_of(p)], lookups)
+        finally:
+            lookups.close()
+        found = Findings([*missing.problems, *findings.problems],
+                         [*missing.notes, *findings.notes])  # fmt: skip
+        if unanswered:
+            why = Problem(str(self.folder), 0, 0, (
+                f"the checks 'plans apply' makes could not be made ({unanswered[0]}): the "
+                "added or changed plans that need them are not applied; SIGHUP again once "
+                "the API and rpc.url answer, or run 'jupcron plans apply'"
+            ))  # fmt: skip
+            raise PlanError([why, *found.problems, *found.notes])
+        if found.problems:
+            raise PlanError(found.problems)
+        self.notes += found.notes
+
+    def _lookups(self, unanswered: list[str]) -> Lookups:
+        api = self.config.api
+        bounded = api.model_copy(update={
+            "connect_timeout": min(api.connect_timeout, LOOKUP_TIMEOUT_S),
+            "read_timeout": min(api.read_timeout, LOOKUP_TIMEOUT_S),
+        })  # fmt: skip
+        lookups = lookups_from(self.config.model_copy(update={"api": bounded}))
+        deadline = self.clock() + CHECKS_BUDGET_S
+        if lookups.usd is None:  # the API key cannot be read: that check cannot be made
+            reason = lookups.no_usd
+
+            def unpriced(_mint: str, _amount: int) -> Any:
+                raise JupcronError(reason)
+
+            lookups.usd = unpriced
+        lookups.usd = self._bounded(lookups.usd, deadline, unanswered)
+        if lookups.owner is not None:  # (no rpc.url: not asked, as by `plans apply`)
+            lookups.owner = self._bounded(lookups.owner, deadline, unanswered)
+        return lookups
+
+    def _bounded(self, ask: Callable[..., Any], deadline: float,
+                 unanswered: list[str]) -> Callable[..., Any]:  # fmt: skip
+        def call(*args: Any) -> Any:
+            try:
+                if self.clock() >= deadline:
+                    raise JupcronError(
+                        f"not asked: a reload's checks may take {CHECKS_BUDGET_S:g} s"
+                    )
+                return ask(*args)
+            except JupcronError as exc:
+                unanswered.append(str(exc))
+                raise
+
+        return call
 
 
 class ConfigFile:
@@ -163,10 +254,14 @@ class Reload:
         folder = config.plans.dir
         try:  # (a folder the service's user may no longer look into: EACCES, not a crash)
             if folder.is_dir():
-                diff, _ = apply_paths(
+                checks = PlanChecks(config, folder)
+                diff, _ = apply_checked(
                     self.runtime.store.factory, [folder], now=datetime.now(UTC),
+                    checks=NetworkChecks(checks.wanted, checks.run),
                     wallets=tuple(self.runtime.wallets),  # those loaded at start
                 )  # fmt: skip
+                if checks.notes:
+                    log.warning("plans_checked", notes=[str(n) for n in checks.notes])
                 log.info("plans_applied", diff=diff.lines())
         except (JupcronError, OSError) as exc:
             log.error("reload_failed", what="plans", error=str(exc))
