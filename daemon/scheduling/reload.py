@@ -1,5 +1,6 @@
 """The scheduler's reload (part of `jupcron.scheduling.scheduler.Scheduler`): plans
-`plans apply` added are adopted as they are (apply stored their first slot), plans
+`plans apply` added are found by id (apply stored them settled, at their first slot;
+an older apply's unadopted ones are adopted as they are), plans
 changed or disabled since they were settled are settled one by one (the old
 version's slots that never fired recorded as skipped, the new one caught up from
 its change), and at start the slots missed while no daemon ran are settled, all a
@@ -56,6 +57,7 @@ class Reloading:
     _dirty: dict[int, win.Pending]
     _inflight: dict[int, int]  # plans whose handed-over slot may lack a row
     _revision: int | None
+    _seen: int | None  # the highest plan id the last reload saw (None: none yet)
     _reload_due: bool  # a reload failed (the store): the watch job tries again
     _last_poll_ok: float  # monotonic: when the store last answered the watch job
 
@@ -111,11 +113,13 @@ class Reloading:
                 raise StoreBusyError("the store is unavailable: plans not reloaded")
             with transaction(self._factory) as session:
                 rev = store_plans.revision(session)
+                # by id first: an old apply's unadopted plan is the adoption's to count
+                since, more, seen = firing.added_since(session, self._seen)
                 names, count = firing.adopt(session)
-            for name in names:
+            for name in (*names, *since):
                 if self._include is None:
                     added.add(name)
-            added.count = count if self._include is None else 0
+            added.count = count + more if self._include is None else 0
             after = 0
             while page := self._changed_page(after):
                 after = page[-1][0].id
@@ -126,7 +130,7 @@ class Reloading:
             if self._include is not None:
                 self._hand_over(added, first)
             self._window.reset()
-            self._revision = rev
+            self._revision, self._seen = rev, seen
             self._reload_due = False
         self._arm()
         if not (added.count or changed.count or disabled.count):

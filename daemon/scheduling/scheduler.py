@@ -109,6 +109,7 @@ class Scheduler(Reloading, Outages, WindowFeed):
         self._armed = False  # the window changed since the timer read it
         self._loop: threading.Thread | None = None
         self._revision: int | None = None
+        self._seen: int | None = None  # the highest plan id the last reload saw
         self._reload_due = False
         self._last_poll_ok = 0.0
         # fires handed to `fire` and not yet back: a stop waits for them, and starts no more

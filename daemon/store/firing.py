@@ -5,9 +5,11 @@ instead of a job per plan in memory.
 ``next_fire`` is the first slot of version ``fire_version`` not yet fired or
 recorded, never later than it (a lower bound: a lost write only means the slot is
 settled again at the next start, where the runs' unique (plan, slot) key makes a
-repeat harmless); NULL once no slot is left. ``fire_version`` NULL: added by
-`plans apply`, which stored its first slot (adopted as it is); behind ``version``
-(0: a plan from before 0011): changed since, settled plan by plan.
+repeat harmless); NULL once no slot is left. `plans apply` writes a new plan settled
+(``fire_version`` = ``version`` = 1, its first slot stored), so a daemon starting on
+100,000 new plans rewrites none of them; a reload finds the added ones by id.
+``fire_version`` NULL: added by an apply from before that, adopted as it is; behind
+``version`` (0: a plan from before 0011): changed since, settled plan by plan.
 
 A daemon that leads some wallets only (shards) filters the plans it reads with its
 own predicate: the reads here are keyset pages, so a page of other daemons' plans is
@@ -112,9 +114,26 @@ def plans_by_id(conn: Conn, ids: Collection[int]) -> list[PlanRecord]:
     return _records(conn, select(*PLAN_COLUMNS).where(PLANS.c.id.in_(list(ids))))
 
 
+def added_since(conn: Conn, after: int | None, limit: int = 1000) -> tuple[list[str], int, int]:
+    """Plans added since a reload saw plan ids up to `after` (`plans apply` writes a new
+    plan settled, at its first slot): (the first `limit` enabled ones' names, how many,
+    the highest plan id now). `after` None (the first load): only the highest id. The
+    highest id is read first and bounds the count: applies run one after another (the
+    revision row's lock), so a plan committed after that read has a higher id."""
+    top = int(conn.execute(select(func.coalesce(func.max(PLANS.c.id), 0))).scalar_one())
+    if after is None or top <= after:
+        return [], 0, top
+    new = and_(_SETTLED, PLANS.c.id > after, PLANS.c.id <= top)
+    count = int(conn.execute(select(func.count()).select_from(PLANS).where(new)).scalar_one())
+    names = [n for (n,) in conn.execute(select(PLANS.c.name).where(new)
+                                         .order_by(PLANS.c.name).limit(limit))]  # fmt: skip
+    return names, count, top
+
+
 def adopt(conn: Conn, limit: int = 1000) -> tuple[list[str], int]:
-    """Plans `plans apply` added (``fire_version`` NULL, their first slot stored) become
-    settled as they are; (the first `limit` enabled ones' names, how many were enabled)."""
+    """Plans an apply from before settled-at-birth left unadopted (``fire_version`` NULL,
+    their first slot stored) become settled as they are; (the first `limit` enabled
+    ones' names, how many were enabled)."""
     new: Any = PLANS.c.fire_version.is_(None)
     enabled = and_(new, PLANS.c.enabled.is_(True))
     count = int(conn.execute(select(func.count()).select_from(PLANS).where(enabled)).scalar_one())

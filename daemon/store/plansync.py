@@ -6,7 +6,8 @@ name, and with `now` writes the differences in the caller's transaction (Core
 statements, many rows a statement); `finish` disables the stored plans that
 are gone and returns the diff. A new plan's first slot after `now` is stored
 with it (``next_fire``, for the scheduler, which reads the plans due next from
-the store instead of keeping one object per plan); a changed or disabled plan's
+the store instead of keeping one object per plan), settled at version 1 (``fire_version``:
+no daemon rewrites it to adopt it); a changed or disabled plan's
 is left to the scheduler, which first records the old version's unfired slots.
 
 The diff names at most `SHOWN` plans of each kind (the first by name) and
@@ -181,7 +182,7 @@ class PlanSync:
                          "source": plan.source,
                          "content_hash": digest, "version": 1, "created_at": now,
                          "updated_at": now, "next_fire": first if plan.enabled else None,
-                         "fire_version": None})  # fmt: skip
+                         "fire_version": 1})  # fmt: skip
         # rows in bulk, then their ids by name: an INSERT … RETURNING of many rows is
         # sent as one statement of every row's values, which psycopg parses in Python
         # (40 % of a 100,000-plan apply on PostgreSQL)
@@ -249,7 +250,8 @@ class PlanSync:
 
 
 def _settled_at(row: Any) -> dict[str, Any]:
-    """A plan no scheduler adopted yet, changed: as if settled at the version it had
+    """A plan an older apply wrote unadopted (``fire_version`` NULL) and no scheduler
+    adopted yet, changed: as if settled at the version it had
     (its stored first slot is that version's), so the scheduler records that version's
     slots that never fired."""
     return {"fire_version": row.version} if row.fire_version is None else {}

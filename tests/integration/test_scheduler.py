@@ -140,14 +140,15 @@ def test_picks_up_apply_from_elsewhere_via_revision(
     assert scheduler.healthy()
 
     # another shell applies: b added, a gone
-    apply_paths(
+    diff, _ = apply_paths(
         sqlite_factory,
         [plan_files({"b.yaml": [swap_plan("b", every="1d")]})],
         now=now + timedelta(seconds=1),
     )
     deadline = time.monotonic() + 15
-    while set(scheduler.next_fires()) != {"b"} and time.monotonic() < deadline:
+    while scheduler.revision != diff.revision and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert scheduler.revision == diff.revision  # the watch job reloaded
     assert set(scheduler.next_fires()) == {"b"}
     assert scheduler.reload() is None  # nothing new since
     scheduler.stop(wait=True)

@@ -45,9 +45,9 @@ def test_no_job_per_plan_across_start_change_and_disable(
     plans = [swap_plan(name, every="1d") for name in ("a", "b", "c")]
     apply_paths(plans_factory, [plan_files({"p.yaml": plans})], now=now)
     tomorrow = datetime.fromtimestamp((now.timestamp() // 86400 + 1) * 86400, UTC)
-    # apply stores each plan's first slot; no scheduler has adopted them yet
+    # apply stores each plan settled at its first slot: a start rewrites no row
     assert {n: r[1:3] for n, r in stored(plans_factory).items()} == {
-        n: (None, tomorrow) for n in "abc"
+        n: (1, tomorrow) for n in "abc"
     }
     scheduler = Scheduler(plans_factory, ignore, poll_interval=3600)
     scheduler.start()
