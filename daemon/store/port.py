@@ -187,8 +187,9 @@ class RunStore(Protocol):
         ...
 
     def trigger_v2_vault(self, wallet: str, owner: str) -> str | None:
-        """The Trigger V2 vault the latest signed run of `wallet` (the configured name)
-        for the keypair `owner` paid, or ``None``."""
+        """The Trigger V2 vault the latest signed run of the keypair `owner` paid (its
+        runs under `wallet`, the configured name, looked at first, then under any name:
+        a wallet renamed in the config keeps its vault), or ``None``."""
         ...
 
     def pause_of(self, plan_name: str) -> Pause | None:

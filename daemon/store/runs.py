@@ -82,30 +82,46 @@ def events(session: Conn, run_id: int) -> list[tuple[datetime, str, dict[str, An
     return [(at, step, dict(detail)) for at, step, detail in rows]
 
 
-_V2_ORDERED = (
+_V2_SIGNED = (
     select(EVENTS.c.detail)
     .join(RUNS, RUNS.c.id == EVENTS.c.run_id)
     .join(Plan, Plan.id == RUNS.c.plan_id)
     .where(
         EVENTS.c.step == "ordered",
-        RUNS.c.wallet == bindparam("b_wallet"),
         RUNS.c.signature.is_not(None),
         Plan.kind.in_([str(kind) for kind in TRIGGER_V2]),
     )
     .order_by(EVENTS.c.id.desc())
-    .limit(VAULT_SCAN)
 )
+_V2_ORDERED = _V2_SIGNED.where(RUNS.c.wallet == bindparam("b_wallet")).limit(VAULT_SCAN)
+# the keypair's latest, under any name: JSON ``detail.owner`` (json_extract on SQLite,
+# ->> on PostgreSQL); one row, so the scan stops at the first match
+_V2_OWNED = _V2_SIGNED.where(EVENTS.c.detail["owner"].as_string() == bindparam("b_owner")).limit(1)
 
 
 def trigger_v2_vault(session: Conn, wallet: str, owner: str) -> str | None:
-    """The Trigger V2 vault the latest signed run of `wallet` (its configured name)
-    for the keypair `owner` was ordered with (its `ordered` event's ``vault``); None if
-    none of its latest `VAULT_SCAN` signed Trigger V2 runs says."""
+    """The Trigger V2 vault the keypair `owner` was ordered with (the ``vault`` of the
+    `ordered` event of its latest signed Trigger V2 run); None if it has none.
+
+    A wallet has one vault, and it is the keypair's, not the configured name's: the
+    latest `VAULT_SCAN` signed runs of `wallet` (its name) are looked at first, then,
+    when none of them is the keypair's (a wallet renamed in the config, the same
+    keypair), its latest signed run under any name; else a renamed wallet's first
+    session would trust whatever vault the API names."""
     for (detail,) in session.execute(_V2_ORDERED, {"b_wallet": wallet}):
-        vault = detail.get("vault") if isinstance(detail, dict) else None
-        if detail.get("owner") == owner and isinstance(vault, str):
+        vault = _vault_of(detail, owner)
+        if vault is not None:
             return vault
+    for (detail,) in session.execute(_V2_OWNED, {"b_owner": owner}):
+        return _vault_of(detail, owner)
     return None
+
+
+def _vault_of(detail: Any, owner: str) -> str | None:
+    if not isinstance(detail, dict) or detail.get("owner") != owner:
+        return None
+    vault = detail.get("vault")
+    return vault if isinstance(vault, str) else None
 
 
 def count_status_stmt(status: RunStatus) -> Select[int]:

@@ -55,7 +55,7 @@ def test_another_vault_is_refused_after_a_restart(make_rig: RigFactory, db_url: 
 def test_the_pin_is_the_vault_of_the_keypair_that_paid_it(
     make_rig: RigFactory, db_url: str
 ) -> None:
-    """The store's pin is read by wallet name and keypair: another keypair configured
+    """The store's pin is read by keypair (its wallet's name first): another keypair configured
     under the same name (a key rotated) starts with no pin, rather than being held to
     the vault of a key it is not."""
     rig = make_rig(loopback=True, db_url=db_url)
@@ -66,4 +66,5 @@ def test_the_pin_is_the_vault_of_the_keypair_that_paid_it(
     store = SqlRunStore(rig.engine)
     assert store.trigger_v2_vault(plan.wallet, rig.wallet.address) == ours
     assert store.trigger_v2_vault(plan.wallet, OTHER_VAULT) is None  # another keypair
-    assert store.trigger_v2_vault("treasury", rig.wallet.address) is None  # another wallet
+    # the same keypair under another name (a wallet renamed): the same wallet, one vault
+    assert store.trigger_v2_vault("treasury", rig.wallet.address) == ours
