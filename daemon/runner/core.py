@@ -155,10 +155,12 @@ class Runner:
         options = options or RunOptions()
         ports = self.ports
         now = ports.clock()
+        own = self.wallets.get(plan.wallet)  # None: this runner lacks it (run rejected)
         run = ports.store.claim(
             plan, scheduled_for, now=now, trigger=options.trigger, claimed_by=self.node,
             detail=run_mode(ports.config, plan, options),
             spends=preflight.claimed_spend(plan, ports.config),
+            owner=None if own is None else own.address,
         )  # fmt: skip
         failpoints.hit("after_claim", plan.name)
         if run is None:

@@ -109,11 +109,17 @@ def caps_apply(plan: PlanRecord, config: Config) -> bool:
 
 
 def cap_windows(
-    plan: PlanRecord, config: Config, now: datetime, wallet: str = DEFAULT_WALLET
+    plan: PlanRecord,
+    config: Config,
+    now: datetime,
+    wallet: str = DEFAULT_WALLET,
+    owner: str | None = None,
 ) -> list[CapWindow]:
     """The plan's own caps, then the config's caps on its input mint, in that order. A
-    config cap counts the runs of the run's `wallet` only (each wallet has its own
-    budget), and one naming a wallet (``wallet:``) applies to that wallet's runs alone."""
+    config cap counts the runs of the run's wallet only (each wallet has its own
+    budget), and one naming a wallet (``wallet:``) applies to that wallet's runs alone:
+    chosen by the wallet's configured name (`wallet`), counted by its keypair (`owner`,
+    its address), so that renaming a wallet does not restart its budget."""
     spend = spend_of(plan)
     out: list[CapWindow] = []
     plan_caps = plan.settings.caps
@@ -133,7 +139,7 @@ def cap_windows(
             if cap_limit is not None:
                 name = f"cap on {cap.mint} {key}={cap_limit} (wallet {wallet})"
                 out.append(CapWindow(name, now - window, cap_limit, input_mint=cap.mint,
-                                     wallet=wallet))  # fmt: skip
+                                     wallet=wallet, owner=owner))  # fmt: skip
     return out
 
 
@@ -148,7 +154,7 @@ def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> st
     per_run = plan.settings.max_in_amount
     if per_run is not None and amount > per_run:
         return f"input {amount} is over the plan's max_in_amount {per_run}"
-    caps = cap_windows(plan, ports.config, now, ports.wallet_name)
+    caps = cap_windows(plan, ports.config, now, ports.wallet_name, ports.wallet.address)
     hit = ports.store.reserve(run.id, reservation, caps, now=now)
     if hit is None:
         return None

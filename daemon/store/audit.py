@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, or_, select, text
+from sqlalchemy import Connection, and_, bindparam, or_, select, text
 from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
@@ -51,12 +51,17 @@ def spent(
     input_mint: str | None = None,
     plan_id: int | None = None,
     wallet: str | None = None,
+    owner: str | None = None,
     exclude_run: int | None = None,
 ) -> int:
     """Raw input amount committed by runs spending at some time since `since` (exact
     integer sum): those still in flight, whatever their age, and those that ended since.
     A run counts for when its money may move, not for when it was claimed: one claimed
-    a day ago and ordered now (recovered) spends now."""
+    a day ago and ordered now (recovered) spends now.
+
+    `owner` (a keypair's address): its runs, under whatever wallet name they were
+    claimed (a wallet renamed in the config keeps its budget), and `wallet`'s runs that
+    have no owner recorded (claimed before 0013_run_owner): the money follows the key."""
     stmt = select(Run.in_amount).where(
         or_(Run.finished_at.is_(None), Run.finished_at >= since),
         Run.status.in_([str(s) for s in SPENDING]),
@@ -66,7 +71,12 @@ def spent(
         stmt = stmt.where(Run.input_mint == input_mint)
     if plan_id is not None:
         stmt = stmt.where(Run.plan_id == plan_id)
-    if wallet is not None:
+    if owner is not None:
+        of_key = Run.owner == owner
+        if wallet is not None:  # a run from before the owner was recorded: by its name
+            of_key = or_(of_key, and_(Run.owner.is_(None), Run.wallet == wallet))
+        stmt = stmt.where(of_key)
+    elif wallet is not None:
         stmt = stmt.where(Run.wallet == wallet)
     if exclude_run is not None:
         stmt = stmt.where(Run.id != exclude_run)

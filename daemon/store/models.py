@@ -127,6 +127,10 @@ class Run(Base):
     finished_at: Mapped[datetime | None]
     # the wallet (its configured name) the run is for, the plan's when it was claimed
     wallet: Mapped[str] = mapped_column(WALLET, server_default=DEFAULT_WALLET)
+    # that wallet's keypair (base58 address) when it was claimed, which `safety.caps`
+    # count by (a renamed wallet keeps its budget); NULL: claimed before 0013_run_owner,
+    # or by a daemon without that wallet
+    owner: Mapped[str | None] = mapped_column(PUBKEY)
 
 
 class RunEvent(Base):

@@ -37,7 +37,8 @@ class Reservation:
 class CapWindow:
     """One spending cap: at most `limit` of input committed since `since`, counted
     over the runs that match every filter given: one plan's (`plan_id`), with
-    `input_mint`, of `wallet`."""
+    `input_mint`, of `wallet` (with `owner`: of that keypair, whatever the name it was
+    claimed under, and `wallet`'s runs recorded without an owner)."""
 
     name: str  # how the reason names it: "plan cap per_day=…", "cap on <mint> per_week=…"
     since: datetime
@@ -45,6 +46,7 @@ class CapWindow:
     plan_id: int | None = None
     input_mint: str | None = None
     wallet: str | None = None  # only the runs of this wallet (its configured name)
+    owner: str | None = None  # only the runs of this keypair (its address), by name if unrecorded
 
 
 @dataclass(frozen=True)
@@ -118,11 +120,13 @@ class RunStore(Protocol):
         claimed_by: str | None,
         detail: Mapping[str, Any] | None = None,
         spends: Reservation | None = None,
+        owner: str | None = None,
     ) -> RunRecord | None:
         """Insert the run row of (plan, slot) as pending, `detail` in its `claimed`
         event; ``None`` if the slot is taken. If the stored plan is no longer enabled at
         ``plan.version`` (changed since the caller read it), the row is ``skipped``.
-        `spends`: what the run is to put in, on its row from the claim on (caps count it)."""
+        `spends`: what the run is to put in, on its row from the claim on (caps count it).
+        `owner`: the address of the keypair the plan's wallet names (caps count by it)."""
         ...
 
     def skip(

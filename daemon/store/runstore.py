@@ -81,10 +81,12 @@ class SqlRunStore:
         claimed_by: str | None,
         detail: Mapping[str, Any] | None = None,
         spends: Reservation | None = None,
+        owner: str | None = None,
     ) -> RunRecord | None:
         claim = partial(
             runwrite.claim_steps, plan=plan, scheduled_for=scheduled_for, now=now,
             trigger=trigger, claimed_by=claimed_by, detail=detail, spends=spends,
+            owner=owner,
         )  # fmt: skip
         return self._write(claim)
 
@@ -194,7 +196,7 @@ def _reserve(
     for cap in caps:
         used = audit.spent(
             conn, since=cap.since, plan_id=cap.plan_id, input_mint=cap.input_mint,
-            wallet=cap.wallet, exclude_run=run_id,
+            wallet=cap.wallet, owner=cap.owner, exclude_run=run_id,
         )  # fmt: skip
         if used + reservation.in_amount > cap.limit:
             return CapHit(cap, used)

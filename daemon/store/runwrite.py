@@ -66,7 +66,7 @@ _RESULT_COLUMNS = (
 # the columns a claim sets (every other one starts NULL)
 _CLAIM_COLUMNS = (
     "plan_id", "plan_version", "scheduled_for", "status", "trigger", "error", "attempts",
-    "claimed_by", "created_at", "updated_at", "finished_at", "wallet",
+    "claimed_by", "created_at", "updated_at", "finished_at", "wallet", "owner",
     "input_mint", "in_amount", "output_mint",
 )  # fmt: skip
 _EVENT_COLUMNS = ("run_id", "step", "detail", "at")
@@ -198,12 +198,14 @@ def claim_steps(
     claimed_by: str | None = None,
     detail: Mapping[str, Any] | None = None,
     spends: Reservation | None = None,
+    owner: str | None = None,
 ) -> Steps[RunRecord | None]:
     """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken. A
     `pending` run whose stored plan is no longer enabled at ``plan.version`` is inserted
     `skipped` instead. `detail` joins the `claimed` event's (the run's dry-run state).
     `spends`: what the run is to put in, on its row from the claim on, so that every cap
-    check counts it (one a reload adds while the run is ordering among them)."""
+    check counts it (one a reload adds while the run is ordering among them). `owner`:
+    the keypair (address) of the plan's wallet, which the caps count the run against."""
     values: dict[str, Any] = {
         "plan_id": plan.id,
         "plan_version": plan.version,
@@ -217,6 +219,7 @@ def claim_steps(
         "updated_at": now,
         "finished_at": now if status in FINAL else None,
         "wallet": plan.wallet,
+        "owner": owner,
         "input_mint": None if spends is None else spends.input_mint,
         "in_amount": None if spends is None else str(spends.in_amount),
         "output_mint": None if spends is None else spends.output_mint,
