@@ -24,7 +24,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq, CommentedSet, Tagge
 from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from jupcron.config import yamlfast
+from jupcron.config import jsonfast, yamlfast
 from jupcron.errors import Problem, YamlLoadError
 
 MAX_BYTES = 1024 * 1024
@@ -220,9 +220,15 @@ def _too_big(name: str) -> YamlLoadError:
 
 
 def _load_fast(name: str, text: str, locator: Locator, exact: bool) -> tuple[Any, Locator] | None:
-    """libyaml's nodes made plain (`jupcron.config.yamlfast`); None: load with ruamel.
-    Both steps with the cycle collector paused (`yamlfast.collector_paused`)."""
+    """libyaml's nodes made plain (`jupcron.config.yamlfast`), or a JSON document read
+    by json's scanner (`jsonfast.from_json`: the same values and positions); None: load
+    with ruamel. With the cycle collector paused (`yamlfast.collector_paused`)."""
     with yamlfast.collector_paused():
+        read = jsonfast.from_json(text, MAX_NODES, exact)
+        if read is not None:
+            locator.positions = read[1]
+            locator.positions.setdefault((), (1, 1))
+            return read[0], locator
         docs = yamlfast.compose(text)
         if docs is None or len(docs) > 1:
             return None

@@ -19,7 +19,8 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import StoreBusyError
-from jupcron.plans.load import LoadedPlan, LoadResult, plan_files, stream_plans
+from jupcron.plans.files import plan_files
+from jupcron.plans.load import LoadedPlan, LoadResult, stream_plans
 from jupcron.plans.sources import source_of
 from jupcron.store import planfiles
 from jupcron.store import plans as store_plans

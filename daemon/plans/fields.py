@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 from functools import partial
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer, PlainValidator
 from solders.pubkey import Pubkey as _SoldersPubkey
@@ -36,7 +36,26 @@ def mint_address(value: object) -> str:
     """A mint's address: a base58 public key; a
     well-known symbol (``USDC``) or a near miss of a well-known mint's address (a
     truncated or mistyped copy) is refused with the address meant: a mint is matched
-    exactly, so either would make its setting silently never apply."""
+    exactly, so either would make its setting silently never apply. A text found
+    valid once is not checked again (`_VALID_MINTS`)."""
+    if type(value) is str:
+        known = _VALID_MINTS.get(value)
+        if known is not None:
+            return known
+    key = _mint_address(value)
+    if type(value) is str and len(_VALID_MINTS) < VALID_MINTS_KEPT:
+        _VALID_MINTS[key] = key
+    return key
+
+
+# the mints found valid, each checked once: a large apply's plans name the same few
+# mints, and the near-miss check of each against every well-known mint was a third of
+# reading a plan (the answer depends on the text alone)
+_VALID_MINTS: dict[str, str] = {}
+VALID_MINTS_KEPT = 10_000
+
+
+def _mint_address(value: object) -> str:
     if isinstance(value, str) and value.upper() in SYMBOLS:
         mint = SYMBOLS[value.upper()]
         raise ValueError(
@@ -122,6 +141,24 @@ def _duration_value(value: object) -> int | str:
 
 
 Duration = Annotated[int | str, PlainValidator(_duration_value)]
+
+
+def dumped(request: BaseModel) -> dict[str, Any]:
+    """A request's JSON-ready body (by alias, without its unset parts), made once per
+    request model, which plans share (`jupcron.plans.schema.Shared`): never change it.
+    Held with the model, so the id it is found by is the model's while kept."""
+    held = _DUMPS.get(id(request))
+    if held is not None and held[0] is request:
+        return held[1]
+    body = request.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if len(_DUMPS) >= DUMPS_KEPT:
+        _DUMPS.clear()
+    _DUMPS[id(request)] = (request, body)
+    return body
+
+
+_DUMPS: dict[int, tuple[BaseModel, dict[str, Any]]] = {}
+DUMPS_KEPT = 4096
 
 
 class _Model(BaseModel):

@@ -8,8 +8,7 @@ the operator sees all of them at once.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from jupcron.config.yamlfile import Locator, decode, load, problems_from, read_c
 from jupcron.domain import PlanKind
 from jupcron.errors import PlanError, Problem, YamlLoadError
 from jupcron.plans import readers
+from jupcron.plans.files import plan_files
 from jupcron.plans.marks import FileMark, mark_of, stat_of
 from jupcron.plans.rules import checks, price_notes
 from jupcron.plans.schema import (
@@ -30,12 +30,12 @@ from jupcron.plans.schema import (
     Finding,
     PlanHead,
     PlanSpec,
+    ScheduleSpec,
+    Shared,
 )
 from jupcron.plans.sources import source_of
 from jupcron.price.limits import quote_mint
 from jupcron.products import kinds
-
-SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -64,79 +64,6 @@ class LoadResult:
     def raise_for_problems(self) -> None:
         if self.problems:
             raise PlanError(self.problems)
-
-
-def plan_files(paths: Iterable[Path]) -> tuple[list[Path], list[Problem]]:
-    """Expand folders into their plan files; a missing path is a problem. A folder's
-    entry named like a plan file is one, whatever it is but a folder (a dangling
-    symlink, a FIFO: the read says why it is no plan file, and nothing is applied)."""
-    files: list[Path] = []
-    problems: list[Problem] = []
-    for path in paths:
-        if path.is_dir():
-            found, unread = _folder_files(path)
-            problems += unread
-            if not found and not unread:
-                problems.append(Problem(str(path), 0, 0, "no plan files (*.yaml, *.yml) here"))
-            files.extend(found)
-        elif path.exists():
-            files.append(path)
-        else:
-            problems.append(Problem(str(path), 0, 0, "no such file or directory"))
-    unique: list[Path] = []
-    seen: set[Path] = set()
-    for file in files:
-        if not _utf8(file):
-            problems.append(Problem(_shown(file), 0, 0, NOT_UTF8_NAME))
-            continue
-        key = Path(os.path.realpath(file))  # (`Path.resolve` raises on a symlink loop)
-        if key not in seen:
-            seen.add(key)
-            unique.append(file)
-    return unique, problems
-
-
-# a name the store cannot hold (a plan's ``source``), nor a log or terminal show as is
-NOT_UTF8_NAME = "the file's name is not UTF-8 text: rename it"
-
-
-def _utf8(file: Path) -> bool:
-    """Is the file's path UTF-8 text? (Python holds a name of other bytes with
-    surrogates, which no UTF-8 encoder takes: the store refused it mid-apply, with
-    an error no caller expects.)"""
-    try:
-        str(file).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _shown(file: Path) -> str:
-    """The path with each byte that is not UTF-8 written as ``\\xNN``."""
-    return os.fsencode(file).decode("utf-8", "backslashreplace")
-
-
-def _folder_files(folder: Path) -> tuple[list[Path], list[Problem]]:
-    """A folder's plan files, sorted (hidden files and folders left out, symlinked
-    folders not followed), and a problem for each folder in it that could not be
-    listed: its files are not known, so an apply must not take them for removed
-    (`Path.rglob` skipped such a folder in silence, and its plans were disabled)."""
-    found: list[Path] = []
-    unread: list[Problem] = []
-
-    def failed(exc: OSError) -> None:
-        where = exc.filename if exc.filename is not None else folder
-        unread.append(Problem(str(where), 0, 0, f"cannot read this folder ({exc.strerror})"))
-
-    for top, dirs, names in os.walk(folder, onerror=failed):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        base = Path(top)
-        found += [
-            base / name
-            for name in names
-            if not name.startswith(".") and Path(name).suffix in SUFFIXES
-        ]
-    return sorted(found), unread
 
 
 def load_plans(paths: Sequence[Path], wallets: Collection[str] | None = None) -> LoadResult:
@@ -292,10 +219,14 @@ def _load_plan(
         return None
     before = len(result.problems)
     head: PlanHead | None = None
-    try:
-        head = PlanHead.model_validate(item)
+    schedule = _SCHEDULES.key(ScheduleSpec, item.get("schedule"))
+    checked = _SCHEDULES.known.get(schedule) if schedule is not None else None
+    try:  # (a schedule checked already is given as its model, which is taken as it is)
+        head = PlanHead.model_validate(item if checked is None else {**item, "schedule": checked})
     except ValidationError as exc:
         result.problems.extend(problems_from(exc, locator, PlanHead, prefix))
+    if head is not None and checked is None:
+        _SCHEDULES.keep(schedule, head.schedule)
     if head is not None and wallets is not None and head.wallet not in wallets:
         message = f"wallet: {unknown_wallet(head.wallet, wallets)}"
         result.problems.append(locator.problem((*prefix, "wallet"), message))
@@ -375,13 +306,23 @@ def _load_request(
             )
             result.problems.append(locator.problem((*prefix, wallet), message))
     model = kinds.spec(kind).model
+    key = _REQUESTS.key(model, body)
+    typed = _REQUESTS.known.get(key) if key is not None else None
     try:
-        typed = model.model_validate(body)
+        if typed is None:
+            typed = model.model_validate(body)
+            _REQUESTS.keep(key, typed)
     except ValidationError as exc:
         for problem in problems_from(exc, locator, model, prefix):
             result.problems.append(_prefixed(problem, "request."))
         return None
     return None if wallet_problem else typed
+
+
+# requests and schedules checked once per distinct mapping (a large apply's plans
+# repeat a few)
+_REQUESTS = Shared()
+_SCHEDULES = Shared()
 
 
 def _prefixed(problem: Problem, prefix: str) -> Problem:

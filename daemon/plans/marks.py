@@ -20,7 +20,7 @@ RACY = -1  # the mtime recorded for such a file: no stat matches it, it is read 
 
 @dataclass(frozen=True)
 class FileMark:
-    path: str  # as `jupcron.plans.load.plan_files` lists it
+    path: str  # as `jupcron.plans.files.plan_files` lists it
     size: int
     mtime_ns: int
     sha256: str

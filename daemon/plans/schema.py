@@ -35,7 +35,7 @@ from pydantic import (
 from jupcron.config import SwapApi
 from jupcron.config.wallets import WALLET_NAME, WALLET_NAME_RULE
 from jupcron.domain import DEFAULT_WALLET, PlanKind
-from jupcron.plans.fields import Amount, Duration, _Model
+from jupcron.plans.fields import Amount, Duration, _Model, dumped
 from jupcron.price.limits import PriceLimits
 from jupcron.products import kinds
 from jupcron.products.findings import Finding as Finding
@@ -105,6 +105,52 @@ def _check(parse: Any) -> Any:
     return run
 
 
+def frozen(value: Any) -> Any:
+    """A key that is equal only for equal values of the same types and text (``1`` is
+    not ``True``, ``1.0`` not ``1.00``): checks of one value hold for the other.
+    `TypeError` (from `hash`) if a value cannot be a key."""
+    kind = type(value)
+    if kind is dict:
+        return (dict, tuple([
+            (type(k), k, (type(v), v) if type(v) in _PLAIN else frozen(v))
+            for k, v in value.items()
+        ]))  # fmt: skip
+    if kind is list:
+        return (list, tuple([frozen(v) for v in value]))
+    if kind in _PLAIN:
+        return (kind, value)
+    return (kind, repr(value))
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})  # equal only when the same value
+
+
+class Shared:
+    """Models checked once per distinct input (`frozen`): a large apply's plans repeat
+    the same few requests and schedules, and a frozen model is shared as `stored_request`
+    shares them. Only a valid input is kept: an invalid one is checked (and explained)
+    each time."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self.known: dict[Any, Any] = {}
+
+    def key(self, model: type, data: Any) -> Any:
+        """`data`'s key, or None if it cannot have one."""
+        if type(data) is not dict:
+            return None
+        try:
+            key = (model, frozen(data))
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    def keep(self, key: Any, model: Any) -> None:
+        if key is not None and len(self.known) < self.limit:
+            self.known[key] = model
+
+
 class ScheduleSpec(_Model):
     cron: Annotated[str, AfterValidator(_check(parse_cron))] | None = None
     every: Duration | None = None
@@ -124,17 +170,31 @@ class ScheduleSpec(_Model):
         return value
 
     _schedule: Schedule | None = PrivateAttr(default=None)  # as checked (it is frozen)
+    _stored: dict[str, Any] | None = PrivateAttr(default=None)  # its `Schedule.to_dict`
 
     @model_validator(mode="after")
     def _whole(self) -> ScheduleSpec:
+        private = self.__pydantic_private__
+        if private is not None and private.get("_stored") is not None:
+            return self  # a model checked already, given as a plan's (pydantic runs this again)
         schedule = parse_schedule(self.model_dump(exclude_none=True))
         if schedule.grace < 1:  # a fire starts a moment after its slot: every one "missed"
             raise ValueError("grace must be at least 1s (how late a fire may still start)")
         self._schedule = schedule
+        self._stored = schedule.to_dict()
         return self
 
     def parsed(self) -> Schedule:
         return self._schedule or parse_schedule(self.model_dump(exclude_none=True))
+
+    def stored(self) -> dict[str, Any]:
+        """The schedule as stored (`Schedule.to_dict`), a fresh mapping."""
+        # (read past pydantic's `__getattr__`, which a private attribute is read through)
+        private = self.__pydantic_private__
+        kept = private.get("_stored") if private is not None else None
+        if kept is None:
+            return self.parsed().to_dict()
+        return dict(kept)  # (of plain values: a copy of its own)
 
 
 # ------------------------------------------------------------------ plans
@@ -263,14 +323,16 @@ class PlanSpec(_PlanFields):
         return spec
 
     def schedule_dict(self) -> dict[str, Any]:
-        return self.schedule.parsed().to_dict()
+        return self.schedule.stored()
 
     def request_dict(self) -> dict[str, Any]:
-        """The API body/query (without the wallet field), JSON-ready."""
-        return self.request.model_dump(by_alias=True, exclude_none=True, mode="json")
+        """The API body/query (without the wallet field), JSON-ready (a fresh copy of
+        the one made for this request: plans share requests, `Shared`)."""
+        body: dict[str, Any] = _json_copy(dumped(self.request))
+        return body
 
     def settings_dict(self) -> dict[str, Any]:
-        caps = self.caps or Caps()
+        caps = self.caps or _NO_CAPS
         settings: dict[str, Any] = {
             "dry_run": self.dry_run,
             "max_in_amount": self.max_in_amount,
@@ -300,6 +362,17 @@ class PlanSpec(_PlanFields):
     def content_hash(self) -> str:
         text = json.dumps(self.content(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+_NO_CAPS = Caps()
+
+
+def _json_copy(value: Any) -> Any:
+    if type(value) is dict:
+        return {k: _json_copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_json_copy(v) for v in value]
+    return value
 
 
 # `PlanSpec.of` builds a spec as `model_construct` would, which holds while a spec has

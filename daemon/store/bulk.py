@@ -7,13 +7,17 @@ The rows carry what the ORM would have bound: JSON columns as the text of
 ``json.dumps`` (SQLAlchemy's default serializer, which our engines keep), other
 columns through their type's bind processing (`UTCDateTime`'s check that a
 datetime is aware, say), so a row reads back the same by any path. A value many
-rows share (the apply's time, a schedule's first slot) is converted once.
+rows share (the apply's time, a schedule's first slot) is converted once. A JSON
+value may come already encoded (`JsonText`: a plan version's content, made of its
+row's parts), the text `json.dumps` would have made of it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from json.encoder import JSONEncoder, c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import JSON, Table, insert
@@ -21,6 +25,38 @@ from sqlalchemy.orm import Session
 
 Convert = Callable[[Any], Any]
 SHARED = 10_000  # distinct values of a column converted once (a cache per call)
+
+
+class JsonText(str):
+    """A JSON column's value as the text `json_text` (`json.dumps`) makes of it."""
+
+
+# `json.dumps` with its defaults, less the encoder it sets up on every call (half the
+# cost of a small mapping's); no circular check: rows hold plain values, made fresh
+_ENCODER = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(
+        None, JSONEncoder().default, encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+)
+
+
+def json_text(value: Any) -> str:
+    """The text ``json.dumps(value)`` makes."""
+    if isinstance(value, str):
+        return encode_basestring_ascii(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is int:
+        return int.__repr__(value)
+    if _ENCODER is not None and isinstance(value, dict | list):
+        return "".join(_ENCODER(value, 0))
+    return json.dumps(value)
 
 
 def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) -> None:
@@ -46,7 +82,8 @@ def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) 
     statement = insert(table).compile(dialect=dialect, column_keys=names)
     order = list(statement.positiontup or ())  # the table's column order
     if dialect.paramstyle != "qmark" or sorted(order) != sorted(names):
-        session.execute(insert(table), rows)  # (a column the rows lack has a default)
+        # (a column the rows lack has a default); the ORM encodes JSON itself
+        session.execute(insert(table), [_decoded(row) for row in rows])
         return
     cursor = driver.cursor()
     try:
@@ -57,10 +94,17 @@ def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) 
 
 def _values(table: Table, dialect: Any, names: Sequence[str],
             rows: Sequence[dict[str, Any]]) -> Iterator[list[Any]]:  # fmt: skip
-    """Each row's values of `names`, in that order, as bound."""
-    converts = [(name, _convert(table, name, dialect)) for name in names]
+    """Each row's values of `names`, in that order, as bound (a column whose values
+    are bound as they are is not gone over)."""
+    converts = [(at, convert) for at, name in enumerate(names)
+                if (convert := _convert(table, name, dialect)) is not _same]  # fmt: skip
+    picked = itemgetter(*names)
+    one = len(names) == 1  # (then `picked` gives the value, not a tuple of one)
     for row in rows:
-        yield [convert(row[name]) for name, convert in converts]
+        values = [picked(row)] if one else list(picked(row))
+        for at, convert in converts:
+            values[at] = convert(values[at])
+        yield values
 
 
 def _convert(table: Table, name: str, dialect: Any) -> Convert:
@@ -72,7 +116,15 @@ def _convert(table: Table, name: str, dialect: Any) -> Convert:
 
 
 def _json(value: Any) -> Any:
-    return None if value is None else json.dumps(value)
+    if value is None:
+        return None
+    if type(value) is JsonText:
+        return str(value)
+    return json_text(value)
+
+
+def _decoded(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: json.loads(v) if type(v) is JsonText else v for k, v in row.items()}
 
 
 def _shared(process: Convert) -> Convert:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, StrictInt, model_validator
 
-from jupcron.plans.fields import U64_MAX, Amount, Mint, Pubkey, _at_least, _Model
+from jupcron.plans.fields import U64_MAX, Amount, Mint, Pubkey, _at_least, _Model, dumped
 from jupcron.products.findings import Finding
 from jupcron.products.spec import CheckContext, RequestSpec
 
@@ -141,7 +141,7 @@ def param_checks(request: SwapRequest, swap_api: str | None) -> list[Finding]:
     """Parameters the plan's swap API does not list are never sent to it: an error
     when the plan names its API (when the daemon config decides, a run records what
     it left out, ``not_sent`` in its ``ordered`` event)."""
-    given = request.model_dump(by_alias=True, exclude_none=True, mode="json")
+    given = dumped(request)  # (shared: only read)
     out: list[Finding] = []
     if "closeAuthority" in given and "payer" not in given:
         message = "closeAuthority requires payer (Ultra ignores it without one)"
