@@ -11,8 +11,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from tests.bench.conftest import Figures
 from tests.bench.harness import JUPCRON, Bench, _env, daily_plans
@@ -61,19 +63,29 @@ print(json.dumps({"rc": proc.returncode, "err": err[-2000:],
 """
 
 
+def _text(chunk: dict[str, Any], form: str) -> str:
+    """JSON (what a program that writes plans writes; read by json's scanner), or
+    YAML in block style, as a person writes it (read by libyaml)."""
+    if form == "json":
+        return json.dumps(chunk)
+    return yaml.safe_dump(chunk, default_flow_style=False, sort_keys=False)
+
+
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(("jobs", "form"), [(1, "json"), (2, "json"), (1, "yaml")])
 @pytest.mark.parametrize("count", SIZES)
 def test_plans_apply(
-    backend_url: tuple[str, str], count: int, jobs: int, tmp_path: Path, figures: Figures
-) -> None:
-    """The default (one process), and ``--jobs 2`` (a worker process reads the files)."""
+    backend_url: tuple[str, str], count: int, jobs: int, form: str, tmp_path: Path,
+    figures: Figures,
+) -> None:  # fmt: skip
+    """The default (one process), ``--jobs 2`` (a worker process reads the files), and
+    the default on files in YAML's block style."""
     backend, url = backend_url
     bench = Bench(tmp_path / "jc", url, "http://127.0.0.1:9")
     plans = daily_plans(count)
     for n, start in enumerate(range(0, count, PER_FILE)):
         chunk = {"plans": plans[start : start + PER_FILE]}
-        (bench.plans / f"plans-{n:03d}.yaml").write_text(json.dumps(chunk))
+        (bench.plans / f"plans-{n:03d}.yaml").write_text(_text(chunk, form))
     del plans
     command = [*JUPCRON, "--config", str(bench.config), "plans", "apply", "--jobs", str(jobs)]
     started = time.monotonic()
@@ -89,7 +101,11 @@ def test_plans_apply(
     finally:
         bench.stop()  # its engine: a connection left to the collector fails a later test
     assert stored == count
-    key = f"apply_{count}" if jobs == 1 else f"apply_{count}_jobs{jobs}"
+    key = (
+        f"apply_{count}"
+        + ("" if jobs == 1 else f"_jobs{jobs}")
+        + ("" if form == "json" else f"_{form}")
+    )
     figures.put(backend, f"{key}_s", took)
     figures.put(backend, f"{key}_cpu_s", measured["cpu"])
     figures.put(backend, f"{key}_peak_mb", measured["peak_mb"])
