@@ -12,12 +12,17 @@ refusals too, carries the security headers (daemon/listen/messages.py).
 
 A connection holds a thread: `MAX_PER_CLIENT` from one address and `MAX_CONNECTIONS`
 in all (more are answered ``503`` at once), each closed after `IDLE_TIMEOUT` without
-a byte. Everything is synchronous with threads, like the rest of the daemon.
+a byte. A request costs little before anyone looks at its token (`RequestReader`):
+its line and headers at most `MAX_HEAD` bytes (``431`` past them), the whole of it
+within `IDLE_TIMEOUT` of its first byte, and a body nobody read closes the connection
+(else its bytes would be the next request). Everything is synchronous with threads,
+like the rest of the daemon.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import ipaddress
 import socket
 import sys
@@ -39,6 +44,7 @@ from jupcron.listen.messages import (
     host_is_local,
 )
 from jupcron.listen.metrics import Metrics
+from jupcron.listen.reader import RequestReader
 from jupcron.urls import is_loopback_host
 
 log = structlog.get_logger(__name__)
@@ -163,20 +169,36 @@ class _Handler(BaseHTTPRequestHandler):
     default_request_version = "HTTP/1.0"  # a refused request line still gets headers
     server_version, sys_version = "jupcron", ""  # not the Python it runs on
 
+    rfile: RequestReader  # type: ignore[assignment]
+    _body_unread = False  # the request came with a body nobody has read
+
+    def handle_one_request(self) -> None:
+        self.rfile.next_request()
+        self._body_unread = False
+        try:
+            super().handle_one_request()
+        except http.client.LineTooLong:  # the request line alone is past MAX_HEAD
+            self.requestline, self.request_version, self.command = "", "HTTP/1.0", ""
+            self.send_error(414)
+
     def parse_request(self) -> bool:
         """The request line and headers; a body in chunks is refused (``501``, closed):
         read as it comes, its bytes would be taken for the next request."""
         if not super().parse_request():
             return False
+        self.rfile.head_read()
         if "Transfer-Encoding" in self.headers:
             self.send_error(501)
             return False
+        self._body_unread = (self.headers.get("Content-Length") or "0").strip() != "0"
         return True
 
     def setup(self) -> None:
-        # a connection that sends nothing for a while is closed, not a thread held forever
+        # a connection that sends nothing for a while, or takes too long over one request,
+        # is closed, not a thread held forever; a request's head is bounded
         super().setup()
         self.connection.settimeout(self.server.idle_timeout)
+        self.rfile = RequestReader(self.rfile, self.connection, self.server.idle_timeout)  # type: ignore[arg-type]
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
@@ -218,6 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(413, b"request body too large\n", TEXT)
             return
         body = self.rfile.read(length) if length else b""
+        self._body_unread = False
         headers = {name.lower(): value for name, value in self.headers.items()}
         request = WebRequest(self.command, self.path, headers, body, str(self.client_address[0]))
         try:
@@ -243,10 +266,15 @@ class _Handler(BaseHTTPRequestHandler):
         content_type: str,
         headers: list[tuple[str, str]] | None = None,
     ) -> None:
+        self.connection.settimeout(self.server.idle_timeout)  # the answer's own time
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        for name, value in SECURITY_HEADERS if headers is None else headers:
+        headers = list(SECURITY_HEADERS if headers is None else headers)
+        if self._body_unread and not self.close_connection:
+            # its bytes would be read as the next request: one request, two answers
+            headers.append(("Connection", "close"))
+        for name, value in headers:
             self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
