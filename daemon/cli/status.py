@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
 
 import click
 
@@ -23,8 +22,7 @@ from jupcron.domain import DEFAULT_WALLET
 from jupcron.plans.apply import FilesState, files_vs_store
 from jupcron.report.listing import render
 from jupcron.runner.killswitch import kill_switch
-from jupcron.scheduling.zones import TZDATA_VERSION
-from jupcron.service.heartbeat import tzdata_of
+from jupcron.scheduling.zones import tz_data
 from jupcron.store import migrate
 from jupcron.store import status as store_status
 from jupcron.store.control import STALE_AFTER, NodeBeat
@@ -60,8 +58,7 @@ def status(ctx: Context, fmt: str) -> None:
         engine.dispose()
     here = {"dry_run": config.safety.dry_run, "kill_switch": kill_switch(config)}
     if fmt == "json":
-        data = {**as_json(found), "config": here, "plan_files": files.as_json(),
-                "tzdata": tz_data(found)}  # fmt: skip
+        data = {**as_json(found), "config": here, "plan_files": files.as_json()}
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(table(found, config, files))
@@ -79,19 +76,8 @@ def _node_line(node: NodeBeat, found: Status) -> str:
     return f"{line}  DEGRADED: {node.degraded}" if node.degraded else line
 
 
-def tz_data(found: Status) -> dict[str, Any]:
-    """The tz data release this command and each running daemon read zones from
-    (``unknown``: a daemon from before it said, which read the system's files). A
-    slot is an instant worked out from a zone's rules, stored by `plans apply` and
-    then by each daemon in turn: where the releases differ, one plan's slots can too
-    (a fire twice in a day, or none)."""
-    nodes = {n.node: tzdata_of(n.version) or "unknown" for n in found.running}
-    return {"here": TZDATA_VERSION, "nodes": nodes,
-            "differ": any(v != TZDATA_VERSION for v in nodes.values())}  # fmt: skip
-
-
 def _tz_line(found: Status) -> str:
-    tz = tz_data(found)
+    tz = tz_data((n.node, n.version) for n in found.running)
     if not tz["differ"]:
         where = "here and on every running daemon" if tz["nodes"] else "here"
         return f"{tz['here']} (tzdata package) {where}"

@@ -10,13 +10,12 @@ stop removes the row; a crashed daemon's row stops being renewed and shows as no
 running once older than `STALE_AFTER`.
 
 Its ``version`` is the software's and the tz data release the daemon reads zones
-from (`with_tzdata`): nodes that read one zone otherwise work out other slots for
+from (`jupcron.scheduling.zones.with_tzdata`): nodes that read one zone otherwise work out other slots for
 one plan, which `jupcron status` points out (`tzdata_of`).
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -29,30 +28,12 @@ from jupcron.config import Config
 from jupcron.errors import JupcronError
 from jupcron.logs.outage import Outage
 from jupcron.runner.killswitch import kill_switch
-from jupcron.scheduling.zones import TZDATA_VERSION
+from jupcron.scheduling.zones import with_tzdata
 from jupcron.store import control
 from jupcron.store.control import BEAT, NodeBeat
 from jupcron.store.engine import begin
 
 log = structlog.get_logger(__name__)
-
-VERSION_WIDTH = 32  # daemon_nodes.version is a VARCHAR(32) (PostgreSQL refuses longer)
-_TZDATA = re.compile(r" tzdata (\S+)$")
-
-
-def with_tzdata(version: str, tz: str = TZDATA_VERSION) -> str:
-    """``0.1.0 tzdata 2026f``: the heartbeat's version with the tz data release this
-    process reads zones from, in the column there is (no migration); the software's
-    version is cut, never the release, should the two not fit."""
-    suffix = f" tzdata {tz}"
-    return version[: VERSION_WIDTH - len(suffix)] + suffix
-
-
-def tzdata_of(version: str) -> str | None:
-    """The tz data release a heartbeat's version names (None: a daemon from before
-    it said, which read the system's zone files)."""
-    found = _TZDATA.search(version)
-    return found.group(1) if found else None
 
 
 class Heartbeat:

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from jupcron.domain import DEFAULT_WALLET, IN_FLIGHT, RunStatus
 from jupcron.scheduling.schedule import Schedule, next_fire_times, parse_schedule
+from jupcron.scheduling.zones import tz_data
 from jupcron.store import control
 from jupcron.store import runway as store_runway
 from jupcron.store.control import NodeBeat
@@ -312,6 +313,7 @@ def summary_json(status: Status) -> dict[str, Any]:
         "in_doubt": [run_json(r) for r in status.in_doubt.runs],
         "in_doubt_count": status.in_doubt.count,
         "runway": [runway_json(r) for r in status.runways],
+        "tzdata": tz_data((n.node, n.version) for n in running),
     }
 
 

@@ -277,6 +277,10 @@ def status_text(status: dict[str, Any]) -> dict[str, str]:
     daemons = f"{len(running)} running" if running else "none running"
     if status["leader"]:
         daemons += f", leader {status['leader']}"
+    tz = status["tzdata"]
+    if tz["differ"]:  # one plan's slots can differ between them (`jupcron status` says so too)
+        releases = ", ".join(f"{node} {release}" for node, release in tz["nodes"].items())
+        daemons += f"; tz data DIFFER: {releases} (this page's {tz['here']})"
     return _shown(
         {
             "node": status["node"],

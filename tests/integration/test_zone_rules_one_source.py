@@ -156,7 +156,8 @@ def test_every_process_that_imports_jupcron_reads_only_the_package(tmp_path: Pat
 
 def test_the_heartbeat_says_which_tz_data_the_daemon_reads(sqlite_url: str) -> None:
     from jupcron.config import Config
-    from jupcron.service.heartbeat import Heartbeat, tzdata_of
+    from jupcron.scheduling.zones import tzdata_of
+    from jupcron.service.heartbeat import Heartbeat
 
     engine = make_engine(sqlite_url)
     try:
@@ -226,3 +227,41 @@ def test_status_does_not_warn_when_every_node_reads_the_same_tz_data(
     line = next(x for x in result.stdout.splitlines() if x.startswith("tz data"))
     assert tzdata.IANA_VERSION in line
     assert "DIFFER" not in line
+
+
+def test_the_status_page_says_when_running_nodes_read_other_tz_data(sqlite_url: str) -> None:
+    """`/api/status` carries what `jupcron status --format json` does, and the page's
+    daemons line says DIFFER with each node's release."""
+    import httpx
+
+    from jupcron.listen.metrics import Metrics
+    from jupcron.listen.page import LiveState
+    from jupcron.listen.server import start_listener
+    from jupcron.store.engine import open_reader
+    from jupcron.web.activity import Activity
+    from jupcron.web.app import WebApp
+
+    now = datetime.now(UTC)
+    engine = make_engine(sqlite_url)
+    try:
+        for node, tz in (("a:1", tzdata.IANA_VERSION), ("b:2", "2025b")):
+            beat = NodeBeat(node=node, role="leader" if node == "a:1" else "standby",
+                            role_since=now, started_at=now, last_beat=now, dry_run=False,
+                            kill_switch=None, version=f"0.1.0 tzdata {tz}")  # fmt: skip
+            with begin(engine) as conn:
+                control.beat(conn, beat)
+    finally:
+        engine.dispose()
+    reader = open_reader(sqlite_url)
+    live = lambda: LiveState(node="a:1", rate_limit=1.0, wallet="WALLET")  # noqa: E731
+    app = WebApp(reader, metrics=Metrics(), live=live, activity=Activity())
+    server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
+    try:
+        status = httpx.get(server.url + "/api/status", timeout=10).json()
+    finally:
+        server.stop()
+        reader.dispose()
+    assert status["tzdata"] == {"here": tzdata.IANA_VERSION, "differ": True,
+                                "nodes": {"a:1": tzdata.IANA_VERSION, "b:2": "2025b"}}  # fmt: skip
+    assert "tz data DIFFER" in status["text"]["daemons"]
+    assert "b:2 2025b" in status["text"]["daemons"]
