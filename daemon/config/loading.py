@@ -14,6 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from jupcron.config.sections import Config, DatabaseConfig
+from jupcron.config.trust import check_file
 from jupcron.config.yamlfile import decode, load, problems_from, read_checked
 from jupcron.errors import ConfigError, YamlLoadError
 
@@ -64,11 +65,13 @@ def load_config(
     explicit: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Config:
-    """Read and validate the config file; every problem as ``file:line:col: message``."""
+    """Read and validate the config file; every problem as ``file:line:col: message``.
+    A file that a user other than jupcron's or root could have changed is refused
+    (`jupcron.config.trust`): it sets dry run and the guard's limits."""
     env = os.environ if env is None else env
     path = config_path(explicit, env)
     try:
-        raw = read_checked(path)
+        raw = read_checked(path, check_file)
         data, locator = load(path, decode(path, raw))
     except YamlLoadError as exc:
         hint = ""

@@ -5,7 +5,9 @@ cheaply: a stat each look, a read (and a hash) only once a changed file held sti
       the same as at the last look ─► nothing
       changed ─► look again next turn: an editor may still be writing it
       held still for a look (or written in the last 2 s) ─► read and hash it
-          the content in effect, or the content last refused ─► nothing
+          the content in effect, or the content last refused (with the
+          modes and owners it had: `chmod go-w` on a refused file makes it due
+          again, jupcron.config.trust) ─► nothing
           else ─► due: the caller loads it
 
 An editor that saves by writing a new file and renaming it over the old one
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jupcron.config import config_digest
+from jupcron.config.trust import access_of
 
 RECENT_NS = 2_000_000_000  # a file written less than this ago is read at each look
 UNREADABLE = "unreadable"  # the digest of a file that cannot be read (no such file, say)
@@ -67,7 +70,10 @@ class ConfigWatch:
         self.path = path
         self.current = current  # the digest of the config in effect
         self.refused: str | None = None  # the digest of the content last refused
+        # the modes and owners it was refused with (None: any, it is refused as it is)
+        self.refused_access: tuple[int, ...] | None = None
         self.seen = current  # the digest `due` last read
+        self.access: tuple[int, ...] = ()  # the modes and owners when `due` last read
         self._wall_ns = wall_ns
         self._key = file_key(path)  # the stat of the file as last read
         self._moving: object = _NEVER  # the stat at the last look
@@ -83,7 +89,10 @@ class ConfigWatch:
             return False
         self._key = key
         self.seen = content_digest(self.path)
-        return self.seen not in (self.current, self.refused)
+        self.access = access_of(self.path)
+        if self.seen == self.current:
+            return False
+        return self.seen != self.refused or self.refused_access not in (None, self.access)
 
     def _recent(self, key: FileKey | None) -> bool:
         """Written a moment ago: a second write in the same timestamp tick, of the same

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -135,10 +135,12 @@ def _unsupported(node: Any, loc: Loc, locator: Locator) -> YamlLoadError:
     )
 
 
-def read_checked(path: Path) -> bytes:
+def read_checked(path: Path, check: Callable[[Path, os.stat_result], None] | None = None) -> bytes:
     """The file's bytes, if it is a readable file of text size (`YamlLoadError` if not).
     Only a regular file is read (a FIFO would block, a device never end), and never
-    more than `MAX_BYTES` (and one) of it: a huge file is refused before it fills memory."""
+    more than `MAX_BYTES` (and one) of it: a huge file is refused before it fills memory.
+    `check` (who may change the file: `jupcron.config.trust`) sees the ``fstat`` of the
+    file opened, so what it passed is what is read."""
     name = str(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without a writer
@@ -149,13 +151,16 @@ def read_checked(path: Path) -> bytes:
     except OSError as exc:
         raise YamlLoadError(Problem(name, 0, 0, f"cannot read: {exc.strerror}")) from None
     with os.fdopen(fd, "rb") as file:
-        mode = os.fstat(fd).st_mode
+        info = os.fstat(fd)
+        mode = info.st_mode
         if stat.S_ISDIR(mode):
             raise YamlLoadError(Problem(name, 0, 0, "is a directory, not a file"))
         if not stat.S_ISREG(mode):
             raise YamlLoadError(
                 Problem(name, 0, 0, "not a regular file (a FIFO, socket or device)")
             )
+        if check is not None:
+            check(path, info)
         try:
             raw = file.read(MAX_BYTES + 1)
         except OSError as exc:

@@ -197,13 +197,14 @@ class ConfigFile:
         if not self.watch.due():
             return None
         config = self.read(current, "file")
-        if config is None:
-            self.watch.refused = self.watch.seen  # said once; tried again when it changes
+        if config is None:  # said once; tried again when it (or its modes, owners) change
+            self.watch.refused, self.watch.refused_access = self.watch.seen, self.watch.access
         return config
 
     def in_effect(self, old: Config, new: Config, trigger: str) -> None:
         """`new` replaced `old`: say what changed, and what waits for a restart."""
         self.watch.current, self.watch.refused = new.digest, None
+        self.watch.refused_access = None
         changes = config_changes(old, new)
         for key in restart_only(changes):
             log.warning("reload_needs_restart", section=key)

@@ -1,0 +1,105 @@
+"""Who may change the config file: only the user jupcron runs as, or root.
+
+The config sets `safety.dry_run`, the caps and the guard's limits, and a running
+daemon follows it within seconds, signing with a keypair only it may read. So,
+like sshd's StrictModes, the file is refused when it belongs to another user, when
+group or others may write it, or when its folder lets another user put a file of
+their own in its place: a folder of another user, or one group or others may write
+without the sticky bit (``/tmp``'s 1777 is fine: there only a file's owner may
+rename or delete it). Only the folder the file is in is checked (and, for a
+symbolic link, the folder of the file it names), not every folder above it. Group
+write is fine where the group is its owner's own (a user private group, no other
+member: what a umask of 0002 gives on Debian), as Debian's ssh allows it.
+
+Reading is not checked: the config holds no secret (keys live in their own files,
+`jupcron.private`). A documented install (root's 0644 file in root's 0755
+``/etc/jupcron``) passes, whichever user the service runs as.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import stat
+from pathlib import Path
+
+from jupcron.errors import ConfigError
+
+
+def check_file(path: Path, info: os.stat_result) -> None:
+    """Refuse (`ConfigError`, one line with the fix) the config file `path`, whose
+    ``fstat`` is `info` (the file read, not whatever the path names a moment later),
+    when a user other than jupcron's or root may change it or its folder."""
+    me = os.geteuid()
+    if info.st_uid not in (me, 0):
+        raise ConfigError(
+            f"{path}: the config file belongs to uid {info.st_uid}, who could change it "
+            f"(dry run, caps, the guard's limits); it must belong to the user jupcron runs "
+            f"as (uid {me}) or root; run as root: chown {me} {path}"
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if _others_may_write(info):
+        raise ConfigError(
+            f"{path}: permissions {mode:04o} are too open: group or others may change the "
+            f"config file (dry run, caps, the guard's limits); run: chmod go-w {path}"
+        )
+    for folder in _folders(path):
+        _check_folder(path, folder, me)
+
+
+def _folders(path: Path) -> list[Path]:
+    """The folder of `path` as given and, when it is a symbolic link, of its target."""
+    given = Path(os.path.abspath(path)).parent
+    real = Path(os.path.realpath(path)).parent
+    return [given] if real == given else [given, real]
+
+
+def _check_folder(path: Path, folder: Path, me: int) -> None:
+    try:
+        info = os.stat(folder)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot check its folder {folder}: {exc.strerror}") from None
+    if info.st_uid not in (me, 0):
+        raise ConfigError(
+            f"{path}: its folder {folder} belongs to uid {info.st_uid}, who could put "
+            f"another config file in its place; the folder must belong to the user jupcron "
+            f"runs as (uid {me}) or root; run as root: chown {me} {folder}"
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if _others_may_write(info) and not mode & stat.S_ISVTX:
+        raise ConfigError(
+            f"{path}: its folder {folder} has permissions {mode:04o}: group or others may "
+            f"put another config file in its place; run: chmod go-w {folder}"
+        )
+
+
+def _others_may_write(info: os.stat_result) -> bool:
+    """Others may write it, or its group may and that group is not its owner's own."""
+    if info.st_mode & stat.S_IWOTH:
+        return True
+    return bool(info.st_mode & stat.S_IWGRP) and not _private_group(info)
+
+
+def _private_group(info: os.stat_result) -> bool:
+    """Is the group of the file its owner's private group (the owner's primary group,
+    with no other member)?"""
+    try:
+        owner = pwd.getpwuid(info.st_uid)
+        group = grp.getgrgid(info.st_gid)
+    except KeyError:
+        return False
+    return owner.pw_gid == info.st_gid and all(m == owner.pw_name for m in group.gr_mem)
+
+
+def access_of(path: Path) -> tuple[int, ...]:
+    """What the checks above look at (the modes and owners of the file and its
+    folders), to tell whether a refused file may pass now; empty if it cannot be read."""
+    out: list[int] = []
+    try:
+        for where in (path, *_folders(path)):
+            info = os.stat(where)
+            out += (info.st_mode, info.st_uid)
+    except OSError:
+        return ()
+    return tuple(out)
