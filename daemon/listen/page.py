@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sqlalchemy.orm import Session
+
 from jupcron.api.client import Attempt
 from jupcron.config import Config
 from jupcron.listen.metrics import Metrics
@@ -30,6 +32,9 @@ class LiveState:
     wallet: str  # the public key (several wallets: ``NAME ADDRESS, …``)
     # plans.dir against the store, as `jupcron status` has it (daemon/plans/apply.py)
     plan_files: dict[str, Any] | None = None
+    # or the same, read when the page asks, on the session of the page's own read-only
+    # engine (the daemon's writer engine is its runs'; daemon/service/status.py)
+    plan_files_on: Callable[[Session], dict[str, Any] | None] | None = None
 
 
 class Page(Protocol):

@@ -7,6 +7,7 @@ A run listener (`run_finished`): the last run, for the ``STATUS=`` line.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -14,6 +15,7 @@ from typing import Any
 
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from jupcron.app import Runtime
 from jupcron.chain.wallets import addresses_text
@@ -82,6 +84,60 @@ class StoreOutage:
         self._since, self._said = None, False
 
 
+class PlanFilesCheck:
+    """plans.dir against the store, for the page (`LiveState.plan_files_on`): at 100,000
+    plans a comparison is seconds of reading every plan file, and the page polls.
+
+    It runs on the session the page hands it, on the page's own read-only engine:
+    never on the daemon's writer engine, whose connections the runner claims and
+    records runs with (on SQLite each writer transaction holds the write lock, on
+    PostgreSQL the pool is a few connections), so no number of tabs can hold up a due
+    run's claim. At most one comparison runs at a time: a request that finds one under
+    way gets the last answer, a little stale (``None`` before the first: "not compared
+    yet"), instead of starting another. Otherwise the answer is read again at most
+    every `FILES_EVERY` seconds, and the files are read again only when they or the
+    store changed."""
+
+    def __init__(
+        self, config: Callable[[], Config], *, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.config = config  # the config in effect now (a reload replaces it)
+        self._monotonic = monotonic
+        self._lock = threading.Lock()  # held by the one comparison under way
+        # (when read, plan files state, what it was read from: store revision and file stats)
+        self._files: tuple[float, dict[str, Any], object] | None = None
+
+    def __call__(self, session: Session) -> dict[str, Any] | None:
+        files = self._files
+        if files is not None and self._monotonic() - files[0] < FILES_EVERY:
+            return files[1]
+        if not self._lock.acquire(blocking=False):  # another request compares them now
+            return files[1] if files is not None else None
+        try:
+            return self._read(session)
+        finally:
+            self._lock.release()
+
+    def _read(self, session: Session) -> dict[str, Any]:
+        now = self._monotonic()
+        config = self.config()
+        folder = config.plans.dir
+        try:
+            # read the files again only when they or the store changed: with
+            # 100,000 plans a read is seconds of CPU
+            seen = (store_plans.revision(session), files_seen(folder))
+            if self._files is not None and self._files[2] == seen:
+                self._files = (now, self._files[1], seen)
+                return self._files[1]
+            state = files_vs_store(session, folder, config.wallet_names()).as_json()
+        except (JupcronError, SQLAlchemyError, OSError) as exc:
+            state = {"folder": str(folder), "in_sync": False, "diff": [],
+                     "problem": str(exc)}  # fmt: skip
+            seen = None
+        self._files = (now, state, seen)
+        return state
+
+
 class Status:
     def __init__(
         self,
@@ -109,8 +165,7 @@ class Status:
         self._counted: int | None = None  # the plans revision `plan_count` was counted at
         self._text = ""  # the STATUS= line last sent
         self._last_run = ""
-        # (when read, plan files state, what it was read from: store revision and file stats)
-        self._files: tuple[float, dict[str, Any], object] | None = None
+        self.plan_files = PlanFilesCheck(config, monotonic=monotonic)  # for the page
 
     def run_finished(self, outcome: RunOutcome) -> None:
         """A run listener: the last run, for the STATUS line."""
@@ -176,29 +231,5 @@ class Status:
         runtime = self.runtime
         return LiveState(
             node=runtime.runner.node, rate_limit=runtime.api.pacer.rate,
-            wallet=addresses_text(runtime.addresses()), plan_files=self._plan_files(),
+            wallet=addresses_text(runtime.addresses()), plan_files_on=self.plan_files,
         )  # fmt: skip
-
-    def _plan_files(self) -> dict[str, Any] | None:
-        """plans.dir against the store, read at most every `FILES_EVERY` seconds (a page
-        refreshes every few seconds; reading every plan file that often is waste)."""
-        assert self.runtime is not None
-        now = time.monotonic()
-        if self._files is None or now - self._files[0] >= FILES_EVERY:
-            config = self.config()
-            folder = config.plans.dir
-            try:
-                with self.runtime.store.factory() as session:
-                    # read the files again only when they or the store changed: with
-                    # 100,000 plans a read is seconds of CPU
-                    seen = (store_plans.revision(session), files_seen(folder))
-                    if self._files is not None and self._files[2] == seen:
-                        self._files = (now, self._files[1], seen)
-                        return self._files[1]
-                    state = files_vs_store(session, folder, config.wallet_names()).as_json()
-            except (JupcronError, SQLAlchemyError, OSError) as exc:
-                state = {"folder": str(folder), "in_sync": False, "diff": [],
-                         "problem": str(exc)}  # fmt: skip
-                seen = None
-            self._files = (now, state, seen)
-        return self._files[1]

@@ -155,7 +155,7 @@ def status_view(
             "runs": store_status.run_errors_since(session, now - timedelta(hours=1)),
         },
         "in_doubt_help": IN_DOUBT_HELP if view["in_doubt"] else None,
-        "plan_files": live.plan_files,
+        "plan_files": live.plan_files_on(session) if live.plan_files_on else live.plan_files,
     })  # fmt: skip
     view["text"] = status_text(view)
     return view
