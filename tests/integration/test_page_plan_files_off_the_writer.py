@@ -1,4 +1,4 @@
-"""Review 20h: the page's "plan files vs store" must cost the signing daemon nothing
+"""The page's "plan files vs store" must cost the signing daemon nothing
 of what its runs need.
 
 The comparison (`files_vs_store`: every plan file read, every plan compared) takes
