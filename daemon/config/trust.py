@@ -1,4 +1,5 @@
-"""Who may change the config file: only the user jupcron runs as, or root.
+"""Who may change the config file and the plan files: only the user jupcron runs as,
+or root.
 
 The config sets `safety.dry_run`, the caps and the guard's limits, and a running
 daemon follows it within seconds, signing with a keypair only it may read. So,
@@ -10,6 +11,11 @@ rename or delete it). Only the folder the file is in is checked (and, for a
 symbolic link, the folder of the file it names), not every folder above it. Group
 write is fine where the group is its owner's own (a user private group, no other
 member: what a umask of 0002 gives on Debian), as Debian's ssh allows it.
+
+Plan files decide what is traded, how much and to whom (a swap's receiver): `plans
+apply`, SIGHUP and the optional path unit apply them, so each plan file (and the
+folder it is in) is held to the same rule; a plan file's problem is one of the
+apply's problems, and nothing is applied.
 
 Reading is not checked: the config holds no secret (keys live in their own files,
 `jupcron.private`). A documented install (root's 0644 file in root's 0755
@@ -26,26 +32,42 @@ from pathlib import Path
 
 from jupcron.errors import ConfigError
 
+CONFIG = ("config file", "dry run, caps, the guard's limits")
+PLANS = ("plan file", "what is traded, how much, and to whom")
+
 
 def check_file(path: Path, info: os.stat_result) -> None:
     """Refuse (`ConfigError`, one line with the fix) the config file `path`, whose
     ``fstat`` is `info` (the file read, not whatever the path names a moment later),
     when a user other than jupcron's or root may change it or its folder."""
+    problem = untrusted(path, info, CONFIG)
+    if problem is not None:
+        raise ConfigError(problem)
+
+
+def untrusted(path: Path, info: os.stat_result, kind: tuple[str, str]) -> str | None:
+    """Why a user other than jupcron's or root may change the file `path` (its
+    ``fstat``: `info`) or put another in its place, as one line with the fix; None
+    if none may. `kind`: what the file is, and what it decides."""
+    what, decides = kind
     me = os.geteuid()
     if info.st_uid not in (me, 0):
-        raise ConfigError(
-            f"{path}: the config file belongs to uid {info.st_uid}, who could change it "
-            f"(dry run, caps, the guard's limits); it must belong to the user jupcron runs "
-            f"as (uid {me}) or root; run as root: chown {me} {path}"
+        return (
+            f"{path}: the {what} belongs to uid {info.st_uid}, who could change it "
+            f"({decides}); it must belong to the user jupcron runs as (uid {me}) or "
+            f"root; run as root: chown {me} {path}"
         )
     mode = stat.S_IMODE(info.st_mode)
     if _others_may_write(info):
-        raise ConfigError(
+        return (
             f"{path}: permissions {mode:04o} are too open: group or others may change the "
-            f"config file (dry run, caps, the guard's limits); run: chmod go-w {path}"
+            f"{what} ({decides}); run: chmod go-w {path}"
         )
     for folder in _folders(path):
-        _check_folder(path, folder, me)
+        problem = folder_problem(path, folder, what)
+        if problem is not None:
+            return problem
+    return None
 
 
 def _folders(path: Path) -> list[Path]:
@@ -55,23 +77,26 @@ def _folders(path: Path) -> list[Path]:
     return [given] if real == given else [given, real]
 
 
-def _check_folder(path: Path, folder: Path, me: int) -> None:
+def folder_problem(path: Path, folder: Path, what: str) -> str | None:
+    """Why another user may put a file in place of `path` in `folder` (None: none may)."""
+    me = os.geteuid()
     try:
         info = os.stat(folder)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot check its folder {folder}: {exc.strerror}") from None
+        return f"{path}: cannot check its folder {folder}: {exc.strerror}"
     if info.st_uid not in (me, 0):
-        raise ConfigError(
+        return (
             f"{path}: its folder {folder} belongs to uid {info.st_uid}, who could put "
-            f"another config file in its place; the folder must belong to the user jupcron "
+            f"another {what} in its place; the folder must belong to the user jupcron "
             f"runs as (uid {me}) or root; run as root: chown {me} {folder}"
         )
     mode = stat.S_IMODE(info.st_mode)
     if _others_may_write(info) and not mode & stat.S_ISVTX:
-        raise ConfigError(
+        return (
             f"{path}: its folder {folder} has permissions {mode:04o}: group or others may "
-            f"put another config file in its place; run: chmod go-w {folder}"
+            f"put another {what} in its place; run: chmod go-w {folder}"
         )
+    return None
 
 
 def _others_may_write(info: os.stat_result) -> bool:

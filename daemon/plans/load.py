@@ -8,6 +8,7 @@ the operator sees all of them at once.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from jupcron.config.trust import PLANS, untrusted
 from jupcron.config.wallets import unknown_wallet
 from jupcron.config.yamlfast import collector_paused
 from jupcron.config.yamlfile import Locator, decode, load, problems_from, read_checked
@@ -150,10 +152,17 @@ def load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -
         return _load_file(file, result, wallets)
 
 
+def _trusted(file: Path, info: os.stat_result) -> None:
+    """Only jupcron's user or root may change a plan file (`jupcron.config.trust`)."""
+    problem = untrusted(file, info, PLANS)
+    if problem is not None:
+        raise YamlLoadError(Problem(str(file), 0, 0, problem.removeprefix(f"{file}: ")))
+
+
 def _load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:
     stat = stat_of(file)  # before the read: a change after it shows as a newer stat
     try:
-        raw = read_checked(file)
+        raw = read_checked(file, _trusted)
         text = decode(file, raw)
         data, locator = load(file, text, exact_floats=True)  # prices keep their digits
     except YamlLoadError as exc:
