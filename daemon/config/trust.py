@@ -128,3 +128,23 @@ def access_of(path: Path) -> tuple[int, ...]:
     except OSError:
         return ()
     return tuple(out)
+
+
+def kill_switch_problem(path: Path) -> str | None:
+    """Why another user may delete the kill switch file `path` (and so let runs be
+    ordered again): its folder belongs to another user, or group or others may write
+    it without the sticky bit; None if no one but jupcron's user or root may."""
+    folder = Path(os.path.abspath(path)).parent
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return None  # no folder yet: creating it is the operator's, and says so
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid not in (os.geteuid(), 0):
+        return f"{folder} belongs to uid {info.st_uid}, who may delete the kill switch file"
+    if _others_may_write(info) and not mode & stat.S_ISVTX:
+        return (
+            f"{folder} has permissions {mode:04o}: another user may delete the kill switch "
+            "file there, and runs would be ordered again"
+        )
+    return None

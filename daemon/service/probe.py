@@ -10,14 +10,17 @@ height and the wallet's SOL balance.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import httpx
 
 from jupcron.api.client import JupiterClient
 from jupcron.config import Config, api_key
+from jupcron.config.trust import kill_switch_problem
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import ApiAuthError, JupcronError, RetryableError
 from jupcron.urls import mask_url
@@ -167,4 +170,11 @@ def check_all(
     checks.append(_guard("notify", notify, "fix notify.urls"))
     if web is not None:
         checks.append(_guard("web", web, "fix web.listen / web.token_file"))
+    switch = config.safety.kill_switch_file
+    problem = None if switch is None else kill_switch_problem(switch)
+    if switch is not None and problem is not None:
+        folder = Path(os.path.abspath(switch)).parent
+        checks.append(Check("kill switch", "warn", problem,
+                            f"chmod go-w {folder}, or keep safety.kill_switch_file in "
+                            "a folder only jupcron's user and root may write"))  # fmt: skip
     return checks

@@ -97,3 +97,24 @@ def test_the_page_token_over_plain_http_is_warned_of(daemon_env: DaemonEnvFactor
     web = {c["check"]: c for c in opened["checks"]}["web"]
     assert web["verdict"] == "fail"
     assert "too open" in web["detail"]
+
+
+def test_a_kill_switch_file_another_user_may_delete_is_warned_of(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    """Deleting the kill switch file lets runs be ordered again: a folder others may
+    write (no sticky bit) lets any local user do it."""
+    env = daemon_env()
+    shared = env.root / "switches"
+    shared.mkdir()
+    shared.chmod(0o777)
+    env.write_config(safety={"kill_switch_file": str(shared / "STOP")})
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    done = env.jupcron("config", "check", "--format", "json")
+    checks = {c["check"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["kill switch"]["verdict"] == "warn", done.stdout
+    assert "another user may delete the kill switch file" in checks["kill switch"]["detail"]
+    assert f"chmod go-w {shared}" in checks["kill switch"]["fix"]
+    shared.chmod(0o1777)  # sticky, as /tmp: only the file's owner may delete it
+    again = json.loads(env.jupcron("config", "check", "--format", "json").stdout)
+    assert "kill switch" not in {c["check"] for c in again["checks"]}
