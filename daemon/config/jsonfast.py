@@ -11,11 +11,18 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from jupcron.config.yamlfast import GiveUp, Loc, NodePositions, collector_paused, compose
+from jupcron.config.yamlfast import (
+    GiveUp,
+    Loc,
+    NodePositions,
+    Positions,
+    collector_paused,
+    compose,
+)
 
 # paths this long have their positions noted as read (("plans", 7)); of the next level,
 # a mapping's first key (("plans", 7, "name"))
@@ -185,15 +192,15 @@ def _json_array(s: str, i: int, path: Loc, noted: dict[Loc, int],
             i = space(s, i).end()  # type: ignore[union-attr]
 
 
-class JsonPositions(MutableMapping[Loc, tuple[int, int]]):
-    """`NodePositions` of a document `from_json` read: those noted from where they were
+class JsonPositions(Positions):
+    """The positions of a document `from_json` read: those noted from where they were
     seen in the text, any other from libyaml's nodes, composed when first asked for
     (a problem in a request's field, say): the same answers either way."""
 
     def __init__(self, text: str, noted: dict[Loc, int]) -> None:
+        super().__init__()
         self.text = text
         self.noted = noted
-        self.extra: dict[Loc, tuple[int, int]] = {}
         self._breaks: list[int] | None = None
         self._nodes: NodePositions | None = None
 
@@ -211,26 +218,12 @@ class JsonPositions(MutableMapping[Loc, tuple[int, int]]):
             self._nodes = NodePositions(docs[0] if docs else None)
         return self._nodes
 
-    def __getitem__(self, loc: Loc) -> tuple[int, int]:
-        if loc in self.extra:
-            return self.extra[loc]
+    def _find(self, loc: Loc) -> tuple[int, int] | None:
         if loc in self.noted:
             return self._at(self.noted[loc])
         if len(loc) <= _MANUAL:  # (every one of these levels is noted)
-            raise KeyError(loc)
-        return self.nodes()[loc]
+            return None
+        return self.nodes()._find(loc)
 
-    def __iter__(self) -> Iterator[Loc]:
-        yield from self.extra
-        for loc in self.nodes():
-            if loc not in self.extra:
-                yield loc
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __setitem__(self, loc: Loc, position: tuple[int, int]) -> None:
-        self.extra[loc] = position
-
-    def __delitem__(self, loc: Loc) -> None:
-        del self.extra[loc]
+    def _all(self) -> Iterator[Loc]:
+        return iter(self.nodes())

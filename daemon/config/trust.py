@@ -79,23 +79,29 @@ def _folders(path: Path) -> list[Path]:
 
 def folder_problem(path: Path, folder: Path, what: str) -> str | None:
     """Why another user may put a file in place of `path` in `folder` (None: none may)."""
-    me = os.geteuid()
     try:
-        info = os.stat(folder)
+        flaw = _folder_flaw(os.stat(folder))
     except OSError as exc:
         return f"{path}: cannot check its folder {folder}: {exc.strerror}"
-    if info.st_uid not in (me, 0):
-        return (
-            f"{path}: its folder {folder} belongs to uid {info.st_uid}, who could put "
-            f"another {what} in its place; the folder must belong to the user jupcron "
-            f"runs as (uid {me}) or root; run as root: chown {me} {folder}"
-        )
+    if flaw is None:
+        return None
+    fix = f"as root: chown {os.geteuid()} {folder}" if flaw.startswith("belongs") \
+        else f"chmod go-w {folder}"  # fmt: skip
+    return (
+        f"{path}: its folder {folder} {flaw}: another user may put another {what} in "
+        f"its place; run {fix}"
+    )
+
+
+def _folder_flaw(info: os.stat_result) -> str | None:
+    """What lets another user replace or delete a file in a folder (its ``stat``):
+    ``belongs to uid N`` (not jupcron's user nor root), ``has permissions 0777``
+    (group or others may write, no sticky bit); None if nothing does."""
+    if info.st_uid not in (os.geteuid(), 0):
+        return f"belongs to uid {info.st_uid}"
     mode = stat.S_IMODE(info.st_mode)
     if _others_may_write(info) and not mode & stat.S_ISVTX:
-        return (
-            f"{path}: its folder {folder} has permissions {mode:04o}: group or others may "
-            f"put another {what} in its place; run: chmod go-w {folder}"
-        )
+        return f"has permissions {mode:04o}"
     return None
 
 
@@ -136,15 +142,10 @@ def kill_switch_problem(path: Path) -> str | None:
     it without the sticky bit; None if no one but jupcron's user or root may."""
     folder = Path(os.path.abspath(path)).parent
     try:
-        info = os.stat(folder)
+        flaw = _folder_flaw(os.stat(folder))
     except OSError:
         return None  # no folder yet: creating it is the operator's, and says so
-    mode = stat.S_IMODE(info.st_mode)
-    if info.st_uid not in (os.geteuid(), 0):
-        return f"{folder} belongs to uid {info.st_uid}, who may delete the kill switch file"
-    if _others_may_write(info) and not mode & stat.S_ISVTX:
-        return (
-            f"{folder} has permissions {mode:04o}: another user may delete the kill switch "
-            "file there, and runs would be ordered again"
-        )
-    return None
+    if flaw is None:
+        return None
+    return f"{folder} {flaw}: another user may delete the kill switch file there, and " \
+        "runs would be ordered again"  # fmt: skip

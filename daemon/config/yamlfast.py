@@ -121,14 +121,51 @@ def plain(node: Any, budget: list[int], exact: bool) -> Any:
     raise GiveUp
 
 
-class NodePositions(MutableMapping[Loc, tuple[int, int]]):
-    """Where a path inside a document `plain` read stands (1-based line and column of
-    a key, or of a list item), found in its nodes on demand: a file's positions are
-    asked for a few times (a plan's name, a problem), not once per value."""
+class Positions(MutableMapping[Loc, tuple[int, int]]):
+    """Where a path inside a document stands (1-based line and column of a key, or of
+    a list item), found on demand (`_find`, `_all`): a file's positions are asked for
+    a few times (a plan's name, a problem), not once per value; with positions set
+    by hand (``extra``) over them."""
+
+    def __init__(self) -> None:
+        self.extra: dict[Loc, tuple[int, int]] = {}
+
+    def _find(self, loc: Loc) -> tuple[int, int] | None:
+        raise NotImplementedError
+
+    def _all(self) -> Iterator[Loc]:
+        raise NotImplementedError
+
+    def __getitem__(self, loc: Loc) -> tuple[int, int]:
+        if loc in self.extra:
+            return self.extra[loc]
+        found = self._find(loc)
+        if found is None:
+            raise KeyError(loc)
+        return found
+
+    def __iter__(self) -> Iterator[Loc]:
+        yield from self.extra
+        for loc in self._all():
+            if loc not in self.extra:
+                yield loc
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __setitem__(self, loc: Loc, position: tuple[int, int]) -> None:
+        self.extra[loc] = position
+
+    def __delitem__(self, loc: Loc) -> None:
+        del self.extra[loc]
+
+
+class NodePositions(Positions):
+    """The positions of a document `plain` read, found in its nodes."""
 
     def __init__(self, root: Any) -> None:
+        super().__init__()
         self.root = root
-        self.extra: dict[Loc, tuple[int, int]] = {}
 
     def _find(self, loc: Loc) -> tuple[int, int] | None:
         node, mark = self.root, None
@@ -149,28 +186,8 @@ class NodePositions(MutableMapping[Loc, tuple[int, int]]):
                 return None
         return None if mark is None else (mark.line + 1, mark.column + 1)
 
-    def __getitem__(self, loc: Loc) -> tuple[int, int]:
-        if loc in self.extra:
-            return self.extra[loc]
-        found = self._find(loc)
-        if found is None:
-            raise KeyError(loc)
-        return found
-
-    def __iter__(self) -> Iterator[Loc]:
-        yield from self.extra
-        for loc in _paths(self.root, ()):
-            if loc not in self.extra:
-                yield loc
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __setitem__(self, loc: Loc, position: tuple[int, int]) -> None:
-        self.extra[loc] = position
-
-    def __delitem__(self, loc: Loc) -> None:
-        del self.extra[loc]
+    def _all(self) -> Iterator[Loc]:
+        return _paths(self.root, ())
 
 
 def _paths(node: Any, loc: Loc) -> Iterator[Loc]:

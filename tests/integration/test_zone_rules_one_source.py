@@ -173,11 +173,8 @@ def test_the_heartbeat_says_which_tz_data_the_daemon_reads(sqlite_url: str) -> N
     assert tzdata_of(node.version) == tzdata.IANA_VERSION
 
 
-def test_status_shows_the_tz_data_and_warns_when_running_nodes_differ(
-    tmp_path: Path, sqlite_url: str
-) -> None:
-    """A standby whose tzdata is older than its leader's reads some zones otherwise:
-    `jupcron status` says so, naming each node's version."""
+def leader_and_older_standby(sqlite_url: str) -> None:
+    """Heartbeats of a running leader on this tzdata (a:1) and a standby on 2025b (b:2)."""
     now = datetime.now(UTC)
     engine = make_engine(sqlite_url)
     try:
@@ -189,6 +186,14 @@ def test_status_shows_the_tz_data_and_warns_when_running_nodes_differ(
                 control.beat(conn, beat)
     finally:
         engine.dispose()
+
+
+def test_status_shows_the_tz_data_and_warns_when_running_nodes_differ(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    """A standby whose tzdata is older than its leader's reads some zones otherwise:
+    `jupcron status` says so, naming each node's version."""
+    leader_and_older_standby(sqlite_url)
     env = configured(tmp_path, sqlite_url, fake_system(tmp_path, other_rules()))
     result = jupcron("status", env=env)  # (forked from a server: start-up once)
     assert result.returncode == 0, result.stderr
@@ -241,17 +246,7 @@ def test_the_status_page_says_when_running_nodes_read_other_tz_data(sqlite_url: 
     from jupcron.web.activity import Activity
     from jupcron.web.app import WebApp
 
-    now = datetime.now(UTC)
-    engine = make_engine(sqlite_url)
-    try:
-        for node, tz in (("a:1", tzdata.IANA_VERSION), ("b:2", "2025b")):
-            beat = NodeBeat(node=node, role="leader" if node == "a:1" else "standby",
-                            role_since=now, started_at=now, last_beat=now, dry_run=False,
-                            kill_switch=None, version=f"0.1.0 tzdata {tz}")  # fmt: skip
-            with begin(engine) as conn:
-                control.beat(conn, beat)
-    finally:
-        engine.dispose()
+    leader_and_older_standby(sqlite_url)
     reader = open_reader(sqlite_url)
     live = lambda: LiveState(node="a:1", rate_limit=1.0, wallet="WALLET")  # noqa: E731
     app = WebApp(reader, metrics=Metrics(), live=live, activity=Activity())
