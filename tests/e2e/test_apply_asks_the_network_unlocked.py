@@ -9,12 +9,9 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from jupcron.emulator import Emulator
 from jupcron.emulator.server import EmulatorServer
@@ -24,6 +21,7 @@ from jupcron.store.engine import make_engine, session_factory, transaction
 from jupcron.store.runstore import SqlRunStore
 from tests.e2e.cli import jupcron
 from tests.fixtures.daemon import SOL, USDC
+from tests.fixtures.plans import sol_dca_plan
 
 SOL_UNITS = 10**9  # the emulator prices SOL at 150 USD
 SLOW_S = 4.0  # the API's answer to the apply's price lookup is held back this long
@@ -35,28 +33,7 @@ def swap(name: str) -> dict[str, Any]:
             "request": {"inputMint": USDC, "outputMint": SOL, "amount": 5_000_000}}  # fmt: skip
 
 
-def dca(name: str, in_amount: int) -> dict[str, Any]:
-    return {
-        "name": name, "kind": "recurring", "schedule": {"every": "1d"},
-        "request": {"inputMint": SOL, "outputMint": USDC,
-                    "params": {"time": {"inAmount": in_amount, "numberOfOrders": 2,
-                                        "interval": 86400}}},
-    }  # fmt: skip
-
-
-@pytest.fixture
-def emulator() -> Emulator:
-    return Emulator(seed=5)
-
-
-@pytest.fixture
-def server(emulator: Emulator) -> Iterator[EmulatorServer]:
-    srv = EmulatorServer().start(emulator)
-    yield srv
-    srv.stop(grace=0.1)
-
-
-def setup(tmp_path: Path, server: EmulatorServer) -> tuple[Path, Path, str]:
+def setup(tmp_path: Path, emulator_server: EmulatorServer) -> tuple[Path, Path, str]:
     db = tmp_path / "jupcron.db"
     url = f"sqlite:///{db}"
     migrate.upgrade(url)
@@ -65,7 +42,7 @@ def setup(tmp_path: Path, server: EmulatorServer) -> tuple[Path, Path, str]:
     (folder / "a.yaml").write_text(json.dumps({"plans": [swap("hourly")]}))
     config = tmp_path / "jupcron.yaml"
     config.write_text(json.dumps({"database": {"url": url}, "plans": {"dir": str(folder)},
-                                  "api": {"base_url": server.url}}))  # fmt: skip
+                                  "api": {"base_url": emulator_server.url}}))  # fmt: skip
     done = jupcron("--config", str(config), "plans", "apply")  # nothing to ask: no lookup
     assert done.returncode == 0, done.stderr
     return config, folder, url
@@ -82,11 +59,11 @@ def wait_for(emulator: Emulator, operation: str, apply: threading.Thread) -> Non
 
 
 def test_a_daemon_claims_runs_while_an_apply_waits_for_a_slow_price(
-    tmp_path: Path, server: EmulatorServer, emulator: Emulator
+    tmp_path: Path, emulator_server: EmulatorServer, emulator: Emulator
 ) -> None:
-    config, folder, url = setup(tmp_path, server)
+    config, folder, url = setup(tmp_path, emulator_server)
     # a new recurring plan of SOL: its USD value is asked of the API, which is slow
-    (folder / "b.yaml").write_text(json.dumps({"plans": [dca("dca", 2 * SOL_UNITS)]}))
+    (folder / "b.yaml").write_text(json.dumps({"plans": [sol_dca_plan("dca", 2 * SOL_UNITS)]}))
     emulator.faults.add("slow", count=1, operation="ultra_order", seconds=SLOW_S)
     engine = make_engine(url, busy_ms=BUSY_MS)  # the daemon's side of the same file
     with transaction(session_factory(engine)) as session:
@@ -116,11 +93,11 @@ def test_a_daemon_claims_runs_while_an_apply_waits_for_a_slow_price(
 
 
 def test_a_refused_plan_found_by_the_lookup_still_leaves_the_store_as_it_was(
-    tmp_path: Path, server: EmulatorServer, emulator: Emulator
+    tmp_path: Path, emulator_server: EmulatorServer, emulator: Emulator
 ) -> None:
-    config, folder, _ = setup(tmp_path, server)
+    config, folder, _ = setup(tmp_path, emulator_server)
     (folder / "a.yaml").write_text(json.dumps({"plans": [swap("hourly"), swap("second")]}))
-    (folder / "b.yaml").write_text(json.dumps({"plans": [dca("small", SOL_UNITS // 2)]}))
+    (folder / "b.yaml").write_text(json.dumps({"plans": [sol_dca_plan("small", SOL_UNITS // 2)]}))
     done = jupcron("--config", str(config), "plans", "apply")
     assert done.returncode == 1, done.stdout
     assert "plan 'small'" in done.stderr

@@ -29,6 +29,7 @@ from jupcron.store import migrate
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import make_engine, session_factory, transaction
 from tests.fixtures.daemon import SOL, USDC
+from tests.fixtures.plans import sol_dca_plan
 from tests.support.pgcluster import free_port
 
 SOL_UNITS = 10**9  # the emulator prices SOL at 150 USD
@@ -39,27 +40,6 @@ TYPO = PYUSD[:-1] + "p"  # no account at that address
 def swap(name: str, input_mint: str = USDC, every: str = "1h") -> dict[str, Any]:
     return {"name": name, "kind": "swap", "schedule": {"every": every},
             "request": {"inputMint": input_mint, "outputMint": SOL, "amount": 5_000_000}}  # fmt: skip
-
-
-def dca(name: str, in_amount: int) -> dict[str, Any]:
-    return {
-        "name": name, "kind": "recurring", "schedule": {"every": "1d"},
-        "request": {"inputMint": SOL, "outputMint": USDC,
-                    "params": {"time": {"inAmount": in_amount, "numberOfOrders": 2,
-                                        "interval": 86400}}},
-    }  # fmt: skip
-
-
-@pytest.fixture
-def emulator() -> Emulator:
-    return Emulator(seed=5)
-
-
-@pytest.fixture
-def server(emulator: Emulator) -> Iterator[EmulatorServer]:
-    srv = EmulatorServer().start(emulator)
-    yield srv
-    srv.stop(grace=0.1)
 
 
 class Setup:
@@ -100,8 +80,8 @@ class Setup:
 
 
 @pytest.fixture
-def setup(tmp_path: Path, server: EmulatorServer) -> Iterator[Setup]:
-    made = Setup(tmp_path, server.url)
+def setup(tmp_path: Path, emulator_server: EmulatorServer) -> Iterator[Setup]:
+    made = Setup(tmp_path, emulator_server.url)
     yield made
     made.engine.dispose()
 
@@ -121,7 +101,7 @@ def test_a_plan_set_plans_apply_refuses_is_refused_by_sighup(setup: Setup) -> No
     changed = setup.changed
 
     setup.write("a.yaml", swap("hourly", every="2h"), swap("typo", TYPO))
-    setup.write("b.yaml", dca("small", SOL_UNITS // 2))  # 75 USD in total
+    setup.write("b.yaml", sol_dca_plan("small", SOL_UNITS // 2))  # 75 USD in total
     ok, logs = setup.sighup()
     assert not ok
     error = failed(logs)
@@ -133,7 +113,7 @@ def test_a_plan_set_plans_apply_refuses_is_refused_by_sighup(setup: Setup) -> No
     assert not any(e["event"] == "plans_applied" for e in logs)
 
     setup.write("a.yaml", swap("hourly", every="2h"))
-    setup.write("b.yaml", dca("fine", 2 * SOL_UNITS))  # 300 USD
+    setup.write("b.yaml", sol_dca_plan("fine", 2 * SOL_UNITS))  # 300 USD
     ok, logs = setup.sighup()
     assert ok, logs
     assert setup.stored() == {"hourly": (2, True), "fine": (1, True)}
@@ -149,7 +129,7 @@ def test_checks_that_cannot_be_made_keep_the_plans_that_need_them_out(tmp_path: 
         assert setup.stored() == {"hourly": (1, True)}
 
         setup.write("a.yaml", swap("hourly", every="2h"), swap("pyusd", PYUSD))
-        setup.write("b.yaml", dca("dca", 2 * SOL_UNITS))
+        setup.write("b.yaml", sol_dca_plan("dca", 2 * SOL_UNITS))
         ok, logs = setup.sighup()
         assert not ok
         error = failed(logs)
@@ -168,7 +148,7 @@ def test_a_slow_api_is_not_waited_for_past_the_bound(
     price that comes later is no price, and the plan that needed it stays out."""
     monkeypatch.setattr(reload_module, "LOOKUP_TIMEOUT_S", 0.5)
     emulator.faults.add("slow", count=1, operation="ultra_order", seconds=3)
-    setup.write("b.yaml", dca("dca", 2 * SOL_UNITS))
+    setup.write("b.yaml", sol_dca_plan("dca", 2 * SOL_UNITS))
     ok, logs = setup.sighup()
     assert not ok
     error = failed(logs)
@@ -181,7 +161,7 @@ def test_no_lookup_starts_past_the_reloads_budget(
     setup: Setup, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(reload_module, "CHECKS_BUDGET_S", 0.0)
-    setup.write("b.yaml", dca("dca", 2 * SOL_UNITS), swap("pyusd", PYUSD))
+    setup.write("b.yaml", sol_dca_plan("dca", 2 * SOL_UNITS), swap("pyusd", PYUSD))
     ok, logs = setup.sighup()
     assert not ok
     assert "not asked: a reload's checks may take 0 s" in failed(logs)
