@@ -227,14 +227,24 @@ def _mask_value(value: Any, depth: int = 0) -> Any:
 
 
 def mask_secrets(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> EventDict:
-    """structlog processor: replace secret-looking fields by ``'***'``."""
-    for key in list(event_dict):
+    """structlog processor: replace secret-looking fields by ``'***'``.
+
+    A plain value (a number, a plain string with nothing a mask could match) is left
+    as it is without a call: what `_mask_value` would give it, at a fraction of the
+    cost (most of a line's fields are such)."""
+    plain = _PLAIN
+    for key, value in list(event_dict.items()):
         if key == "event":
             continue
         if is_secret_key(key):
             event_dict[key] = MASK
-        else:
-            event_dict[key] = _mask_value(event_dict[key])
+            continue
+        kind = type(value)
+        if kind in plain:
+            continue
+        if kind is str and not _SECRET_VALUES and "eyJ" not in value and "://" not in value:
+            continue  # `_mask_text` would give it back unchanged
+        event_dict[key] = _mask_value(value)
     return event_dict
 
 
