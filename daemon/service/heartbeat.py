@@ -10,8 +10,8 @@ stop removes the row; a crashed daemon's row stops being renewed and shows as no
 running once older than `STALE_AFTER`.
 
 Its ``version`` is the software's and the tz data release the daemon reads zones
-from (`jupcron.scheduling.zones.with_tzdata`): nodes that read one zone otherwise work out other slots for
-one plan, which `jupcron status` points out (`tzdata_of`).
+from (`jupcron.scheduling.zones.with_tzdata`): nodes that read one zone otherwise
+work out other slots for one plan, which `jupcron status` and the page point out.
 """
 
 from __future__ import annotations
