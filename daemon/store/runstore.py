@@ -180,10 +180,13 @@ class SqlRunStore:
         If the store cannot be read the error goes up (the run stays pending, for
         recovery): a pause is never missed for want of a read."""
         with self._pauses_lock:
-            if self._monotonic() - self._pauses_read >= self._pause_ttl:
+            began = self._monotonic()
+            if began - self._pauses_read >= self._pause_ttl:
                 with begin(self.engine) as conn:
                     self._pauses = control.pauses(conn)
-                self._pauses_read = self._monotonic()
+                # dated by when the read began, not ended: a slow read's snapshot may
+                # predate a pause by as long as it took
+                self._pauses_read = began
             found = self._pauses
         return control.pause_in_effect(found, plan_name)
 
