@@ -122,6 +122,8 @@ def parse_timezone(value: object) -> ZoneInfo:
 
 # the tz database's fixed-offset abbreviations: "EST" is UTC-05:00 all year, not New York
 _ABBREVIATIONS = frozenset({"EST", "MST", "HST"})
+# the tz database's Etc/GMT+5 is UTC-05:00: POSIX's sign, the reverse of ISO 8601's
+_REVERSED = re.compile(r"Etc/GMT[+-]\d+")
 
 
 @lru_cache(maxsize=1)
@@ -143,11 +145,17 @@ def plan_timezone(value: object) -> ZoneInfo:
     a daily plan applied from a Berlin host and run by a UTC daemon fired twice a day.
     A stored plan is still read by `parse_timezone` (never left unread)."""
     zone = parse_timezone(value)
+    offset = datetime(2026, 7, 1, tzinfo=zone).isoformat()[-6:]
     if value in _ABBREVIATIONS:
-        offset = datetime(2026, 7, 1, tzinfo=zone).isoformat()[-6:]
         raise ValueError(
             f"timezone '{value}' is UTC{offset} all year (an abbreviation, no daylight "
             "saving): name a place like America/New_York, or UTC"
+        )
+    if _REVERSED.fullmatch(value) and offset != "+00:00":
+        raise ValueError(
+            f"timezone '{value}' is UTC{offset} all year: an Etc/GMT name's sign is the "
+            "reverse of what it reads (POSIX), so it says the opposite of the offset it "
+            "seems to: name a place like Asia/Karachi, or UTC"
         )
     if value not in _place_names():
         raise ValueError(

@@ -141,3 +141,28 @@ def test_a_place_of_the_tz_database_is_applied(
     local = next_fire_times(plan.schedule, T0, 1)[0].astimezone(zoneinfo.ZoneInfo(zone))
     assert (local.hour, local.minute) == (9, 0)
     assert local - T0 < timedelta(days=1)
+
+
+@pytest.mark.parametrize(
+    ("zone", "meant"), [("Etc/GMT+5", "UTC-05:00"), ("Etc/GMT-5", "UTC+05:00")]
+)
+def test_an_etc_gmt_offset_whose_sign_reads_backwards_is_refused_with_what_it_means(
+    sqlite_factory: sessionmaker[Session], tmp_path: Path, zone: str, meant: str
+) -> None:
+    """``Etc/GMT+5`` is five hours *behind* UTC (POSIX's sign): someone in Karachi
+    (UTC+05:00) who wrote it would have a 09:00 plan fire at 14:00Z, ten hours late."""
+    write_plans(tmp_path / "plans" / "daily.yaml", [daily(zone)])
+    with pytest.raises(PlanError) as raised:
+        apply_paths(sqlite_factory, [tmp_path / "plans"], now=T0)
+    assert f"'{zone}' is {meant} all year" in str(raised.value)
+    assert "daily.yaml:" in str(raised.value)
+    assert stored(sqlite_factory) == []
+
+
+@pytest.mark.parametrize("zone", ["Etc/GMT", "Etc/GMT+0", "Etc/GMT-0", "Etc/GMT0"])
+def test_an_etc_gmt_name_of_utc_itself_is_applied(
+    sqlite_factory: sessionmaker[Session], tmp_path: Path, zone: str
+) -> None:
+    write_plans(tmp_path / "plans" / "daily.yaml", [daily(zone)])
+    apply_paths(sqlite_factory, [tmp_path / "plans"], now=T0)
+    assert stored(sqlite_factory) == ["daily"]
