@@ -17,6 +17,7 @@ from jupcron.store.engine import begin
 from jupcron.store.handle import open_store
 from jupcron.store.port import ALL_PLANS, Pause
 from jupcron.store.status import when
+from jupcron.urls import mask_url
 
 names_argument = click.argument("names", nargs=-1, metavar="[NAME]...")
 
@@ -60,13 +61,14 @@ def pause(
     section: a config with problems elsewhere is warned about, never a block.
     """
     scopes = _scopes(names, all_plans)
-    store = open_store(ctx.database_config())
+    config = ctx.database_config()
+    store = open_store(config)
     try:
         with begin(store.engine) as conn:
             _check_known(control.unknown_plans(conn, names))
-            before = control.pause(
-                conn, scopes, reason=reason, by=by or login_name(), now=datetime.now(UTC)
-            )
+            now = datetime.now(UTC)
+            before = control.pause(conn, scopes, reason=reason, by=by or login_name(), now=now)
+            running = [n.node for n in control.nodes(conn) if n.running(now)]
     finally:
         store.close()
     for scope, was in before.items():
@@ -79,7 +81,24 @@ def pause(
             note = f" (paused already since {when(was.at)}: reason {what})"
         click.echo(f"paused {_label(scope)}: {shown or 'no reason given'}{note}")
     undo = "jupcron resume --all" if all_plans else f"jupcron resume {' '.join(scopes)}"
-    click.echo(f"running daemons skip these slots from within a second; undo with: {undo}")
+    click.echo(f"{_obeyed_by(running, config.database.url)}; undo with: {undo}")
+
+
+def _obeyed_by(running: Sequence[str], url: str) -> str:
+    """Who a pause reaches: the daemons whose heartbeat in this database is fresh. None
+    is worth saying aloud: a pause written to another database than the daemon's (a
+    second config, a config that did not load and whose database section was used)
+    stops nothing, and the operator believes it did."""
+    if running:
+        return (
+            f"{len(running)} daemon(s) running on this database ({', '.join(running)}) "
+            "skip these slots from within a second"
+        )
+    return (
+        f"no daemon is running on this database ({mask_url(url)}; no heartbeat in the "
+        f"last {control.STALE_AFTER.seconds} s): one started on it skips these slots, but "
+        "a daemon running now whose config names another database does not"
+    )
 
 
 @click.command()

@@ -76,6 +76,7 @@ def test_pause_and_resume_reach_a_running_daemon(daemon_env: DaemonEnvFactory) -
     done = env.jupcron("pause", "tick", "--reason", "bad price feed", "--by", "ann")
     assert done.returncode == 0, done.stderr
     assert "paused tick: bad price feed" in done.stdout
+    assert f"1 daemon(s) running on this database ({data['leader']})" in done.stdout
     mark = last_id(env)
     reason = "paused: bad price feed (by ann; jupcron resume tick)"
     skipped = lambda: [r for r in newer(rows_of(env, "tick"), mark)  # noqa: E731
