@@ -151,7 +151,7 @@ def plan_timezone(value: object) -> ZoneInfo:
             f"timezone '{value}' is UTC{offset} all year (an abbreviation, no daylight "
             "saving): name a place like America/New_York, or UTC"
         )
-    if _REVERSED.fullmatch(value) and offset != "+00:00":
+    if _REVERSED.fullmatch(zone.key) and offset != "+00:00":
         raise ValueError(
             f"timezone '{value}' is UTC{offset} all year: an Etc/GMT name's sign is the "
             "reverse of what it reads (POSIX), so it says the opposite of the offset it "
