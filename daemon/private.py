@@ -38,6 +38,22 @@ def is_credential(file: Path, env: Mapping[str, str] | None = None) -> bool:
     return folder.parent == SYSTEMD_CREDENTIALS
 
 
+def owner_problem(path: Path, info: os.stat_result, what: str, decides: str = "") -> str | None:
+    """Why the file `path` (its ``fstat``: `info`) is not to be trusted for who owns it
+    (a user other than the one jupcron runs as, or root, who could change it), with the
+    fix; None when it is jupcron's user's or root's. `what`: what the file is ("keypair
+    file"); `decides`: what it decides, said with the owner's power over it. The same
+    rule for secret files and for the config and plan files (`jupcron.config.trust`)."""
+    me = os.geteuid()
+    if info.st_uid in (me, 0):
+        return None
+    power = f" ({decides})" if decides else ""
+    return (
+        f"the {what} belongs to uid {info.st_uid}, who could change it{power}; it must "
+        f"belong to the user jupcron runs as (uid {me}) or root; run as root: chown {me} {path}"
+    )
+
+
 def read_private(
     file: Path,
     what: str,
@@ -63,13 +79,9 @@ def read_private(
         info = os.fstat(fd)  # the file we read, not whatever the path names a moment later
         if not stat.S_ISREG(info.st_mode):
             fail(f"the {what} path is not a regular file")
-        me = os.geteuid()
-        if info.st_uid not in (me, 0):
-            fail(
-                f"the {what} file belongs to uid {info.st_uid}, who could change it; it must "
-                f"belong to the user jupcron runs as (uid {me}) or root; "
-                f"run as root: chown {me} {file}"
-            )
+        owned = owner_problem(file, info, f"{what} file")
+        if owned is not None:
+            fail(owned)
         mode = stat.S_IMODE(info.st_mode)
         allowed = 0o040 if is_credential(file, env) else 0
         if mode & 0o077 & ~allowed:

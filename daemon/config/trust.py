@@ -31,6 +31,7 @@ import stat
 from pathlib import Path
 
 from jupcron.errors import ConfigError
+from jupcron.private import owner_problem
 
 CONFIG = ("config file", "dry run, caps, the guard's limits")
 PLANS = ("plan file", "what is traded, how much, and to whom")
@@ -50,13 +51,9 @@ def untrusted(path: Path, info: os.stat_result, kind: tuple[str, str]) -> str | 
     ``fstat``: `info`) or put another in its place, as one line with the fix; None
     if none may. `kind`: what the file is, and what it decides."""
     what, decides = kind
-    me = os.geteuid()
-    if info.st_uid not in (me, 0):
-        return (
-            f"{path}: the {what} belongs to uid {info.st_uid}, who could change it "
-            f"({decides}); it must belong to the user jupcron runs as (uid {me}) or "
-            f"root; run as root: chown {me} {path}"
-        )
+    owned = owner_problem(path, info, what, decides)
+    if owned is not None:
+        return f"{path}: {owned}"
     mode = stat.S_IMODE(info.st_mode)
     if _others_may_write(info):
         return (

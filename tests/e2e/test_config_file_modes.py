@@ -8,33 +8,16 @@ reload or when the daemon follows the file (the old config stays in effect)."""
 
 from __future__ import annotations
 
-import grp
-import json
 import os
-import pwd
 import signal
 import subprocess
-from typing import Any
 
 import pytest
 
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory
-from tests.support.clifork import ForkedProcess
+from tests.support.owners import NOBODY, own_private_group
 
-NOBODY = 65534
 EXIT_FATAL = 78
-
-
-def events(env: DaemonEnv, proc: ForkedProcess, name: str) -> list[dict[str, Any]]:
-    out = []
-    for line in env.log_of(proc).splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("event") == name:
-            out.append(event)
-    return out
 
 
 def run_to_exit(env: DaemonEnv) -> tuple[int, str]:
@@ -129,10 +112,10 @@ def test_an_edit_others_could_have_made_is_not_followed_nor_reloaded(
     env.write_config(safety={"dry_run": True})
     proc = env.start()
     try:
-        assert env.wait_until(lambda: bool(events(env, proc, "daemon_started")), 30), env.log_of(
+        assert env.wait_until(lambda: bool(env.events(proc, "daemon_started")), 30), env.log_of(
             proc
         )
-        started = events(env, proc, "daemon_started")[0]["config"]
+        started = env.events(proc, "daemon_started")[0]["config"]
         # a file mode 0666 (say, written by a process with umask 0) turns dry run off
         body = env.config.read_text().replace('"dry_run": true', '"dry_run": false')
         fresh = env.root / "jupcron.yaml.new"
@@ -141,11 +124,11 @@ def test_an_edit_others_could_have_made_is_not_followed_nor_reloaded(
         os.replace(fresh, env.config)
 
         def said() -> bool:
-            return bool(events(env, proc, "reload_failed") or events(env, proc, "config_reloaded"))
+            return bool(env.events(proc, "reload_failed") or env.events(proc, "config_reloaded"))
 
         assert env.wait_until(said, 30), env.log_of(proc)
-        assert events(env, proc, "config_reloaded") == [], env.log_of(proc)
-        failed = events(env, proc, "reload_failed")[0]
+        assert env.events(proc, "config_reloaded") == [], env.log_of(proc)
+        failed = env.events(proc, "reload_failed")[0]
         assert failed["trigger"] == "file", failed
         assert failed["kept"] == started, failed
         assert failed["dry_run"] is True
@@ -155,21 +138,21 @@ def test_an_edit_others_could_have_made_is_not_followed_nor_reloaded(
 
         # SIGHUP reads it again: refused again, the old config still in effect
         proc.send_signal(signal.SIGHUP)
-        assert env.wait_until(lambda: len(events(env, proc, "reload_failed")) >= 2, 30)
-        hup = events(env, proc, "reload_failed")[1]
+        assert env.wait_until(lambda: len(env.events(proc, "reload_failed")) >= 2, 30)
+        hup = env.events(proc, "reload_failed")[1]
         assert hup["trigger"] == "signal", hup
         assert hup["kept"] == started, hup
-        assert events(env, proc, "config_reloaded") == []
+        assert env.events(proc, "config_reloaded") == []
         assert env.status()["dry_run"] is True
 
         # the fix the line names: the file is then followed, with no edit nor signal
         env.config.chmod(0o644)
-        assert env.wait_until(lambda: bool(events(env, proc, "config_reloaded")), 30), env.log_of(
+        assert env.wait_until(lambda: bool(env.events(proc, "config_reloaded")), 30), env.log_of(
             proc
         )
-        live = events(env, proc, "config_reloaded")[0]
+        live = env.events(proc, "config_reloaded")[0]
         assert live["changed"] == ["safety.dry_run: true -> false"], live
-        assert len(events(env, proc, "reload_failed")) == 2, env.log_of(proc)  # said once each
+        assert len(env.events(proc, "reload_failed")) == 2, env.log_of(proc)  # said once each
     finally:
         env.stop(proc)
 
@@ -196,10 +179,7 @@ def test_group_write_is_fine_for_the_owners_own_group(daemon_env: DaemonEnvFacto
     """A umask of 0002 (Debian's user private groups) makes a config 0664 of the
     owner's own group, which no one else is in: accepted, as Debian's ssh accepts it."""
     env = daemon_env()
-    me = pwd.getpwuid(os.geteuid())
-    if [m for m in grp.getgrgid(me.pw_gid).gr_mem if m != me.pw_name]:
-        pytest.skip(f"the group of {me.pw_name} has other members here")
-    os.chown(env.config, -1, me.pw_gid)
+    os.chown(env.config, -1, own_private_group())
     env.config.chmod(0o664)
     done = env.jupcron("config", "check")
     assert "permissions" not in done.stdout + done.stderr, done.stdout + done.stderr

@@ -14,22 +14,8 @@ from sqlalchemy import text
 
 from jupcron.store.engine import make_engine
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
-from tests.support.clifork import ForkedProcess
 
 FINAL = ("succeeded", "failed", "rejected", "skipped", "dry_run", "in_doubt")
-
-
-def log_events(env: DaemonEnv, proc: ForkedProcess, name: str) -> list[dict[str, Any]]:
-    """The daemon's JSON log lines with event `name`, oldest first."""
-    out = []
-    for line in env.log_of(proc).splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("event") == name:
-            out.append(event)
-    return out
 
 
 def claimed_runs(env: DaemonEnv) -> list[dict[str, Any]]:
@@ -96,9 +82,9 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
     ledger = env.emulator.ledger
     try:
         # dry: runs are ordered and checked, never signed
-        assert env.wait_until(lambda: log_events(env, proc, "daemon_started"), 30)
-        dry_digest = log_events(env, proc, "daemon_started")[0]["config"]
-        assert log_events(env, proc, "daemon_started")[0]["dry_run"] is True
+        assert env.wait_until(lambda: env.events(proc, "daemon_started"), 30)
+        dry_digest = env.events(proc, "daemon_started")[0]["config"]
+        assert env.events(proc, "daemon_started")[0]["dry_run"] is True
         assert env.wait_until(lambda: len(final_under(env, dry_digest, True)) >= 2, 60), env.log_of(
             proc
         )
@@ -108,10 +94,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
 
         # live: `safety.dry_run: false` in the file, saved; nothing else
         edit_in_place(env.config, '"dry_run": true', '"dry_run": false')
-        assert env.wait_until(lambda: log_events(env, proc, "config_reloaded"), 30), env.log_of(
-            proc
-        )
-        live = log_events(env, proc, "config_reloaded")[0]
+        assert env.wait_until(lambda: env.events(proc, "config_reloaded"), 30), env.log_of(proc)
+        live = env.events(proc, "config_reloaded")[0]
         assert live["trigger"] == "file"
         assert live["changed"] == ["safety.dry_run: true -> false"]
         assert live["dry_run"] is False
@@ -133,8 +117,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
 
         # dry again, saved the way many editors save (a new file renamed over the old)
         edit_by_rename(env.config, '"dry_run": false', '"dry_run": true')
-        assert env.wait_until(lambda: len(log_events(env, proc, "config_reloaded")) >= 2, 30)
-        back = log_events(env, proc, "config_reloaded")[1]
+        assert env.wait_until(lambda: len(env.events(proc, "config_reloaded")) >= 2, 30)
+        back = env.events(proc, "config_reloaded")[1]
         assert back["changed"] == ["safety.dry_run: false -> true"]
         assert back["dry_run"] is True
         assert back["config"] == dry_digest  # the same content as at the start
@@ -151,8 +135,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
         # a broken edit: refused whole, said once, the daemon stays dry and signs nothing
         before_bad = len(final_under(env, dry_digest, True))
         edit_in_place(env.config, '"dry_run": true', '"dry_run": "maybe"')
-        assert env.wait_until(lambda: log_events(env, proc, "reload_failed"), 30), env.log_of(proc)
-        failed = log_events(env, proc, "reload_failed")[0]
+        assert env.wait_until(lambda: env.events(proc, "reload_failed"), 30), env.log_of(proc)
+        failed = env.events(proc, "reload_failed")[0]
         assert failed["what"] == "config"
         assert failed["trigger"] == "file"
         assert "safety.dry_run" in failed["error"]
@@ -161,8 +145,8 @@ def test_dry_run_flips_both_ways_by_editing_the_config_and_a_broken_edit_is_refu
         assert env.wait_until(
             lambda: len(final_under(env, dry_digest, True)) >= before_bad + 3, 60
         ), env.log_of(proc)
-        assert len(log_events(env, proc, "reload_failed")) == 1  # not once a second
-        assert len(log_events(env, proc, "config_reloaded")) == 2
+        assert len(env.events(proc, "reload_failed")) == 1  # not once a second
+        assert len(env.events(proc, "config_reloaded")) == 2
         assert proc.poll() is None
     finally:
         assert env.stop(proc) == 0, env.log_of(proc)

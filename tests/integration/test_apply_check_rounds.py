@@ -5,7 +5,6 @@ keeps changing gives up with nothing applied. Real SQLite file."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,27 +15,30 @@ from sqlalchemy.orm import Session, sessionmaker
 from jupcron.errors import PlanError, Problem, StoreBusyError
 from jupcron.plans.apply import CHECK_ROUNDS, NetworkChecks, apply_checked, apply_paths
 from jupcron.plans.load import LoadedPlan
-from jupcron.store import migrate
 from jupcron.store import plans as store_plans
-from jupcron.store.engine import make_engine, session_factory, transaction
+from jupcron.store.engine import transaction
 from tests.fixtures.daemon import swap_plan
+from tests.fixtures.plans import write_plans
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture
-def factory(tmp_path: Path) -> Any:
-    url = f"sqlite:///{tmp_path / 'jupcron.db'}"
-    migrate.upgrade(url)
-    engine = make_engine(url)
-    yield session_factory(engine)
-    engine.dispose()
+def factory(sqlite_factory: sessionmaker[Session]) -> sessionmaker[Session]:
+    """The suite's migrated SQLite file (`sqlite_factory`)."""
+    return sqlite_factory
 
 
 def write(path: Path, *plans: dict[str, Any]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"plans": list(plans)}))
-    return path
+    return write_plans(path, list(plans))
+
+
+def applied_x(tmp_path: Path, factory: sessionmaker[Session]) -> Path:
+    """A plans folder holding plan ``x`` (every hour), applied; the folder."""
+    folder = tmp_path / "plans"
+    write(folder / "a.yaml", swap_plan("x", {"every": "1h"}))
+    apply_paths(factory, [folder], now=NOW)
+    return folder
 
 
 def stored(factory: sessionmaker[Session]) -> dict[str, tuple[int, str]]:
@@ -47,9 +49,7 @@ def stored(factory: sessionmaker[Session]) -> dict[str, tuple[int, str]]:
 def test_a_plan_changed_by_another_apply_during_the_checks_is_asked_about_too(
     tmp_path: Path, factory: sessionmaker[Session]
 ) -> None:
-    folder = tmp_path / "plans"
-    write(folder / "a.yaml", swap_plan("x", {"every": "1h"}))
-    apply_paths(factory, [folder], now=NOW)
+    folder = applied_x(tmp_path, factory)
     write(folder / "b.yaml", swap_plan("new", {"every": "1h"}))
     other = write(tmp_path / "other" / "a.yaml", swap_plan("x", {"every": "2h"}))
     asked: list[list[str]] = []
@@ -70,9 +70,7 @@ def test_a_plan_changed_by_another_apply_during_the_checks_is_asked_about_too(
 def test_a_refusal_or_a_store_that_keeps_changing_applies_nothing(
     tmp_path: Path, factory: sessionmaker[Session]
 ) -> None:
-    folder = tmp_path / "plans"
-    write(folder / "a.yaml", swap_plan("x", {"every": "1h"}))
-    apply_paths(factory, [folder], now=NOW)
+    folder = applied_x(tmp_path, factory)
     before = stored(factory)
     write(folder / "a.yaml", swap_plan("x", {"every": "3h"}))
 

@@ -174,6 +174,20 @@ class Tabs:
             thread.join(WAIT)
 
 
+def _tabs_at_the_gate(daemon: Daemon) -> tuple[int, list[dict[str, Any]], list[dict[str, Any]]]:
+    """`TABS` page requests at once, let through once every one is answered or held:
+    how many comparisons were held at the gate, the answers given meanwhile, and
+    every answer."""
+    tabs = Tabs(daemon)
+    try:
+        tabs.settled()
+        held = len(daemon.gate.inside)
+        waiting = list(tabs.answers)
+    finally:
+        tabs.finish()
+    return held, waiting, tabs.answers
+
+
 def test_a_claim_is_not_held_up_by_page_tabs_comparing_plan_files(daemon: Daemon) -> None:
     _edit_files(daemon, 200)
     tabs = Tabs(daemon)
@@ -195,21 +209,15 @@ def test_a_claim_is_not_held_up_by_page_tabs_comparing_plan_files(daemon: Daemon
 
 def test_one_comparison_at_a_time_the_other_tabs_are_not_held(daemon: Daemon) -> None:
     _edit_files(daemon, 200)
-    tabs = Tabs(daemon)
-    try:
-        tabs.settled()
-        held = len(daemon.gate.inside)
-        waiting = list(tabs.answers)
-    finally:
-        tabs.finish()
+    held, waiting, answers = _tabs_at_the_gate(daemon)
     assert held == 1, f"{held} comparisons at once"
     assert len(waiting) == TABS - 1
     # nothing compared yet: they say so, and not that the store is unavailable
     for answer in waiting:
         assert answer["plan_files"] is None, answer.get("plan_files") or answer
         assert answer["text"]["plan_files"] == "unknown: not compared yet"
-    assert len(tabs.answers) == TABS
-    done = [a for a in tabs.answers if a["plan_files"] is not None]
+    assert len(answers) == TABS
+    done = [a for a in answers if a["plan_files"] is not None]
     assert len(done) == 1
     assert "+ new-0000" in done[0]["text"]["plan_files"]
 
@@ -223,13 +231,7 @@ def test_while_one_tab_compares_the_others_get_the_last_answer(daemon: Daemon) -
     try:
         _edit_files(daemon, 200)
         daemon.clock[0] += FILES_EVERY  # the page's answer is due again
-        tabs = Tabs(daemon)
-        try:
-            tabs.settled()
-            held = len(daemon.gate.inside)
-            waiting = list(tabs.answers)
-        finally:
-            tabs.finish()
+        held, waiting, _ = _tabs_at_the_gate(daemon)
     finally:
         event.remove(Engine, "before_cursor_execute", daemon.gate.hook)
     assert held == 1, f"{held} comparisons at once"

@@ -8,9 +8,7 @@ another user is ``nobody``)."""
 
 from __future__ import annotations
 
-import grp
 import os
-import pwd
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -24,9 +22,9 @@ from jupcron.plans.apply import apply_paths
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import make_engine, session_factory, transaction
 from tests.fixtures.plans import swap_plan, write_plans
+from tests.support.owners import NOBODY, own_private_group
 
 T0 = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)
-NOBODY = 65534
 
 
 def stored(factory: sessionmaker[Session]) -> set[str]:
@@ -68,10 +66,7 @@ def test_a_plan_file_group_may_write_is_refused_unless_the_group_is_the_owners_o
     os.chown(file, -1, NOBODY)  # a group other than its owner's own
     file.chmod(0o664)
     assert f"chmod go-w {file}" in refused(sqlite_factory, folder)
-    me = pwd.getpwuid(os.geteuid())
-    if [m for m in grp.getgrgid(me.pw_gid).gr_mem if m != me.pw_name]:
-        pytest.skip(f"the group of {me.pw_name} has other members here")
-    os.chown(file, -1, me.pw_gid)  # a user private group (umask 0002): fine
+    os.chown(file, -1, own_private_group())  # a user private group (umask 0002): fine
     apply_paths(sqlite_factory, [folder], now=T0)
     assert stored(sqlite_factory) == {"pay"}
 
