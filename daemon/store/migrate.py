@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # the Alembic environment ships as the package `jupcron.migrations` (folder migrations/)
 SCRIPT_LOCATION = str(resources.files("jupcron.migrations"))
 # the newest revision in migrations/versions; a test keeps it equal to Alembic's head
-HEAD = "0013_run_owner"
+HEAD = "0014_run_owner_fill"
 
 
 def alembic_config(url: str) -> AlembicConfig:

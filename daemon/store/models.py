@@ -128,8 +128,9 @@ class Run(Base):
     # the wallet (its configured name) the run is for, the plan's when it was claimed
     wallet: Mapped[str] = mapped_column(WALLET, server_default=DEFAULT_WALLET)
     # that wallet's keypair (base58 address) when it was claimed, which `safety.caps`
-    # count by (a renamed wallet keeps its budget); NULL: claimed before 0013_run_owner,
-    # or by a daemon without that wallet
+    # count by (a renamed wallet keeps its budget); runs from before 0013_run_owner have
+    # the key of their own signature (0014); NULL: they signed nothing, or were claimed
+    # by a daemon without that wallet
     owner: Mapped[str | None] = mapped_column(PUBKEY)
 
 
