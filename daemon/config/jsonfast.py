@@ -21,7 +21,7 @@ from jupcron.config.yamlfast import (
     NodePositions,
     Positions,
     collector_paused,
-    compose,
+    nodes_of,
 )
 
 # paths this long have their positions noted as read (("plans", 7)); of the next level,
@@ -33,7 +33,8 @@ _KEY_MOST = 100
 _JSON_SPACE = re.compile(r"[ \t\n]*")
 _SPACE = " \t\n"
 # what libyaml reads otherwise than JSON: a character YAML does not print (or takes for a
-# line break, or a byte order mark), an escaped surrogate, a ':' on a later line than its
+# line break, as a lone '\r': json takes it for a space, and the lines counted here from
+# the '\n's would be off), an escaped surrogate, a ':' on a later line than its
 # key or far from it (each looked for only if its first character is there: a regular
 # expression over a megabyte costs more than reading it)
 _NOT_PRINTED = re.compile(
@@ -50,7 +51,7 @@ def _alike(text: str) -> bool:
     if not text.isascii():
         if _NOT_PRINTED.search(text) is not None:
             return False
-    elif "\x7f" in text:
+    elif "\x7f" in text or "\r" in text:
         return False
     if "\\u" in text and _SURROGATE.search(text) is not None:
         return False
@@ -134,12 +135,8 @@ def _json_object(s: str, i: int, path: Loc, noted: dict[Loc, int],
                  scan: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:  # fmt: skip
     space = _JSON_SPACE.match
     out: dict[str, Any] = {}
-    i += 1
-    if s[i] in _SPACE:
-        i = space(s, i).end()  # type: ignore[union-attr]
-    if s[i] == "}":
-        return out, i + 1
-    while True:
+    i, closed = _next_item(s, i + 1, "}", first=True)
+    while not closed:
         if s[i] != '"':
             raise GiveUp
         start = i
@@ -156,40 +153,39 @@ def _json_object(s: str, i: int, path: Loc, noted: dict[Loc, int],
         sub = (*path, key)
         noted[sub] = start
         out[key], i = _json_value(s, i, sub, noted, scan)
-        if s[i] in _SPACE:
-            i = space(s, i).end()  # type: ignore[union-attr]
-        if s[i] == "}":
-            return out, i + 1
-        if s[i] != ",":
-            raise GiveUp
-        i += 1
-        if s[i] in _SPACE:
-            i = space(s, i).end()  # type: ignore[union-attr]
+        i, closed = _next_item(s, i, "}", first=False)
+    return out, i
 
 
 def _json_array(s: str, i: int, path: Loc, noted: dict[Loc, int],
                 scan: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:  # fmt: skip
-    space = _JSON_SPACE.match
     out: list[Any] = []
-    i += 1
-    if s[i] in _SPACE:
-        i = space(s, i).end()  # type: ignore[union-attr]
-    if s[i] == "]":
-        return out, i + 1
-    while True:
+    i, closed = _next_item(s, i + 1, "]", first=True)
+    while not closed:
         sub = (*path, len(out))
         noted[sub] = i
         item, i = _json_value(s, i, sub, noted, scan)
         out.append(item)
-        if s[i] in _SPACE:
-            i = space(s, i).end()  # type: ignore[union-attr]
-        if s[i] == "]":
-            return out, i + 1
+        i, closed = _next_item(s, i, "]", first=False)
+    return out, i
+
+
+def _next_item(s: str, i: int, close: str, *, first: bool) -> tuple[int, bool]:
+    """Past the space at `s[i]` in a mapping or list: where `close` ends it, just past
+    that and True; else where its next item starts, past a ``,`` unless `first` (just
+    inside its opening bracket), and False."""
+    space = _JSON_SPACE.match
+    if s[i] in _SPACE:
+        i = space(s, i).end()  # type: ignore[union-attr]
+    if s[i] == close:
+        return i + 1, True
+    if not first:
         if s[i] != ",":
             raise GiveUp
         i += 1
         if s[i] in _SPACE:
             i = space(s, i).end()  # type: ignore[union-attr]
+    return i, False
 
 
 class JsonPositions(Positions):
@@ -214,7 +210,7 @@ class JsonPositions(Positions):
     def nodes(self) -> NodePositions:
         if self._nodes is None:
             with collector_paused():
-                docs = compose(self.text)
+                docs = nodes_of(self.text)  # (JSON: no directive, tabs in flow alone)
             self._nodes = NodePositions(docs[0] if docs else None)
         return self._nodes
 

@@ -7,7 +7,9 @@ and handles only the plain cases: strings, null, booleans, decimal integers and
 floats, mappings with scalar keys, sequences, aliases. Anything else (a
 timestamp, ``0x1f``, ``1_000``, a merge key, a duplicate key, a tag of one's
 own, an error of any kind) returns `None`, and the caller loads the file with
-ruamel as before: its values and its messages stay the reference.
+ruamel as before: its values and its messages stay the reference. So does a text
+ruamel may read otherwise than libyaml however plain (`compose`): a ``%YAML``
+directive, a line break of YAML 1.1 (NEL, LS, PS), a tab in a block's line.
 
 A file of JSON (which is YAML) is read faster still: `jupcron.config.jsonfast`.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import re
+from abc import abstractmethod
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
@@ -55,8 +58,10 @@ _resolve(_INT, r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789")
 _resolve(_FLOAT, r"^[-+]?(?:[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+)$",
          "-+0123456789")  # fmt: skip
 # the rest of what ruamel resolves: other ints and floats, merge keys, timestamps, '='
-_resolve(_OTHER, r"^[-+]?(?:0[bxo0-7]|[0-9_]*_)[0-9a-fA-F_]*$", "-+0123456789_")
+# (``08`` too: an int with a leading zero, 8 to ruamel, though not an octal)
+_resolve(_OTHER, r"^[-+]?(?:0[bxo0-9]|[0-9_]*_)[0-9a-fA-F_]*$", "-+0123456789_")
 _resolve(_OTHER, r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?$", "-+0123456789.")
+_resolve(_OTHER, r"^[-+]?[0-9_]*_[0-9_]*[eE][-+]?[0-9]+$", "-+0123456789_")  # 1_0e+5
 _resolve(_OTHER, r"^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+.")
 _resolve(_OTHER, r"^(?:<<|=)$", "<=")
 _resolve(_OTHER, r"^[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?", "0123456789")
@@ -70,8 +75,43 @@ class TooBig(Exception):
     """More values than the budget once aliases are expanded."""
 
 
+# YAML 1.1's other line breaks (NEL, LS, PS), which libyaml keeps and YAML 1.2 (ruamel)
+# drops: ``amount: 1<NEL>receiver: X`` is two keys to libyaml, an error to ruamel
+_OLD_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
 def compose(text: str) -> list[Any] | None:
-    """The document nodes of `text`, or None when libyaml finds it invalid."""
+    """The document nodes of `text`, or None when libyaml finds it invalid, or might
+    read it otherwise than ruamel (`_alike`): then ruamel reads it."""
+    if not _alike(text):
+        return None
+    return nodes_of(text)
+
+
+def _alike(text: str) -> bool:
+    """Would ruamel read this text as libyaml does? Not if it has a directive, a line
+    break of YAML 1.1 (`_OLD_BREAKS`), or a tab where ruamel refuses one: libyaml takes
+    ``amount: 5<tab>`` (a tab after a value, a ':' or a '-'), ruamel a tab only inside
+    a flow mapping or list (a file of one, of JSON say, is read alike; a comment could
+    end it, and a tab after it is refused)."""
+    # a directive (``%YAML 1.1`` has ruamel read ``yes`` as true, ``1:30`` as 90, which
+    # libyaml's nodes, resolved here by YAML 1.2's rules, do not say); substrings, not a
+    # regular expression: a megabyte's scan would cost a tenth of its composing
+    if text.startswith(("%", "\ufeff%")) or "\n%" in text or "\r%" in text:
+        return False
+    if not text.isascii():
+        if any(brk in text for brk in _OLD_BREAKS):
+            return False  # (and so a directive after one)
+        if text.find("\ufeff", 1) != -1:
+            return False  # (a byte order mark past the start: a column to libyaml, not ruamel)
+    if "\t" not in text:
+        return True
+    body = text.strip(" \n")
+    return body[:1] in ("{", "[") and body[-1:] in ("}", "]") and "#" not in body
+
+
+def nodes_of(text: str) -> list[Any] | None:
+    """libyaml's document nodes of `text`, or None when it finds it invalid."""
     try:
         return list(yaml.compose_all(text, Loader=_Resolver))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):
@@ -130,11 +170,13 @@ class Positions(MutableMapping[Loc, tuple[int, int]]):
     def __init__(self) -> None:
         self.extra: dict[Loc, tuple[int, int]] = {}
 
+    @abstractmethod
     def _find(self, loc: Loc) -> tuple[int, int] | None:
-        raise NotImplementedError
+        """Where `loc` stands, or None if the document has no such key or item."""
 
+    @abstractmethod
     def _all(self) -> Iterator[Loc]:
-        raise NotImplementedError
+        """Every key's and item's path in the document."""
 
     def __getitem__(self, loc: Loc) -> tuple[int, int]:
         if loc in self.extra:
@@ -222,7 +264,10 @@ def _scalar(node: Any, exact: bool) -> Any:
         if not exact:
             return float(value)
         try:
-            return Decimal(value)
+            number = Decimal(value)
         except InvalidOperation:
             raise GiveUp from None
+        if not number.is_finite():  # `!!float nan`: ruamel's float, not a Decimal
+            raise GiveUp
+        return number
     raise GiveUp

@@ -207,6 +207,8 @@ def load(path: Path, text: str | None = None, *, exact_floats: bool = False) -> 
         raise YamlLoadError(Problem(name, line, col, f"invalid YAML: {what}")) from None
     except (YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise YamlLoadError(Problem(name, 0, 0, f"invalid YAML: {exc}")) from None
+    except AssertionError as exc:  # ruamel's check of a ``%YAML 1.3`` directive
+        raise YamlLoadError(Problem(name, 1, 1, f"invalid YAML: {exc}")) from None
     if len(docs) > 1:
         raise YamlLoadError(Problem(name, 0, 0, "holds more than one YAML document"))
     doc = docs[0] if docs else None
