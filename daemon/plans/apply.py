@@ -1,5 +1,6 @@
-"""`plans apply`: read and check the files one at a time, sync the store a file at a
-time, all in one transaction (nothing is written unless every file is valid).
+"""`plans apply`: read and check the files one at a time, compare them with the store
+a file at a time, and write what changed in one transaction (nothing is written
+unless every file is valid), begun once the files are read (`_Writes`).
 
 The checks that ask the network (a mint's account, a recurring order's USD value:
 `jupcron.plans.mints`, `jupcron.products.recurring.minimums`) are made with no
@@ -11,6 +12,7 @@ while a slow API answered an apply.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,9 +26,9 @@ from jupcron.plans.load import LoadedPlan, LoadResult, stream_plans
 from jupcron.plans.sources import source_of
 from jupcron.store import planfiles
 from jupcron.store import plans as store_plans
-from jupcron.store.engine import transaction
+from jupcron.store.engine import reader_of, session_factory, transaction
 from jupcron.store.plans import PlanDiff, PlanInput
-from jupcron.store.plansync import in_chunks
+from jupcron.store.plansync import PlanSync, in_chunks, sort_out
 
 
 def to_input(loaded: LoadedPlan) -> PlanInput:
@@ -61,15 +63,20 @@ def apply_paths(
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
-    The files are read one at a time and compared with the store a file at a time,
-    in one transaction: a problem anywhere (every problem is collected, as
-    ``file:line:col: message``) raises `PlanError` and the store is left as it was.
+    The files are read one at a time and compared with the store a file at a time;
+    what is written is written in one transaction: a problem anywhere (every
+    problem is collected, as ``file:line:col: message``) raises `PlanError` and the
+    store is left as it was. The files are read and compared before that
+    transaction begins (`_Writes`: on SQLite it holds the write lock, which a
+    daemon's claims of due runs wait for), unless more than `KEPT` plans are added
+    or changed; a store whose plans changed meanwhile (another apply) raises
+    `StoreBusyError` and nothing is applied.
     With `complete`, the files are the whole set: every other plan is disabled.
     Otherwise only plans whose file was scanned or is gone are. `loaded`: the
     result of `load_plans(paths)` if the caller already has it (the returned
     result's ``plans`` are empty otherwise: no list of every plan is kept).
     `each` is called with every valid plan, `fresh` with every added or changed one,
-    and `check` (which may raise `PlanError`: nothing is applied) before the commit.
+    and `check` (which may raise `PlanError`: nothing is applied) once every file is read.
     `wallets`: the config's wallet names, which every plan's wallet must be one of.
     `workers`: processes that read the files ahead while the store is written
     (`jupcron.plans.readers`; `plans apply --jobs`). `folder`: `paths` is this folder
@@ -77,33 +84,98 @@ def apply_paths(
     which `jupcron status` compares them with).
     """
     result = loaded if loaded is not None else LoadResult()
-    with transaction(factory) as session:
-        sync = store_plans.start_sync(session, None if dry_run else now)
-        batches = (
-            [loaded.plans] if loaded is not None else stream_plans(paths, result, wallets, workers)
-        )
-        for batch in batches:
-            if each is not None:
-                for plan in batch:
-                    each(plan)
-            if result.problems:  # nothing will be written: only the checks go on
-                continue
-            for part in in_chunks(batch, BATCH):
-                names = set(sync.batch([to_input(p) for p in part]))
-                if fresh is not None:
-                    for plan in part:
-                        if plan.spec.name in names:
-                            fresh(plan)
-        result.raise_for_problems()
-        if check is not None:
-            check()
-        scanned = None if complete else {source_of(f) for f in result.files}
-        diff = store_plans.finish_sync(sync, scanned, None if dry_run else now)
-        if dry_run:
-            session.rollback()
-        elif folder is not None and complete and diff.revision is not None:
-            planfiles.record(session, folder, wallets, result.marks, diff.revision)
+    engine = factory.kw["bind"]
+    reader = reader_of(engine)
+    try:
+        reading = factory if reader is engine else session_factory(reader)
+        with ExitStack() as stack:
+            writes = _Writes(reading if dry_run else factory, reading,
+                             None if dry_run else now, stack)  # fmt: skip
+            batches = (
+                [loaded.plans] if loaded is not None
+                else stream_plans(paths, result, wallets, workers)
+            )  # fmt: skip
+            for batch in batches:
+                if each is not None:
+                    for plan in batch:
+                        each(plan)
+                if result.problems:  # nothing will be written: only the checks go on
+                    continue
+                for part in in_chunks(batch, BATCH):
+                    writes.add(part, fresh)
+            result.raise_for_problems()
+            if check is not None:
+                check()
+            sync = writes.begun()
+            scanned = None if complete else {source_of(f) for f in result.files}
+            diff = store_plans.finish_sync(sync, scanned, None if dry_run else now)
+            if dry_run:
+                sync.session.rollback()
+            elif folder is not None and complete and diff.revision is not None:
+                planfiles.record(sync.session, folder, wallets, result.marks, diff.revision)
+    finally:
+        if reader is not engine:
+            reader.dispose()
     return diff, result
+
+
+KEPT = 10_000  # added, changed or moved plans kept aside until the files are all read
+
+
+class _Moved(StoreBusyError):
+    """The store's plans changed between the read of the files and their write."""
+
+
+class _Writes:
+    """One apply's writes, in one transaction begun as late as may be: the plans read
+    are first sorted out with no lock (`jupcron.store.plansync.sort_out`), those to write kept
+    aside, and the transaction begun once every file is read (or more than `KEPT` are
+    kept: then the rest is written as it is read, and memory stays flat). It begins by
+    checking the plans revision is the one the reading began at: the store holds
+    then what the plans were sorted out against, or nothing is applied (`_Moved`)."""
+
+    def __init__(self, target: sessionmaker[Session], reading: sessionmaker[Session],
+                 now: datetime | None, stack: ExitStack) -> None:  # fmt: skip
+        self.target, self.reading, self.now, self.stack = target, reading, now, stack
+        with transaction(reading) as session:
+            self.revision = store_plans.revision(session)
+        self.kept: list[PlanInput] = []
+        self.unchanged: list[str] = []
+        self.sync: PlanSync | None = None
+
+    def add(self, plans: list[LoadedPlan], fresh: Callable[[LoadedPlan], None] | None) -> None:
+        inputs = [to_input(p) for p in plans]
+        if self.sync is not None:
+            names = set(self.sync.batch(inputs))
+        else:
+            with transaction(self.reading) as session:
+                found = sort_out(session, inputs)
+            self.kept += found.written
+            self.unchanged += found.unchanged
+            names = found.fresh
+        if fresh is not None:
+            for plan in plans:
+                if plan.spec.name in names:
+                    fresh(plan)
+        if self.sync is None and len(self.kept) > KEPT:
+            self.begun()
+
+    def begun(self) -> PlanSync:
+        """The transaction (begun now if it is not yet), the plans kept aside written."""
+        if self.sync is not None:
+            return self.sync
+        session = self.stack.enter_context(transaction(self.target))
+        sync = store_plans.start_sync(session, self.now)  # (an apply: the revision locked)
+        if store_plans.revision(session) != self.revision:
+            raise _Moved(
+                "the plans in the store changed while the plan files were read (another "
+                "'plans apply' at the same time?): nothing applied; apply again"
+            )
+        sync.note_unchanged(self.unchanged)
+        for part in in_chunks(self.kept, BATCH):
+            sync.batch(part)
+        self.kept, self.unchanged, self.sync = [], [], sync
+        return sync
 
 
 BATCH = 2_000  # plans compared with the store at once (one plan file holds up to ~2,000)
@@ -149,6 +221,8 @@ def apply_checked(
         found = _Pass(checks, asked, fresh, check)
         try:
             return apply_paths(factory, paths, fresh=found.fresh, check=found.check, **options)
+        except _Moved:
+            continue  # another apply wrote between this one's read and write: read again
         except _Unchecked:
             pass  # rolled back: the lock is let go before the network is asked
         checks.run(found.pending)

@@ -321,7 +321,9 @@ def finish_sync(sync: PlanSync, scanned: Collection[str] | None, now: datetime |
     if now is None:
         return result
     rev = _lock_revision(sync.session, now)
-    if not result.empty:  # nothing to reschedule: running daemons need not reload
+    # nothing to reschedule: running daemons need not reload; but a plan moved to
+    # another file is a write another apply's unlocked read must learn of
+    if not result.empty or sync.moved:
         rev.value = str(int(rev.value) + 1)
     sync.session.flush()
     return replace(result, revision=int(rev.value))

@@ -120,6 +120,7 @@ class PlanSync:
         self.hash, self.changes_of = hasher, changes_of
         self.tally = Tally()
         self.wanted: set[str] = set()
+        self.moved = 0  # plans written to their new file (unchanged otherwise)
         self._next = NextFires(now) if now is not None else None
 
     # ---- plans from the files -----------------------------------------------------
@@ -157,6 +158,7 @@ class PlanSync:
             else:
                 self.tally.note("unchanged", plan.name)
                 if self.now is not None and plan.source and row.source != plan.source:
+                    self.moved += 1
                     self.session.execute(  # moved to another file: same plan, same version
                         update(PLANS).where(PLANS.c.id == row.id).values(source=plan.source)
                     )
@@ -165,12 +167,14 @@ class PlanSync:
         return fresh
 
     def _named(self, names: list[str]) -> ColumnElement[bool]:
-        """The plans of these names. On PostgreSQL one array parameter (``= ANY``): a
-        statement of `READ_CHUNK` parameters cost psycopg ~5 ms of Python to convert
-        (it keeps no conversion of so long a text), each time, and the server its parse."""
-        if self.session.get_bind().dialect.name == "postgresql":
-            return PLANS.c.name == any_(bindparam("names", names, type_=ARRAY(String)))
-        return PLANS.c.name.in_(names)
+        return named(self.session, names)
+
+    def note_unchanged(self, names: Iterable[str]) -> None:
+        """Plans found unchanged before this sync began (`sort_out`), as `batch` notes
+        them: wanted (not disabled by `finish`), and counted."""
+        for name in names:
+            self.wanted.add(name)
+            self.tally.note("unchanged", name)
 
     def _content(self, plan_id: int) -> dict[str, Any]:
         row = self.session.execute(
@@ -305,6 +309,55 @@ def _content_text(row: dict[str, Any]) -> JsonText:
         for key, value in content.items()
     ]
     return JsonText("{" + ", ".join(parts) + "}")
+
+
+def named(session: Session, names: list[str]) -> ColumnElement[bool]:
+    """The plans of these names. On PostgreSQL one array parameter (``= ANY``): a
+    statement of `READ_CHUNK` parameters cost psycopg ~5 ms of Python to convert (it
+    keeps no conversion of so long a text), each time, and the server its parse."""
+    if session.get_bind().dialect.name == "postgresql":
+        return PLANS.c.name == any_(bindparam("names", names, type_=ARRAY(String)))
+    return PLANS.c.name.in_(names)
+
+
+@dataclass
+class Sorted:
+    """A batch's plans: to write (added, changed or moved), and the names of the rest."""
+
+    written: list[Any] = field(default_factory=list)
+    fresh: set[str] = field(default_factory=set)  # the added or changed, by name
+    unchanged: list[str] = field(default_factory=list)
+
+
+def sort_out(session: Session, plans: Sequence[Any]) -> Sorted:
+    """What an apply learns of a batch of `PlanInput`s before it takes the write lock:
+    which the store holds already in the same content and file (nothing to write),
+    and which it must write (added, changed, or moved to another file), told apart
+    as `PlanSync` does (by content hash, then by file). Read on the database's reader
+    (`jupcron.store.engine.reader_of`: on SQLite no write lock, and under WAL no wait
+    for the daemon's writers), so reading 100,000 plans from their files holds up no
+    claim of a due run; `PlanSync` compares the plans to write again, under the lock."""
+    out = Sorted()
+    for start in range(0, len(plans), READ_CHUNK):
+        chunk = plans[start : start + READ_CHUNK]
+        stored = {
+            name: (digest, source)
+            for name, digest, source in session.execute(
+                select(PLANS.c.name, PLANS.c.content_hash, PLANS.c.source).where(
+                    named(session, [p.name for p in chunk])
+                )
+            )
+        }
+        for plan in chunk:
+            row = stored.get(plan.name)
+            if row is None or row[0] != plan.content_hash():
+                out.written.append(plan)
+                out.fresh.add(plan.name)
+            elif plan.source and row[1] != plan.source:
+                out.written.append(plan)  # moved to another file: same plan, same version
+            else:
+                out.unchanged.append(plan.name)
+    return out
 
 
 def in_chunks(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
