@@ -229,4 +229,6 @@ def test_a_plan_moved_to_another_file_while_an_apply_reads_is_read_again(
     apply_checked(factory, [folder], checks=never, now=NOW, complete=True, each=each)
     with transaction(factory) as session:
         source = session.scalars(select(Plan.source).where(Plan.name == "x")).one()
-    assert landed and source is not None and source.endswith("plans/a.yaml"), source
+    assert landed
+    assert source is not None
+    assert source.endswith("plans/a.yaml"), source
