@@ -18,10 +18,24 @@ SQLITE_DATETIME = (
 
 
 def utc(value: datetime) -> datetime:
-    """The same instant in UTC; a naive datetime is refused (it has no instant)."""
-    if value.tzinfo is None or value.utcoffset() is None:
+    """The same instant in UTC; a naive datetime is refused (it has no instant).
+
+    A datetime already in `UTC` (what the daemon makes) is given back as it is, as
+    ``astimezone(UTC)`` would give it (a conversion to its own zone is the datetime
+    itself), without the checks: a run binds about twenty of them."""
+    zone = value.tzinfo
+    if zone is UTC:
+        return value
+    if zone is None or value.utcoffset() is None:
         raise ValueError(f"naive datetime {value!r}: jupcron stores only aware datetimes")
     return value.astimezone(UTC)
+
+
+def _aware(moment: datetime) -> datetime:
+    """A datetime read back: a naive one (SQLite's text) is UTC; an aware one in UTC."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -29,6 +43,11 @@ class UTCDateTime(TypeDecorator[datetime]):
 
     SQLite keeps them as naive UTC text (one text per instant, so the unique
     (plan, fire time) key holds); PostgreSQL as ``timestamptz``.
+
+    The bind and result processors are each one function where the implementation
+    type's own step allows it (the run path binds about twenty datetimes a run and
+    reads a dozen back; TypeDecorator's two steps cost twice as much): the same values
+    as `process_bind_param` / `process_result_value` with the implementation's step.
     """
 
     impl = DateTime(timezone=True)
@@ -44,15 +63,51 @@ class UTCDateTime(TypeDecorator[datetime]):
 
     def bind_processor(self, dialect: Dialect) -> Any:
         """On SQLite, the same text as `process_bind_param` then SQLAlchemy's DATETIME
-        processor give, in one function (a run binds a dozen datetimes; the two steps
-        cost twice as much). Any other storage format: the two steps."""
+        processor give, in one function. Where the implementation converts nothing
+        (psycopg takes the aware datetime), `utc` alone. Anything else: the two steps."""
         impl = dialect.type_descriptor(self.impl_instance)
-        if dialect.name != "sqlite" or getattr(impl, "_storage_format", None) != SQLITE_DATETIME:
+        if dialect.name == "sqlite":
+            if getattr(impl, "_storage_format", None) != SQLITE_DATETIME:
+                return super().bind_processor(dialect)
+
+            def process(value: datetime | None) -> str | None:
+                if value is None:
+                    return None
+                if value.tzinfo is not UTC:
+                    value = utc(value)
+                return value.replace(tzinfo=None).isoformat(" ", "microseconds")
+
+            return process
+        if impl.bind_processor(dialect) is not None:
             return super().bind_processor(dialect)
 
-        def process(value: datetime | None) -> str | None:
-            naive = self.process_bind_param(value, dialect)
-            return None if naive is None else naive.isoformat(" ", "microseconds")
+        def process_aware(value: datetime | None) -> datetime | None:
+            return None if value is None else utc(value)
+
+        return process_aware
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        """The implementation's conversion (SQLite: the text parsed), then
+        `process_result_value`'s, in one function."""
+        convert = dialect.type_descriptor(self.impl_instance).result_processor(dialect, coltype)
+        if convert is None:
+
+            def process_plain(value: Any) -> datetime | None:
+                if value is None:
+                    return None
+                return _aware(datetime.fromisoformat(value) if isinstance(value, str) else value)
+
+            return process_plain
+
+        def process(value: Any) -> datetime | None:
+            moment = convert(value)
+            if moment is None:
+                return None
+            if isinstance(moment, str):
+                moment = datetime.fromisoformat(moment)
+            if moment.tzinfo is None:
+                return moment.replace(tzinfo=UTC)
+            return moment.astimezone(UTC)
 
         return process
 
@@ -60,6 +115,4 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         moment: datetime = datetime.fromisoformat(value) if isinstance(value, str) else value
-        if moment.tzinfo is None:
-            return moment.replace(tzinfo=UTC)
-        return moment.astimezone(UTC)
+        return _aware(moment)

@@ -207,9 +207,11 @@ def summarize(tx: VersionedTransaction, names: Mapping[str, str], size: int = 0)
     instructions: list[Instruction] = []
     programs: dict[str, str | None] = {}
     precompiled = 0  # signatures precompile instructions verify: each one's first data byte
+    known = len(keys)
     for number, ix in enumerate(message.instructions, start=1):
         program = _key(keys, ix.program_id_index)
-        accounts = [_key(keys, i) for i in bytes(ix.accounts)]
+        # `_key` of each index, inline (an instruction names dozens of accounts)
+        accounts = [keys[i] if i < known else f"invalid-index:{i}" for i in bytes(ix.accounts)]
         data = bytes(ix.data)
         if program in PRECOMPILES and data:  # named by a static key (not a lookup's label)
             precompiled += data[0]
