@@ -155,7 +155,7 @@ def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> st
     if per_run is not None and amount > per_run:
         return f"input {amount} is over the plan's max_in_amount {per_run}"
     caps = cap_windows(plan, ports.config, now, ports.wallet_name, ports.wallet.address)
-    hit = ports.store.reserve(run.id, reservation, caps, now=now)
+    hit = ports.store.reserve(run.id, reservation, caps, now=now, owner=ports.wallet.address)
     if hit is None:
         return None
     return f"{hit.cap.name} would be exceeded: {hit.used} already committed, this run adds {amount}"

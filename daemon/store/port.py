@@ -175,11 +175,14 @@ class RunStore(Protocol):
         ...
 
     def reserve(
-        self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow], *, now: datetime
-    ) -> CapHit | None:
+        self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow], *,
+        now: datetime, owner: str,
+    ) -> CapHit | None:  # fmt: skip
         """Check the caps and write the reservation in one serialized transaction, so two
         runs racing for the last of a cap cannot both pass; the cap hit (nothing written)
-        or ``None`` (reserved)."""
+        or ``None`` (reserved). `owner`: the keypair that will sign the run, written with
+        the reservation (a run recovered after its wallet's keypair was replaced is the
+        new key's spending, not the key it was claimed under)."""
         ...
 
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:

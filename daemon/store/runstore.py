@@ -155,9 +155,11 @@ class SqlRunStore:
             self._write(write)
 
     def reserve(
-        self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow], *, now: datetime
-    ) -> CapHit | None:
-        reserve = partial(_reserve, run_id=run_id, reservation=reservation, caps=caps)
+        self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow], *,
+        now: datetime, owner: str,
+    ) -> CapHit | None:  # fmt: skip
+        reserve = partial(_reserve, run_id=run_id, reservation=reservation, caps=caps,
+                          owner=owner)  # fmt: skip
         return self._write(partial(at_once, reserve))
 
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:
@@ -192,8 +194,9 @@ class SqlRunStore:
 
 
 def _reserve(
-    conn: Connection, *, run_id: int, reservation: Reservation, caps: Sequence[CapWindow]
-) -> CapHit | None:
+    conn: Connection, *, run_id: int, reservation: Reservation, caps: Sequence[CapWindow],
+    owner: str,
+) -> CapHit | None:  # fmt: skip
     """The caps checked under the spend lock, then the reservation written (or not)."""
     audit.lock_spending(conn)
     for cap in caps:
@@ -203,7 +206,7 @@ def _reserve(
         )  # fmt: skip
         if used + reservation.in_amount > cap.limit:
             return CapHit(cap, used)
-    runwrite.reserve(conn, run_id, reservation)
+    runwrite.reserve(conn, run_id, reservation, owner)
     return None
 
 

@@ -147,6 +147,7 @@ _RESERVE = Prepared(
         input_mint=_param(RUNS.c.input_mint, "v_input_mint"),
         in_amount=_param(RUNS.c.in_amount, "v_in_amount"),
         output_mint=_param(RUNS.c.output_mint, "v_output_mint"),
+        owner=_param(RUNS.c.owner, "v_owner"),
     )
 )
 _BUMP = Prepared(
@@ -334,8 +335,10 @@ def record_events_steps(
     yield from add_events_steps(conn, events)
 
 
-def reserve(conn: Connection, run_id: int, reservation: Reservation) -> None:
-    """Record the run's input on its (pending) row, so later cap checks count it."""
+def reserve(conn: Connection, run_id: int, reservation: Reservation, owner: str) -> None:
+    """Record the run's input on its (pending) row, so later cap checks count it, and
+    the keypair that signs it (`owner`: that of the claim, unless the wallet's keypair
+    was replaced before a recovery ordered the run)."""
     _RESERVE.run(
         conn,
         {
@@ -343,6 +346,7 @@ def reserve(conn: Connection, run_id: int, reservation: Reservation) -> None:
             "v_input_mint": reservation.input_mint,
             "v_in_amount": str(reservation.in_amount),
             "v_output_mint": reservation.output_mint,
+            "v_owner": owner,
         },
     )
 

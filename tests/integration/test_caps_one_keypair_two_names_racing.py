@@ -40,7 +40,9 @@ def test_two_daemons_two_names_one_keypair_one_budget(make_rig: RigFactory, db_u
     def reserve(index: int) -> None:
         store, run_id, cap = claimed[index]
         start.wait()
-        hits[index] = store.reserve(run_id, Reservation(USDC, FIVE_USDC, SOL), [cap], now=now)
+        hits[index] = store.reserve(
+            run_id, Reservation(USDC, FIVE_USDC, SOL), [cap], now=now, owner=key
+        )
 
     threads = [threading.Thread(target=reserve, args=(i,)) for i in range(2)]
     try:

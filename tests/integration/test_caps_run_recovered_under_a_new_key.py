@@ -4,16 +4,13 @@ name (the key file replaced while the run was pending) is signed by the new key,
 the new key's `safety.caps` windows must hold it; with the real runner and recovery
 over loopback HTTP to the emulator, on SQLite and PostgreSQL.
 
-On the current code the row keeps the claiming key's address: the recovered 5 USDC
-signed by B count against A, and B signs 5 more under a 7 USDC/day cap. The fix is
-outside this helper's files (daemon/runner, daemon/store/runwrite.py): the test is
-strict-xfail until the row's owner follows the key that reserves and signs."""
+The row kept the claiming key's address: the recovered 5 USDC signed by B counted
+against A, and B signed 5 more under a 7 USDC/day cap. The owner is now written with
+the run's reservation, by the key that reserves and signs."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-
-import pytest
 
 from jupcron.chain.wallet import Wallet
 from jupcron.domain import RunStatus
@@ -29,11 +26,6 @@ from tests.integration.test_caps_follow_the_keypair import (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runs.owner is set at the claim only; a recovery under a new key of the name "
-    "leaves the old key's address on the row (to be fixed in store/runwrite.reserve)",
-)
 def test_a_run_recovered_under_a_new_keypair_counts_against_that_keypair(
     make_rig: RigFactory, db_url: str
 ) -> None:
