@@ -10,7 +10,9 @@ What is built from the config is built in daemon/service/wiring.py.
           ─► leader? recover in-flight runs, start the scheduler : stand by
     config file changed ─► re-read it (daemon/service/reload.py), in effect for the runs
                            that start from then on; a config that does not load is refused whole
-    SIGHUP ─► the same for the config, then plans.dir (each kept as it was on an error)
+    SIGHUP ─► the same for the config, then plans.dir (each kept as it was on an error):
+              the plans on a thread of their own, the loop pinging and beating meanwhile;
+              one more SIGHUP during it is one more reload after it
     SIGTERM/SIGINT ─► STOPPING=1, no new fires, in-flight runs get
                       runner.shutdown_timeout to reach a stored state, exit 0
     FatalError in a run (the API refused our key) ─► stop as above, said (daemon_fatal),
@@ -85,7 +87,7 @@ class Daemon:
         config_file = ConfigFile(Path(config_path), self.env, config) if config_path else None
         self.reloads = Reload(
             config, config_file, notifier=self.notifier, status_text=self._status_text,
-            plans_changed=self._plans_changed,
+            plans_changed=self._plans_changed, wake=self.inbox.wake,
         )  # fmt: skip
         self.leading: Leading | WalletLeading | None = None  # once the store answers
         self._started_at = datetime.now(UTC)
@@ -251,6 +253,7 @@ class Daemon:
                 self.leading.keep()
             self.status.update(self.leader)
             self.reloads.follow()
+            self.reloads.poll()  # a SIGHUP's plans part, done on its thread: in effect
             if self.wiring.dependencies is not None:
                 self.wiring.dependencies.maybe_recheck()
             self._beat()
@@ -258,9 +261,12 @@ class Daemon:
                 if event is SignalEvent.RELOAD:
                     self.reload()
 
-    def reload(self) -> bool:
-        """SIGHUP: re-read the config and the plans folder; keep the old on any error."""
-        return self.reloads.signal()
+    def reload(self) -> None:
+        """SIGHUP: re-read the config and the plans folder; keep the old on any error.
+        The plans are applied on a thread (`Reload.request`): at 100,000 plans that is
+        tens of seconds, and the watchdog (WatchdogSec=60) and the heartbeat are the
+        loop's."""
+        self.reloads.request()
 
     def healthy(self) -> bool:
         if not self.status.store_ok:
@@ -303,7 +309,12 @@ class Daemon:
         wiring = self.wiring
         if self.leading is not None:
             self.leading.shutdown()
+        reloaded = self.reloads.stop(0.0)  # a reload under way gives up: told now
         left = self._wait_for_runs(deadline)
+        if not reloaded:
+            reloaded = self.reloads.stop(max(0.0, deadline - time.monotonic()))
+            if not reloaded:  # its transaction is the database's to roll back at our exit
+                log.warning("reload_left_unfinished")
         if self.status.heartbeat is not None:
             self.status.heartbeat.stop()
         if self.leading is not None and not left:  # held by the runs left until the exit
@@ -320,14 +331,15 @@ class Daemon:
             elif started:
                 wiring.alert(AlertEvent.DAEMON_STOP, f"daemon on {node_name()} stopped{said}")
             wiring.alerts.stop(timeout=max(5.0, deadline - time.monotonic()))
-        if wiring.runtime is not None and not left:  # (the runs left still use it)
+        if wiring.runtime is not None and not left and reloaded:  # (still in use)
+            self.status.close()
             wiring.runtime.close()
         gc.unfreeze()
         self.inbox.close()
         self.notifier.close()
         if started:
             log.info("daemon_stopped")
-        if left:
+        if left or not reloaded:
             # the worker threads still driving them cannot be joined: end here, said and
             # with the status the stop earned (not 0 for a fatal one)
             sys.stdout.flush()

@@ -3,7 +3,12 @@ folder) or when its file changed (`Reload`).
 
     SIGHUP ─► the config file loaded, then plans.dir applied (each kept as it was
               on an error), the scheduler told; the added or changed plans first
-              checked over the network as `plans apply` checks them (`PlanChecks`)
+              checked over the network as `plans apply` checks them (`PlanChecks`).
+              The plans part runs on a thread of its own (`Reload.request`): at
+              100,000 plans it reads files for tens of seconds, and its checks may
+              wait 10 s for the API, while the loop must go on pinging the watchdog
+              (WatchdogSec=60) and writing the heartbeat. One reload at a time: a
+              SIGHUP during one is one more reload once it is done (coalesced)
     each loop turn (about 1 s) ─► the file watched (daemon/config/watch.py): content
               other than the config in effect, held still ─► load it (as SIGHUP does):
               valid ─► in effect for every run that starts from now on,
@@ -15,6 +20,7 @@ Credentials (`$CREDENTIALS_DIRECTORY`) are not watched: they are read at start.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -99,16 +105,22 @@ LOOKUP_TIMEOUT_S = 5.0  # an API call's connect and read bound, on a reload's ch
 CHECKS_BUDGET_S = 10.0  # a reload's lookups in all: one not started by then is not made
 
 
+class ReloadStopped(JupcronError):
+    """The daemon is stopping: the reload under way gives up (nothing applied)."""
+
+
 class PlanChecks:
     """`plans apply`'s network checks (mints that do not exist, recurring minimums) for
-    a reload, which runs on the daemon's loop thread (it pings the watchdog): each API
-    call bounded (`LOOKUP_TIMEOUT_S`, one attempt), no lookup started past
-    `CHECKS_BUDGET_S`; and strict, since no operator reads a note: a check that could
-    not be made refuses the plan set (`plans apply`, run by hand, notes it and applies)."""
+    a reload: each API call bounded (`LOOKUP_TIMEOUT_S`, one attempt), no lookup
+    started past `CHECKS_BUDGET_S` nor once the daemon stops (`stopping`); and strict,
+    since no operator reads a note: a check that could not be made refuses the plan
+    set (`plans apply`, run by hand, notes it and applies)."""
 
     def __init__(self, config: Config, folder: Path,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.monotonic,
+                 stopping: Callable[[], bool] = lambda: False) -> None:  # fmt: skip
         self.config, self.folder, self.clock = config, folder, clock
+        self.stopping = stopping
         self.has_rpc = bool(config.rpc.url)
         self.notes: list[Problem] = []  # of the checks made, for the log
 
@@ -163,6 +175,8 @@ class PlanChecks:
                  unanswered: list[str]) -> Callable[..., Any]:  # fmt: skip
         def call(*args: Any) -> Any:
             try:
+                if self.stopping():
+                    raise ReloadStopped("not asked: the daemon is stopping")
                 if self.clock() >= deadline:
                     raise JupcronError(
                         f"not asked: a reload's checks may take {CHECKS_BUDGET_S:g} s"
@@ -215,8 +229,17 @@ class ConfigFile:
 
 class Reload:
     """The config in effect for the daemon (replaced whole, never mutated) and how it
-    changes: SIGHUP (`signal`), or the config file's content changing (`follow`, once a
-    loop turn). The parts a reload reaches are set once built (`runtime`, `page`)."""
+    changes: SIGHUP (`request` from the loop, `signal` all at once), or the config
+    file's content changing (`follow`, once a loop turn). The parts a reload reaches
+    are set once built (`runtime`, `page`).
+
+    From the loop (`request`, then `poll` each turn) the config part runs on the loop
+    (it is quick, and the config is the loop's), the plans part on a thread of its
+    own: the apply, then the scheduler told (`plans_changed`: its reload of 10,000
+    changed plans takes seconds, under the scheduler's lock); the loop says the end
+    (`poll`: ``READY=1``), and meanwhile pings the watchdog and beats as ever. A
+    SIGHUP that comes while one runs is one more reload after it: a file written
+    meanwhile is read."""
 
     def __init__(
         self,
@@ -226,47 +249,130 @@ class Reload:
         notifier: Notifier,
         status_text: Callable[[], str],
         plans_changed: Callable[[], None],
+        wake: Callable[[], None] = lambda: None,
     ) -> None:
         self.config = config
         self.config_file = config_file
         self.notifier = notifier
         self.status_text = status_text  # the STATUS= line once the reload is done
         self.plans_changed = plans_changed  # the scheduler reads the plans again
+        self.wake = wake  # the loop woken when the plans part is done
         self.runtime: Runtime | None = None
         self.page: Page | None = None
+        self._worker: threading.Thread | None = None  # the plans part under way
+        self._result: bool | BaseException | None = None  # what it came to
+        self._again = False  # a SIGHUP came while it ran
+        self._stop = threading.Event()  # the daemon stops: the reload gives up
 
     def signal(self) -> bool:
-        """SIGHUP: re-read the config and the plans folder; keep the old on any error."""
+        """SIGHUP all at once, on the calling thread: re-read the config and the plans
+        folder; keep the old on any error."""
         self.notifier.reloading()
         try:
-            ok = self._reload()
+            config = self._config()
+            ok = config is not None and self._plans(config) and self._applied()
         finally:
             self.notifier.ready(self.status_text())
         return ok
 
-    def _reload(self) -> bool:
-        assert self.runtime is not None
-        config = self.config
-        if self.config_file is not None:
-            read = self.config_file.read(self.config, "signal")
-            if read is None:
+    def request(self) -> None:
+        """SIGHUP, from the loop: the config now, the plans on a thread (`poll` takes
+        the result); during a reload, one more once it is done."""
+        if self._worker is not None:
+            if not self._again:
+                log.info("reload_queued", reason="a reload is under way")
+            self._again = True
+            return
+        self.notifier.reloading()
+        started = False
+        try:
+            config = self._config()
+            if config is not None:
+                self._result = None
+                self._worker = threading.Thread(target=self._work, args=(config,),
+                                                name="reload", daemon=True)  # fmt: skip
+                self._worker.start()
+                started = True
+        finally:
+            if not started:  # the config refused (said): the reload is over
+                self._worker = None
+                self.notifier.ready(self.status_text())
+
+    def poll(self) -> None:
+        """A loop turn: a finished plans part's end said (``READY=1``), and the SIGHUP
+        that came meanwhile served. A bug in it is raised here, on the loop, as it was
+        when the reload ran there."""
+        worker = self._worker
+        if worker is None or worker.is_alive():
+            return
+        worker.join()
+        self._worker, result = None, self._result
+        self.notifier.ready(self.status_text())
+        if isinstance(result, BaseException):
+            raise result
+        if self._again and not self._stop.is_set():
+            self._again = False
+            self.request()
+
+    def stop(self, timeout: float) -> bool:
+        """The daemon stops: a reload under way gives up at its next plan or check
+        (nothing applied: its transaction rolls back); True once none runs, waiting up
+        to `timeout` seconds."""
+        self._stop.set()
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+            if worker.is_alive():
                 return False
-            config = self._use(read, "signal")
+        return True
+
+    def _work(self, config: Config) -> None:
+        try:
+            # (a stopping daemon's scheduler is stopped: not told)
+            self._result = self._plans(config) and (self._stop.is_set() or self._applied())
+        except BaseException as exc:  # noqa: BLE001 - a bug: raised on the loop (`poll`)
+            self._result = exc
+        finally:
+            if not self._stop.is_set():  # (a stopping loop joins it instead)
+                self.wake()
+
+    def _config(self) -> Config | None:
+        """The config file read again and put in effect (``None``: it does not load,
+        the old one stays, said)."""
+        if self.config_file is None:
+            return self.config
+        read = self.config_file.read(self.config, "signal")
+        return None if read is None else self._use(read, "signal")
+
+    def _plans(self, config: Config) -> bool:
+        """plans.dir applied as `plans apply` applies it, with its network checks;
+        False (said) when refused: the stored plans stay as they were."""
+        assert self.runtime is not None
         folder = config.plans.dir
+        wallets = tuple(self.runtime.wallets)  # those loaded at start
         try:  # (a folder the service's user may no longer look into: EACCES, not a crash)
             if folder.is_dir():
-                checks = PlanChecks(config, folder)
+                checks = PlanChecks(config, folder, stopping=self._stop.is_set)
                 diff, _ = apply_checked(
                     self.runtime.store.factory, [folder], now=datetime.now(UTC),
-                    checks=NetworkChecks(checks.wanted, checks.run),
-                    wallets=tuple(self.runtime.wallets),  # those loaded at start
+                    checks=NetworkChecks(checks.wanted, checks.run), wallets=wallets,
+                    each=self._each,
                 )  # fmt: skip
                 if checks.notes:
                     log.warning("plans_checked", notes=[str(n) for n in checks.notes])
                 log.info("plans_applied", diff=diff.lines())
         except (JupcronError, OSError) as exc:
-            log.error("reload_failed", what="plans", error=str(exc))
+            said = log.warning if self._stop.is_set() else log.error  # a stop: no fault
+            said("reload_failed", what="plans", error=str(exc))
             return False
+        return True
+
+    def _each(self, _plan: LoadedPlan) -> None:
+        """Each plan read: a stop asked meanwhile ends the reload here."""
+        if self._stop.is_set():
+            raise ReloadStopped("the daemon is stopping: the reload gave up, nothing applied")
+
+    def _applied(self) -> bool:
         self.plans_changed()
         log.info("reloaded")
         return True

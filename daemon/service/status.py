@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import Any
 
 import structlog
+from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.app import Runtime
 from jupcron.chain.wallets import addresses_text
@@ -33,6 +34,7 @@ from jupcron.service.heartbeat import Heartbeat
 from jupcron.service.notify import Notifier
 from jupcron.store import plans as store_plans
 from jupcron.store import runs
+from jupcron.store.engine import reader_of, session_factory
 
 log = structlog.get_logger(__name__)
 
@@ -166,6 +168,7 @@ class Status:
         self._text = ""  # the STATUS= line last sent
         self._last_run = ""
         self.plan_files = PlanFilesCheck(config, monotonic=monotonic)  # for the page
+        self._reader: tuple[Engine, sessionmaker[Session]] | None = None  # (of runtime's)
 
     def run_finished(self, outcome: RunOutcome) -> None:
         """A run listener: the last run, for the STATUS line."""
@@ -175,10 +178,15 @@ class Status:
     def count_plans(self) -> None:
         """The store answers (a loop turn), and what it holds: the enabled plans are
         counted again only when the plans revision moved (every `apply` that changes
-        a plan moves it), not every second: at 100,000 plans a count is a table scan."""
-        assert self.runtime is not None
+        a plan moves it), not every second: at 100,000 plans a count is a table scan.
+
+        It only reads, so it reads beside the writers (`reading`): on the writer
+        engine a SQLite transaction begins ``BEGIN IMMEDIATE``, so each loop turn
+        took the write lock the runs' claims need, and waited up to the busy timeout
+        (30 s) for any writer (an apply's write phase), then said the store was down
+        and withheld the watchdog's ping while the store was merely busy."""
         try:
-            with self.runtime.store.factory() as session:
+            with self.reading()() as session:
                 revision = store_plans.revision(session)
                 if revision != self._counted:
                     self.plan_count = store_plans.count_enabled(session)
@@ -194,6 +202,23 @@ class Status:
         self.outage.ok()
         self.metrics.set_plans(self.plan_count)
         self.metrics.set_in_doubt(int(in_doubt))
+
+    def reading(self) -> sessionmaker[Session]:
+        """Sessions on an engine that reads the runtime's database beside its writers
+        (`reader_of`: on a SQLite file a second engine, no write lock, no wait under
+        WAL; PostgreSQL's own), made once for the runtime in use."""
+        assert self.runtime is not None
+        engine = self.runtime.store.engine
+        if self._reader is None or self._reader[0] is not engine:
+            self.close()
+            self._reader = (engine, session_factory(reader_of(engine)))
+        return self._reader[1]
+
+    def close(self) -> None:
+        """The reading engine let go (at the daemon's stop), if it is one of our own."""
+        reader, self._reader = self._reader, None
+        if reader is not None and reader[1].kw["bind"] is not reader[0]:
+            reader[1].kw["bind"].dispose()
 
     def text(self, leader: bool) -> str:
         role = "leader" if leader else "standby"

@@ -36,6 +36,7 @@ def test_a_long_store_outage_is_a_few_lines_not_one_per_turn(runtime: Runtime) -
 
     path.rename(path.with_name("elsewhere.db"))  # the store down: no file, no connection
     runtime.store.engine.dispose()
+    status.close()  # and the count's reading engine (SQLite): no connection left either
     with capture_logs() as logs:
         for _ in range(3600):  # an hour of loop turns, one a second
             status.update(leader=True)
