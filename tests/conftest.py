@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support import stopping
+
 pytest_plugins = [
     "tests.fixtures.database",
     "tests.fixtures.runner",
@@ -15,3 +21,11 @@ pytest_plugins = [
     "tests.fixtures.receivers",
     "tests.fixtures.scheduler",
 ]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _servers_stopped_behind() -> Iterator[None]:
+    """Every server a fixture stopped behind its test (tests/support/stopping.py) has
+    stopped by the session's end, and a stop that raised fails the session there."""
+    yield
+    stopping.drain()

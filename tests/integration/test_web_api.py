@@ -20,6 +20,7 @@ from jupcron.store.engine import open_reader, transaction
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
 from tests.fixtures.runner import Rig, RigFactory
+from tests.support import stopping
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 
@@ -48,8 +49,7 @@ def web(make_rig: RigFactory, db_url: str) -> Iterator[Web]:
     app = WebApp(engine, metrics=Metrics(), live=live, activity=Activity())
     server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     yield Web(rig, server)
-    server.stop()
-    engine.dispose()
+    stopping.later(server.stop, engine.dispose)  # behind the test, in this order
 
 
 def describe(rig: Rig, name: str, description: str) -> None:

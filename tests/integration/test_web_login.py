@@ -27,6 +27,7 @@ from jupcron.web.auth import COOKIE, Token
 from jupcron.web.guard import LOCKOUT, MAX_FAILURES
 from jupcron.web.serve import WebServer, plain_http_warning, start_web
 from tests.integration.test_web_api import live
+from tests.support import stopping
 
 TOKEN = "s3cret-token-0123456789abcdef"
 NEW_TOKEN = "n3w-token-fedcba9876543210xyz"
@@ -55,8 +56,7 @@ def _site(sqlite_url: str, secure: SecureCookie = "auto") -> Iterator[Site]:
     app = WebApp(engine, metrics=Metrics(), live=live, activity=Activity(), access=access)
     server: Listener = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     yield Site(server.url, access, clock)
-    server.stop()
-    engine.dispose()
+    stopping.later(server.stop, engine.dispose)  # behind the test, in this order
 
 
 @pytest.fixture
@@ -220,7 +220,7 @@ def served(sqlite_url: str, tmp_path: Path) -> Iterator[tuple[WebServer, Config,
                        activity=Activity())  # fmt: skip
     assert server is not None
     yield server, config, token_file
-    server.stop()
+    stopping.stop_later(server)  # behind the test
 
 
 def _rewrite(path: Path, text: str) -> None:

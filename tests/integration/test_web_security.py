@@ -17,6 +17,7 @@ from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
 from jupcron.web.auth import COOKIE, Token, load_token
 from tests.integration.test_web_api import live
+from tests.support import stopping
 
 TOKEN = "s3cret-token-0123456789abcdef"
 PAGES = ["/", "/api/status", "/api/plans", "/api/runs", "/metrics", "/charts/x.svg",
@@ -33,16 +34,14 @@ def serve(url: str, token: Token | None) -> tuple[Listener, object]:
 def open_site(sqlite_url: str) -> Iterator[str]:
     server, engine = serve(sqlite_url, None)
     yield server.url
-    server.stop()
-    engine.dispose()  # type: ignore[attr-defined]
+    stopping.later(server.stop, engine.dispose)  # type: ignore[attr-defined]
 
 
 @pytest.fixture
 def locked_site(sqlite_url: str) -> Iterator[str]:
     server, engine = serve(sqlite_url, Token(TOKEN))
     yield server.url
-    server.stop()
-    engine.dispose()  # type: ignore[attr-defined]
+    stopping.later(server.stop, engine.dispose)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("path", PAGES)

@@ -27,6 +27,7 @@ from jupcron.store.port import ALL_PLANS
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
 from tests.fixtures.runner import Rig, RigFactory, outcome_of
+from tests.support import stopping
 from tests.support.agree import agreeing
 
 HOSTILE_REASON = '<img src=x onerror="alert(3)"><b>oops</b> & "more"'
@@ -54,8 +55,7 @@ def site(make_rig: RigFactory, db_url: str) -> Iterator[Site]:
                  live=lambda: LiveState(node=THIS, rate_limit=2.0, wallet="WALLET"))  # fmt: skip
     server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
     yield Site(rig, server)
-    server.stop()
-    engine.dispose()
+    stopping.later(server.stop, engine.dispose)  # behind the test, in this order
 
 
 def beat(engine: Engine, node: str, role: str, at: datetime, **extra: Any) -> None:
