@@ -10,10 +10,9 @@ plans' revision changed, or when the last reload failed (the store was down)."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
@@ -33,7 +32,7 @@ from jupcron.scheduling.slots import (
 from jupcron.store import firing
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import transaction
-from jupcron.store.plans import PlanDiff
+from jupcron.store.plans import PlanDiff, StoredVersion
 from jupcron.store.plansync import Names
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
@@ -41,6 +40,17 @@ from jupcron.store.records import PlanRecord
 log = structlog.get_logger(__name__)
 
 SETTLE_PAGE = 500  # plans settled a transaction (changed ones, missed ones)
+
+
+class Changes(NamedTuple):
+    """A page of changed plans as a reload reads it: this daemon's ones, their versions
+    from the settled one on ({id: versions}), the unreadable ones ({id: version}), the
+    last id read (None: no plan left)."""
+
+    plans: list[firing.Changed]
+    history: dict[int, list[StoredVersion]]
+    unreadable: dict[int, int]
+    last: int | None
 
 
 class Reloading:
@@ -53,13 +63,15 @@ class Reloading:
     _include: Callable[[PlanRecord], bool] | None
     _led: set[int]
     _lock: threading.RLock
+    _reloading: threading.Lock  # one reload at a time (it takes `_lock` a page at a time)
     _window: win.Window
     _dirty: dict[int, win.Pending]
     _inflight: dict[int, int]  # plans whose handed-over slot may lack a row
     _revision: int | None
     _seen: int | None  # the highest plan id the last reload saw (None: none yet)
     _reload_due: bool  # a reload failed (the store): the watch job tries again
-    _last_poll_ok: float  # monotonic: when the store last answered the watch job
+    _last_poll_ok: float  # monotonic: when the store last answered (a poll, a reload's page)
+    _monotonic: Callable[[], float]
 
     if TYPE_CHECKING:  # the scheduler's own, for the type checker
 
@@ -97,41 +109,53 @@ class Reloading:
         except (JupcronError, SQLAlchemyError) as exc:  # store down: stay alive, report unhealthy
             log.warning("plans_poll_failed", error=str(exc))
             return
-        self._last_poll_ok = time.monotonic()
+        self._answered()
         if rev != self._revision or self._reload_due:
             self.refresh()
 
     def reload(self) -> PlanDiff | None:
         """Adopt added plans, settle changed and disabled ones; returns what changed
         (None: nothing). The first load (at start) also settles the slots missed while
-        no daemon ran; it is no change: `scheduler_started` reports the plan count."""
+        no daemon ran; it is no change: `scheduler_started` reports the plan count.
+
+        One reload at a time (`_reloading`); the scheduler's lock is held a page of
+        changed plans at a time, not across the reload: a reload of 10,000 changed
+        plans is seconds long, and the fires due meanwhile (the timer's, a changed
+        plan's caught-up slot) go on between its pages. Each page settled counts as
+        the store answering (`healthy()`): the watch job's polls wait for the reload,
+        and a reload that moves is no stuck scheduler."""
         added, changed, disabled = Names(), Names(), Names()
-        with self._lock:
-            first = self._revision is None
-            self._reload_due = True  # until this one is through
-            if not self._flush():
-                raise StoreBusyError("the store is unavailable: plans not reloaded")
-            with transaction(self._factory) as session:
-                rev = store_plans.revision(session)
-                # by id first: an old apply's unadopted plan is the adoption's to count
-                since, more, seen = firing.added_since(session, self._seen)
-                names, count = firing.adopt(session)
+        with self._reloading:
+            with self._lock:
+                first = self._revision is None
+                self._reload_due = True  # until this one is through
+                if not self._flush():
+                    raise StoreBusyError("the store is unavailable: plans not reloaded")
+                with transaction(self._factory) as session:
+                    rev = store_plans.revision(session)
+                    # by id first: an old apply's unadopted plan is the adoption's to count
+                    since, more, seen = firing.added_since(session, self._seen)
+                    names, count = firing.adopt(session)
+            self._answered()
             for name in (*names, *since):
                 if self._include is None:
                     added.add(name)
             added.count = count + more if self._include is None else 0
             after = 0
-            while page := self._changed_page(after):
-                after = page[-1][0].id
-                mine = [c for c in page if self._include is None or self._include(c[0])]
-                self._settle_changed(mine, added, changed, disabled)
-            if first:
-                self._settle_missed()
-            if self._include is not None:
-                self._hand_over(added, first)
-            self._window.reset()
-            self._revision, self._seen = rev, seen
-            self._reload_due = False
+            while (page := self._changed_page(after)).last is not None:
+                after = page.last
+                with self._lock:
+                    self._settle_changed(page, added, changed, disabled)
+                self._answered()
+            with self._lock:
+                if first:
+                    self._settle_missed()
+                if self._include is not None:
+                    self._hand_over(added, first)
+                self._window.reset()
+                self._revision, self._seen = rev, seen
+                self._reload_due = False
+            self._answered()
         self._arm()
         if not (added.count or changed.count or disabled.count):
             return None
@@ -143,9 +167,18 @@ class Reloading:
                      changed=changed.count, disabled=disabled.count)  # fmt: skip
         return diff
 
-    def _changed_page(self, after: int) -> list[firing.Changed]:
+    def _answered(self) -> None:
+        """The store answered (a poll, a reload's step): the scheduler is alive."""
+        self._last_poll_ok = self._monotonic()
+
+    def _changed_page(self, after: int) -> Changes:
+        """The next page of changed plans (this daemon's), with their versions from the
+        settled one on: read without the scheduler's lock (fires go on meanwhile)."""
         with transaction(self._reader) as session:
-            return firing.changed_page(session, SETTLE_PAGE, after)
+            page = firing.changed_page(session, SETTLE_PAGE, after)
+            mine = [c for c in page.plans if self._include is None or self._include(c[0])]
+            history = firing.versions_from(session, {p.id: old for p, old, _ in mine if old})
+        return Changes(mine, history, page.unreadable, page.last)
 
     def _hand_over(self, added: Names, first: bool) -> None:
         """Shards: plans handed to another daemon are dropped (nothing recorded: their
@@ -170,16 +203,21 @@ class Reloading:
             self._dirty.pop(pid, None)
         self._led = led
 
-    def _settle_changed(
-        self, page: list[firing.Changed],
-        added: Names, changed: Names, disabled: Names,
-    ) -> None:  # fmt: skip
+    def _settle_changed(self, page: Changes, added: Names, changed: Names, disabled: Names) -> None:
         """Plans changed (or disabled) since they were settled: the old version's slots
-        that never fired are recorded, the new one settled from its change."""
+        that never fired are recorded, the new one settled from its change (called with
+        the lock held: their latest slots and stored next slots are read under it, as
+        a fire between the page's read and now may have moved them)."""
+        ids = [plan.id for plan, _, _ in page.plans]
         with transaction(self._reader) as session:
-            lasts = firing.last_slots(session, [plan.id for plan, _, _ in page])
-        done: dict[int, tuple[datetime | None, int]] = {}
-        for plan, old, stored in page:
+            lasts = firing.last_slots(session, ids)
+            stored_now = firing.stored_next(session, ids)
+        done: dict[int, tuple[datetime | None, int]] = {
+            pid: (None, version) for pid, version in page.unreadable.items()
+        }  # an unreadable plan: settled as having no slot
+        for plan, old, _ in page.plans:
+            stored = stored_now.get(plan.id)
+            history = page.history.get(plan.id, [])
             live, dirty = self._window.drop(plan.id), self._dirty.pop(plan.id, None)
             # when the settled version was replaced, and the enabled versions in between
             replaced, between = plan.updated_at, list[Superseded]()
@@ -188,9 +226,9 @@ class Reloading:
                 pending, schedule = pending_of_previous(self._factory, plan) if plan.version > 1 \
                     else (None, None)  # fmt: skip
             else:
-                was_on, schedule = previous_version(self._factory, plan, old)
+                was_on, schedule = previous_version(history, old)
                 if plan.version > old + 1:  # edited more than once since it was settled
-                    replaced, between = superseded(self._factory, plan, old)
+                    replaced, between = superseded(plan, history, old)
                 pending = live.slot if live else dirty.slot if dirty else stored
                 schedule = live.plan.schedule if live else schedule
                 # a slot handed out may still have no row (refused: the store down or the

@@ -83,8 +83,10 @@ class Scheduler(Reloading, Outages, WindowFeed):
         store_retry: float = STORE_RETRY,
         runs: RunStore | None = None,
         include: Callable[[PlanRecord], bool] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`include`: which plans this node fires (the wallets it leads; None: all)."""
+        """`include`: which plans this node fires (the wallets it leads; None: all).
+        `monotonic`: the clock `healthy()` counts the store's last answer by."""
         self._factory = factory  # plans.next_fire: every run goes through `runs`
         # reads take no write lock (SQLite): the window is read while the runner writes
         self._reader = session_factory(reader_of(factory.kw["bind"]))
@@ -94,6 +96,7 @@ class Scheduler(Reloading, Outages, WindowFeed):
         self._on_misfire = on_misfire
         self._poll_interval = poll_interval
         self._clock = clock
+        self._monotonic = monotonic
         self._include = include
         self._led: set[int] = set()  # with `include`: the plans it let through at the last reload
         self._aps = BackgroundScheduler(
@@ -102,6 +105,7 @@ class Scheduler(Reloading, Outages, WindowFeed):
         )  # fmt: skip
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fire")
         self._lock = threading.RLock()
+        self._reloading = threading.Lock()  # one reload at a time, taken before `_lock`
         self._window = win.Window()
         self._dirty: dict[int, win.Pending] = {}  # next slots to write
         self._flushed = time.monotonic()
@@ -126,7 +130,7 @@ class Scheduler(Reloading, Outages, WindowFeed):
         self._aps.start(paused=True)
         loaded = self.refresh()
         self._aps.resume()
-        self._last_poll_ok = time.monotonic()
+        self._last_poll_ok = self._monotonic()
         self._aps.add_job(self._poll, "interval", seconds=self._poll_interval, id=WATCH_JOB,
                           replace_existing=True)  # fmt: skip
         self._loop = threading.Thread(target=self._run, name="scheduler", daemon=True)
@@ -157,8 +161,10 @@ class Scheduler(Reloading, Outages, WindowFeed):
             return self._calls
 
     def healthy(self) -> bool:
-        """Running, and the store answered the last revision poll recently."""
-        fresh = time.monotonic() - self._last_poll_ok < max(3 * self._poll_interval, 10.0)
+        """Running, and the store answered recently: a revision poll, or a page a reload
+        settled (the polls wait for a reload; one of 10,000 changed plans is seconds
+        long, and one moving on is no stuck scheduler, while one settling nothing is)."""
+        fresh = self._monotonic() - self._last_poll_ok < max(3 * self._poll_interval, 10.0)
         alive = self._loop is not None and self._loop.is_alive()
         return bool(self._aps.running) and fresh and alive
 

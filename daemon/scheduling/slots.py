@@ -10,6 +10,7 @@ edited twice while no daemon ran), each up to the change that replaced it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,6 +26,7 @@ from jupcron.scheduling.schedule import (
 from jupcron.store import plans as store_plans
 from jupcron.store import runs
 from jupcron.store.engine import transaction
+from jupcron.store.plans import StoredVersion
 from jupcron.store.port import RunStore
 from jupcron.store.records import PlanRecord
 
@@ -71,15 +73,15 @@ def record_unfired(
 
 
 def previous_version(
-    factory: sessionmaker[Session], plan: PlanRecord, version: int
+    history: Sequence[StoredVersion], version: int
 ) -> tuple[bool, Schedule | None]:
     """Was the plan enabled at `version` (the one the scheduler settled), and its
-    schedule then (None if unreadable)."""
-    with transaction(factory) as session:
-        found = [(c, on) for v, c, on in store_plans.versions(session, plan.name) if v == version]
+    schedule then (None if unreadable). `history`: the plan's versions from that one
+    on (`jupcron.store.firing.versions_from`)."""
+    found = [v for v in history if v.version == version]
     if not found:
         return False, None
-    content, enabled = found[0]
+    content, enabled = found[0].content, found[0].enabled
     if not enabled or not isinstance(content.get("schedule"), dict):
         return bool(enabled), None
     try:
@@ -99,12 +101,12 @@ class Superseded:
 
 
 def superseded(
-    factory: sessionmaker[Session], plan: PlanRecord, settled: int
+    plan: PlanRecord, history: Sequence[StoredVersion], settled: int
 ) -> tuple[datetime, list[Superseded]]:
     """When the version after `settled` was applied (where the settled version's slots
-    end), and the enabled versions between that one and the plan's current one."""
-    with transaction(factory) as session:
-        rows = store_plans.versions_since(session, plan.id, settled, plan.version)
+    end), and the enabled versions between that one and the plan's current one.
+    `history`: the plan's versions from `settled` on."""
+    rows = [v for v in history if settled < v.version <= plan.version]
     if not rows:
         return plan.updated_at, []
     out = []

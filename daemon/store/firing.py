@@ -20,18 +20,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Connection, Select, Table, and_, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from jupcron.store.models import Plan, Run
-from jupcron.store.plans import PLAN_COLUMNS
+from jupcron.store.bulk import update_rows
+from jupcron.store.models import Plan, PlanVersion, Run
+from jupcron.store.plans import PLAN_COLUMNS, StoredVersion
 from jupcron.store.records import PlanRecord
 from jupcron.store.types import UTCDateTime
 
 PLANS = cast(Table, Plan.__table__)
 RUNS = cast(Table, Run.__table__)
+VERSIONS = cast(Table, PlanVersion.__table__)
 Cursor = tuple[datetime, int]  # (next_fire, id): the last plan read
 Conn = Connection | Session
 
@@ -146,7 +148,18 @@ def adopt(conn: Conn, limit: int = 1000) -> tuple[list[str], int]:
 Changed = tuple[PlanRecord, int, datetime | None]  # (plan, version settled, its next_fire)
 
 
-def changed_page(conn: Conn, limit: int, after: int = 0) -> list[Changed]:
+class ChangedPage(NamedTuple):
+    """A page of plans changed since the scheduler settled them: the readable ones,
+    the unreadable ones ({id: version}: settled as having no slot, by the caller's
+    writer: the page is read by a reader, which cannot write), and the last id read
+    (None: no plan left)."""
+
+    plans: list[Changed]
+    unreadable: dict[int, int]
+    last: int | None
+
+
+def changed_page(conn: Conn, limit: int, after: int = 0) -> ChangedPage:
     """Plans changed (or disabled) since the scheduler settled them, by id after `after`,
     with the version and ``next_fire`` it had settled (0: a plan from before 0011)."""
     stmt = select(*PLAN_COLUMNS, PLANS.c.fire_version, PLANS.c.next_fire).where(
@@ -154,14 +167,36 @@ def changed_page(conn: Conn, limit: int, after: int = 0) -> list[Changed]:
         PLANS.c.id > after,
     )  # fmt: skip
     rows = list(conn.execute(stmt.order_by(PLANS.c.id).limit(limit)))
-    out = []
+    out, unreadable = [], {}
     for row in rows:
         try:
             record = PlanRecord.from_mapping(row._mapping)
         except ValueError:  # unreadable: settled as having no slot
-            set_next(conn, {row.id: (None, row.version)}, settle=True)
+            unreadable[row.id] = row.version
             continue
         out.append((record, int(row.fire_version), row.next_fire))
+    return ChangedPage(out, unreadable, rows[-1].id if rows else None)
+
+
+def versions_from(conn: Conn, settled: Mapping[int, int]) -> dict[int, list[StoredVersion]]:
+    """Each plan's versions from the one the scheduler settled on ({id: that version}),
+    oldest first, in one query for a page of changed plans (a transaction a plan made
+    settling 10,000 changed plans take 18 s on SQLite). Read from the page's lowest
+    settled version on and kept from each plan's own: versions are never rewritten."""
+    if not settled:
+        return {}
+    rows = conn.execute(
+        select(VERSIONS.c.plan_id, VERSIONS.c.version, VERSIONS.c.content,
+               VERSIONS.c.enabled, VERSIONS.c.created_at)
+        .where(VERSIONS.c.plan_id.in_(list(settled)),
+               VERSIONS.c.version >= min(settled.values()))
+        .order_by(VERSIONS.c.plan_id, VERSIONS.c.version)
+    )  # fmt: skip
+    out: dict[int, list[StoredVersion]] = {}
+    for pid, version, content, enabled, created_at in rows:
+        if version >= settled[pid]:
+            out.setdefault(pid, []).append(StoredVersion(version, dict(content), enabled,
+                                                         created_at))  # fmt: skip
     return out
 
 
@@ -170,8 +205,14 @@ def set_next(
 ) -> None:
     """Store each plan's next slot: {id: (slot, version)}. With `settle`, the plan becomes
     settled at that version; without, the slot is written only while the plan is still
-    settled at it (a plan changed meanwhile keeps its old version's slot for the reload)."""
+    settled at it (a plan changed meanwhile keeps its old version's slot for the reload).
+    A reload's page (`settle`, in a session) is written by `update_rows`: one statement
+    on PostgreSQL, where the driver's executemany spends ~0.1 ms of Python a row."""
     if not slots:
+        return
+    if settle and isinstance(conn, Session):  # a reload's page: one statement on PostgreSQL
+        update_rows(conn, PLANS, "id", [{"id": pid, "next_fire": slot, "fire_version": version}
+                                        for pid, (slot, version) in slots.items()])  # fmt: skip
         return
     stmt = update(PLANS).where(PLANS.c.id == _bind("b_id"))
     if settle:
