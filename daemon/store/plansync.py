@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, String, Table, any_, bindparam, insert, select, update
+from sqlalchemy import ColumnElement, Integer, String, Table, any_, bindparam, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.plans.schema import wallet_content
 from jupcron.scheduling.schedule import next_fire_times, parse_schedule
-from jupcron.store.bulk import JsonText, insert_rows, json_text
+from jupcron.store.bulk import JsonText, insert_rows, json_text, update_rows
 from jupcron.store.models import Plan, PlanVersion
 
 PLANS = cast(Table, Plan.__table__)
@@ -70,13 +70,17 @@ class Tally:
     changes: dict[str, list[str]] = field(default_factory=dict)
 
     def note(self, kind: str, name: str, version: int | None = None,
-             change: list[str] | None = None) -> None:  # fmt: skip
+             change: list[str] | None = None) -> bool:  # fmt: skip
+        """Count `name`; keep its version (and `change`) while it is among those named.
+        Whether it was kept."""
         names: Names = getattr(self, kind)
         names.add(name)
         if name in names and version is not None:
             self.versions[name] = version
             if change is not None:
                 self.changes[name] = change
+            return True
+        return False
 
     def trimmed(self) -> None:
         """Forget versions and changes of names no longer kept (a later name came first)."""
@@ -140,6 +144,8 @@ class PlanSync:
         stored = {r.name: r for r in self.session.execute(
             select(*columns).where(self._named(names)))}  # fmt: skip
         new: list[tuple[Any, str]] = []
+        changed: list[tuple[Any, Any, str]] = []
+        moved: list[dict[str, Any]] = []
         fresh: list[str] = []
         for plan in plans:
             digest = plan.content_hash()
@@ -150,18 +156,16 @@ class PlanSync:
                 self.tally.note("added", plan.name, 1)
             elif row.content_hash != digest:
                 fresh.append(plan.name)
-                old = self._content(row.id)
-                self.tally.note("changed", plan.name, row.version + 1,
-                                self.changes_of(old, plan.content()))  # fmt: skip
-                if self.now is not None:
-                    self._change(row, plan, digest)
+                changed.append((row, plan, digest))
             else:
                 self.tally.note("unchanged", plan.name)
                 if self.now is not None and plan.source and row.source != plan.source:
-                    self.moved += 1
-                    self.session.execute(  # moved to another file: same plan, same version
-                        update(PLANS).where(PLANS.c.id == row.id).values(source=plan.source)
-                    )
+                    self.moved += 1  # moved to another file: same plan, same version
+                    moved.append({"id": row.id, "source": plan.source})
+        if changed:
+            self._change(changed)
+        if moved:
+            self._update(moved)
         if self.now is not None and new:
             self._insert(new)
         return fresh
@@ -176,13 +180,19 @@ class PlanSync:
             self.wanted.add(name)
             self.tally.note("unchanged", name)
 
-    def _content(self, plan_id: int) -> dict[str, Any]:
-        row = self.session.execute(
-            select(*(PLANS.c[c] for c in _CONTENT), PLANS.c.wallet).where(PLANS.c.id == plan_id)
-        ).one()
-        content = dict(row._mapping)
-        wallet = content.pop("wallet")
-        return {**content, **wallet_content(wallet)}
+    def _contents(self, ids: list[int]) -> dict[int, dict[str, Any]]:
+        """The stored contents (as `PlanInput.content` makes them) of these plans, by id:
+        one SELECT for a chunk, not one a plan."""
+        out: dict[int, dict[str, Any]] = {}
+        for row in self.session.execute(
+            select(PLANS.c.id, *(PLANS.c[c] for c in _CONTENT), PLANS.c.wallet)
+            .where(with_ids(self.session, ids))
+        ):  # fmt: skip
+            content = dict(row._mapping)
+            plan_id = content.pop("id")
+            wallet = content.pop("wallet")
+            out[plan_id] = {**content, **wallet_content(wallet)}
+        return out
 
     def _insert(self, new: list[tuple[Any, str]]) -> None:
         now = self.now
@@ -216,17 +226,48 @@ class PlanSync:
             for row, content in zip(rows, contents, strict=True)
         ])  # fmt: skip
 
-    def _change(self, row: Any, plan: Any, digest: str) -> None:
+    def _change(self, changed: list[tuple[Any, Any, str]]) -> None:
+        """Note (and with `now`, write) a chunk's changed plans: (stored row, `PlanInput`,
+        its content hash) each. The old contents are read (one SELECT) only of the plans
+        the diff keeps (`SHOWN`, whose changed fields it lists); the rows and new
+        versions are written a chunk at a time (`_write`)."""
         now = self.now
-        assert now is not None
-        values = {**plan.content(), "wallet": plan.wallet, "source": plan.source,
-                  "content_hash": digest, "version": row.version + 1,
-                  "updated_at": now}  # fmt: skip
-        self.session.execute(update(PLANS).where(PLANS.c.id == row.id).values(
-            **values, **_settled_at(row)))  # fmt: skip
-        self.session.execute(insert(VERSIONS),
-                             [_version(row.id, row.version + 1, {**values, "name": plan.name},
-                                       plan.enabled, now)])  # fmt: skip
+        shown: list[tuple[Any, Any]] = []
+        updates: list[dict[str, Any]] = []
+        versions: list[dict[str, Any]] = []
+        for row, plan, digest in changed:
+            if self.tally.note("changed", plan.name, row.version + 1, []):
+                shown.append((row, plan))  # its change filled in below
+            if now is None:
+                continue
+            values = {**plan.content(), "wallet": plan.wallet, "source": plan.source,
+                      "content_hash": digest, "version": row.version + 1,
+                      "updated_at": now}  # fmt: skip
+            updates.append({**values, **_settled_at(row), "id": row.id})
+            versions.append(_version(row.id, row.version + 1, {**values, "name": plan.name},
+                                     plan.enabled, now))  # fmt: skip
+        if shown:
+            olds = self._contents([row.id for row, _ in shown])
+            for row, plan in shown:
+                self.tally.changes[plan.name] = self.changes_of(olds[row.id], plan.content())
+        if now is not None:
+            self._write(updates, versions)
+
+    def _write(self, updates: list[dict[str, Any]], versions: list[dict[str, Any]]) -> None:
+        """Plan rows updated (`_update`), then their new versions inserted in bulk."""
+        self._update(updates)
+        insert_rows(self.session, VERSIONS, versions)
+
+    def _update(self, updates: list[dict[str, Any]]) -> None:
+        """Plan rows updated by id, each to its own values (`update_rows`: one
+        statement, or one prepared UPDATE run by the driver, for a chunk), a group for
+        each set of columns: a row settled by `_settled_at` sets ``fire_version``,
+        the others leave it."""
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for values in updates:
+            groups.setdefault(tuple(values), []).append(values)
+        for rows in groups.values():
+            update_rows(self.session, PLANS, "id", rows)
 
     # ---- plans that are gone ------------------------------------------------------
     def finish(self, gone: Callable[[str | None], bool]) -> Tally:
@@ -242,34 +283,30 @@ class PlanSync:
             if not page:
                 break
             after = page[-1].id
-            for row in page:
-                if row.name in self.wanted or not gone(row.source):
-                    continue
+            going = [row for row in page if row.name not in self.wanted and gone(row.source)]
+            for row in going:
                 self.tally.note("disabled", row.name, row.version + 1)
-                if self.now is not None:
-                    self._disable(row)
+            if self.now is not None and going:
+                self._disable(going)
         self.tally.trimmed()
         return self.tally
 
-    def _disable(self, row: Any) -> None:
+    def _disable(self, rows: list[Any]) -> None:
+        """Disable a page's gone plans: their contents read in one SELECT, each a new
+        version (its content the old one, disabled), written a page at a time."""
         now = self.now
         assert now is not None
-        content = {**self._content(row.id), "enabled": False}
-        digest = self.hash(content)
-        self.session.execute(
-            update(PLANS)
-            .where(PLANS.c.id == row.id)
-            .values(
-                version=row.version + 1,
-                enabled=False,
-                updated_at=now,
-                content_hash=digest,
-                **_settled_at(row),
-            )
-        )
-        values = {**content, "name": row.name, "source": row.source, "content_hash": digest}
-        self.session.execute(insert(VERSIONS),
-                             [_version(row.id, row.version + 1, values, False, now)])  # fmt: skip
+        olds = self._contents([row.id for row in rows])
+        updates: list[dict[str, Any]] = []
+        versions: list[dict[str, Any]] = []
+        for row in rows:
+            content = {**olds[row.id], "enabled": False}
+            digest = self.hash(content)
+            updates.append({"version": row.version + 1, "enabled": False, "updated_at": now,
+                            "content_hash": digest, **_settled_at(row), "id": row.id})  # fmt: skip
+            values = {**content, "name": row.name, "source": row.source, "content_hash": digest}
+            versions.append(_version(row.id, row.version + 1, values, False, now))
+        self._write(updates, versions)
 
 
 def _settled_at(row: Any) -> dict[str, Any]:
@@ -309,6 +346,13 @@ def _content_text(row: dict[str, Any]) -> JsonText:
         for key, value in content.items()
     ]
     return JsonText("{" + ", ".join(parts) + "}")
+
+
+def with_ids(session: Session, ids: list[int]) -> ColumnElement[bool]:
+    """The plans of these ids, as `named` (on PostgreSQL one array parameter)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return PLANS.c.id == any_(bindparam("ids", ids, type_=ARRAY(Integer)))
+    return PLANS.c.id.in_(ids)
 
 
 def named(session: Session, names: list[str]) -> ColumnElement[bool]:

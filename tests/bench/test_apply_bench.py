@@ -1,7 +1,8 @@
 """`jupcron plans apply` of N daily-cron plans, as an operator runs it (a
 subprocess): wall time, its CPU and its peak memory. N is 10,000 unless
 ``JUPCRON_BENCH_APPLY_PLANS`` says otherwise (e.g. ``10000,100000``; 100,000
-takes minutes). Figures only: `make bench`."""
+takes minutes); an apply that adds every plan, and one that changes every plan.
+Figures only: `make bench`."""
 
 from __future__ import annotations
 
@@ -71,6 +72,34 @@ def _text(chunk: dict[str, Any], form: str) -> str:
     return yaml.safe_dump(chunk, default_flow_style=False, sort_keys=False)
 
 
+def _write(bench: Bench, plans: list[dict[str, Any]], form: str = "json") -> None:
+    for n, start in enumerate(range(0, len(plans), PER_FILE)):
+        chunk = {"plans": plans[start : start + PER_FILE]}
+        (bench.plans / f"plans-{n:03d}.yaml").write_text(_text(chunk, form))
+
+
+def _measured(bench: Bench, jobs: int) -> tuple[float, dict[str, Any]]:
+    """`jupcron plans apply --jobs N` as a subprocess: its wall seconds, and its CPU and
+    peak memory (`_MEASURED`'s)."""
+    command = [*JUPCRON, "--config", str(bench.config), "plans", "apply", "--jobs", str(jobs)]
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURED, *command],
+        capture_output=True, text=True, timeout=1700, env=_env(), check=True,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    assert measured["rc"] == 0, measured["err"]
+    return took, measured
+
+
+def _put(figures: Figures, backend: str, key: str, took: float, measured: dict[str, Any]) -> None:
+    figures.put(backend, f"{key}_s", took)
+    figures.put(backend, f"{key}_cpu_s", measured["cpu"])
+    figures.put(backend, f"{key}_peak_mb", measured["peak_mb"])
+    figures.put(backend, f"{key}_peak_one_process_mb", measured["peak_one_mb"])
+
+
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize(("jobs", "form"), [(1, "json"), (2, "json"), (1, "yaml")])
 @pytest.mark.parametrize("count", SIZES)
@@ -82,20 +111,8 @@ def test_plans_apply(
     the default on files in YAML's block style."""
     backend, url = backend_url
     bench = Bench(tmp_path / "jc", url, "http://127.0.0.1:9")
-    plans = daily_plans(count)
-    for n, start in enumerate(range(0, count, PER_FILE)):
-        chunk = {"plans": plans[start : start + PER_FILE]}
-        (bench.plans / f"plans-{n:03d}.yaml").write_text(_text(chunk, form))
-    del plans
-    command = [*JUPCRON, "--config", str(bench.config), "plans", "apply", "--jobs", str(jobs)]
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-c", _MEASURED, *command],
-        capture_output=True, text=True, timeout=1700, env=_env(), check=True,
-    )  # fmt: skip
-    took = time.monotonic() - started
-    measured = json.loads(done.stdout.strip().splitlines()[-1])
-    assert measured["rc"] == 0, measured["err"]
+    _write(bench, daily_plans(count), form)
+    took, measured = _measured(bench, jobs)
     try:
         stored = bench.sql("SELECT count(*) AS n FROM plans")[0]["n"]
     finally:
@@ -106,7 +123,31 @@ def test_plans_apply(
         + ("" if jobs == 1 else f"_jobs{jobs}")
         + ("" if form == "json" else f"_{form}")
     )
-    figures.put(backend, f"{key}_s", took)
-    figures.put(backend, f"{key}_cpu_s", measured["cpu"])
-    figures.put(backend, f"{key}_peak_mb", measured["peak_mb"])
-    figures.put(backend, f"{key}_peak_one_process_mb", measured["peak_one_mb"])
+    _put(figures, backend, key, took, measured)
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("count", SIZES)
+def test_plans_apply_changed(
+    backend_url: tuple[str, str], count: int, tmp_path: Path, figures: Figures
+) -> None:
+    """The operator edits one setting of every plan (each swap's amount) and applies
+    again: every plan a new version (its row updated, a version row added), measured
+    as `test_plans_apply`'s default; the first apply (of the plans as they were) is
+    not measured."""
+    backend, url = backend_url
+    bench = Bench(tmp_path / "jc", url, "http://127.0.0.1:9")
+    plans = daily_plans(count)
+    _write(bench, plans)
+    _measured(bench, 1)
+    for plan in plans:
+        plan["request"]["amount"] += 1
+    _write(bench, plans)  # the same files, rewritten
+    del plans
+    took, measured = _measured(bench, 1)
+    try:
+        versions = bench.sql("SELECT version, count(*) AS n FROM plans GROUP BY version")
+    finally:
+        bench.stop()
+    assert [(r["version"], r["n"]) for r in versions] == [(2, count)]
+    _put(figures, backend, f"apply_{count}_changed", took, measured)
