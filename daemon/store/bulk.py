@@ -64,14 +64,20 @@ def json_text(value: Any) -> str:
     return json.dumps(value)
 
 
+def _driver(session: Session) -> tuple[Any, Any]:
+    """The session's dialect and its connection's driver connection (sqlite3's,
+    psycopg's), in the session's transaction."""
+    connection = session.connection()
+    driver = connection.connection.driver_connection
+    assert driver is not None
+    return connection.dialect, driver
+
+
 def insert_rows(session: Session, table: Table, rows: Sequence[dict[str, Any]]) -> None:
     """Insert `rows` (dicts with the same keys) into `table`."""
     if not rows:
         return
-    connection = session.connection()
-    dialect = connection.dialect
-    driver = connection.connection.driver_connection
-    assert driver is not None
+    dialect, driver = _driver(session)
     names = list(rows[0])
     if dialect.name == "postgresql":
         quote = dialect.identifier_preparer.quote
@@ -103,10 +109,7 @@ def update_rows(session: Session, table: Table, key: str,
     `key`, each to that row's values of its other keys (dicts with the same keys)."""
     if not rows:
         return
-    connection = session.connection()
-    dialect = connection.dialect
-    driver = connection.connection.driver_connection
-    assert driver is not None
+    dialect, driver = _driver(session)
     names = [n for n in rows[0] if n != key]
     if not names:
         return  # nothing to set

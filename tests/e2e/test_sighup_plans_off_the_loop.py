@@ -17,6 +17,7 @@ from datetime import datetime
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
 from tests.fixtures.plans import sol_dca_plan
 from tests.fixtures.service import NotifyListener
+from tests.support.clifork import ForkedProcess
 
 SOL_UNITS = 10**9  # the emulator prices SOL at 150 USD: 2 SOL pass the 100 USD minimum
 SLOW_S = 4  # the API's answer to the added plan's check: under the reload's 5 s bound
@@ -39,21 +40,26 @@ def between(lines: list[str], first: str, then: str, what: str) -> int:
     return lines[start:end].count(what)
 
 
-def test_a_slow_reload_keeps_the_watchdog_pinged_and_the_heartbeat_written(
-    daemon_env: DaemonEnvFactory, notify_socket: NotifyListener
-) -> None:
-    env = daemon_env()
+def slow_reload(env: DaemonEnv, notify_socket: NotifyListener, hourly: str = "1h") -> ForkedProcess:
+    """A daemon running "hourly", then a SIGHUP whose reload waits `SLOW_S` for the
+    API (an added recurring plan's USD value is asked); back once it is reloading."""
     env.write_plans(swap_plan("hourly", {"every": "1h"}))
     env.apply()
     proc = env.start(notify_socket.env(watchdog_usec=PING_USEC))
     assert notify_socket.wait_for("READY=1", timeout=20), env.log_of(proc)
     assert env.wait_until(lambda: last_beat(env) is not None, timeout=10), env.log_of(proc)
-
-    # an added recurring plan: its USD value is asked of the API, which answers slowly
     env.emulator.faults.add("slow", count=1, operation="ultra_order", seconds=SLOW_S)
-    env.write_plans(swap_plan("hourly", {"every": "1h"}), sol_dca_plan("dca", 2 * SOL_UNITS))
+    env.write_plans(swap_plan("hourly", {"every": hourly}), sol_dca_plan("dca", 2 * SOL_UNITS))
     proc.send_signal(signal.SIGHUP)
     assert notify_socket.wait_for("RELOADING=1", timeout=10), env.log_of(proc)
+    return proc
+
+
+def test_a_slow_reload_keeps_the_watchdog_pinged_and_the_heartbeat_written(
+    daemon_env: DaemonEnvFactory, notify_socket: NotifyListener
+) -> None:
+    env = daemon_env()
+    proc = slow_reload(env, notify_socket)
     before = last_beat(env)
     assert before is not None
     beats: set[datetime] = set()
@@ -83,15 +89,7 @@ def test_a_sighup_during_a_reload_is_not_lost(
     """Another SIGHUP while a reload runs (a path unit reloads on every change of the
     folder) reloads again once it is done: a plan file written meanwhile is applied."""
     env = daemon_env()
-    env.write_plans(swap_plan("hourly", {"every": "1h"}))
-    env.apply()
-    proc = env.start(notify_socket.env(watchdog_usec=PING_USEC))
-    assert notify_socket.wait_for("READY=1", timeout=20), env.log_of(proc)
-
-    env.emulator.faults.add("slow", count=1, operation="ultra_order", seconds=SLOW_S)
-    env.write_plans(swap_plan("hourly", {"every": "1h"}), sol_dca_plan("dca", 2 * SOL_UNITS))
-    proc.send_signal(signal.SIGHUP)
-    assert notify_socket.wait_for("RELOADING=1", timeout=10), env.log_of(proc)
+    proc = slow_reload(env, notify_socket)
     # the first reload waits for the API now; a second file, a second SIGHUP
     env.write_plans(swap_plan("later", {"every": "2h"}), name="later.yaml")
     proc.send_signal(signal.SIGHUP)
@@ -106,15 +104,7 @@ def test_sigterm_during_a_slow_reload_stops_the_daemon_cleanly(
     """A stop asked while a reload waits for the API stops the daemon (exit 0), the
     plans it was applying not half applied: either all of them, or none."""
     env = daemon_env()
-    env.write_plans(swap_plan("hourly", {"every": "1h"}))
-    env.apply()
-    proc = env.start(notify_socket.env(watchdog_usec=PING_USEC))
-    assert notify_socket.wait_for("READY=1", timeout=20), env.log_of(proc)
-
-    env.emulator.faults.add("slow", count=1, operation="ultra_order", seconds=SLOW_S)
-    env.write_plans(swap_plan("hourly", {"every": "2h"}), sol_dca_plan("dca", 2 * SOL_UNITS))
-    proc.send_signal(signal.SIGHUP)
-    assert notify_socket.wait_for("RELOADING=1", timeout=10), env.log_of(proc)
+    proc = slow_reload(env, notify_socket, hourly="2h")
     assert env.stop(proc) == 0, env.log_of(proc)
     assert env.events(proc, "daemon_stopped"), env.log_of(proc)
     # the stop came while the API was asked: the reload gave up rather than hold the

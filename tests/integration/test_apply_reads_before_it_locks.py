@@ -12,7 +12,7 @@ Real SQLite file and PostgreSQL cluster."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -131,30 +131,11 @@ def test_a_run_due_while_the_apply_reads_the_files_is_claimed_and_advanced_at_on
     assert again is None
 
 
-def test_an_apply_that_finds_the_plans_changed_since_it_read_them_applies_nothing(
+def another_apply_lands_while_y_is_read(
     tmp_path: Path, factory: sessionmaker[Session]
-) -> None:
-    folder = tmp_path / "plans"
-    two_files(folder, "1h")
-    apply_paths(factory, [folder], now=NOW, complete=True)
-    two_files(folder, "2h")
-    other = write(tmp_path / "other" / "a.yaml", swap_plan("y", {"every": "3h"}))
-    landed: list[bool] = []
-
-    def each(loaded: LoadedPlan) -> None:  # another apply lands while this one reads
-        if loaded.spec.name == "y" and not landed:
-            apply_paths(factory, [other], now=NOW)
-            landed.append(True)
-
-    with pytest.raises(StoreBusyError, match="changed while"):
-        apply_paths(factory, [folder], now=NOW, complete=True, each=each)
-    # the other apply's y stands; nothing of this one (x unchanged, y not back)
-    assert stored(factory) == {"x": (1, "every 1h", True), "y": (2, "every 3h", True)}
-
-
-def test_apply_checked_reads_again_when_the_plans_changed_since_it_read_them(
-    tmp_path: Path, factory: sessionmaker[Session]
-) -> None:
+) -> tuple[Path, Callable[[LoadedPlan], None]]:
+    """The plans folder (x every 1h applied, its files now saying 2h), and an `each`
+    hook that lands another apply (y every 3h, from another file) while y is read."""
     folder = tmp_path / "plans"
     two_files(folder, "1h")
     apply_paths(factory, [folder], now=NOW, complete=True)
@@ -167,6 +148,23 @@ def test_apply_checked_reads_again_when_the_plans_changed_since_it_read_them(
             apply_paths(factory, [other], now=NOW)
             landed.append(True)
 
+    return folder, each
+
+
+def test_an_apply_that_finds_the_plans_changed_since_it_read_them_applies_nothing(
+    tmp_path: Path, factory: sessionmaker[Session]
+) -> None:
+    folder, each = another_apply_lands_while_y_is_read(tmp_path, factory)
+    with pytest.raises(StoreBusyError, match="changed while"):
+        apply_paths(factory, [folder], now=NOW, complete=True, each=each)
+    # the other apply's y stands; nothing of this one (x unchanged, y not back)
+    assert stored(factory) == {"x": (1, "every 1h", True), "y": (2, "every 3h", True)}
+
+
+def test_apply_checked_reads_again_when_the_plans_changed_since_it_read_them(
+    tmp_path: Path, factory: sessionmaker[Session]
+) -> None:
+    folder, each = another_apply_lands_while_y_is_read(tmp_path, factory)
     never = NetworkChecks(lambda _p: False, lambda _p: None)
     diff, _ = apply_checked(factory, [folder], checks=never, now=NOW, complete=True,
                             each=each)  # fmt: skip
