@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Integer, String, Table, any_, bindparam, select
+from sqlalchemy import ColumnElement, Table, any_, bindparam, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
@@ -171,7 +171,7 @@ class PlanSync:
         return fresh
 
     def _named(self, names: list[str]) -> ColumnElement[bool]:
-        return named(self.session, names)
+        return among(self.session, PLANS.c.name, names)
 
     def note_unchanged(self, names: Iterable[str]) -> None:
         """Plans found unchanged before this sync began (`sort_out`), as `batch` notes
@@ -186,7 +186,7 @@ class PlanSync:
         out: dict[int, dict[str, Any]] = {}
         for row in self.session.execute(
             select(PLANS.c.id, *(PLANS.c[c] for c in _CONTENT), PLANS.c.wallet)
-            .where(with_ids(self.session, ids))
+            .where(among(self.session, PLANS.c.id, ids))
         ):  # fmt: skip
             content = dict(row._mapping)
             plan_id = content.pop("id")
@@ -348,20 +348,13 @@ def _content_text(row: dict[str, Any]) -> JsonText:
     return JsonText("{" + ", ".join(parts) + "}")
 
 
-def with_ids(session: Session, ids: list[int]) -> ColumnElement[bool]:
-    """The plans of these ids, as `named` (on PostgreSQL one array parameter)."""
-    if session.get_bind().dialect.name == "postgresql":
-        return PLANS.c.id == any_(bindparam("ids", ids, type_=ARRAY(Integer)))
-    return PLANS.c.id.in_(ids)
-
-
-def named(session: Session, names: list[str]) -> ColumnElement[bool]:
-    """The plans of these names. On PostgreSQL one array parameter (``= ANY``): a
+def among(session: Session, column: ColumnElement[Any], values: list[Any]) -> ColumnElement[bool]:
+    """`column` holds one of `values`. On PostgreSQL one array parameter (``= ANY``): a
     statement of `READ_CHUNK` parameters cost psycopg ~5 ms of Python to convert (it
     keeps no conversion of so long a text), each time, and the server its parse."""
     if session.get_bind().dialect.name == "postgresql":
-        return PLANS.c.name == any_(bindparam("names", names, type_=ARRAY(String)))
-    return PLANS.c.name.in_(names)
+        return column == any_(bindparam(column.key, values, type_=ARRAY(column.type)))
+    return column.in_(values)
 
 
 @dataclass
@@ -388,7 +381,7 @@ def sort_out(session: Session, plans: Sequence[Any]) -> Sorted:
             name: (digest, source)
             for name, digest, source in session.execute(
                 select(PLANS.c.name, PLANS.c.content_hash, PLANS.c.source).where(
-                    named(session, [p.name for p in chunk])
+                    among(session, PLANS.c.name, [p.name for p in chunk])
                 )
             )
         }

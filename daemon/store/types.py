@@ -31,8 +31,12 @@ def utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-def _aware(moment: datetime) -> datetime:
-    """A datetime read back: a naive one (SQLite's text) is UTC; an aware one in UTC."""
+def _read_back(value: Any) -> datetime | None:
+    """A datetime as the driver gives it back (SQLite's naive UTC, as text or parsed;
+    PostgreSQL's aware one), aware in UTC."""
+    if value is None:
+        return None
+    moment: datetime = datetime.fromisoformat(value) if isinstance(value, str) else value
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
@@ -73,9 +77,7 @@ class UTCDateTime(TypeDecorator[datetime]):
             def process(value: datetime | None) -> str | None:
                 if value is None:
                     return None
-                if value.tzinfo is not UTC:
-                    value = utc(value)
-                return value.replace(tzinfo=None).isoformat(" ", "microseconds")
+                return utc(value).replace(tzinfo=None).isoformat(" ", "microseconds")
 
             return process
         if impl.bind_processor(dialect) is not None:
@@ -91,28 +93,12 @@ class UTCDateTime(TypeDecorator[datetime]):
         `process_result_value`'s, in one function."""
         convert = dialect.type_descriptor(self.impl_instance).result_processor(dialect, coltype)
         if convert is None:
-
-            def process_plain(value: Any) -> datetime | None:
-                if value is None:
-                    return None
-                return _aware(datetime.fromisoformat(value) if isinstance(value, str) else value)
-
-            return process_plain
+            return _read_back
 
         def process(value: Any) -> datetime | None:
-            moment = convert(value)
-            if moment is None:
-                return None
-            if isinstance(moment, str):
-                moment = datetime.fromisoformat(moment)
-            if moment.tzinfo is None:
-                return moment.replace(tzinfo=UTC)
-            return moment.astimezone(UTC)
+            return _read_back(convert(value))
 
         return process
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        moment: datetime = datetime.fromisoformat(value) if isinstance(value, str) else value
-        return _aware(moment)
+        return _read_back(value)
