@@ -135,6 +135,9 @@ def test_the_page_shows_dry_run_and_the_kill_switch_as_the_daemon_has_them_now(
     assert data["role"] == "leader"
     assert data["node"].endswith(f":{proc.pid}")
     assert (data["dry_run"], data["kill_switch"]) == (False, None)
+    # the runway check reports on its own thread after the start: once it has, the two
+    # reads of `_agree` see the same state (between them it was a race)
+    assert env.wait_until(lambda: bool(status()["runway"]), timeout=30), env.log_of(proc)
     _agree(url, env)
     # the daemon follows its config file: no restart, no SIGHUP
     env.write_config(web=web, safety={"kill_switch_file": str(switch), "dry_run": True})
