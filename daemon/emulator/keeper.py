@@ -16,6 +16,7 @@ ever the clock's: tests move the clock, nothing runs in the background.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import math
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -24,7 +25,7 @@ from typing import Any
 from solders.signature import Signature
 
 from jupcron.emulator.common import State, quote, token
-from jupcron.emulator.ledger import RecurringOrder, TriggerOrder
+from jupcron.emulator.ledger import RecurringOrder, RecurringOrders, TriggerOrder
 
 FEE_BPS = 10  # the recurring fee, 0.1%, in the output mint
 PRICE_SWING = Decimal("0.04")  # the price moves within +-4% around the quote
@@ -69,18 +70,44 @@ def keeper_now(state: State) -> float:
 
 
 def catch_up(state: State) -> None:
-    """Fill every round that is due, expire what has expired."""
+    """Fill every round that is due, expire what has expired. The recurring orders are
+    taken in the order their next round is due (`RecurringOrders`): those with nothing
+    due are not looked at."""
     now = keeper_now(state)
-    for order in list(state.ledger.recurring_orders.values()):
+    orders = state.ledger.recurring_orders
+    placed, orders.placed = orders.placed, []
+    for key in placed:
+        _queue(state, orders, key)
+    while orders.due and orders.due[0][0] <= now:
+        when, _, key = heapq.heappop(orders.due)
+        if orders.queued.get(key) != when:
+            continue  # an entry replaced by a later one
+        del orders.queued[key]
+        order = orders.get(key)
+        if order is None:
+            continue  # taken out (a test's); queued again if it is put back
         while order.status == "active" and order.rounds < order.number_of_orders:
             due = _round_due(state, order, order.rounds)
             if due > now:
                 break
             _fill_round(state, order, due)
+        _queue(state, orders, key)
     for t_order in list(state.ledger.trigger_orders.values()):
         expires = t_order.expired_at
         if t_order.status == "Open" and expires is not None and expires <= now:
             _close_trigger(state, t_order, "Expired", _tx(state), expires)
+
+
+def _queue(state: State, orders: RecurringOrders, key: str) -> None:
+    """`key`'s next round in `orders.due`, if it has one to come (once: an entry for the
+    same time is not made twice)."""
+    order = orders.get(key)
+    if order is None or order.status != "active" or order.rounds >= order.number_of_orders:
+        return
+    when = _round_due(state, order, order.rounds)
+    if orders.queued.get(key) != when:
+        orders.queued[key] = when
+        heapq.heappush(orders.due, (when, next(orders.ties), key))
 
 
 def _round_due(state: State, order: RecurringOrder, k: int) -> float:

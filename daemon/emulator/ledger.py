@@ -7,6 +7,7 @@ Thread-safe: every method takes the ledger's lock. Amounts are int base units.
 from __future__ import annotations
 
 import copy
+import itertools
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -133,6 +134,25 @@ class RecurringOrder:
     trades: list[dict[str, Any]] = field(default_factory=list)
 
 
+class RecurringOrders(dict[str, RecurringOrder]):
+    """The recurring orders by key. Each one set is also noted in `placed` for the
+    keeper (`jupcron.emulator.keeper.catch_up`), which keeps the open ones in the order
+    their next round is due (`due`, a heap; `queued`: each key's live entry there): a
+    request then costs the rounds that are due, not a look at every order ever placed
+    (Jupiter's answers do not slow down with its order book)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.placed: list[str] = []  # keys set since the keeper last looked
+        self.due: list[tuple[float, int, str]] = []  # (next round due, tie-break, key)
+        self.queued: dict[str, float] = {}  # key -> when its live entry in `due` is
+        self.ties = itertools.count()  # equal times: the order placed first, first
+
+    def __setitem__(self, key: str, order: RecurringOrder) -> None:
+        super().__setitem__(key, order)
+        self.placed.append(key)
+
+
 class Ledger:
     def __init__(self, default_balances: Mapping[str, int] | None = None) -> None:
         self._lock = threading.RLock()
@@ -146,7 +166,7 @@ class Ledger:
             self.trigger_orders: dict[str, TriggerOrder] = {
                 o.order: copy.deepcopy(o) for o in EXAMPLE_TRIGGER_ORDERS
             }
-            self.recurring_orders: dict[str, RecurringOrder] = {}
+            self.recurring_orders = RecurringOrders()
             self.balances: dict[tuple[str, str], int] = {}
             self.known_owners: set[str] = set()
             self.requests: dict[str, int] = {}
