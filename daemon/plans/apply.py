@@ -28,7 +28,8 @@ from jupcron.store import planfiles
 from jupcron.store import plans as store_plans
 from jupcron.store.engine import reader_of, session_factory, transaction
 from jupcron.store.plans import PlanDiff, PlanInput
-from jupcron.store.plansync import PlanSync, in_chunks, sort_out
+from jupcron.store.plansort import in_chunks, sort_out
+from jupcron.store.plansync import PlanSync
 
 
 def to_input(loaded: LoadedPlan) -> PlanInput:
@@ -128,7 +129,7 @@ class _Moved(StoreBusyError):
 
 class _Writes:
     """One apply's writes, in one transaction begun as late as may be: the plans read
-    are first sorted out with no lock (`jupcron.store.plansync.sort_out`), those to write kept
+    are first sorted out with no lock (`jupcron.store.plansort.sort_out`), those to write kept
     aside, and the transaction begun once every file is read (or more than `KEPT` are
     kept: then the rest is written as it is read, and memory stays flat). It begins by
     checking the plans revision is the one the reading began at: the store holds
