@@ -61,8 +61,8 @@ def spent(
 
     `owner` (a keypair's address): its runs, under whatever wallet name they were
     claimed (a wallet renamed in the config keeps its budget), and `wallet`'s runs that
-    have no owner recorded (from before 0013_run_owner and signed nothing, so 0014 could
-    not tell their key): the money follows the key."""
+    have no owner recorded (from before 0013_run_owner and signed nothing, so 0014 and
+    0015 could not tell their key): the money follows the key."""
     stmt = select(Run.in_amount).where(
         or_(Run.finished_at.is_(None), Run.finished_at >= since),
         Run.status.in_([str(s) for s in SPENDING]),

@@ -6,10 +6,13 @@ one query; Alembic itself (11 MB resident) is imported only to migrate.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, func, select, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from jupcron.config import mask_url
@@ -21,7 +24,10 @@ if TYPE_CHECKING:
 # the Alembic environment ships as the package `jupcron.migrations` (folder migrations/)
 SCRIPT_LOCATION = str(resources.files("jupcron.migrations"))
 # the newest revision in migrations/versions; a test keeps it equal to Alembic's head
-HEAD = "0014_run_owner_fill"
+HEAD = "0015_run_owner_by_signing"
+# the PostgreSQL advisory lock `upgrade` holds (a signed 64-bit key, as the daemon's
+# per-wallet ones are made, from a name of its own)
+MIGRATE_LOCK = int.from_bytes(hashlib.sha256(b"jupcron-migrate").digest()[:8], "big", signed=True)
 
 
 def alembic_config(url: str) -> AlembicConfig:
@@ -41,7 +47,10 @@ def upgrade(url: str, revision: str = "head") -> None:
         raise ConfigError("give a revision (e.g. head): an empty one names nothing")
     target(revision)  # an unknown one is refused before the database is touched
     try:
-        command.upgrade(alembic_config(url), revision)
+        with _one_at_a_time(url) as connection:
+            cfg = alembic_config(url)
+            cfg.attributes["connection"] = connection  # None: env.py opens its own
+            command.upgrade(cfg, revision)
     except OperationalError as exc:
         raise StoreError(f"cannot migrate {mask_url(url)}: {exc.orig or exc}") from exc
     except CommandError as exc:  # the database's own revision unknown, or a bad relative one
@@ -49,6 +58,32 @@ def upgrade(url: str, revision: str = "head") -> None:
         if found is not None and not is_known(found):
             raise StoreError(_unknown(found)) from None
         raise _bad_target(revision, exc) from None
+
+
+@contextmanager
+def _one_at_a_time(url: str) -> Iterator[Connection | None]:
+    """On PostgreSQL, a connection holding the migrations' advisory lock: a second
+    `db upgrade` at the same time waits for the first to commit, then reads the
+    revision it left (nothing to do), instead of running the same migrations beside
+    it and failing on the first one's work (its transaction rolled back, exit 1 with
+    ``column "owner" of relation "runs" already exists``, a duplicate key in pg_type,
+    or Alembic's version row not found). SQLite needs none: a migration's transaction
+    begins IMMEDIATE, which already takes the file's write lock before it reads."""
+    from jupcron.store.engine import make_engine
+
+    engine = make_engine(url)
+    try:
+        if engine.dialect.name != "postgresql":
+            yield None
+            return
+        with engine.connect() as conn:
+            conn.execute(select(func.pg_advisory_lock(MIGRATE_LOCK)))
+            conn.commit()  # the session holds the lock; Alembic begins its own transaction
+            yield conn
+            # unlocked when the connection goes (dispose below closes it), even after
+            # an error that left it unusable
+    finally:
+        engine.dispose()
 
 
 def _current_of(url: str) -> str | None:

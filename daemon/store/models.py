@@ -129,8 +129,8 @@ class Run(Base):
     wallet: Mapped[str] = mapped_column(WALLET, server_default=DEFAULT_WALLET)
     # that wallet's keypair (base58 address) when it was claimed, which `safety.caps`
     # count by (a renamed wallet keeps its budget); runs from before 0013_run_owner have
-    # the key of their own signature (0014); NULL: they signed nothing, or were claimed
-    # by a daemon without that wallet
+    # the key of the signature their `signed` event recorded (0014, 0015); NULL: they
+    # signed nothing, or were claimed by a daemon without that wallet
     owner: Mapped[str | None] = mapped_column(PUBKEY)
 
 
