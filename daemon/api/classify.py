@@ -20,6 +20,7 @@ from jupcron.errors import (
     JupcronError,
     RateLimitedError,
 )
+from jupcron.logs import MASK, is_secret_key
 
 BODY_LIMIT = 2000
 EXECUTES = frozenset({"execute_recurring", "execute_trigger", *SWAP_EXECUTES})
@@ -38,20 +39,57 @@ def retry_later(operation: str, status: int, text: str | None) -> bool:
     return status == 400 and words is not None and any(w in lowered for w in words)
 
 
+def sent_secrets(response: httpx.Response) -> tuple[str, ...]:
+    """The secret values the request of `response` carried in its headers (the
+    ``x-api-key``, an ``Authorization``'s credentials), longest first; none when the
+    answer was made without its request."""
+    try:
+        headers = response.request.headers
+    except RuntimeError:  # httpx: no request set on this response
+        return ()
+    found: set[str] = set()
+    for name, value in headers.items():
+        if not is_secret_key(name) or not value.strip():
+            continue
+        found.add(value.strip())
+        if name.lower() == "authorization":  # "Bearer <jwt>": the credentials alone too
+            credentials = value.strip().partition(" ")[2].strip()
+            if credentials:
+                found.add(credentials)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def scrubbed(text: str | None, secrets: tuple[str, ...]) -> str | None:
+    """`text` with each of `secrets` replaced by ``'***'``."""
+    if text is None:
+        return None
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    return text
+
+
 def info_for(operation: str, response: httpx.Response | None, data: Any = None) -> ApiErrorInfo:
+    """What an answer told us, as the run row keeps it. An answer that quotes our
+    request (a proxy's or a framework's error page, an error text echoing its
+    headers) would carry our API key back: every text taken from it is scrubbed of
+    the secret values the request sent (`sent_secrets`), before any message, log
+    line or stored column is made of it."""
     info = ApiErrorInfo(operation=operation)
     if response is None:
         return info
+    secrets = sent_secrets(response)
     info.http_status = response.status_code
-    info.body = response.text[:BODY_LIMIT]
+    info.body = scrubbed(response.text[:BODY_LIMIT], secrets)
     if isinstance(data, dict):
         try:
             envelope = ErrorEnvelope.model_validate(data)
         except ValidationError:
             return info
-        info.code, info.error, info.cause = envelope.code, envelope.error, envelope.cause
+        info.code = envelope.code
+        info.error = scrubbed(envelope.error, secrets)
+        info.cause = scrubbed(envelope.cause, secrets)
     elif response.status_code >= 400:
-        info.error = response.text[:200].strip() or None
+        info.error = scrubbed(response.text[:200].strip(), secrets) or None
     return info
 
 
@@ -63,8 +101,10 @@ def transport_error(operation: str, exc: httpx.HTTPError) -> ApiTransportError:
 
 def garbage(operation: str, response: httpx.Response, why: str) -> ApiGarbageError:
     """`operation` may be ``""`` (an answer's parser does not know it): the transport
-    that called the parser names it (`named`)."""
+    that called the parser names it (`named`). `why` may quote the answer (a
+    validation error's input): scrubbed as `info_for` scrubs."""
     info = info_for(operation, response)
+    why = scrubbed(why, sent_secrets(response)) or why
     info.error = why
     return ApiGarbageError(named(operation, f"unreadable answer ({why})"), info)
 
