@@ -29,8 +29,10 @@ from jupcron.errors import ConfigError
 
 MASK = "***"
 _HTTP_SCHEMES = frozenset({"http", "https", "ws", "wss"})
-# how SQLAlchemy reads the credentials of a database URL (the password runs to the first '@')
-_DB_URL = re.compile(r"^(?P<scheme>[\w+.-]+)://(?:(?P<user>[^:/@]*)(?::(?P<pw>[^@]*))?@)?", re.S)
+# how SQLAlchemy reads the credentials of a database URL (sqlalchemy/engine/url.py,
+# `_parse_url`): the user runs to the first ':' or '/', an '@' in it included (Azure's
+# ``user@server``), the password from there to the next '@'
+_DB_URL = re.compile(r"^(?P<scheme>[\w+.-]+)://(?:(?P<user>[^:/]*)(?::(?P<pw>[^@]*))?@)?", re.S)
 _SECRET_NAME = re.compile(r"pass|secret|token|key|auth|cred|sig", re.I)
 
 

@@ -2,15 +2,18 @@
 
 * JSON lines on stdout when the stream is not a TTY (journald picks them up),
   a console renderer on a TTY; ``fmt`` forces one or the other.
-* Standard-library loggers (SQLAlchemy, httpx, APScheduler, alembic, uvicorn)
-  go through the same chain (``ProcessorFormatter``), at WARNING by default.
+* Standard-library loggers (SQLAlchemy, httpx, APScheduler, alembic, uvicorn,
+  and any other library's) go through the same chain (``ProcessorFormatter``), at
+  WARNING whatever our level: a library's debug lines can carry URL paths and
+  parameters (a notification channel's token) that no mask can tell apart.
 * Run context (plan, run id, requestId, signature) is bound with contextvars
   (`bind_run` / `unbind_run` / `run_context`) and merged into every line.
 * Secrets never reach the output: any key named like ``key``, ``secret``,
   ``password``, ``token``, ``signed_transaction``, ``keypair``… is replaced by
   ``'***'``, at any depth of dicts, and URL passwords and secret query values
   (``?api-key=…``) are masked; so are JSON Web Tokens and the values registered
-  with `mask_value` (the Trigger V2 JWT), inside any text.
+  with `mask_value` (the Trigger V2 JWT), inside any text: a library's message
+  and a rendered traceback (`mask_rendered`) included.
 * An `Outage` (`jupcron.logs.outage`) says a dependency's failure once per streak,
   not at every try.
 * `configure_logging` is idempotent: calling it twice replaces the handler.
@@ -70,8 +73,9 @@ _SECRET_KEY = re.compile(
 )
 # key names that contain 'key' but are not secrets
 _NOT_SECRET = frozenset({"idempotency_key", "key_file", "public_key", "pubkey", "keypair_path"})
-# ``scheme://user:password@host`` inside any string value
-_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]+:)[^@\s]+@")
+# ``scheme://user:password@host`` inside any string value; the user runs to the first
+# ':' as SQLAlchemy reads it, an '@' in it included (Azure's ``user@server``)
+_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/\s]+:)[^@\s]+@")
 # ``?api-key=…``, ``&token=…`` in a URL inside any string value
 _URL_QUERY_SECRET = re.compile(
     r"(?P<head>[?&][^=&\s#]*(?:key|token|secret|pass|auth|sig)[^=&\s#]*=)[^&\s#]+", re.I
@@ -367,7 +371,9 @@ def mask_secrets(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> E
     cost (most of a line's fields are such)."""
     plain = _PLAIN
     for key, value in list(event_dict.items()):
-        if key == "event":
+        if key == "event":  # ours is a fixed name; a library's is its whole message
+            if type(value) is str and (_SECRET_VALUES or "eyJ" in value or "://" in value):
+                event_dict[key] = _mask_text(value)
             continue
         if is_secret_key(key):
             event_dict[key] = MASK
@@ -378,6 +384,17 @@ def mask_secrets(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> E
         if kind is str and not _SECRET_VALUES and "eyJ" not in value and "://" not in value:
             continue  # `_mask_text` would give it back unchanged
         event_dict[key] = _mask_value(value)
+    return event_dict
+
+
+def mask_rendered(_logger: WrappedLogger, _name: str, event_dict: EventDict) -> EventDict:
+    """structlog processor, after ``format_exc_info``: the text masks of `mask_secrets`
+    on the traceback (and stack) it rendered, which quotes each exception's message
+    as written: a line's ``error=str(exc)`` was masked, its ``exc_info=exc`` not."""
+    for key in ("exception", "stack"):
+        value = event_dict.get(key)
+        if type(value) is str:
+            event_dict[key] = _mask_text(value)
     return event_dict
 
 
@@ -418,6 +435,23 @@ def _json_line(event_dict: Any, **_kw: Any) -> str:
     return _JSON.encode(event_dict)
 
 
+class _LibraryFloor(logging.Filter):
+    """The handler's floor for every library's record, the libraries not named in
+    `FOREIGN_LOGGERS` too (the root logger follows our level, so they would pass at
+    debug): the HTTP library Apprise sends through logs each request's path at debug,
+    where a channel's token sits (Discord's, Slack's, Telegram's ``/bot<TOKEN>/``),
+    in words no mask can tell from a harmless path. Our own lines never come here
+    (`_LineLogger` writes them); a stdlib logger under ``jupcron`` keeps our level."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        name = record.name
+        return record.levelno >= self.level or name == "jupcron" or name.startswith("jupcron.")
+
+
 def _wants_console(fmt: Format, stream: TextIO) -> bool:
     if fmt == "console":
         return True
@@ -438,8 +472,9 @@ def configure_logging(
 ) -> None:
     """Set up structlog and the stdlib root logger to write to ``stream``.
 
-    ``level`` is ours (debug/info/warning/error); ``foreign_level`` is the floor
-    for the libraries in `FOREIGN_LOGGERS` (never below ``level``).
+    ``level`` is ours (the ``jupcron`` loggers: debug/info/warning/error);
+    ``foreign_level`` is the floor for every other logger, `FOREIGN_LOGGERS` and the
+    libraries not named there alike (never below ``level``).
     Safe to call again (e.g. on SIGHUP): the old handler is replaced.
     """
     stream = sys.stdout if stream is None else stream
@@ -462,12 +497,14 @@ def configure_logging(
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
+            mask_rendered,
             renderer,
         ],
     )
     handler = logging.StreamHandler(stream)
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(formatter)
+    handler.addFilter(_LibraryFloor(foreign))
 
     # our own lines: the level first (a debug line at info costs next to nothing), then
     # the same chain and renderer as a library's, written by `_LineLogger`; the chain's
@@ -479,6 +516,7 @@ def configure_logging(
         *shared,
         structlog.processors.StackInfoRenderer(),
         structlog.processors.format_exc_info,
+        mask_rendered,
         renderer,
     ]
     _Output.handler = handler
