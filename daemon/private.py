@@ -8,12 +8,16 @@ exception: systemd credentials (in ``$CREDENTIALS_DIRECTORY`` or under
 ``/run/credentials/``) are root's files of mode 0400 with an access-control
 entry for the service's user, which ``stat`` shows as 0440; group read is
 accepted there, on a read-only file system that only systemd writes.
+
+A process that reads a secret leaves no core dump from then on (`no_core_dumps`):
+a dump is the process's memory, the secret's bytes in it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import stat
 import tempfile
 from collections.abc import Mapping
@@ -54,6 +58,18 @@ def owner_problem(path: Path, info: os.stat_result, what: str, decides: str = ""
     )
 
 
+def no_core_dumps() -> None:
+    """No core dump of this process from now on, whoever asks for one.
+
+    systemd raises the core size limit to infinity for every service, and
+    systemd-coredump keeps a dump as large as that limit allows: a crash (a
+    segfault, a Rust panic aborting in solders) wrote the keypair's text and secret
+    bytes to /var/lib/systemd/coredump, or as ``core`` in the working folder. Soft
+    and hard limit 0: nothing in this process can raise it again (that takes
+    privilege), and the children it starts inherit it."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def read_private(
     file: Path,
     what: str,
@@ -63,11 +79,13 @@ def read_private(
 ) -> bytes:
     """The bytes of secret file ``file`` (``what``: "keypair", "API key"), after the
     checks above; every refusal is one ``error`` line naming the file and the fix
-    (``missing``: what to say when there is no such file)."""
+    (``missing``: what to say when there is no such file). The process dumps no
+    core from the first call on (`no_core_dumps`)."""
 
     def fail(problem: str) -> NoReturn:
         raise error(f"{file}: {problem}")
 
+    no_core_dumps()  # before the secret is in memory
     flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK  # a FIFO cannot hang us
     try:
         fd = os.open(file, flags)
