@@ -10,7 +10,8 @@ from pydantic import SecretStr
 
 from jupcron.config.sections import Config
 from jupcron.errors import ConfigError
-from jupcron.private import read_private
+from jupcron.logs import mask_value
+from jupcron.private import no_core_dumps, read_private
 
 
 def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr | None:
@@ -25,6 +26,7 @@ def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr |
     as the default when the install wrote no key file (systemd/README.md)."""
     env = os.environ if env is None else env
     if env.get("JUPITER_API_KEY"):
+        no_core_dumps()  # as `read_private` does for a key file
         return SecretStr(_header_safe(env["JUPITER_API_KEY"].strip(), "$JUPITER_API_KEY"))
     path = config.api.key_file
     credential = False
@@ -49,7 +51,8 @@ def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr |
 
 def _header_safe(key: str, source: str) -> str:
     """``key`` if an HTTP header can carry it (visible ASCII and inner spaces);
-    the error names the position and the kind of character, never the key."""
+    the error names the position and the kind of character, never the key. A key
+    read is masked in every log line and stored text from then on (`mask_value`)."""
     for position, char in enumerate(key, start=1):
         if " " <= char <= "~":
             continue
@@ -60,4 +63,5 @@ def _header_safe(key: str, source: str) -> str:
             f"{source}: the API key holds {kind} (character {position}), which an HTTP "
             "header cannot carry; the key must be one line of visible ASCII"
         )
+    mask_value(key)  # any text that quotes it (a log line, a stored error) shows '***'
     return key

@@ -6,17 +6,22 @@ import io
 import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
 
+from jupcron.config import load_config
+from jupcron.config.apikey import api_key
 from jupcron.logs import (
     MASK,
     bind_run,
     configure_logging,
+    forget_value,
     is_secret_key,
     run_context,
     unbind_run,
+    without_secrets,
 )
 from jupcron.logs.outage import Outage
 
@@ -323,3 +328,30 @@ def test_capture_logs_sees_every_level_under_our_configuration(out: io.StringIO)
     log.debug("dropped")
     log.info("written")
     assert [r["event"] for r in lines(out)] == ["written"]
+
+
+def test_an_api_key_once_read_is_masked_in_any_text(out: io.StringIO, tmp_path: Path) -> None:
+    """The key is registered where it is read: a line that quotes it (an error text, a
+    URL with it in the query, a library's message) shows '***', and so does a text
+    bound for the store."""
+    key = "jupKEY-read-from-its-file-0f3a"
+    key_file = tmp_path / "api-key"
+    key_file.write_text(key + "\n")
+    key_file.chmod(0o600)
+    config = load_config(_config_file(tmp_path, f"api:\n  key_file: {key_file}\n"), env={})
+    assert api_key(config, env={}) is not None
+    log = structlog.get_logger("jupcron.test")
+    log.error("order_failed", error=f"proxy said: GET /order x-api-key: {key}", note=[key])
+    logging.getLogger("somelib").warning("refused %s", key)
+    text = out.getvalue()
+    assert key not in text
+    assert text.count(MASK) >= 3
+    assert without_secrets(f"echo {key}") == f"echo {MASK}"
+    forget_value(key)
+
+
+def _config_file(folder: Path, text: str) -> Path:
+    path = folder / "config.yaml"
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
