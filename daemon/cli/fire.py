@@ -9,7 +9,7 @@ import click
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.app import build_runtime
-from jupcron.cli.main import Context, login_name, pass_ctx
+from jupcron.cli.main import Context, foreign_error, login_name, pass_ctx
 from jupcron.config import Config, load_config
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError, JupcronError
@@ -17,7 +17,7 @@ from jupcron.runner.core import RunOptions
 from jupcron.runner.manual import withdraw_interrupted
 from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.recovery import recover
-from jupcron.service.alerts import AlertEvent, alerts_from_config
+from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
 from jupcron.store import control
 from jupcron.store.engine import begin
 from jupcron.store.plans import get_plan
@@ -49,6 +49,9 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
     """Run plan NAME now. Exit 0 if it succeeded (or dry-ran), 1 otherwise.
 
     A paused plan (`jupcron pause`) is not fired: resume it first."""
+    # made before anything is ordered: a notify URL it refuses stops the fire here, not
+    # after a landed run (an exit 1 then reads as a failed fire, and a retry buys twice)
+    alerts = alerts_from_config(ctx.config.notify, immediate=True)
     runtime = build_runtime(ctx.config)
     runtime.runner.config_source = partial(_config_now, ctx)
     try:
@@ -84,7 +87,7 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
     if outcome.error:
         parts.append(f"error={outcome.error}")
     click.echo("  ".join(parts))
-    _notify(ctx, outcome, dry_run)
+    _notify(alerts, outcome, dry_run)
     if not outcome.ok:
         raise SystemExit(1)
 
@@ -112,18 +115,23 @@ def _interrupted(store: RunStore, plan: PlanRecord, slot: datetime) -> str:
     return f"interrupted: run {run.id} {plan.name} is {run.status}"
 
 
-def _notify(ctx: Context, outcome: RunOutcome, dry_run: bool) -> None:
+def _notify(alerts: Alerts | None, outcome: RunOutcome, dry_run: bool) -> None:
     """A manual fire is said (``manual_fire``), with its outcome as the daemon says a
-    run's; one message, sent before the command ends."""
-    alerts = alerts_from_config(ctx.config.notify, immediate=True)
+    run's; one message, sent before the command ends. The run is over and its line
+    printed: whatever goes wrong here is a warning, never the exit status, which is
+    the run's (a landed run reported as failed is fired again)."""
     if alerts is None:
         return
     what = "dry run" if dry_run else "fire"
     error = f": {outcome.error}" if outcome.error else ""
-    alerts.note(
-        AlertEvent.MANUAL_FIRE,
-        f"manual {what} of plan {outcome.plan_name} by {login_name()}: run {outcome.run_id} "
-        f"{outcome.status}{error}",
-    )
-    alerts.note_run(outcome)
-    alerts.start().stop()
+    try:
+        alerts.note(
+            AlertEvent.MANUAL_FIRE,
+            f"manual {what} of plan {outcome.plan_name} by {login_name()}: run "
+            f"{outcome.run_id} {outcome.status}{error}",
+        )
+        alerts.note_run(outcome)
+        alerts.start().stop()
+    except Exception as exc:  # noqa: BLE001 - after the run: said, never the exit status
+        click.echo(f"warning: the notification of run {outcome.run_id} was not sent: "
+                   f"{foreign_error(exc)}", err=True)  # fmt: skip
