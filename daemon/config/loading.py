@@ -22,7 +22,17 @@ DEFAULT_PATH = Path("/etc/jupcron/jupcron.yaml")
 
 
 def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> Path:
-    if explicit:
+    """The file to read: `explicit` (``--config``), else ``$JUPCRON_CONFIG``, else
+    `DEFAULT_PATH`. An empty `explicit` is refused, never read as "none given": it is
+    a script's ``--config "$CFG"`` with CFG unset, and the fallback is another config
+    (another database and wallet) than the one the script meant."""
+    if explicit is not None:
+        if not os.fspath(explicit):
+            raise ConfigError(
+                '--config is empty (an unset variable in --config "$VAR"?): give the '
+                "config file's path, or leave --config out for $JUPCRON_CONFIG or "
+                f"{DEFAULT_PATH}"
+            )
         return Path(explicit)
     if env.get("JUPCRON_CONFIG"):
         return Path(env["JUPCRON_CONFIG"])
@@ -61,6 +71,44 @@ _RELATIVE = (
 )
 
 
+HOME_PATH = (
+    "a path beginning with '~' is not expanded (it would name a '~' folder beside "
+    "this file, and the daemon's user has another home than yours): give an absolute path"
+)
+
+
+def _home_paths(data: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Where the file gives a path from a home folder (``~/…``), as a shell would read
+    it: made relative to the config's folder it is quietly another file, and a kill
+    switch file touched at ``~/…`` would never stop a run."""
+    found: list[tuple[str, ...]] = []
+    for section, key in _RELATIVE:
+        part = data.get(section)
+        if isinstance(part, dict) and _from_home(part.get(key)):
+            found.append((section, key))
+    wallets = data.get("wallets")
+    if isinstance(wallets, dict):
+        for name, entry in wallets.items():
+            if isinstance(entry, dict) and _from_home(entry.get("keypair")):
+                found.append(("wallets", str(name), "keypair"))
+    database = data.get("database")
+    url = database.get("url") if isinstance(database, dict) else None
+    if isinstance(url, str) and url.startswith("sqlite") and _from_home(_sqlite_path(url)):
+        found.append(("database", "url"))
+    return found
+
+
+def _from_home(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("~")  # ~/x, and ~user/x
+
+
+def _sqlite_path(url: str) -> str | None:
+    try:
+        return make_url(url).database
+    except ArgumentError:
+        return None  # reported when the engine is made
+
+
 def load_config(
     explicit: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -82,6 +130,10 @@ def load_config(
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(str(locator.problem((), "the config must be a mapping of sections")))
+    homes = [str(locator.problem(loc, f"{'.'.join(map(str, loc))}: {HOME_PATH}"))
+             for loc in _home_paths(data)]  # fmt: skip
+    if homes:
+        raise ConfigError("\n".join(homes))
     base = path.resolve().parent
     for section, key in _RELATIVE:
         part = data.get(section)

@@ -150,7 +150,7 @@ def read_checked(path: Path, check: Callable[[Path, os.stat_result], None] | Non
         raise YamlLoadError(Problem(name, 0, 0, "is a directory, not a file")) from None
     except OSError as exc:
         raise YamlLoadError(Problem(name, 0, 0, f"cannot read: {exc.strerror}")) from None
-    with os.fdopen(fd, "rb") as file:
+    try:  # before `fdopen`, which refuses a folder with the descriptor's number as its name
         info = os.fstat(fd)
         mode = info.st_mode
         if stat.S_ISDIR(mode):
@@ -159,6 +159,10 @@ def read_checked(path: Path, check: Callable[[Path, os.stat_result], None] | Non
             raise YamlLoadError(
                 Problem(name, 0, 0, "not a regular file (a FIFO, socket or device)")
             )
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as file:
         if check is not None:
             check(path, info)
         try:
