@@ -9,6 +9,7 @@ import click
 
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import Config
+from jupcron.errors import ConfigError
 
 if TYPE_CHECKING:
     from jupcron.service.probe import Check
@@ -30,7 +31,7 @@ def check(ctx: Context, fmt: str) -> None:
     """
     from jupcron.service.probe import check_all
 
-    config = ctx.config  # a config that does not load: one error line, exit 1
+    config = _loaded(ctx, fmt)  # a config that does not load: one error line, exit 1
     checks = check_all(config, web=lambda: web_check(config))
     failed = [c for c in checks if c.verdict == "fail"]
     if fmt == "json":
@@ -43,6 +44,20 @@ def check(ctx: Context, fmt: str) -> None:
         click.echo("all good" if not failed else f"{len(failed)} check(s) failed")
     if failed:
         raise SystemExit(1)
+
+
+def _loaded(ctx: Context, fmt: str) -> Config:
+    """The config; one that does not load is, with ``--format json``, also the report's
+    one failed check on stdout: a script reading the report gets ``"ok": false``,
+    not empty input, for the very mistake the check is for."""
+    try:
+        return ctx.config
+    except ConfigError as exc:
+        if fmt == "json":
+            row = {"check": "config", "verdict": "fail", "detail": str(exc),
+                   "fix": "correct what the detail names, then check again"}  # fmt: skip
+            click.echo(json.dumps({"ok": False, "checks": [row]}, indent=2))
+        raise
 
 
 def web_check(config: Config) -> Check:
