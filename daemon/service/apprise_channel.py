@@ -32,14 +32,21 @@ def apprise_sender(urls: Sequence[str]) -> Sender:
         import apprise
 
         # Apprise logs through stdlib logging, its debug lines with URL parts: errors only
-        logging.getLogger("apprise").setLevel(logging.ERROR)
+        logger = logging.getLogger("apprise")
+        logger.setLevel(logging.ERROR)
         client = apprise.Apprise()
-        for index, url in enumerate(urls):
-            if not client.add(url):
-                raise ConfigError(
-                    f"notify.urls[{index}] ({channel_of(url)}): not a notification URL "
-                    "Apprise understands (see https://github.com/caronc/apprise/wiki)"
-                )
+        # silent while it reads the URLs: its "Unparseable URL <url>" error quotes a
+        # mistyped URL whole, the token in it (ours names the position and scheme)
+        logger.disabled = True
+        try:
+            for index, url in enumerate(urls):
+                if not client.add(url):
+                    raise ConfigError(
+                        f"notify.urls[{index}] ({channel_of(url)}): not a notification URL "
+                        "Apprise understands (see https://github.com/caronc/apprise/wiki)"
+                    )
+        finally:
+            logger.disabled = False
 
     def send(title: str, body: str, severe: bool) -> bool:
         kind = apprise.NotifyType.FAILURE if severe else apprise.NotifyType.INFO
