@@ -10,6 +10,13 @@ when that "not seen" covers the whole time since the run was claimed. Without
 an answer, the run stays `submitted` for the next recovery pass, and becomes
 `in_doubt` once the blockhash has surely expired: never a fresh transaction for
 a slot whose first might have landed.
+
+"Still submitted" is read back from the store, and it must be this driver's run as
+it left it (submitted, same order): a driver that heard nothing for a while may
+find the run settled, or re-ordered, by another (the wallet's new leader, after
+this daemon lost its lease in a freeze or a partition). That run is theirs:
+`RunTakenOver` ends this drive, which then neither reports their outcome as its
+own nor drives on from the state they left.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from datetime import datetime
 from jupcron.chain import txid
 from jupcron.domain import RunStatus
 from jupcron.errors import RetryableError
-from jupcron.runner.book import api_detail
+from jupcron.runner.book import RunTakenOver, api_detail, order_of
 from jupcron.runner.ports import Ports
 from jupcron.runner.timing import surely_expired
 from jupcron.store.records import RunRecord
@@ -83,4 +90,7 @@ def settle_from(
             )  # fmt: skip
     if surely_expired(run, now, validity):
         return book.finish(run, RunStatus.IN_DOUBT, step="in_doubt", error=IN_DOUBT_ERROR)
-    return book.load(run.id)  # still submitted: recovery tries again
+    current = book.load(run.id)  # still submitted: recovery tries again
+    if current.status is not RunStatus.SUBMITTED or order_of(current) != order_of(run):
+        raise RunTakenOver(current)  # another driver moved it meanwhile: theirs
+    return current
