@@ -45,10 +45,17 @@ class RunTakenOver(Exception):
 
 
 def order_of(run: RunRecord) -> dict[str, Any]:
-    """The columns that name the order a driver's copy of the run is about: each
-    order call gives a new requestId and a new unsigned transaction (a fresh
-    blockhash), so a run moved on by another driver never matches its old copy."""
-    return {"request_id": run.request_id, "unsigned_tx": run.unsigned_tx}
+    """The columns that name the order a driver's copy of the run is about, and its
+    driver: each order call gives a new requestId and a new unsigned transaction (a
+    fresh blockhash), and a recovery that takes a run over writes its own name
+    (`claimed_by`) before it does anything else with it. A run moved on by another
+    driver, or only taken over (a re-post of the same bytes changes no other
+    column), never matches its old copy: the old driver's next write fails."""
+    return {
+        "request_id": run.request_id,
+        "unsigned_tx": run.unsigned_tx,
+        "claimed_by": run.claimed_by,
+    }
 
 
 class RunBook:

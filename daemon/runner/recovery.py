@@ -15,8 +15,16 @@ wallet a moment ago). Only two callers may take fresh runs: a daemon that took
 the single-daemon lock (SQLite) at its own start, when no other daemon can be
 driving (``startup``), and `jupcron fire` for the one run it has just driven
 itself (``runs``). Either way every move is a compare-and-set on the run's
-status and order (`jupcron.runner.book`): a driver that finds the run moved
-stops, so even a wrong guess here never posts twice.
+status, order and driver (`jupcron.runner.book.order_of`): a driver that finds the
+run moved stops, so even a wrong guess here never posts twice.
+
+A recovery first takes the run over: its own name in ``claimed_by``, by a
+compare-and-set, before it posts or orders anything (the ``recovery`` event). The
+driver it took the run from, if it was only frozen (SIGSTOP, a VM paused past its
+lease), fails its next write when it resumes: a re-post of the same bytes changes
+no other column, so without the name a resumed driver that had moved the run to
+`submitted` itself took an answer of -1 (the API forgot the requestId two minutes
+on) for proof that nothing landed, and ordered afresh beside the landed re-post.
 """
 
 from __future__ import annotations
@@ -46,6 +54,8 @@ class Driver(Protocol):
 
     @property
     def ports(self) -> Ports: ...
+    @property
+    def node(self) -> str: ...
     def is_active(self, run_id: int) -> bool: ...
     def drive(
         self, run_id: int, plan: PlanRecord, options: RunOptions | None = None
@@ -79,7 +89,15 @@ def recover(
         if fresh and not startup and runs is None:
             continue  # perhaps another process's: taken once it goes stale
         log.info("run_recovering", run_id=run.id, plan=plan.name, status=str(run.status))
-        ports.book.event(run.id, "recovery", {"found": str(run.status), "startup": startup})
+        run, moved = ports.store.advance(
+            run, run.status, now=ports.clock(), expect=[run.status], step="recovery",
+            detail={"found": str(run.status), "startup": startup, "by": driver.node,
+                    "from": run.claimed_by},
+            fields={"claimed_by": driver.node}, match=order_of(run),
+        )  # fmt: skip
+        if not moved:
+            _taken(run)
+            continue
         options = recover_run(ports, run, plan, ports.clock())
         if options is not None:
             outcomes.append(driver.drive(run.id, plan, options))

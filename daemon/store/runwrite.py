@@ -56,8 +56,9 @@ _FIELDS = frozenset(
     }
 )  # fmt: skip
 # the columns an advance may be conditional on besides status: those naming the
-# run's order (each order has its own requestId and unsigned transaction)
-_MATCH = frozenset({"request_id", "unsigned_tx"})
+# run's order (each order has its own requestId and unsigned transaction), and its
+# driver (`claimed_by`: a recovery that takes the run over writes its own name)
+_MATCH = frozenset({"request_id", "unsigned_tx", "claimed_by"})
 _RESULT_COLUMNS = (
     "operation", "status", "code", "http_status", "slot", "error", "order_account",
     "total_input_amount", "total_output_amount", "input_amount_result",
