@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from jupcron import logs
-from jupcron.logs import MASK, forget_value, is_secret_key, mask_secrets, mask_value
+from jupcron.logs import MASK, forget_value, is_secret_key, mask_secrets, mask_value, masking
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
 SECRET = "registered-secret-value-1234"
@@ -22,7 +21,7 @@ def _walked(event_dict: dict[str, Any]) -> dict[str, Any]:
     for key in list(out):
         if key == "event":
             continue
-        out[key] = MASK if is_secret_key(key) else logs._mask_value(out[key])
+        out[key] = MASK if is_secret_key(key) else masking._mask_value(out[key])
     return out
 
 
