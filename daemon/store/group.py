@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
-from jupcron.errors import StoreBusyError
+from jupcron.errors import StoreBusyError, StoreError
 from jupcron.store.engine import begin, begin_on, store_busy
 
 T = TypeVar("T")
@@ -138,6 +138,8 @@ class GroupCommit:
                 self._conn = self.engine.connect()
             except OperationalError as exc:  # as `begin` reports a store it cannot reach
                 raise store_busy(exc) from exc
+            except DBAPIError as exc:  # opened, but no database there ("file is not a database")
+                raise StoreError(f"database unusable: {exc.orig or exc}") from exc
         return self._conn
 
     def _release(self) -> None:
@@ -160,8 +162,16 @@ class GroupCommit:
             for write in batch or self._take():
                 write.finish(error=exc)
             return
-        except Exception:  # noqa: BLE001 - one write failed on its own: each alone, to see which
+        except Exception as exc:  # noqa: BLE001 - one write failed on its own: each alone, to see which
             self._release()
+            if not batch:
+                # the connection or its BEGIN failed before any write ran (the file is no
+                # database, or not the one opened: `jupcron.store.engine`): every write
+                # queued fails with it. Finished, none is left queued to lead a batch no
+                # thread will run (that wedged every later write), nor back as ``None``
+                for write in self._take():
+                    write.finish(error=exc)
+                return
             for write in batch:
                 self._alone(write)
             return
