@@ -25,7 +25,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.config import Config
-from jupcron.errors import JupcronError
+from jupcron.errors import JupcronError, StoreError
 from jupcron.logs.outage import Outage
 from jupcron.runner.killswitch import kill_switch
 from jupcron.scheduling.zones import with_tzdata
@@ -69,7 +69,8 @@ class Heartbeat:
         wallets: frozenset[str] | None = None,
     ) -> None:
         """Beat if one is due (or the role, dry run, kill switch, degraded state or
-        the led wallets changed); a store error is logged, not raised."""
+        the led wallets changed); a store outage is logged, not raised (a `StoreError`,
+        the database file deleted or replaced, is: the daemon stops)."""
         role = "leader" if leader else "standby"
         led = None if wallets is None else tuple(sorted(wallets))
         state = (role, config.safety.dry_run, kill_switch(config), degraded, led)
@@ -84,6 +85,11 @@ class Heartbeat:
         try:
             with begin(self.engine) as conn:
                 control.beat(conn, beat)
+        except StoreError:
+            # not an outage: the database file is gone or another one (deleted, restored
+            # under us: `jupcron.store.engine.SameFile`); the daemon stops now, not at
+            # the next run or recovery pass, which may be an hour off
+            raise
         except (JupcronError, SQLAlchemyError) as exc:
             self._outage.failed(error=str(exc))
             return

@@ -3,7 +3,9 @@
 SQLite: WAL, ``synchronous=FULL`` (a committed run survives power loss), a
 busy timeout, foreign keys on; a new database file is created 0600 before
 SQLite opens it, and SQLite gives its -wal and -shm files the same mode
-(whatever the umask). PostgreSQL: a connect timeout (`PG_CONNECT_TIMEOUT_S`);
+(whatever the umask); every transaction, once begun, checks that the file at the path is
+still the one opened (`SameFile`: one deleted or restored under a running daemon is
+refused, not written into). PostgreSQL: a connect timeout (`PG_CONNECT_TIMEOUT_S`);
 pre-ping, so a restarted server costs one failed checkout, not a crash (a
 connection is pinged each time it is taken from the pool; the group commit keeps
 one across a burst of batches and pings once);
@@ -12,9 +14,10 @@ the run path's statements go through libpq directly (`jupcron.store.pgdirect`).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -72,6 +75,10 @@ def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> En
             event.listen(engine, "do_connect", _private_file(path))
         event.listen(engine, "connect", partial(_sqlite_pragmas, busy_ms))
         event.listen(engine, "begin", _sqlite_begin)
+        if path is not None:
+            same = SameFile(path)
+            event.listen(engine, "connect", same.opened)
+            event.listen(engine, "begin", same.check)  # after the BEGIN: under its lock
         return engine
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
@@ -112,6 +119,55 @@ def open_existing(url: str, **kwargs: Any) -> Engine:
     query = {**parsed.query, "mode": "rw", "uri": "true"}
     uri = parsed.set(database=f"file:{quote(str(path))}", query=query)
     return make_engine(uri.render_as_string(hide_password=False), **kwargs)
+
+
+class SameFile:
+    """The SQLite file an engine opened is still the one at its path, checked at the
+    begin of each transaction (one ``stat``).
+
+    SQLite's open connections write to the file they opened: one deleted (``rm``) or
+    replaced (``mv backup.db jupcron.db``, a restore) under them takes their writes
+    without an error, into a file that is lost at the exit or is no longer the
+    database, and a daemon would go on ordering and signing runs it records nowhere
+    (the restored file, not knowing them, would have a restart fire their slots
+    again). So once the path names another file, or none, every transaction is
+    refused, a `StoreError` (fatal: the daemon stops; a human puts the right file
+    back and restarts it). The file is the one the engine's first connection found;
+    the same file renamed away and back is still it (device and inode)."""
+
+    __slots__ = ("identity", "path")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.identity: tuple[int, int] | None = None
+
+    def _found(self) -> tuple[int, int] | None:
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
+
+    def opened(self, _dbapi_conn: Any, _record: Any) -> None:
+        """A ``connect`` hook: the first connection's file is the engine's."""
+        if self.identity is None:
+            self.identity = self._found()
+
+    def check(self, conn: Any) -> None:
+        """A ``begin`` hook: refuse the transaction unless the path is the file opened."""
+        found = self._found()
+        if found is not None and found == self.identity:
+            return
+        driver = conn.connection.driver_connection
+        with suppress(sqlite3.Error):
+            if driver.in_transaction:  # SQLAlchemy never saw it begin: end it here
+                driver.execute("ROLLBACK")
+        what = "deleted" if found is None else "replaced by another file"
+        raise StoreError(
+            f"the database file {self.path} was replaced or deleted ({what}) while this "
+            "process had it open: nothing more is written to it, nor signed; put the "
+            "right file back and restart"
+        )
 
 
 def _private_file(path: Path) -> Any:
