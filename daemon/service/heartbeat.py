@@ -16,6 +16,7 @@ work out other slots for one plan, which `jupcron status` and the page point out
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -58,6 +59,10 @@ class Heartbeat:
         self._state: tuple[str, bool, str | None, str | None, tuple[str, ...] | None] | None = None
         self._outage = Outage(log, "heartbeat_failed")
         self._written = False
+        # why the last beat could not be written, unless another writer held the lock
+        # (merely busy): a store that reads but takes no write (a full disk, a
+        # read-only file) is down for the daemon's health (`Status.count_plans`)
+        self.failing: str | None = None
 
     def tick(
         self,
@@ -92,9 +97,10 @@ class Heartbeat:
             raise
         except (JupcronError, SQLAlchemyError) as exc:
             self._outage.failed(error=str(exc))
+            self.failing = None if _locked(exc) else str(exc)
             return
         self._outage.ok()
-        self._state, self._written = state, True
+        self._state, self._written, self.failing = state, True, None
 
     def stop(self) -> None:
         """A clean stop: the row goes (if the store can be reached; else it goes stale)."""
@@ -105,3 +111,20 @@ class Heartbeat:
                 control.forget_node(conn, self.node)
         except (JupcronError, SQLAlchemyError) as exc:
             log.warning("heartbeat_not_removed", error=str(exc))
+
+
+_SQLITE_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _locked(exc: BaseException) -> bool:
+    """Whether SQLite said another connection holds the lock (its primary code), as the
+    error or one it was raised from: busy, not failing."""
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        code = getattr(seen, "sqlite_errorcode", None)
+        if isinstance(code, int):
+            return code & 0xFF in _SQLITE_BUSY
+        seen = getattr(seen, "orig", None) or seen.__cause__
+    return False

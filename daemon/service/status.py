@@ -198,6 +198,14 @@ class Status:
             self.store_ok = False
             self.outage.failed(str(exc))
             return
+        failing = self.heartbeat.failing if self.heartbeat is not None else None
+        if failing is not None:
+            # it reads but does not take writes (a full disk, a lock held for good): no
+            # run can be recorded, so it is down as for a run (the health check, the
+            # watchdog's ping, `store_down` after `notify.store_down_after`)
+            self.store_ok = False
+            self.outage.failed(f"writes fail: {failing}")
+            return
         self._unavailable.ok()
         self.outage.ok()
         self.metrics.set_plans(self.plan_count)
