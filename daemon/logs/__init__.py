@@ -44,29 +44,34 @@ from jupcron.logs.lines import (
     _json_line,
     _line_logger,
     use,
-)
-from jupcron.logs.lines import (
-    utc_timestamp as utc_timestamp,
+    utc_timestamp,
 )
 from jupcron.logs.masking import (
-    MASK as MASK,
-)
-from jupcron.logs.masking import (
-    forget_value as forget_value,
-)
-from jupcron.logs.masking import (
-    is_secret_key as is_secret_key,
-)
-from jupcron.logs.masking import (
+    MASK,
+    forget_value,
+    is_secret_key,
     mask_rendered,
     mask_secrets,
+    mask_value,
+    without_secrets,
 )
-from jupcron.logs.masking import (
-    mask_value as mask_value,
-)
-from jupcron.logs.masking import (
-    without_secrets as without_secrets,
-)
+
+__all__ = [
+    "FOREIGN_LOGGERS",
+    "MASK",
+    "Format",
+    "bind_run",
+    "configure_logging",
+    "forget_value",
+    "is_secret_key",
+    "mask_rendered",
+    "mask_secrets",
+    "mask_value",
+    "run_context",
+    "unbind_run",
+    "utc_timestamp",
+    "without_secrets",
+]
 
 Format = Literal["auto", "json", "console"]
 
