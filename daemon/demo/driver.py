@@ -29,6 +29,7 @@ from typing import TextIO
 from sqlalchemy import text
 
 from jupcron.demo.proc import terminate
+from jupcron.demo.shell import jupcron_command, quoted
 from jupcron.demo.watch import Reporter, Watcher
 from jupcron.demo.workspace import CRASH_PLAN, FAILPOINT, Workspace
 from jupcron.private import PRIVATE_FILE, open_private
@@ -204,7 +205,8 @@ class Demo:
 
 
 def print_summary(ws: Workspace, result: DemoResult, out: TextIO) -> None:
-    db = ws.db_path
+    db = quoted(ws.db_path)
+    cli = f"{jupcron_command()} --config {quoted(ws.config)}"  # runs as printed (shell.py)
     print("", file=out)
     print("audit (one row per run):", file=out)
     print(render(result.rows, TABLE_COLUMNS, "table"), file=out)
@@ -212,8 +214,8 @@ def print_summary(ws: Workspace, result: DemoResult, out: TextIO) -> None:
     print(f"Everything is kept in {ws.root} (delete it when done). Query it yourself:", file=out)
     for query in QUERIES:
         print(f'  sqlite3 {db} "{query}"', file=out)
-    print(f"  jupcron --config {ws.config} audit --format json", file=out)
-    print(f"  jupcron --config {ws.config} report --format json", file=out)
+    print(f"  {cli} audit --format json", file=out)
+    print(f"  {cli} report --format json", file=out)
     for problem in result.problems:
         print(f"problem: {problem}", file=out)
     print_report(ws, out)
