@@ -14,8 +14,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	@touch $(STAMP)
 
+# the demo's folder (its keypair, database, logs and chart) stays in the clone, a new
+# one each time: .venv/ is git-ignored and `make clean` removes it (`jupcron demo`
+# alone makes a temp folder)
+DEMO_DIR = $(VENV)/demo/$(shell date -u +%Y%m%dT%H%M%SZ)
+
 demo: $(STAMP)
-	$(BIN)/jupcron demo
+	$(BIN)/jupcron demo --dir $(DEMO_DIR)
 
 # the PostgreSQL server programs (initdb, pg_ctl) for the test cluster
 postgres-tools:
