@@ -16,9 +16,9 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from jupcron.logs import FOREIGN_LOGGERS, configure_logging
 from jupcron.service.apprise_channel import apprise_sender
 from tests.fixtures.receivers import HttpReceiver
+from tests.support.logcapture import captured_logs
 
 PATH_TOKEN = "T0KEN-in-the-path-5e1f9a"
 
@@ -26,17 +26,8 @@ PATH_TOKEN = "T0KEN-in-the-path-5e1f9a"
 @pytest.fixture
 def debug_out() -> Iterator[io.StringIO]:
     """Logging at debug into a buffer; everything undone afterwards."""
-    stream = io.StringIO()
-    root = logging.getLogger()
-    before = (list(root.handlers), root.level)
-    configure_logging("debug", "json", stream)
-    yield stream
-    structlog.contextvars.clear_contextvars()
-    structlog.reset_defaults()
-    root.handlers[:] = before[0]
-    root.setLevel(before[1])
-    for name in ("jupcron", *FOREIGN_LOGGERS):
-        logging.getLogger(name).setLevel(logging.NOTSET)
+    with captured_logs("debug") as stream:
+        yield stream
 
 
 def test_at_debug_a_notification_urls_path_token_reaches_no_log_line(

@@ -3,22 +3,20 @@ bursts become one message, skips are debounced, events filter, secrets stay out.
 
 from __future__ import annotations
 
-import io
 import logging
 import threading
 from datetime import UTC, datetime
 
 import pytest
-import structlog
 
 from jupcron.config import NOTIFY_EVENTS, Config, NotifyConfig
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError
 from jupcron.listen.metrics import Metrics
-from jupcron.logs import configure_logging
 from jupcron.runner.outcome import RunOutcome
 from jupcron.service.alerts import AlertEvent, Alerts, render
 from jupcron.service.apprise_channel import apprise_sender, channel_of
+from tests.support.logcapture import captured_logs
 
 SLOT = datetime(2026, 12, 1, 9, tzinfo=UTC)
 
@@ -171,17 +169,8 @@ def test_a_mistyped_notify_url_reaches_no_log_line() -> None:
     """Apprise's own "Unparseable URL <url>" error quotes the URL whole: the token of a
     mistyped scheme went to stderr and the journal; ours names position and scheme."""
     token = "SECRETTOKEN"  # (Apprise elides a longer one in its line)
-    stream = io.StringIO()
-    root = logging.getLogger()
-    before = (list(root.handlers), root.level)
-    configure_logging("info", "json", stream)
-    try:
-        with pytest.raises(ConfigError) as caught:
-            apprise_sender([f"dicord://1234/{token}"])
-    finally:
-        structlog.reset_defaults()
-        root.handlers[:] = before[0]
-        root.setLevel(before[1])
+    with captured_logs() as stream, pytest.raises(ConfigError) as caught:
+        apprise_sender([f"dicord://1234/{token}"])
     assert "notify.urls[0] (dicord://…)" in str(caught.value)
     assert token not in str(caught.value)
     assert token not in stream.getvalue()

@@ -24,6 +24,7 @@ from jupcron.logs import (
     without_secrets,
 )
 from jupcron.logs.outage import Outage
+from tests.support.logcapture import captured_logs
 
 SECRET = "s3cr3t-VALUE-do-not-print"
 
@@ -31,17 +32,8 @@ SECRET = "s3cr3t-VALUE-do-not-print"
 @pytest.fixture
 def out() -> Iterator[io.StringIO]:
     """Configure logging into a buffer; undo everything afterwards."""
-    stream = io.StringIO()
-    root = logging.getLogger()
-    before = (list(root.handlers), root.level)
-    configure_logging("info", "json", stream)
-    yield stream
-    structlog.contextvars.clear_contextvars()
-    structlog.reset_defaults()
-    root.handlers[:] = before[0]
-    root.setLevel(before[1])
-    for name in ("jupcron", "sqlalchemy", "httpx", "httpcore", "apscheduler", "alembic", "uvicorn"):
-        logging.getLogger(name).setLevel(logging.NOTSET)
+    with captured_logs() as stream:
+        yield stream
 
 
 def lines(stream: io.StringIO) -> list[dict[str, object]]:

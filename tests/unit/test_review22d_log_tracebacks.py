@@ -17,7 +17,8 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from jupcron.logs import FOREIGN_LOGGERS, configure_logging, forget_value, mask_value
+from jupcron.logs import forget_value, mask_value
+from tests.support.logcapture import captured_logs
 
 PASSWORD = "pw-IN-the-url-3e9d"
 RPC_KEY = "rpc-KEY-in-query-71ac"
@@ -29,17 +30,8 @@ TEXT = (
 
 @pytest.fixture(params=["json", "console"])
 def out(request: pytest.FixtureRequest) -> Iterator[io.StringIO]:
-    stream = io.StringIO()
-    root = logging.getLogger()
-    before = (list(root.handlers), root.level)
-    configure_logging("info", request.param, stream)
-    yield stream
-    structlog.contextvars.clear_contextvars()
-    structlog.reset_defaults()
-    root.handlers[:] = before[0]
-    root.setLevel(before[1])
-    for name in ("jupcron", *FOREIGN_LOGGERS):
-        logging.getLogger(name).setLevel(logging.NOTSET)
+    with captured_logs("info", request.param) as stream:
+        yield stream
 
 
 def _raise(text: str) -> None:
