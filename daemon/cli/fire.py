@@ -18,13 +18,37 @@ from jupcron.runner.manual import withdraw_interrupted
 from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.recovery import recover
 from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
-from jupcron.store import control
+from jupcron.store import control, runs
 from jupcron.store.engine import begin
 from jupcron.store.plans import get_plan
 from jupcron.store.port import RunStore
-from jupcron.store.records import PlanRecord
+from jupcron.store.records import PlanRecord, RunRecord
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
+
+
+def _not_beside(plan: PlanRecord, run: RunRecord) -> str:
+    """Why a fire of `plan` is refused beside its unended run `run`, and what to do."""
+    head = (
+        f"plan {plan.name!r} is not fired: its run {run.id} ({run.trigger}, for "
+        f"{run.scheduled_for.isoformat()}) is {run.status}"
+    )
+    if run.status is RunStatus.IN_DOUBT:
+        what = (
+            f" with signature {run.signature}: it may have landed; look it up and settle "
+            f"it first ('jupcron settle {run.id} --landed|--not-landed --reason ...')"
+        )
+    elif run.signature:
+        what = (
+            f" with signature {run.signature}: it may still land, and recovery settles it "
+            "with the same signed transaction; fire once it has ended ('jupcron status')"
+        )
+    else:
+        what = (
+            ", nothing signed yet: it is being run (or recovery carries it on, or skips "
+            "it past its grace); fire once it has ended ('jupcron status')"
+        )
+    return f"{head}{what}; --force fires beside it anyway (a second purchase)"
 
 
 def _config_now(ctx: Context) -> Config | None:
@@ -44,11 +68,19 @@ def _config_now(ctx: Context) -> Config | None:
 @click.command()
 @click.argument("name")
 @click.option("--dry-run", is_flag=True, help="Everything up to txguard; nothing signed or sent.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Fire even though the plan has a run in flight or in_doubt (a second purchase).",
+)
 @pass_ctx
-def fire(ctx: Context, name: str, dry_run: bool) -> None:
+def fire(ctx: Context, name: str, dry_run: bool, force: bool) -> None:
     """Run plan NAME now. Exit 0 if it succeeded (or dry-ran), 1 otherwise.
 
-    A paused plan (`jupcron pause`) is not fired: resume it first."""
+    A paused plan (`jupcron pause`) is not fired: resume it first. Nor is a plan with
+    a run that has not ended (in flight, a daemon's or another fire's, or in_doubt):
+    each fire is a slot of its own, so a second one beside it buys again; --force
+    fires anyway (--dry-run is never refused for it: it signs nothing)."""
     # made before anything is ordered: a notify URL it refuses stops the fire here, not
     # after a landed run (an exit 1 then reads as a failed fire, and a retry buys twice)
     alerts = alerts_from_config(ctx.config.notify, immediate=True)
@@ -63,8 +95,12 @@ def fire(ctx: Context, name: str, dry_run: bool) -> None:
             raise ConfigError(f"plan {name!r} is disabled")
         with begin(runtime.store.engine) as conn:
             pause = control.pause_in_effect(control.pauses(conn), name)
+            # a dry run signs nothing: it buys nothing beside the plan's run either
+            others = [] if force or dry_run else runs.unsettled(conn, plan.id)
         if pause is not None:
             raise ConfigError(f"plan {name!r} is not fired: {pause.skip_reason()}")
+        if others:
+            raise ConfigError(_not_beside(plan, others[0]))
         now = datetime.now(UTC)
         try:
             outcome = runtime.runner.fire(plan, now, RunOptions(dry_run=dry_run, trigger="manual"))

@@ -48,6 +48,16 @@ def in_flight(session: Conn) -> list[RunRecord]:
     return [RunRecord.from_mapping(row._mapping) for row in session.execute(_IN_FLIGHT)]
 
 
+def unsettled(session: Conn, plan_id: int) -> list[RunRecord]:
+    """The plan's runs that have not ended (in flight, or ``in_doubt``: each may still
+    buy, or may have bought), oldest first, whoever drives them."""
+    query = _IN_FLIGHT.where(RUNS.c.plan_id == plan_id)
+    doubt = select(*RUNS.c).where(RUNS.c.plan_id == plan_id,
+                                  RUNS.c.status == str(RunStatus.IN_DOUBT))  # fmt: skip
+    rows = [*session.execute(query), *session.execute(doubt)]
+    return sorted((RunRecord.from_mapping(row._mapping) for row in rows), key=lambda r: r.id)
+
+
 def last_slot(session: Session, plan_id: int) -> datetime | None:
     """The latest scheduled (not manual) slot recorded for a plan."""
     return session.scalars(
