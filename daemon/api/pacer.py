@@ -1,8 +1,9 @@
 """Keeps our request rate under the limit, shared by every thread of a client.
 
 Slots are handed out at most ``rate`` per second (keyless: 0.5), 1% under it. The API's
-``x-ratelimit-remaining``/``x-ratelimit-reset`` headers and 429 answers block
-every caller until the reset (or ``Retry-After``). Time comes from the
+``x-ratelimit-remaining``/``x-ratelimit-reset`` headers and 429 answers block every
+caller until the reset (or ``Retry-After``); the reset is read on the API's clock (the
+answer's ``Date``), not ours, which may be minutes off. Time comes from the
 ``clock``/``wall`` seams and waits go through ``sleep``, so tests never sleep.
 
 Fires first: `acquire` is for runs. Background work (the order follower)
@@ -32,6 +33,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 MAX_BLOCK = 120.0  # never trust a header into waiting longer than this
@@ -62,6 +65,26 @@ class Budget(Protocol):
     def block(self, seconds: float) -> None:
         """Nobody sharing the budget sends for ``seconds``."""
         ...
+
+
+def server_now(headers: Mapping[str, str], wall: float) -> float:
+    """The API's clock as an answer's ``Date`` header shows it (whole seconds): our
+    ``wall`` where it falls within that second, else the header's second (its start:
+    a wait counted from it errs long, never short). A reset time (unix seconds, the
+    API's clock) read against a clock minutes behind held every daemon on the key off
+    for `MAX_BLOCK` through the shared budget; minutes ahead, not at all (the next
+    request met a 429). No readable ``Date``: our ``wall``."""
+    value = headers.get("date")
+    if value is None:
+        return wall
+    try:
+        said = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return wall
+    if said.tzinfo is None:  # "-0000": UTC, as HTTP dates always are
+        said = said.replace(tzinfo=UTC)
+    at = said.timestamp()
+    return wall if at <= wall <= at + 1.0 else at
 
 
 def _number(value: str | None) -> float | None:
@@ -251,9 +274,10 @@ class Pacer:
             self.budget.block(seconds)  # the whole key holds off, every daemon on it
 
     def reset_in(self, headers: Mapping[str, str]) -> float | None:
-        """Seconds until ``x-ratelimit-reset`` (unix seconds), if sent."""
+        """Seconds until ``x-ratelimit-reset`` (unix seconds), if sent: counted from the
+        API's own clock (`server_now`), not ours, which may be minutes off."""
         reset = _number(headers.get("x-ratelimit-reset"))
-        return None if reset is None else max(reset - self._wall(), 0.0)
+        return None if reset is None else max(reset - server_now(headers, self._wall()), 0.0)
 
     def observe(self, headers: Mapping[str, str]) -> None:
         """Adapt to the rate-limit headers of an answer."""

@@ -27,7 +27,7 @@ from pydantic import SecretStr
 from jupcron import __version__
 from jupcron.api import classify, jsonbody
 from jupcron.api.http import Attempt, Observer, RequestBuilder, SessionlessClient, backoff
-from jupcron.api.pacer import HEADROOM, SPARE_SHARE, Buckets, Budget, Pacer
+from jupcron.api.pacer import HEADROOM, SPARE_SHARE, Buckets, Budget, Pacer, server_now
 from jupcron.config import LEGACY_HOSTS, ApiPaths
 from jupcron.errors import (
     ApiGarbageError,
@@ -147,7 +147,9 @@ class ApiTransport:
             else:
                 status = response.status_code
                 pacer.observe(response.headers)
-                data, error = classify.classify(operation, response, self._wall())
+                # a 429's reset is on the API's clock: read against it, not ours
+                now = server_now(response.headers, self._wall())
+                data, error = classify.classify(operation, response, now)
                 if error is None:
                     try:
                         result = parse(status, data, response)
