@@ -5,7 +5,8 @@ in at ``rate`` per second up to ``capacity``; a daemon draws a batch with one
 atomic ``UPDATE … RETURNING`` (the refill, the grant and the new balance in one
 statement; concurrent draws queue on the row, each sees the other's result) and
 its pacer spends the batch locally. Time is the database server's clock, one
-clock for every daemon. A 429's wait is written to the row (``blocked_until``),
+clock for every daemon (a step back of it restarts the refill from the new reading,
+`STEP_BACK`). A 429's wait is written to the row (``blocked_until``),
 so every daemon on the key holds off, not only the one that was told.
 
     budget = SharedBudget(engine, bucket_id(key, "main"), rate=1.0)
@@ -42,6 +43,13 @@ log = structlog.get_logger(__name__)
 MIN_WAIT = 0.05  # never ask again sooner than this (no busy loop)
 WINDOW = 60.0  # seconds: the API's sliding rate-limit window (its docs; the emulator's too)
 
+# how far the refill time may lie ahead of a draw's reading of the clock: a draw reads
+# it before it queues on the row, so one queued behind a later draw reads it earlier
+# (by that wait: milliseconds); further ahead, the server's clock stepped back, and the
+# refill counts from the new reading (it only moved forward: no token came in until
+# the clock caught up, every daemon on the key starved for as long as the step)
+STEP_BACK = 5.0  # seconds, as written out in `_DRAW`
+
 # the refill and the grant, written out in each SET expression: every one of them
 # reads the row as it was; RETURNING sees it as it is now
 _DRAW = text("""
@@ -54,7 +62,8 @@ UPDATE api_rate_buckets AS b SET
             LEAST(:capacity, b.tokens + :rate * GREATEST(0.0, c.now - b.refilled_at))))::int END,
     drawn = b.drawn + CASE WHEN b.blocked_until > c.now THEN 0 ELSE LEAST(:want, FLOOR(
             LEAST(:capacity, b.tokens + :rate * GREATEST(0.0, c.now - b.refilled_at))))::int END,
-    refilled_at = GREATEST(b.refilled_at, c.now),
+    refilled_at = CASE WHEN b.refilled_at > c.now + 5.0  -- STEP_BACK (a step back)
+        THEN c.now ELSE GREATEST(b.refilled_at, c.now) END,
     rate = :rate,
     capacity = :capacity
 FROM c
