@@ -49,9 +49,19 @@ def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -
     """Carry `run` on from its stored state to a final one (or as far as it can go now)."""
     reordered = False
     ordered: dict[str, Any] | None = None  # what the order said, once this drive ordered
+    # a run claimed for this drive is ordered under the plan it was claimed with; any
+    # other order (a re-order, after execute or an expired order) under the plan as
+    # the store has it now: an apply meanwhile may have edited, disabled or removed it
+    claimed_now = run.status is RunStatus.PENDING
     for _ in range(MAX_STEPS):
         before = run.status
         if before is RunStatus.PENDING:
+            stored = plan if claimed_now else ports.store.plan(plan.id)
+            claimed_now = False
+            changed = changed_since_claim(run, stored)
+            if changed is not None:
+                return ports.book.finish(run, RunStatus.SKIPPED, error=changed,
+                                         step="plan_changed_skip")  # fmt: skip
             run, ordered = order_run(ports, run, plan, ports.clock())
         elif before is RunStatus.REQUESTED:
             run = sign_run(ports, run, plan, ports.clock(), options=options, ordered=ordered)
@@ -84,10 +94,15 @@ def without_wallet(ports: Ports, run: RunRecord) -> RunRecord:
     return run
 
 
-def changed_since_claim(run: RunRecord, plan: PlanRecord) -> str | None:
+def changed_since_claim(run: RunRecord, plan: PlanRecord | None) -> str | None:
     """Why `run` must not be ordered under `plan` as the store has it now: the plan was
     disabled, or changed (another version: its terms or its wallet), since the run was
-    claimed. A run is ordered, judged and signed under the terms it was claimed with only."""
+    claimed, or its row can no longer be read (None: nothing tells what it says now, so
+    nothing is ordered). A run is ordered, judged and signed under the terms it was
+    claimed with only, and only while its plan still says them: `plan` must be read from
+    the store, not the record the run was handed at its claim (that one never changes)."""
+    if plan is None:
+        return "the plan can no longer be read from the store: nothing ordered"
     if not plan.enabled:
         return "the plan has been disabled since the run was claimed: nothing ordered"
     if plan.version != run.plan_version:

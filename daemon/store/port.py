@@ -189,6 +189,10 @@ class RunStore(Protocol):
         """Runs not yet final, with their plan as it is now (None: unreadable)."""
         ...
 
+    def plan(self, plan_id: int) -> PlanRecord | None:
+        """The plan as the store has it now (None: gone or unreadable)."""
+        ...
+
     def steps(self, run_id: int) -> list[tuple[str, dict[str, Any]]]:
         """The run's events (step, detail), oldest first."""
         ...

@@ -168,6 +168,10 @@ class SqlRunStore:
             plans = {run.plan_id: _plan(conn, run.plan_id) for run in found}
         return [(run, plans[run.plan_id]) for run in found]
 
+    def plan(self, plan_id: int) -> PlanRecord | None:
+        with begin(self.engine) as conn:
+            return _plan(conn, plan_id)
+
     def steps(self, run_id: int) -> list[tuple[str, dict[str, Any]]]:
         with begin(self.engine) as conn:
             return [(step, detail) for _, step, detail in runs.events(conn, run_id)]
