@@ -11,10 +11,11 @@ while a slow API answered an apply.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,8 @@ def apply_paths(
     wallets: Collection[str] | None = None,
     workers: int = 0,
     folder: Path | None = None,
+    monotonic: Callable[[], float] = time.monotonic,
+    began: float | None = None,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
@@ -83,15 +86,20 @@ def apply_paths(
     (`jupcron.plans.readers`; `plans apply --jobs`). `folder`: `paths` is this folder
     alone, applied `complete`: its files' marks are recorded (`jupcron.store.planfiles`,
     which `jupcron status` compares them with).
+    `now`: when the apply began (`began`, a `monotonic` reading: this call's start),
+    which dates what it writes; a new plan's first slot is its first after the write
+    begins (`_WrittenAt`: `now` plus the time the files and the checks took).
     """
+    started = monotonic() if began is None else began
     result = loaded if loaded is not None else LoadResult()
     engine = factory.kw["bind"]
     reader = reader_of(engine)
     try:
         reading = factory if reader is engine else session_factory(reader)
         with ExitStack() as stack:
+            written_at = _WrittenAt(now, started, monotonic)
             writes = _Writes(reading if dry_run else factory, reading,
-                             None if dry_run else now, stack)  # fmt: skip
+                             None if dry_run else now, written_at, stack)  # fmt: skip
             batches = (
                 [loaded.plans] if loaded is not None
                 else stream_plans(paths, result, wallets, workers)
@@ -120,6 +128,23 @@ def apply_paths(
     return diff, result
 
 
+@dataclass(frozen=True)
+class _WrittenAt:
+    """The instant an apply's write begins: `now` (when it began) plus the time since
+    (`monotonic`). A new plan's first slot is its schedule's first after this instant,
+    not after `now`: a slot that came due while the files were read or the network
+    asked was fired by the store's plans as they were (a renamed plan by its old name,
+    enabled until the write), and the new plan (another id: the unique (plan, slot)
+    key does not hold it back) must not fire it again."""
+
+    began_at: datetime
+    began: float
+    monotonic: Callable[[], float]
+
+    def __call__(self) -> datetime:
+        return self.began_at + timedelta(seconds=max(0.0, self.monotonic() - self.began))
+
+
 KEPT = 10_000  # added, changed or moved plans kept aside until the files are all read
 
 
@@ -136,8 +161,10 @@ class _Writes:
     then what the plans were sorted out against, or nothing is applied (`_Moved`)."""
 
     def __init__(self, target: sessionmaker[Session], reading: sessionmaker[Session],
-                 now: datetime | None, stack: ExitStack) -> None:  # fmt: skip
+                 now: datetime | None, written_at: _WrittenAt,
+                 stack: ExitStack) -> None:  # fmt: skip
         self.target, self.reading, self.now, self.stack = target, reading, now, stack
+        self.written_at = written_at
         with transaction(reading) as session:
             self.revision = store_plans.revision(session)
         self.kept: list[PlanInput] = []
@@ -167,6 +194,8 @@ class _Writes:
             return self.sync
         session = self.stack.enter_context(transaction(self.target))
         sync = store_plans.start_sync(session, self.now)  # (an apply: the revision locked)
+        if self.now is not None:  # read with the lock held: not before the files were read
+            sync.first_slots_after(self.written_at())
         if store_plans.revision(session) != self.revision:
             raise _Moved(
                 "the plans in the store changed while the plan files were read (another "
@@ -214,7 +243,9 @@ def apply_checked(
     they are asked, and the files are applied again (one transaction, all or nothing).
     A plan counts as asked only in the content it was asked in. Nothing to ask (the
     usual apply): one pass. `restart` is called before each pass (`each` and `fresh`
-    see the plans again)."""
+    see the plans again). The time the passes and the checks take counts in when new
+    plans' first slots start (`apply_paths`' `began`: this call's start)."""
+    options.setdefault("began", options.get("monotonic", time.monotonic)())
     asked: dict[str, str] = {}  # name -> content hash, as asked about
     for _ in range(CHECK_ROUNDS):
         if restart is not None:

@@ -126,6 +126,12 @@ class PlanSync:
         self.moved = 0  # plans written to their new file (unchanged otherwise)
         self._next = NextFires(now) if now is not None else None
 
+    def first_slots_after(self, when: datetime) -> None:
+        """New plans' first slots from here on: their schedules' first after `when` (the
+        write's instant, later than `now` when the apply took a while), not `now`."""
+        if self.now is not None:
+            self._next = NextFires(when)
+
     # ---- plans from the files -----------------------------------------------------
     def batch(self, plans: Sequence[Any]) -> list[str]:
         """Compare (and with `now`, write) these `PlanInput`s; the names added or changed."""
