@@ -19,6 +19,9 @@ its run's wallet's, `runs.wallet`), each with the plan's runs of that wallet.
     price_quote   the token prices are quoted in (`quote_side`): the plan's
                   ``price_quote``, else a stablecoin, else SOL, else the input;
                   ``average_price`` is quote per one base token (150.15 USDC per SOL)
+    unmeasured    swaps that landed with no execute answer to measure them (settled
+                  from the chain or by the operator): how many, and their exact input,
+                  never in spent/received or a price (`jupcron.report.unmeasured`)
     network/priority fees  lamports our wallet paid for the landed (succeeded)
                   transactions it signed as fee payer, decoded from the stored
                   signed transaction as the runtime charges them
@@ -43,6 +46,7 @@ from typing import Any
 from sqlalchemy import Connection, String, and_, bindparam, or_, select, text
 
 from jupcron.domain import RunStatus
+from jupcron.report import unmeasured
 from jupcron.report.pairs import PairRows
 from jupcron.report.plan import Fill, PlanReport
 from jupcron.store import tokens
@@ -92,6 +96,7 @@ def build(
     _fills(conn, rows, since, until, only)
     _refunds(conn, rows, since, until, only)
     _swap_fees(conn, rows, since, until, only)
+    unmeasured.add(conn, rows, since, until, only)
     _network_fees(conn, rows, since, until)
     built = rows.rows()
     _references(conn, built)

@@ -89,6 +89,12 @@ class PlanReport:
     network_fee_lamports: int = 0
     priority_fee_lamports: int = 0
     paid_runs: int = 0  # landed transactions whose fee we paid
+    # swaps that landed (succeeded) with no execute answer to measure them: settled from
+    # the chain or by the operator (`report.unmeasured`). Their input is known exactly
+    # (ExactIn: the order's amount, what the signed transaction gives up), their output
+    # is not; so they stay out of spent, received and every price, shown beside them
+    unmeasured_runs: int = 0
+    unmeasured_spent: int = 0
     pairs: int = 1  # how many pair rows its plan has with this wallet (`jupcron.report.pairs`)
     wallets: int = 1  # how many wallets its plan traded with (a row each, at least)
     # the mean USD price of each side over the plan's fills (first to last): the market
@@ -271,6 +277,9 @@ class PlanReport:
             "received": str(self.received), "received_ui": ui(self.human_out(self.received)),
             "refunded": str(self.refunded), "refunded_ui": ui(self.human_in(self.refunded)),
             "fills": len(self.fills),
+            "unmeasured_runs": self.unmeasured_runs,
+            "unmeasured_spent": str(self.unmeasured_spent),
+            "unmeasured_spent_ui": ui(self.human_in(self.unmeasured_spent)),
             "average_price": ui(self.average_price()), "average_cost": ui(self.average_cost()),
             "fees": self.fee_list(known),
             "first_fill": when(self.first_fill), "last_fill": when(self.last_fill),

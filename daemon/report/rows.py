@@ -79,11 +79,11 @@ def table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, A
     return {
         "plan_name": name, "kind": report.kind,
         "runs": ", ".join(f"{status} {n}" for status, n in sorted(report.runs.items())) or "-",
-        "spent": _amount(report, report.spent, "in", known),
+        "spent": _spent(report, known),
         "received": _amount(report, report.received, "out", known),
         "average_price": f"{_price(report.average_price())} {unit}"
         if report.average_price() is not None else "-",
-        "fills": len(report.fills),
+        "fills": _fills(report),
         "refunded": _amount(report, report.refunded, "in", known),
         "fees": fees or "-",
         "network_fees": network,
@@ -97,6 +97,21 @@ def table_row(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, A
     }  # fmt: skip
 
 
+def _spent(report: PlanReport, known: dict[str, tokens.Token]) -> str:
+    """The measured input; a landed swap no answer measured is said beside it, never
+    silently left out (`jupcron.report.unmeasured`)."""
+    spent = _amount(report, report.spent, "in", known)
+    if not report.unmeasured_spent:
+        return spent
+    return f"{spent} (+{_amount(report, report.unmeasured_spent, 'in', known)} unmeasured)"
+
+
+def _fills(report: PlanReport) -> int | str:
+    if not report.unmeasured_runs:
+        return len(report.fills)
+    return f"{len(report.fills)} (+{report.unmeasured_runs} landed, amounts unknown)"
+
+
 def _signed(value: Decimal, token: tokens.Token) -> str:
     """``+12.5``/``-0.25``: a loss below one base unit reads ``+0``, never ``-0``."""
     text = _in_units(abs(value), token)
@@ -107,18 +122,20 @@ def totals(reports: list[PlanReport], known: dict[str, tokens.Token]) -> dict[st
     """Every plan together (`reports`: a row per plan and pair; `plans` counts plans):
     per token spent, received, refunded and Jupiter's fees (base
     units and token units), the network fees in SOL, and the USD value and P&L where
-    every plan with fills has a price."""
+    every plan with fills has a price; landed swaps no answer measured apart
+    (``unmeasured_runs``, each token's ``unmeasured_spent``: `jupcron.report.unmeasured`)."""
     by_mint: dict[str, dict[str, int]] = {}
 
     def add(mint: str | None, key: str, amount: int) -> None:
         if mint and amount:
             row = by_mint.setdefault(mint, {"spent": 0, "received": 0, "refunded": 0, "fees": 0})
-            row[key] += amount
+            row[key] = row.get(key, 0) + amount  # unmeasured_spent: only where there is some
 
     for r in reports:
         add(r.input_mint, "spent", r.spent)
         add(r.output_mint, "received", r.received)
         add(r.input_mint, "refunded", r.refunded)
+        add(r.input_mint, "unmeasured_spent", r.unmeasured_spent)
         for mint, amount in r.fees.items():
             add(mint, "fees", amount)
     rows = []
@@ -143,6 +160,7 @@ def totals(reports: list[PlanReport], known: dict[str, tokens.Token]) -> dict[st
     return {
         "plans": len({r.plan_name for r in reports}),
         "fills": sum(len(r.fills) for r in reports), "tokens": rows,
+        "unmeasured_runs": sum(r.unmeasured_runs for r in reports),
         "network_fee_lamports": str(network), "priority_fee_lamports": str(priority),
         "network_fee_sol": format(tokens.human(network, 9), "f"),
         "priority_fee_sol": format(tokens.human(priority, 9), "f"),
@@ -171,6 +189,14 @@ def total_lines(total: dict[str, Any]) -> str:
              render(rows, TOTAL_COLUMNS, "table"),
              f"network fees paid: {_sol(fees)} ({_sol(int(total['network_fee_lamports']))} base"
              f" + {_sol(int(total['priority_fee_lamports']))} priority)"]  # fmt: skip
+    if total.get("unmeasured_runs"):  # beside the table's figures, never in them
+        gave = ", ".join(_total_amount(t["unmeasured_spent"], t["unmeasured_spent_ui"])
+                         + f" {t['symbol'] or tokens.short(t['mint'])}"
+                         for t in total["tokens"] if t.get("unmeasured_spent"))  # fmt: skip
+        lines.append(
+            f"not in these figures: {total['unmeasured_runs']} swaps that landed with"
+            f" no answer to measure them, spending {gave} (their output unknown)"
+        )
     if total["current_value_usd"] is not None:
         value = Decimal(total["current_value_usd"])
         pnl = Decimal(total["unrealised_pnl_usd"])

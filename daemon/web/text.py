@@ -117,6 +117,16 @@ def _other_pairs(money: dict[str, Any]) -> str:
     return "; ".join(shown) or NONE
 
 
+def _unmeasured_spent(money: dict[str, Any]) -> str:
+    """Beside the measured spend: the input of swaps that landed with no answer to
+    measure them (`jupcron.report.unmeasured`), never added to it."""
+    if not money.get("unmeasured_runs"):
+        return ""
+    gave = _amount(money.get("unmeasured_spent_ui"), money.get("unmeasured_spent", "0"),
+                   money.get("input_symbol"), money.get("input_mint"))  # fmt: skip
+    return f" (+{gave} unmeasured)"
+
+
 def plan_text(plan: dict[str, Any]) -> dict[str, str]:
     fires = plan["next_fires"]
     money = plan["money"] or {}
@@ -139,7 +149,8 @@ def plan_text(plan: dict[str, Any]) -> dict[str, str]:
                 money.get("spent", "0"),
                 money.get("input_symbol"),
                 money.get("input_mint"),
-            ),
+            )
+            + _unmeasured_spent(money),
             "received": _amount(
                 money.get("received_ui"),
                 money.get("received", "0"),
@@ -147,7 +158,8 @@ def plan_text(plan: dict[str, Any]) -> dict[str, str]:
                 money.get("output_mint"),
             ),
             "price": _price(price, money.get("price_quote"), money.get("price_base")),
-            "fills": str(money.get("fills", 0)),
+            "fills": str(money.get("fills", 0))
+            + (f" (+{n} landed, amounts unknown)" if (n := money.get("unmeasured_runs")) else ""),
             "other_pairs": _other_pairs(money),
             **_money_text(money),
         }

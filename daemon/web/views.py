@@ -171,7 +171,7 @@ def _next_fires(plan: PlanRecord, now: datetime) -> tuple[str, list[str]]:
 
 MONEY_KEYS = ("wallet", "input_mint", "output_mint", "input_symbol", "output_symbol", "spent",
               "spent_ui", "received", "received_ui", "refunded", "refunded_ui", "refund_symbol",
-              "fills",
+              "fills", "unmeasured_runs", "unmeasured_spent", "unmeasured_spent_ui",
               "average_price", "average_cost", "price_quote", "price_base", "last_fill",
               "network_fee_sol", "priority_fee_sol", "current_price", "current_value",
               "unrealised_pnl")  # fmt: skip

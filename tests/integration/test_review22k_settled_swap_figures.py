@@ -1,0 +1,127 @@
+"""A swap whose execute answers were all lost lands all the same; the runner settles it
+`succeeded` from the chain (``settled_by_rpc``), with no execute result. What the money
+did must not then vanish from `jupcron report`: before, its run counted as succeeded
+but spent, received and fills all said nothing had moved, while 5 USDC had left the
+wallet (the emulator's ledger). The report now counts it as landed and unmeasured, its
+input (the order's ExactIn amount, exactly what the signed transaction gives up) beside
+the measured figures, never mixed into them (no output is known: an average over it
+would be wrong). On SQLite and PostgreSQL, the emulator over loopback, the real runner."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from jupcron.domain import RunStatus
+from jupcron.emulator import Emulator
+from jupcron.report.build import build
+from jupcron.report.plan import PlanReport
+from jupcron.report.rows import table_row, total_lines, totals
+from jupcron.runner.manual import Verdict, settle_in_doubt
+from jupcron.runner.recovery import recover
+from jupcron.store.records import PlanRecord
+from jupcron.store.runstore import SqlRunStore
+from jupcron.web.text import plan_text
+from jupcron.web.views import _money
+from tests.fixtures.runner import SOL, USDC, Clock, Rig, RigFactory, outcome_of
+
+SLOT = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+PLAN = "settled"
+
+
+def _fire(rig: Rig, plan: PlanRecord, slot: datetime) -> int:
+    rpc = rig.rpc()
+    try:
+        outcome = outcome_of(rig.runner(rpc=rpc).fire(plan, slot))
+    finally:
+        rpc.close()
+    assert outcome.status is RunStatus.SUCCEEDED, (outcome.error, rig.steps(outcome.run_id))
+    return outcome.run_id
+
+
+def _report(rig: Rig) -> PlanReport:
+    with rig.engine.connect() as conn:
+        (report,), _ = build(conn, plan=PLAN)
+    return report
+
+
+def test_a_swap_settled_from_the_chain_is_in_the_figures_as_unmeasured(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    clock = Clock(SLOT)
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url, swap_api="swap-v2",
+                   emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
+    ledger = rig.emulator.ledger
+    wallet = rig.wallet.address
+    start = (ledger.balance(wallet, USDC), ledger.balance(wallet, SOL))
+
+    plan = rig.plan("swap", name=PLAN)
+    measured = _fire(rig, plan, SLOT)  # answered: an execute fill
+    rig.emulator.faults.add("lost_answer", count=0, operation="execute_swap")
+    clock.advance(3600)
+    settled = _fire(rig, plan, SLOT + timedelta(hours=1))  # every answer lost: settled by RPC
+    assert rig.steps(settled)[-1] == "settled_by_rpc"
+    assert rig.steps(measured)[-1] != "settled_by_rpc"
+
+    gave = start[0] - ledger.balance(wallet, USDC)
+    got = ledger.balance(wallet, SOL) - start[1]
+    assert gave == 2 * 5_000_000  # both swaps moved money
+    assert got > 0
+
+    report = _report(rig)
+    shown = report.as_dict({})
+    assert shown["runs"] == {"succeeded": 2}
+    assert shown["fills"] == 1  # measured: the answered swap only
+    # every unit that left the wallet is in the report: measured, or unmeasured
+    assert int(shown["spent"]) + int(shown.get("unmeasured_spent") or 0) == gave
+    assert shown.get("unmeasured_runs") == 1
+    assert int(shown["received"]) < got  # the settled swap's output is not known
+    # the average price is over the measured fill only: 5 USDC for what it received
+    (fill,) = report.fills
+    assert (fill.run_id, fill.in_amount) == (measured, 5_000_000)
+    assert report.spent == 5_000_000
+    assert report.received == fill.out_amount
+    row = table_row(report, {})
+    assert row["fills"] == "1 (+1 landed, amounts unknown)"
+    assert row["spent"] == "5 USDC (+5 USDC unmeasured)"
+    (token,) = [t for t in totals([report], {})["tokens"] if t["mint"] == USDC]
+    assert int(token["spent"]) + int(token["unmeasured_spent"]) == gave
+    assert "not in these figures: 1 swaps that landed" in total_lines(totals([report], {}))
+    # the status page's card, from the figures the page builds
+    with rig.engine.connect() as conn:
+        reports, known = build(conn, names=[PLAN])
+    card = plan_text(_card(rig, _money(reports, known)))
+    assert card["spent"] == "5 USDC (+5 USDC unmeasured)"
+    assert card["fills"] == "1 (+1 landed, amounts unknown)"
+
+
+def _card(rig: Rig, money: dict[str, Any] | None) -> dict[str, Any]:
+    """A plan's page entry as `plan_text` reads it: only the money matters here."""
+    return {"name": PLAN, "description": None, "kind": "swap", "dry_run": False,
+            "schedule": "every hour", "paused": None, "next_fires": [], "last_status": None,
+            "last_scheduled_for": None, "last_error": None, "wallet": "default",
+            "money": money}  # fmt: skip
+
+
+def test_a_swap_the_operator_settled_as_landed_is_unmeasured_too(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    """An in_doubt swap (no RPC node: nothing could settle it) that the operator says
+    landed (`jupcron settle --landed`): the same, its money counted as unmeasured."""
+    clock = Clock(SLOT)
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
+                   emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
+    rig.emulator.faults.add("lost_answer", count=0, operation="execute_ultra")
+    plan = rig.plan("swap", name=PLAN)
+    outcome = outcome_of(rig.runner().fire(plan, SLOT))
+    clock.advance(600)  # the blockhash surely expired: in_doubt
+    recover(rig.runner(), runs=[outcome.run_id])
+    assert rig.run(outcome.run_id).status is RunStatus.IN_DOUBT, rig.steps(outcome.run_id)
+    assert _report(rig).as_dict({}).get("unmeasured_runs", 0) == 0  # in doubt: not counted
+    settle_in_doubt(SqlRunStore(rig.engine), outcome.run_id,
+                    Verdict(landed=True, reason="found it", by="op"), now=clock())  # fmt: skip
+    shown = _report(rig).as_dict({})
+    assert shown["runs"] == {"succeeded": 1}
+    assert (shown["fills"], shown.get("unmeasured_runs")) == (0, 1)
+    assert shown.get("unmeasured_spent") == "5000000"
+    assert shown["average_price"] is None
