@@ -120,6 +120,19 @@ class Runner:
             return None
         return replace(ports, wallet=own, wallet_name=wallet, trigger_v2=self.sessions[wallet])
 
+    def _signer_of(self, ports: Ports, run: RunRecord) -> Ports | None:
+        """A signed run whose wallet name this runner does not have, but whose keypair it
+        does (`runs.owner`: the wallet renamed in the config since): settled with that
+        key, by its same signed bytes, instead of never (`without_wallet` only logs a
+        signed run). An unsigned one is not ordered under another name."""
+        if run.signed_tx is None or run.owner is None or not run.status.in_flight:
+            return None
+        for name, wallet in self.wallets.items():
+            if wallet.address == run.owner:
+                log.warning("run_wallet_renamed", wallet=run.wallet, settled_as=name)
+                return self.ports_for(ports, name)
+        return None
+
     def is_active(self, run_id: int) -> bool:
         with self._active_lock:
             return run_id in self._active
@@ -209,7 +222,7 @@ class Runner:
         with run_context(plan=plan.name, kind=str(plan.kind), run_id=run_id):
             try:
                 record = claimed or book.load(run_id)
-                own = self.ports_for(ports, record.wallet)
+                own = self.ports_for(ports, record.wallet) or self._signer_of(ports, record)
                 if own is None:
                     record = without_wallet(ports, record)
                 else:

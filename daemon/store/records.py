@@ -139,6 +139,7 @@ class RunRecord:
     updated_at: datetime
     finished_at: datetime | None
     wallet: str = DEFAULT_WALLET  # the wallet (its configured name) the run is for
+    owner: str | None = None  # that wallet's keypair (address) when the run was claimed
 
     @classmethod
     def from_mapping(cls, row: Mapping[Any, Any]) -> RunRecord:
@@ -174,4 +175,5 @@ class RunRecord:
             updated_at=row.updated_at,
             finished_at=row.finished_at,
             wallet=row.wallet,
+            owner=row.owner,
         )

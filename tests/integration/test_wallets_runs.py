@@ -20,6 +20,7 @@ from jupcron.chain.wallet import Wallet, write_keypair_file
 from jupcron.config import NamedWalletConfig, WalletConfig
 from jupcron.domain import RunStatus
 from jupcron.report.build import build
+from jupcron.runner.recovery import recover
 from jupcron.store.audit import AuditFilter, audit_rows
 from tests.fixtures.runner import SOL, USDC, Rig, RigFactory, outcome_of
 
@@ -231,3 +232,28 @@ def test_the_rpc_probe_reports_each_wallets_sol(make_rig: RigFactory) -> None:
     funded = check_rpc(config, wallets)
     assert funded.verdict == "ok"
     assert funded.detail.endswith("SOL held: default 2.0000, savings 0.5000")
+
+
+def test_a_signed_run_of_a_wallet_renamed_since_is_settled_with_its_keypair(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    """The wallet renamed in the config (the same keypair, another name) while a run it
+    signed was in flight: recovery settles it by its keypair (`runs.owner`) with the
+    same signed bytes. Before, no wallet of its name: it was logged at every recovery
+    pass and never settled. An unsigned run of that name still signs nothing."""
+    rig = make_rig(db_url=db_url)
+    rig.emulator.faults.add("timed_out", operation="execute_ultra")
+    before = rig.runner()  # the keypair as `default`
+    outcome = outcome_of(before.fire(rig.plan("swap", name="renamed"), SLOT))
+    run = rig.run(outcome.run_id)
+    assert run.status is RunStatus.SUBMITTED
+    assert run.owner == rig.wallet.address
+    rig.emulator.faults.clear()
+    after = rig.runner(wallets={"main": rig.wallet}, wallet=None)  # renamed: no `default`
+    (settled,) = recover(after, startup=True)
+    assert settled.status is RunStatus.SUCCEEDED
+    assert rig.run(run.id).signature == run.signature  # the same bytes
+    assert len(rig.landed()) == 1
+    assert rig.emulator.ledger.requests.get("ultra_order", 0) == 1  # never ordered again
+    unsigned = outcome_of(after.fire(rig.plan("swap", name="old-name"), SLOT))
+    assert unsigned.status is RunStatus.REJECTED  # the plan still names `default`
