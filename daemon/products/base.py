@@ -101,6 +101,9 @@ class Product:
     order_gone   (cancels) the run's reason when the order was already closed
     gasless      the order may be gasless (txguard allows the API's fee payer)
     reorders     a failed execute may be ordered afresh, once, inside the grace
+    executed_fills  its fills are its execute answers (a swap's; the other kinds'
+                 come from the order follower): a landed run without one moved
+                 money no stored answer measures (`jupcron.report.unmeasured`)
     """
 
     name: str
@@ -112,6 +115,7 @@ class Product:
     order_gone: GoneStep | None = None
     gasless: bool = False
     reorders: bool = False
+    executed_fills: bool = False
 
     def output_mint(self, plan: PlanRecord) -> str | None:
         return self.request.output_mint(plan.request)

@@ -17,7 +17,8 @@ from typing import Any
 
 from sqlalchemy import Connection, exists, func, select
 
-from jupcron.domain import PlanKind, RunStatus
+from jupcron.domain import RunStatus
+from jupcron.products.registry import PRODUCTS
 from jupcron.report.pairs import PairRows
 from jupcron.store.models import ExecuteResultRow, Plan, Run
 
@@ -41,7 +42,7 @@ def add(conn: Connection, rows: PairRows, since: Any, until: Any,
         select(Plan.name, Run.in_amount, Run.input_mint, Run.output_mint, Run.wallet)
         .join(Plan, Plan.id == Run.plan_id)
         .where(
-            Plan.kind == str(PlanKind.SWAP),
+            Plan.kind.in_([str(kind) for kind, p in PRODUCTS.items() if p.executed_fills]),
             Run.status == str(RunStatus.SUCCEEDED),
             ~_MEASURED,
         )

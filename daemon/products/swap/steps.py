@@ -155,5 +155,5 @@ def execute(
 
 PRODUCT = Product(
     name="swap", request=SPEC, order=order, expectation=expectation, execute=execute,
-    terms=terms, gasless=True, reorders=True,
+    terms=terms, gasless=True, reorders=True, executed_fills=True,
 )  # fmt: skip
