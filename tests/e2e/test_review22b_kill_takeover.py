@@ -18,7 +18,7 @@ from jupcron.store.engine import make_engine
 from tests.chaos.check import check
 from tests.fixtures.daemon import DaemonEnvFactory, swap_plan
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.timeout(240)]
 
 TIMEOUT = 60.0
 IN_FLIGHT = ("pending", "requested", "signed", "submitted")

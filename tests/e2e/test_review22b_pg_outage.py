@@ -21,7 +21,7 @@ from tests.e2e.test_review22b_frozen_leader import cut_sessions_of
 from tests.fixtures.daemon import DaemonEnv, DaemonEnvFactory, swap_plan
 from tests.support.pgcluster import PgCluster
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.chaos, pytest.mark.slow, pytest.mark.timeout(300)]
 
 WALLETS = ["default", "w1"]
 TIMEOUT = 60.0
