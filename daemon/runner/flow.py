@@ -117,11 +117,9 @@ def order_run(
     ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime
 ) -> tuple[RunRecord, dict[str, Any] | None]:
     """Pre-flight, then the order call; the run, and what the order said (its
-    ``ordered`` event's detail: the sign step judges by it)."""
+    ``ordered`` event's detail: the sign step judges by it). `drive` has checked the
+    plan against the run's claim first (`changed_since_claim`)."""
     book = ports.book
-    changed = changed_since_claim(run, plan)
-    if changed is not None:  # a re-order (recovery's, or after execute) of an edited plan
-        return book.finish(run, RunStatus.SKIPPED, error=changed, step="plan_changed_skip"), None
     reason = preflight.check(ports, run, plan, now)
     if reason is not None:
         skipped = book.finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")

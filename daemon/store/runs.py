@@ -51,11 +51,13 @@ def in_flight(session: Conn) -> list[RunRecord]:
 def unsettled(session: Conn, plan_id: int) -> list[RunRecord]:
     """The plan's runs that have not ended (in flight, or ``in_doubt``: each may still
     buy, or may have bought), oldest first, whoever drives them."""
-    query = _IN_FLIGHT.where(RUNS.c.plan_id == plan_id)
-    doubt = select(*RUNS.c).where(RUNS.c.plan_id == plan_id,
-                                  RUNS.c.status == str(RunStatus.IN_DOUBT))  # fmt: skip
-    rows = [*session.execute(query), *session.execute(doubt)]
-    return sorted((RunRecord.from_mapping(row._mapping) for row in rows), key=lambda r: r.id)
+    statuses = [str(s) for s in RunStatus if s.in_flight or s is RunStatus.IN_DOUBT]
+    query = (
+        select(*RUNS.c)
+        .where(RUNS.c.plan_id == plan_id, RUNS.c.status.in_(statuses))
+        .order_by(RUNS.c.id)
+    )
+    return [RunRecord.from_mapping(row._mapping) for row in session.execute(query)]
 
 
 def last_slot(session: Session, plan_id: int) -> datetime | None:
