@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 from typing import Protocol
 
 MAX_BLOCK = 120.0  # never trust a header into waiting longer than this
@@ -81,16 +82,24 @@ def server_now(headers: Mapping[str, str], wall: float) -> float:
     minutes ahead, not at all (the next request met a 429). No readable ``Date``: our
     ``wall``."""
     value = headers.get("date")
-    if value is None:
+    at = None if value is None else _date_seconds(value)
+    if at is None:
         return wall
+    return wall if at - CLOCK_SLACK <= wall <= at + 1.0 + CLOCK_SLACK else at
+
+
+@lru_cache(maxsize=16)
+def _date_seconds(value: str) -> float | None:
+    """An HTTP ``Date`` as unix seconds (None: unreadable). Every answer is read (the
+    standard library's parser is pure Python, ~40 us) and its header changes once a
+    second: the answers of a busy second share one parse."""
     try:
         said = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
-        return wall
+        return None
     if said.tzinfo is None:  # "-0000": UTC, as HTTP dates always are
         said = said.replace(tzinfo=UTC)
-    at = said.timestamp()
-    return wall if at - CLOCK_SLACK <= wall <= at + 1.0 + CLOCK_SLACK else at
+    return said.timestamp()
 
 
 def _number(value: str | None) -> float | None:
