@@ -18,10 +18,10 @@ from jupcron.runner.manual import withdraw_interrupted
 from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.recovery import recover
 from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
-from jupcron.store import control, runs
+from jupcron.store import control
 from jupcron.store.engine import begin
 from jupcron.store.plans import get_plan
-from jupcron.store.port import RunStore
+from jupcron.store.port import RunStore, UnendedRunError
 from jupcron.store.records import PlanRecord, RunRecord
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
@@ -95,19 +95,22 @@ def fire(ctx: Context, name: str, dry_run: bool, force: bool) -> None:
             raise ConfigError(f"plan {name!r} is disabled")
         with begin(runtime.store.engine) as conn:
             pause = control.pause_in_effect(control.pauses(conn), name)
-            # a dry run signs nothing: it buys nothing beside the plan's run either
-            others = [] if force or dry_run else runs.unsettled(conn, plan.id)
         if pause is not None:
             raise ConfigError(f"plan {name!r} is not fired: {pause.skip_reason()}")
-        if others:
-            raise ConfigError(_not_beside(plan, others[0]))
         now = datetime.now(UTC)
+        options = RunOptions(dry_run=dry_run, trigger="manual")
         try:
-            outcome = runtime.runner.fire(plan, now, RunOptions(dry_run=dry_run, trigger="manual"))
+            # looked for in the claim's own transaction (`alone`), not before it: a look
+            # of its own missed a run claimed meanwhile (two fires at once, or the
+            # daemon's slot due now), and both bought. A dry run signs nothing: it buys
+            # nothing beside the plan's run either
+            outcome = runtime.runner.fire(plan, now, options, alone=not (force or dry_run))
             if outcome is not None and outcome.status.in_flight and not outcome.taken_over:
                 # its own run only (a daemon's runs are the daemon's, however stale they look)
                 again = recover(runtime.runner, runs={outcome.run_id})
                 outcome = again[0] if again else outcome
+        except UnendedRunError as beside:
+            raise ConfigError(_not_beside(plan, beside.run)) from None
         except KeyboardInterrupt:
             click.echo(_interrupted(runtime.runs, plan, now), err=True)
             raise SystemExit(EXIT_INTERRUPTED) from None

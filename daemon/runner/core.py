@@ -162,9 +162,17 @@ class Runner:
     # ---- entry points -------------------------------------------------------------
 
     def fire(
-        self, plan: PlanRecord, scheduled_for: datetime, options: RunOptions | None = None
+        self,
+        plan: PlanRecord,
+        scheduled_for: datetime,
+        options: RunOptions | None = None,
+        *,
+        alone: bool = False,
     ) -> RunOutcome | None:
-        """Claim (plan, slot) and run it; ``None`` if another fire already has the slot."""
+        """Claim (plan, slot) and run it; ``None`` if another fire already has the slot.
+        `alone` (`jupcron fire`, each fire a slot of its own): claimed only while the
+        plan has no run that has not ended, decided in the claim's own transaction;
+        else `UnendedRunError` is raised, with nothing written or ordered."""
         options = options or RunOptions()
         ports = self.ports
         now = ports.clock()
@@ -173,7 +181,7 @@ class Runner:
             plan, scheduled_for, now=now, trigger=options.trigger, claimed_by=self.node,
             detail=run_mode(ports.config, plan, options),
             spends=preflight.claimed_spend(plan, ports.config),
-            owner=None if own is None else own.address,
+            owner=None if own is None else own.address, alone=alone,
         )  # fmt: skip
         failpoints.hit("after_claim", plan.name)
         if run is None:

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from jupcron.domain import RunStatus
+from jupcron.errors import FatalError
 from jupcron.store.records import PlanRecord, RunRecord
 
 PAUSE_TTL = 0.5  # seconds a run store may serve its copy of the pauses
@@ -109,6 +110,15 @@ class Pause:
         return f"{what}: {self.reason or 'no reason given'} (by {self.by}; {resume})"
 
 
+class UnendedRunError(FatalError):
+    """A claim made `alone` found a run of the plan that has not ended (`run`: in
+    flight or in_doubt, the oldest); nothing was written."""
+
+    def __init__(self, run: RunRecord) -> None:
+        self.run = run
+        super().__init__(f"run {run.id} of plan {run.plan_id} is {run.status}: not ended")
+
+
 class RunStore(Protocol):
     def claim(
         self,
@@ -121,12 +131,18 @@ class RunStore(Protocol):
         detail: Mapping[str, Any] | None = None,
         spends: Reservation | None = None,
         owner: str | None = None,
+        alone: bool = False,
     ) -> RunRecord | None:
         """Insert the run row of (plan, slot) as pending, `detail` in its `claimed`
         event; ``None`` if the slot is taken. If the stored plan is no longer enabled at
         ``plan.version`` (changed since the caller read it), the row is ``skipped``.
         `spends`: what the run is to put in, on its row from the claim on (caps count it).
-        `owner`: the address of the keypair the plan's wallet names (caps count by it)."""
+        `owner`: the address of the keypair the plan's wallet names (caps count by it).
+        `alone` (a manual fire's, each its own slot): only while the plan has no run
+        that has not ended, looked for in the claim's own transaction, serialized with
+        every other claim of the plan's runs (a look in a transaction of its own missed
+        a claim made, or not yet committed, meanwhile: two purchases); else
+        `UnendedRunError`, and nothing is written."""
         ...
 
     def skip(

@@ -82,11 +82,12 @@ class SqlRunStore:
         detail: Mapping[str, Any] | None = None,
         spends: Reservation | None = None,
         owner: str | None = None,
+        alone: bool = False,
     ) -> RunRecord | None:
         claim = partial(
             runwrite.claim_steps, plan=plan, scheduled_for=scheduled_for, now=now,
             trigger=trigger, claimed_by=claimed_by, detail=detail, spends=spends,
-            owner=owner,
+            owner=owner, alone=alone,
         )  # fmt: skip
         return self._write(claim)
 

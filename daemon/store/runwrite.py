@@ -6,9 +6,11 @@ test holds it so): every other module reads those tables, none writes them.
 
 `claim` is where "at most one order per (plan, fire time)" is decided: an
 INSERT that the database's unique key lets through once; every later caller
-(a second fire, a second daemon) gets ``None``. `advance` is a compare-and-set
-on the run's status (and, given `match`, on the columns that name its order), in one
-UPDATE … RETURNING.
+(a second fire, a second daemon) gets ``None``. A manual fire's claim (`alone`: a
+slot of its own, "now", which the key never stops) also decides "no run of the plan
+that has not ended": looked for in its own transaction, under the plan's lock.
+`advance` is a compare-and-set on the run's status (and, given `match`, on the
+columns that name its order), in one UPDATE … RETURNING.
 
 The runner writes these on every step, so they are `Prepared` statements
 (`jupcron.store.prepared`): built and compiled once per dialect, run on the
@@ -32,10 +34,11 @@ import sqlalchemy as sa
 from sqlalchemy import BindParameter, Column, Connection, Table, bindparam, delete, update
 
 from jupcron.domain import FINAL, RunStatus
+from jupcron.store import runs
 from jupcron.store.engine import dialect_insert
 from jupcron.store.models import ExecuteResultRow, Plan, Run, RunEvent, SwapEventRow
 from jupcron.store.multirow import row_sends
-from jupcron.store.port import Event, ExecuteValues, Reservation
+from jupcron.store.port import Event, ExecuteValues, Reservation, UnendedRunError
 from jupcron.store.prepared import Prepared
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.store.steps import Send, Steps, executed
@@ -114,6 +117,19 @@ def _newer_result_stmt(dialect: str) -> Any:
     ).returning(RESULTS.c.id)
 
 
+# PostgreSQL: a claim to be ordered takes its plan's advisory lock (key PLAN_LOCK,
+# plan id) until its transaction ends: shared, in its INSERT (one function call, no
+# statement or round trip of its own: a daemon's burst of claims pays next to
+# nothing, and they never wait on one another), exclusive in a manual fire's claim
+# before it looks for an unended run (`_unended`). Either one's run is then committed
+# before the other looks or inserts: a look never misses a claim not yet committed.
+# SQLite's BEGIN IMMEDIATE already serializes every transaction that writes.
+PLAN_LOCK = 0x6A75706C  # "jupl"; the two-key lock space (audit's SPEND_LOCK is one key)
+_LOCK_PLAN = sa.text(
+    "SELECT pg_advisory_xact_lock(CAST(:b_class AS INTEGER), CAST(:b_plan AS INTEGER))"
+)
+
+
 def _claim_current_stmt(dialect: str) -> Any:
     """The claim of a run to be ordered: inserted only while its plan is still enabled
     at the version the caller read (a scheduler fires its own copy of the plan, which
@@ -127,9 +143,13 @@ def _claim_current_stmt(dialect: str) -> Any:
         PLANS.c.id == _param(RUNS.c.plan_id), PLANS.c.version == _param(RUNS.c.plan_version),
         PLANS.c.enabled.is_(True),
     )  # fmt: skip
-    stmt = dialect_insert(dialect)(RUNS).from_select(
-        _CLAIM_COLUMNS, sa.select(*values).where(current)
-    )
+    rows = sa.select(*values).where(current)
+    if typed:  # PostgreSQL: the plan's lock, shared (`PLAN_LOCK`), before the row goes in
+        lock = sa.func.pg_advisory_xact_lock_shared(
+            sa.literal_column(str(PLAN_LOCK)), _param(RUNS.c.plan_id)
+        )
+        rows = rows.where(lock.is_not(None))
+    stmt = dialect_insert(dialect)(RUNS).from_select(_CLAIM_COLUMNS, rows)
     return stmt.on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"]).returning(
         *RUNS.c
     )
@@ -201,13 +221,16 @@ def claim_steps(
     detail: Mapping[str, Any] | None = None,
     spends: Reservation | None = None,
     owner: str | None = None,
+    alone: bool = False,
 ) -> Steps[RunRecord | None]:
     """Insert the run row for (plan, slot); the row, or ``None`` if the slot is taken. A
     `pending` run whose stored plan is no longer enabled at ``plan.version`` is inserted
     `skipped` instead. `detail` joins the `claimed` event's (the run's dry-run state).
     `spends`: what the run is to put in, on its row from the claim on, so that every cap
     check counts it (one a reload adds while the run is ordering among them). `owner`:
-    the keypair (address) of the plan's wallet, which the caps count the run against."""
+    the keypair (address) of the plan's wallet, which the caps count the run against.
+    `alone`: a pending run only while the plan has none that has not ended, else
+    `UnendedRunError` before anything is written (a manual fire: `RunStore.claim`)."""
     values: dict[str, Any] = {
         "plan_id": plan.id,
         "plan_version": plan.version,
@@ -229,6 +252,10 @@ def claim_steps(
     # a run to be ordered only for the plan as the store has it; a slot recorded as
     # skipped (a changed plan's old slots among them) whatever the plan is now
     current = status is RunStatus.PENDING
+    if current and alone:
+        beside = _unended(conn, plan.id)
+        if beside is not None:
+            raise UnendedRunError(beside)
     row = _one((yield Send(_CLAIM_CURRENT if current else _CLAIM, values)))
     if row is None and current:  # the slot is taken, or the plan changed: then it is skipped
         status = RunStatus.SKIPPED
@@ -239,6 +266,17 @@ def claim_steps(
     claimed = {"status": str(status), "trigger": trigger, **(detail or {})}
     yield from add_events_steps(conn, [(row["id"], "claimed", claimed, now)])
     return RunRecord.from_mapping(row)
+
+
+def _unended(conn: Connection, plan_id: int) -> RunRecord | None:
+    """The plan's oldest run that has not ended, looked for under the plan's lock
+    (exclusive: it waits for every claim of the plan's runs not yet committed, and
+    holds off the next until this transaction ends); ``None`` if it has none. Run at
+    once, through the cursor, as `at_once` writes are: a manual fire's claim alone."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(_LOCK_PLAN, {"b_class": PLAN_LOCK, "b_plan": plan_id})
+    found = runs.unsettled(conn, plan_id)
+    return found[0] if found else None
 
 
 def advance_steps(
