@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from jupcron.chain.balances import TransactionBalances, parse_balances
 from jupcron.config import RpcConfig
 from jupcron.errors import ApiErrorInfo, ApiGarbageError, ApiTransportError
 from jupcron.urls import checked_url, mask_url
@@ -48,12 +49,17 @@ class SignatureStatus:
 @dataclass(frozen=True)
 class LandedTransaction:
     """A transaction the node holds (`getTransaction`): its id (its first signature),
-    every signature it carries, in order, and its outcome."""
+    every signature it carries, in order, and its outcome; the balances it reports
+    (what a swap whose answers were lost gave and got: `jupcron.chain.balances`), or
+    why they cannot be read (`balances_problem`: a node answer that carries none, or
+    garbage, never stops a reader that wants only the signatures)."""
 
     id: str
     signatures: tuple[str, ...]
     err: Any = None
     slot: int | None = None
+    balances: TransactionBalances | None = None
+    balances_problem: str | None = None
 
     @property
     def landed_ok(self) -> bool:
@@ -152,8 +158,8 @@ class SolanaRpc:
 
     def transaction(self, txid: str) -> LandedTransaction | None:
         """`getTransaction` at ``confirmed`` (None: the node has no transaction with
-        this id). Only its signatures and outcome are read, so it asks for the plain
-        ``json`` encoding (which lists ``transaction.signatures`` in order)."""
+        this id): its signatures, outcome and balances, in the plain ``json`` encoding
+        (which lists ``transaction.signatures`` in order, account keys as strings)."""
         options = {
             "encoding": "json",
             "commitment": "confirmed",
@@ -171,7 +177,11 @@ class SolanaRpc:
             raise ApiGarbageError("RPC answered getTransaction unreadably", info) from exc
         if not signatures or signatures[0] != txid:
             raise ApiGarbageError("RPC answered getTransaction with another transaction", info)
-        return LandedTransaction(txid, signatures, meta.get("err"), slot)
+        try:
+            balances, problem = parse_balances(result), None
+        except ApiGarbageError as exc:
+            balances, problem = None, str(exc)
+        return LandedTransaction(txid, signatures, meta.get("err"), slot, balances, problem)
 
     def signatures_for_address(
         self, address: str, *, before: str | None = None, limit: int = 1000

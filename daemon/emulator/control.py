@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jupcron.emulator import chain, keeper
+from jupcron.emulator import chain, keeper, txmeta
 from jupcron.emulator.common import EmuResponse, State, json_response, parse_pubkey
 from jupcron.emulator.ledger import Execution, TriggerOrder
 
@@ -169,11 +169,13 @@ def _err(e: Execution) -> Any:
 
 def _transaction(e: Execution) -> dict[str, Any]:
     """`getTransaction` (encoding ``json``) of a landed transaction: what a node gives
-    that the daemon reads (its signatures in order, its keys, its outcome)."""
+    that the daemon reads (its signatures in order, its keys, its outcome, and a
+    swap's balances before and after: `jupcron.emulator.txmeta`)."""
+    status = {"Ok": None} if _err(e) is None else {"Err": _err(e)}
     return {
         "slot": e.slot,
         "blockTime": int(e.at),
-        "meta": {"err": _err(e), "status": {"Ok": None} if _err(e) is None else {"Err": _err(e)}},
+        "meta": {"err": _err(e), "status": status, **txmeta.meta(e)},
         "transaction": {
             "signatures": list(e.all_signatures),
             "message": {"accountKeys": list(e.all_accounts)},

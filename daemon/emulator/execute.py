@@ -24,7 +24,7 @@ from typing import Any
 from solders.pubkey import Pubkey
 from solders.transaction import VersionedTransaction
 
-from jupcron.emulator import keeper, txbuild
+from jupcron.emulator import chain, keeper, txbuild
 from jupcron.emulator.common import (
     SWAP_FEE_BPS,
     EmuResponse,
@@ -33,7 +33,7 @@ from jupcron.emulator.common import (
     parse_json_object,
 )
 from jupcron.emulator.faults import Fault, FaultKind, request_fields
-from jupcron.emulator.ledger import Execution, IssuedOrder, RecurringOrder
+from jupcron.emulator.ledger import SOL_MINT, Execution, IssuedOrder, RecurringOrder
 from jupcron.emulator.products.swap import market_maker
 from jupcron.emulator.products.trigger_batch import group_id
 
@@ -188,6 +188,29 @@ def _land(state: State, order: IssuedOrder, signature: str) -> bool:
     )
 
 
+def _holding(state: State, order: IssuedOrder) -> dict[str, int]:
+    """The owner's balances of the swap's two mints (base units)."""
+    mints = (order.input_mint or "", order.output_mint or "")
+    return {m: state.ledger.balance(order.owner, m) for m in mints}
+
+
+def _moved(before: dict[str, int], order: IssuedOrder) -> dict[str, int]:
+    """The owner's balances after the swap landed: `before` with its input out and its
+    output in (from the order, not read again: another landing of the same wallet
+    meanwhile is not this one's)."""
+    after = dict(before)
+    after[order.input_mint or ""] -= order.in_amount
+    after[order.output_mint or ""] += order.out_amount
+    return after
+
+
+def _unopened(state: State, order: IssuedOrder) -> tuple[str, ...]:
+    """The swap's token mints the owner holds no account of yet (landing opens it)."""
+    mints = (order.input_mint or "", order.output_mint or "")
+    return tuple(m for m in mints
+                 if m != SOL_MINT and not state.ledger.has_account(order.owner, m))  # fmt: skip
+
+
 def execute(state: State, operation: str, body: bytes) -> EmuResponse:
     data = parse_json_object(body) or {}
     request_id, signed = data.get("requestId"), data.get("signedTransaction")
@@ -242,6 +265,12 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
     if rfq:  # the chain holds it with both signatures and all its keys
         e.signatures = tuple(str(s) for s in tx.signatures)
         e.accounts = tuple(str(k) for k in tx.message.account_keys)
+    if order.kind == "swap":  # what the node's getTransaction will say it moved
+        e.fee, e.before, e.opened = (
+            chain.fee_of(tx),
+            _holding(state, order),
+            _unopened(state, order),
+        )
     kinds = (FaultKind.FAILED, FaultKind.EXPIRED, FaultKind.TIMED_OUT)
     fault = state.faults.take(operation, kinds=kinds, request=request_fields({}, body))
     if rfq:
@@ -269,6 +298,8 @@ def execute(state: State, operation: str, body: bytes) -> EmuResponse:
     else:
         e.status, e.landed, e.slot = "Success", True, state.ledger.next_slot()
         e.code = 0 if operation != "execute_recurring" else None
+    if order.kind == "swap" and e.landed:  # what `_land` moved (nothing, if it failed)
+        e.after = _moved(e.before, order) if e.status == "Success" else dict(e.before)
     e.answer_status, e.answer = _answer(operation, e, order)
     state.ledger.record(e)
     if fault is not None and fault.kind == FaultKind.TIMED_OUT and swap:

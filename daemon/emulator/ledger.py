@@ -65,6 +65,13 @@ class Execution:
     # and its account keys; empty: the one `signature`, and `owner` (the fee payer)
     signatures: tuple[str, ...] = ()
     accounts: tuple[str, ...] = ()
+    # for the RPC's transaction meta (`jupcron.emulator.txmeta`), a swap's only: the
+    # fee it was charged, and the owner's balances of its two mints before and after
+    # it (base units; SOL native); `opened`: the mints whose token account it created
+    fee: int = 0
+    before: dict[str, int] = field(default_factory=dict)
+    after: dict[str, int] = field(default_factory=dict)
+    opened: tuple[str, ...] = ()
 
     @property
     def all_signatures(self) -> tuple[str, ...]:
@@ -189,6 +196,13 @@ class Ledger:
         with self._lock:
             self._ensure(owner)
             return self.balances.get((owner, mint), 0)
+
+    def has_account(self, owner: str, mint: str) -> bool:
+        """Whether `owner` holds an account of `mint` (its token account exists), even
+        an empty one: a swap's output into a mint it holds none of opens it."""
+        with self._lock:
+            self._ensure(owner)
+            return (owner, mint) in self.balances
 
     def set_balance(self, owner: str, mint: str, amount: int) -> None:
         with self._lock:

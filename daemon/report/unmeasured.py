@@ -9,7 +9,15 @@ Each goes to its plan's row of its wallet and pair, counted in ``unmeasured_runs
 with its input in ``unmeasured_spent``: the run's ``in_amount``, the order's, which a
 swap gives up exactly (ExactIn, the only mode the swap products take). Its output
 is unknown, so it joins neither spent nor received: the measured figures and their
-average price stay those of the measured fills."""
+average price stay those of the measured fills.
+
+A swap the RPC node settled is measured from the chain when it can be (the wallet's
+balance changes in the node's ``getTransaction``: `jupcron.runner.settle.chain_fill`):
+that is a result row like an execute answer's (``operation`` ``chain``), status
+Success with both amounts, so `_MEASURED` finds it, the ``fills`` view lists it, and
+the swap is no longer here. What is left here: the operator's ``--landed`` verdicts,
+and the swaps whose ``getTransaction`` could not tell (their ``chain_fill_unmeasured``
+event says why)."""
 
 from __future__ import annotations
 
@@ -22,8 +30,9 @@ from jupcron.products.registry import PRODUCTS
 from jupcron.report.pairs import PairRows
 from jupcron.store.models import ExecuteResultRow, Plan, Run
 
-# a swap's fills are its execute answers: the ``fills`` view's ``execute`` rows, as it
-# defines them (read from the table: its unique (run, signature) index finds them);
+# a swap's fills are its execute answers, or its balance changes read from the chain:
+# the ``fills`` view's ``execute`` rows, as it defines them (read from the table: its
+# unique (run, signature) index finds them);
 # every other kind's fills come from the follower, whatever its runs' answers said
 _E = ExecuteResultRow
 _MEASURED = exists().where(

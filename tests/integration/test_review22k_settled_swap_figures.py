@@ -1,11 +1,10 @@
-"""A swap whose execute answers were all lost lands all the same; the runner settles it
-`succeeded` from the chain (``settled_by_rpc``), with no execute result. What the money
-did must not then vanish from `jupcron report`: before, its run counted as succeeded
-but spent, received and fills all said nothing had moved, while 5 USDC had left the
-wallet (the emulator's ledger). The report now counts it as landed and unmeasured, its
-input (the order's ExactIn amount, exactly what the signed transaction gives up) beside
-the measured figures, never mixed into them (no output is known: an average over it
-would be wrong). On SQLite and PostgreSQL, the emulator over loopback, the real runner."""
+"""A swap whose execute answers were all lost lands all the same: what the money did
+must not then vanish from `jupcron report`. Settled by the RPC node, its amounts are
+read from its transaction on the chain and it is measured like any fill; settled by the
+operator (no node), its input (the order's ExactIn amount, exactly what the signed
+transaction gives up) is counted as landed and unmeasured beside the measured figures,
+never mixed into them (no output is known: an average over it would be wrong). On
+SQLite and PostgreSQL, the emulator over loopback, the real runner."""
 
 from __future__ import annotations
 
@@ -45,9 +44,12 @@ def _report(rig: Rig) -> PlanReport:
     return report
 
 
-def test_a_swap_settled_from_the_chain_is_in_the_figures_as_unmeasured(
+def test_a_swap_settled_from_the_chain_is_in_the_figures_with_the_chains_amounts(
     make_rig: RigFactory, db_url: str
 ) -> None:
+    """Settled by the RPC node, its amounts are read from its transaction there
+    (``getTransaction``'s balances: `jupcron.chain.balances`): measured, exactly what
+    the ledger moved, and nothing left unmeasured."""
     clock = Clock(SLOT)
     rig = make_rig(loopback=True, clock=clock, db_url=db_url, swap_api="swap-v2",
                    emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
@@ -71,15 +73,62 @@ def test_a_swap_settled_from_the_chain_is_in_the_figures_as_unmeasured(
     report = _report(rig)
     shown = report.as_dict({})
     assert shown["runs"] == {"succeeded": 2}
-    assert shown["fills"] == 1  # measured: the answered swap only
+    assert shown["fills"] == 2  # the answered swap, and the one the chain measured
+    assert not shown.get("unmeasured_runs")
+    assert (int(shown["spent"]), int(shown["received"])) == (gave, got)
+    assert {f.run_id for f in report.fills} == {measured, settled}
+    row = table_row(report, {})
+    assert (row["fills"], row["spent"]) == (2, "10 USDC")
+    assert "not in these figures" not in total_lines(totals([report], {}))
+
+
+def _card(rig: Rig, money: dict[str, Any] | None) -> dict[str, Any]:
+    """A plan's page entry as `plan_text` reads it: only the money matters here."""
+    return {"name": PLAN, "description": None, "kind": "swap", "dry_run": False,
+            "schedule": "every hour", "paused": None, "next_fires": [], "last_status": None,
+            "last_scheduled_for": None, "last_error": None, "wallet": "default",
+            "money": money}  # fmt: skip
+
+
+def test_a_swap_the_operator_settled_as_landed_is_unmeasured(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    """An in_doubt swap (no RPC node: nothing could settle it, nor measure it) that the
+    operator says landed (`jupcron settle --landed`): its money counted as landed and
+    unmeasured, beside the measured fill of an answered swap, never mixed into it."""
+    clock = Clock(SLOT)
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
+                   emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
+    ledger = rig.emulator.ledger
+    wallet = rig.wallet.address
+    start = (ledger.balance(wallet, USDC), ledger.balance(wallet, SOL))
+    plan = rig.plan("swap", name=PLAN)
+    measured = outcome_of(rig.runner().fire(plan, SLOT))  # answered: an execute fill
+    assert measured.status is RunStatus.SUCCEEDED
+    rig.emulator.faults.add("lost_answer", count=0, operation="execute_ultra")
+    clock.advance(3600)
+    outcome = outcome_of(rig.runner().fire(plan, SLOT + timedelta(hours=1)))
+    clock.advance(600)  # the blockhash surely expired: in_doubt
+    recover(rig.runner(), runs=[outcome.run_id])
+    assert rig.run(outcome.run_id).status is RunStatus.IN_DOUBT, rig.steps(outcome.run_id)
+    assert _report(rig).as_dict({}).get("unmeasured_runs", 0) == 0  # in doubt: not counted
+    settle_in_doubt(SqlRunStore(rig.engine), outcome.run_id,
+                    Verdict(landed=True, reason="found it", by="op"), now=clock())  # fmt: skip
+    gave = start[0] - ledger.balance(wallet, USDC)
+    got = ledger.balance(wallet, SOL) - start[1]
+    assert gave == 2 * 5_000_000  # both swaps moved money
+
+    report = _report(rig)
+    shown = report.as_dict({})
+    assert shown["runs"] == {"succeeded": 2}
+    assert (shown["fills"], shown.get("unmeasured_runs")) == (1, 1)
+    assert shown.get("unmeasured_spent") == "5000000"
     # every unit that left the wallet is in the report: measured, or unmeasured
-    assert int(shown["spent"]) + int(shown.get("unmeasured_spent") or 0) == gave
-    assert shown.get("unmeasured_runs") == 1
+    assert int(shown["spent"]) + int(shown["unmeasured_spent"]) == gave
     assert int(shown["received"]) < got  # the settled swap's output is not known
     # the average price is over the measured fill only: 5 USDC for what it received
     (fill,) = report.fills
-    assert (fill.run_id, fill.in_amount) == (measured, 5_000_000)
-    assert report.spent == 5_000_000
+    assert (fill.run_id, fill.in_amount) == (measured.run_id, 5_000_000)
     assert report.received == fill.out_amount
     row = table_row(report, {})
     assert row["fills"] == "1 (+1 landed, amounts unknown)"
@@ -93,35 +142,3 @@ def test_a_swap_settled_from_the_chain_is_in_the_figures_as_unmeasured(
     card = plan_text(_card(rig, _money(reports, known)))
     assert card["spent"] == "5 USDC (+5 USDC unmeasured)"
     assert card["fills"] == "1 (+1 landed, amounts unknown)"
-
-
-def _card(rig: Rig, money: dict[str, Any] | None) -> dict[str, Any]:
-    """A plan's page entry as `plan_text` reads it: only the money matters here."""
-    return {"name": PLAN, "description": None, "kind": "swap", "dry_run": False,
-            "schedule": "every hour", "paused": None, "next_fires": [], "last_status": None,
-            "last_scheduled_for": None, "last_error": None, "wallet": "default",
-            "money": money}  # fmt: skip
-
-
-def test_a_swap_the_operator_settled_as_landed_is_unmeasured_too(
-    make_rig: RigFactory, db_url: str
-) -> None:
-    """An in_doubt swap (no RPC node: nothing could settle it) that the operator says
-    landed (`jupcron settle --landed`): the same, its money counted as unmeasured."""
-    clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
-                   emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
-    rig.emulator.faults.add("lost_answer", count=0, operation="execute_ultra")
-    plan = rig.plan("swap", name=PLAN)
-    outcome = outcome_of(rig.runner().fire(plan, SLOT))
-    clock.advance(600)  # the blockhash surely expired: in_doubt
-    recover(rig.runner(), runs=[outcome.run_id])
-    assert rig.run(outcome.run_id).status is RunStatus.IN_DOUBT, rig.steps(outcome.run_id)
-    assert _report(rig).as_dict({}).get("unmeasured_runs", 0) == 0  # in doubt: not counted
-    settle_in_doubt(SqlRunStore(rig.engine), outcome.run_id,
-                    Verdict(landed=True, reason="found it", by="op"), now=clock())  # fmt: skip
-    shown = _report(rig).as_dict({})
-    assert shown["runs"] == {"succeeded": 1}
-    assert (shown["fills"], shown.get("unmeasured_runs")) == (0, 1)
-    assert shown.get("unmeasured_spent") == "5000000"
-    assert shown["average_price"] is None

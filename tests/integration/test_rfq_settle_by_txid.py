@@ -254,7 +254,8 @@ def test_a_run_whose_fee_our_wallet_pays_keeps_the_one_status_call(
     make_rig: RigFactory,
 ) -> None:
     """An aggregator route (our wallet pays the fee, our signature is the id) whose
-    answer was lost settles with one getSignatureStatuses, as it always did: no search."""
+    answer was lost settles with one getSignatureStatuses, as it always did: no search
+    (then one getTransaction, to read what the swap gave and got)."""
     clock = Clock(SLOT)
     rig = make_rig(loopback=True, clock=clock, emulator=Emulator(seed=5, clock=clock.wall))
     failpoints.arm("after_execute")
@@ -271,7 +272,7 @@ def test_a_run_whose_fee_our_wallet_pays_keeps_the_one_status_call(
     finally:
         rpc.close()
     assert settled.status is RunStatus.SUCCEEDED
-    assert counting.methods == ["getSignatureStatuses"]
+    assert counting.methods == ["getSignatureStatuses", "getTransaction"]
     assert rig.run(settled.run_id).signature == rig.landed()[0].signature
 
 
