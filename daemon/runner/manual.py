@@ -5,7 +5,9 @@ The daemon never decides an ``in_doubt`` run by itself: a person looks the
 signature up on-chain and records what they found. The run moves (a
 compare-and-set from ``in_doubt`` only) to ``succeeded`` or ``failed``, with an
 event saying who decided, why, and what the RPC node said if one is set up. If
-the RPC node contradicts the verdict, nothing changes unless forced.
+the RPC node contradicts the verdict, nothing changes unless forced. A swap the
+node finds landed, as the verdict says, gets its amounts from its transaction there
+(`jupcron.runner.chainfill`), kept with the verdict.
 
 An interrupted fire withdraws its run if nothing was signed yet (a compare-and-set
 to ``skipped``): else the next recovery would order it, if it came within the plan's
@@ -24,7 +26,9 @@ from jupcron.chain import txid
 from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError, RetryableError
+from jupcron.products.registry import product
 from jupcron.runner.book import order_of
+from jupcron.runner.chainfill import UNMEASURED_STEP, ChainFill, measure
 from jupcron.store.port import RunStore
 from jupcron.store.records import RunRecord
 
@@ -97,13 +101,34 @@ def settle_in_doubt(
         # the node found it where the verdict says: it landed (with or without an error), so
         # the network took its fee; the slot says so to the report, as an answer's would
         fields["slot"] = chain["rpc_slot"]
+    results = []
+    if verdict.landed and on_chain and rpc is not None:
+        fill = _chain_fill(store, rpc, run, chain.get("rpc_txid"))
+        if isinstance(fill, ChainFill):
+            fields.update(fill.columns(run))
+            detail.update(fill.detail())
+            results.append(fill.result(run, now))
+        elif fill is not None:
+            detail[UNMEASURED_STEP] = fill
     settled, moved = store.advance(
         run, status, now=now, expect=[RunStatus.IN_DOUBT], step=SETTLED_CODE, detail=detail,
-        fields=fields,
+        fields=fields, results=results,
     )  # fmt: skip
     if not moved:
         raise ConfigError(f"run {run_id} changed while it was being settled; nothing recorded")
     return settled
+
+
+def _chain_fill(
+    store: RunStore, rpc: SolanaRpc, run: RunRecord, landed_id: str | None
+) -> ChainFill | str | None:
+    """A swap the node says landed, as its transaction there shows it (kept in the same
+    transaction as the verdict: the in_doubt run is moved by this compare-and-set only),
+    or why it cannot be told; None for a run whose fills are not its answers."""
+    plan = store.plan(run.plan_id)
+    if plan is None or not product(plan.kind).executed_fills:
+        return None
+    return measure(rpc, run, landed_id)
 
 
 def _not_found(store: RunStore, run: RunRecord, chain: dict[str, Any]) -> str | None:

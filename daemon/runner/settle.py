@@ -19,31 +19,22 @@ this daemon lost its lease in a freeze or a partition). That run is theirs:
 own nor drives on from the state they left.
 
 A swap settled as landed this way has no execute answer to say what it gave and got:
-the node's ``getTransaction`` of it does (`jupcron.chain.balances`), read once, and
-kept, once the run is settled, as its result with ``operation`` ``chain`` (so the
-``fills`` view, the audit's spent/received and `jupcron report` count it; its raw
-``answer`` says ``source: chain``, never Jupiter's word). A node that has not the transaction, or
-balances that do not tell the wallet's change unambiguously, record nothing: the run
-stays "landed, amounts unknown" in the report, and its ``chain_fill_unmeasured``
-event says why. Measuring never holds up the settlement.
+its transaction on the chain does (`jupcron.runner.chainfill`), read once and kept once
+the run is settled. Measuring never holds up the settlement.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from jupcron.chain import txid
-from jupcron.chain.balances import wallet_swap
-from jupcron.chain.rpc import LandedTransaction, SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.errors import RetryableError
 from jupcron.products.registry import product
 from jupcron.runner.book import RunTakenOver, api_detail, order_of
+from jupcron.runner.chainfill import UNMEASURED_STEP, ChainFill, measure
 from jupcron.runner.ports import Ports
 from jupcron.runner.timing import surely_expired
-from jupcron.store.port import ExecuteValues
 from jupcron.store.records import RunRecord
 
 IN_DOUBT_ERROR = (
@@ -95,7 +86,8 @@ def settle_from(
             fill = chain_fill(ports, run, status.txid or run.signature)
             settled = book.finish(run, RunStatus.SUCCEEDED, step="settled_by_rpc",
                                   slot=status.slot, signature=status.txid,
-                                  **(fill.fields(run) if fill else {}))  # fmt: skip
+                                  **({**fill.columns(run), "detail": fill.detail()}
+                                     if fill else {}))  # fmt: skip
             if fill is not None:
                 keep_chain_fill(ports, settled, fill)
             return settled
@@ -116,25 +108,6 @@ def settle_from(
     return current
 
 
-@dataclass(frozen=True)
-class ChainFill:
-    """What a landed swap gave (`gave`, of its input mint) and got, read from its
-    transaction `landed` on the chain."""
-
-    landed: LandedTransaction
-    gave: int
-    got: int
-
-    def fields(self, run: RunRecord) -> dict[str, Any]:
-        """The run's columns for it, as an execute answer's amounts set them: its input
-        never below what it committed (what the caps count)."""
-        reserved = int(run.in_amount) if run.in_amount else 0
-        detail = {"slot": self.landed.slot, "fill": "chain", "in_amount": str(self.gave),
-                  "out_amount": str(self.got)}  # fmt: skip
-        return {"in_amount": str(max(reserved, self.gave)), "out_amount": str(self.got),
-                "detail": detail}  # fmt: skip
-
-
 def chain_fill(ports: Ports, run: RunRecord, landed_id: str | None) -> ChainFill | None:
     """A landed swap's amounts from its transaction on the chain (id `landed_id`);
     None (a ``chain_fill_unmeasured`` event says why) when they cannot be told, or the
@@ -142,44 +115,18 @@ def chain_fill(ports: Ports, run: RunRecord, landed_id: str | None) -> ChainFill
     plan = ports.store.plan(run.plan_id)
     if ports.rpc is None or plan is None or not product(plan.kind).executed_fills:
         return None
-    found = _measure(ports.rpc, run, landed_id)
+    found = measure(ports.rpc, run, landed_id)
     if isinstance(found, str):
-        ports.book.event(run.id, "chain_fill_unmeasured", {"txid": landed_id, "reason": found})
+        ports.book.event(run.id, UNMEASURED_STEP, {"txid": landed_id, "reason": found})
         return None
     return found
 
 
 def keep_chain_fill(ports: Ports, run: RunRecord, fill: ChainFill) -> None:
-    """Store the fill as the run's result (``operation`` ``chain``) once the run is
-    settled, not with it: a driver that lost the run meanwhile must not write over the
-    answer its new driver stored for the same signature (the store keeps one result
-    per run and signature, a newer one replacing the older). A crash or a store outage
-    before it leaves the swap "landed, amounts unknown": never a wrong figure."""
-    landed = fill.landed
-    ports.book.keep_result(run.id, ExecuteValues(
-        run_id=run.id, signature=landed.id, operation="chain", recorded_at=ports.clock(),
-        status="Success", slot=landed.slot, total_input_amount=str(fill.gave),
-        total_output_amount=str(fill.got),
-        answer={"source": "chain", "method": "getTransaction", "txid": landed.id,
-                "owner": run.owner, "fee": landed.balances.fee if landed.balances else None},
-    ))  # fmt: skip
+    """Store the fill as the run's result once the run is settled, not with it: a
+    driver that lost the run meanwhile must not write over the answer its new driver
+    stored for the same signature (the store keeps one result per run and signature,
+    a newer one replacing the older). A crash or a store outage before it leaves the
+    swap "landed, amounts unknown": never a wrong figure."""
+    ports.book.keep_result(run.id, fill.result(run, ports.clock()))
     ports.book.flush(run.id)  # its settlement's event names it (``fill: chain``)
-
-
-def _measure(rpc: SolanaRpc, run: RunRecord, landed_id: str | None) -> ChainFill | str:
-    """The run's swap as its landed transaction shows it; else why not (never a guess:
-    see `jupcron.chain.balances`)."""
-    if not (landed_id and run.owner and run.input_mint and run.output_mint):
-        return "the run names no transaction, wallet or mints to measure"
-    try:
-        landed = rpc.transaction(landed_id)
-    except RetryableError as exc:
-        return f"the node did not answer getTransaction: {exc}"
-    if landed is None:
-        return "the node has no transaction with this id"
-    if landed.balances_problem is not None:
-        return landed.balances_problem
-    fill = wallet_swap(landed.balances, run.owner, run.input_mint, run.output_mint)
-    if fill.in_amount is None or fill.out_amount is None:
-        return fill.reason or "not measured"
-    return ChainFill(landed, fill.in_amount, fill.out_amount)

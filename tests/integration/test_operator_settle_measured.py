@@ -1,0 +1,96 @@
+"""A swap whose execute answers were all lost, left in_doubt (no RPC node while it was
+driven), that the operator settles as landed once a node is set up and finds it: its
+amounts are read from its transaction there and kept with the verdict, so the report
+counts it as measured, exactly what the emulator's ledger moved. On SQLite and
+PostgreSQL, the emulator over loopback, the real runner and store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import text
+
+from jupcron.domain import RunStatus
+from jupcron.emulator import Emulator
+from jupcron.report.build import build
+from jupcron.runner.manual import Verdict, settle_in_doubt
+from jupcron.runner.recovery import recover
+from jupcron.store.runstore import SqlRunStore
+from tests.fixtures.runner import SOL, USDC, Clock, RigFactory, outcome_of
+
+SLOT = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+PLAN = "settled"
+
+
+def test_a_swap_the_operator_settles_with_the_node_agreeing_is_measured_from_the_chain(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    clock = Clock(SLOT)
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
+                   emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
+    ledger, wallet = rig.emulator.ledger, rig.wallet.address
+    start = (ledger.balance(wallet, USDC), ledger.balance(wallet, SOL))
+    rig.emulator.faults.add("lost_answer", count=0, operation="execute_ultra")
+    outcome = outcome_of(rig.runner().fire(rig.plan("swap", name=PLAN), SLOT))
+    clock.advance(600)  # the blockhash surely expired, and no node to ask: in_doubt
+    recover(rig.runner(), runs=[outcome.run_id])
+    assert rig.run(outcome.run_id).status is RunStatus.IN_DOUBT, rig.steps(outcome.run_id)
+    rpc = rig.rpc()
+    try:
+        settled = settle_in_doubt(SqlRunStore(rig.engine), outcome.run_id,
+                                  Verdict(landed=True, reason="explorer shows it", by="op"),
+                                  now=clock(), rpc=rpc)  # fmt: skip
+    finally:
+        rpc.close()
+    gave = start[0] - ledger.balance(wallet, USDC)
+    got = ledger.balance(wallet, SOL) - start[1]
+    assert (gave, got > 0) == (5_000_000, True)
+    assert settled.status is RunStatus.SUCCEEDED
+    assert (settled.in_amount, settled.out_amount) == (str(gave), str(got))
+    with rig.engine.connect() as conn:
+        (report,), _ = build(conn, plan=PLAN)
+    shown = report.as_dict({})
+    assert (shown["fills"], shown.get("unmeasured_runs") or 0) == (1, 0)
+    assert (int(shown["spent"]), int(shown["received"])) == (gave, got)
+    (_, step, detail) = rig.events(outcome.run_id)[-1]
+    assert (step, detail["fill"], detail["out_amount"]) == ("settled_by_operator", "chain",
+                                                           str(got))  # fmt: skip
+
+
+def test_a_swap_the_node_cannot_measure_is_settled_unmeasured_and_says_why(
+    make_rig: RigFactory, db_url: str
+) -> None:
+    """The node finds it landed but its balances do not show the run's wallet (here the
+    run's recorded owner is another key): the verdict is kept, nothing is measured, and
+    the event says why; the report counts it as landed with amounts unknown."""
+    clock = Clock(SLOT)
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
+                   emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
+    rig.emulator.faults.add("lost_answer", count=0, operation="execute_ultra")
+    outcome = outcome_of(rig.runner().fire(rig.plan("swap", name=PLAN), SLOT))
+    clock.advance(600)
+    recover(rig.runner(), runs=[outcome.run_id])
+    assert rig.run(outcome.run_id).status is RunStatus.IN_DOUBT
+    # the run's owner unknown to the node's balances: a wallet the answer does not show
+    with rig.engine.begin() as conn:
+        conn.execute(
+            text("UPDATE runs SET owner = :owner WHERE id = :id"),
+            {"owner": "11111111111111111111111111111112", "id": outcome.run_id},
+        )
+    rpc = rig.rpc()
+    try:
+        settled = settle_in_doubt(SqlRunStore(rig.engine), outcome.run_id,
+                                  Verdict(landed=True, reason="explorer shows it", by="op"),
+                                  now=clock(), rpc=rpc)  # fmt: skip
+    finally:
+        rpc.close()
+    assert settled.status is RunStatus.SUCCEEDED
+    assert settled.out_amount is None
+    (_, step, detail) = rig.events(outcome.run_id)[-1]
+    assert step == "settled_by_operator"
+    assert "fill" not in detail
+    assert "wallet" in detail["chain_fill_unmeasured"], detail
+    with rig.engine.connect() as conn:
+        (report,), _ = build(conn, plan=PLAN)
+    shown = report.as_dict({})
+    assert (shown["fills"], shown.get("unmeasured_runs")) == (0, 1)
