@@ -17,6 +17,7 @@ from typing import Any, TextIO, cast
 import click
 
 from jupcron import __version__
+from jupcron.cli import interrupt
 from jupcron.config import Config, load_config, load_database_config, mask_url
 from jupcron.errors import JupcronError, PlanError
 from jupcron.logs import configure_logging, mask_secrets
@@ -86,9 +87,10 @@ class JupcronGroup(click.Group):
             if obj is not None and obj.debug:
                 raise
             _fail(exc)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`jupcron.cli.interrupt`)
+            line, code = interrupt.said(exc)
+            click.echo(line, err=True)
+            sys.exit(code)
         except Exception as exc:  # the last line of defence: one line, never a traceback
             obj = ctx.find_object(Context)
             if obj is not None and obj.debug:
@@ -151,6 +153,8 @@ def _fail(exc: JupcronError) -> None:
 def cli(ctx: click.Context, config_path: str | None, debug: bool) -> None:
     """jupcron: scheduled Jupiter orders, signed locally, audited in SQL."""
     ctx.obj = Context(config_path=config_path, debug=debug)
+    if ctx.invoked_subcommand not in interrupt.OWN_SIGNALS:
+        ctx.call_on_close(interrupt.terminate_as_interrupt())
     # commands print their results on stdout; log lines go to stderr (`run` logs to stdout)
     configure_logging("debug" if debug else "warning", "auto", stream=cast(TextIO, _Stderr()))
 
@@ -185,4 +189,7 @@ if __name__ == "__main__":
 
 
 def main() -> None:
-    cli(prog_name="jupcron")
+    try:
+        cli(prog_name="jupcron")
+    finally:
+        interrupt.ended()

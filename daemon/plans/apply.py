@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -100,9 +100,9 @@ def apply_paths(
             written_at = _WrittenAt(now, started, monotonic)
             writes = _Writes(reading if dry_run else factory, reading,
                              None if dry_run else now, written_at, stack)  # fmt: skip
-            batches = (
+            batches = (  # closed when the apply is left (its workers ended: an interrupt)
                 [loaded.plans] if loaded is not None
-                else stream_plans(paths, result, wallets, workers)
+                else stack.enter_context(closing(stream_plans(paths, result, wallets, workers)))
             )  # fmt: skip
             for batch in batches:
                 if each is not None:

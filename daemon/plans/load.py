@@ -9,7 +9,8 @@ the operator sees all of them at once.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,7 +84,7 @@ def stream_plans(
     result: LoadResult,
     wallets: Collection[str] | None = None,
     workers: int = 0,
-) -> Iterator[list[LoadedPlan]]:
+) -> Generator[list[LoadedPlan], None, None]:
     """Each file's valid plans, one file at a time (`plans apply` keeps no list of
     every plan); problems, warnings and suggestions are added to `result` as they
     are found, sorted by position once the last file is read. A name used twice is
@@ -94,25 +95,27 @@ def stream_plans(
     result.files = files
     names: dict[str, tuple[int, int]] = {}  # name -> (file's index, line)
     known = None if wallets is None else tuple(wallets)
-    reads = _read(files, result, known, workers)
-    for index, (file, read) in enumerate(zip(files, reads, strict=True)):
-        fresh = []
-        for loaded in read:
-            earlier = names.get(loaded.spec.name)
-            if earlier is not None:
-                where = f"{files[earlier[0]]}:{earlier[1]}"
-                result.problems.append(
-                    Problem(
-                        str(file),
-                        loaded.line,
-                        1,
-                        f"name '{loaded.spec.name}' is already used by the plan at {where}",
+    # closed with this generator, not left to the collector: `plans apply -j` left early
+    # (Ctrl-C) shuts its workers' pool down there, and may be interrupted again
+    with closing(_read(files, result, known, workers)) as reads:
+        for index, (file, read) in enumerate(zip(files, reads, strict=True)):
+            fresh = []
+            for loaded in read:
+                earlier = names.get(loaded.spec.name)
+                if earlier is not None:
+                    where = f"{files[earlier[0]]}:{earlier[1]}"
+                    result.problems.append(
+                        Problem(
+                            str(file),
+                            loaded.line,
+                            1,
+                            f"name '{loaded.spec.name}' is already used by the plan at {where}",
+                        )
                     )
-                )
-                continue
-            names[loaded.spec.name] = (index, loaded.line)
-            fresh.append(loaded)
-        yield fresh
+                    continue
+                names[loaded.spec.name] = (index, loaded.line)
+                fresh.append(loaded)
+            yield fresh
     order = {str(f): i for i, f in enumerate(files)}
 
     def position(problem: Problem) -> tuple[int, int, int]:
@@ -127,7 +130,7 @@ def stream_plans(
 def _read(
     files: Sequence[Path], result: LoadResult, wallets: tuple[str, ...] | None,
     workers: int,
-) -> Iterator[list[LoadedPlan]]:  # fmt: skip
+) -> Generator[list[LoadedPlan], None, None]:  # fmt: skip
     """Each file's plans in order, read here or by worker processes (what they found
     is added to `result` as what is found here is)."""
     count = readers.workers_for(len(files), workers)
@@ -135,12 +138,13 @@ def _read(
         for file in files:
             yield load_file(file, result, wallets)
         return
-    for read in readers.read_all(files, wallets, count):
-        result.problems += read.problems
-        result.warnings += read.warnings
-        result.suggestions += read.suggestions
-        result.marks += read.marks
-        yield read.plans
+    with closing(readers.read_all(files, wallets, count)) as reads:  # (as stream_plans)
+        for read in reads:
+            result.problems += read.problems
+            result.warnings += read.warnings
+            result.suggestions += read.suggestions
+            result.marks += read.marks
+            yield read.plans
 
 
 def load_file(file: Path, result: LoadResult, wallets: tuple[str, ...] | None) -> list[LoadedPlan]:

@@ -13,14 +13,27 @@ perhaps threads: nothing of it is inherited) and read at most `AHEAD` files
 past the one the caller is at, so memory stays flat in the file count (each
 worker adds ~100 MB: one file's YAML nodes and the checks' imports; hence not the
 default).
+
+An interrupt is the caller's alone (`_quiet_worker`): a worker ignores Ctrl-C, which
+the terminal sends its whole process group (each worker printed its own traceback
+beside the caller's one line), and is started with SIGINT blocked, so that it cannot
+be caught in its start-up imports either, as the standard library starts its resource
+tracker. The caller, interrupted, shuts the pool down. A worker whose caller is gone
+(killed: a wrapper's SIGTERM to it alone, SIGKILL, a crash) ends itself: it was left
+waiting on its queue forever, ~100 MB each, adopted by init.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from multiprocessing import get_context
+from contextlib import contextmanager
+from multiprocessing import get_context, parent_process
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,18 +63,57 @@ def read_file(file: Path, wallets: tuple[str, ...] | None) -> LoadResult:
 
 def read_all(
     files: Sequence[Path], wallets: tuple[str, ...] | None, workers: int
-) -> Iterator[LoadResult]:
-    """Each file read, in order, by `workers` processes (at most `AHEAD` each ahead)."""
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        pending: deque[Future[LoadResult]] = deque()
-        queued = iter(files)
-        try:
-            for file in queued:
-                pending.append(pool.submit(read_file, file, wallets))
-                if len(pending) >= workers * AHEAD:
-                    yield pending.popleft().result()
-            while pending:
+) -> Generator[LoadResult, None, None]:
+    """Each file read, in order, by `workers` processes (at most `AHEAD` each ahead).
+    Left before the last file (an interrupt, an error, the caller closing it), the
+    files not yet begun are not read; those under way are finished (a moment), not
+    cut off: a worker ended mid-answer would leave the pool's thread waiting for the
+    rest of it, and the exit with it."""
+    context = get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_quiet_worker)
+    pending: deque[Future[LoadResult]] = deque()
+    read = False
+    try:
+        for file in files:
+            # the pool starts its workers in `submit`: they inherit SIGINT blocked (one
+            # that comes meanwhile is the caller's once it is unblocked)
+            with _sigint_blocked():
+                future = pool.submit(read_file, file, wallets)
+            pending.append(future)
+            if len(pending) >= workers * AHEAD:
                 yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
+        while pending:
+            yield pending.popleft().result()
+        read = True
+    finally:
+        pool.shutdown(wait=True, cancel_futures=not read)
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT held back on this thread, and so in the processes it starts, inside."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+PARENT_GONE = 70  # a worker's exit status once its caller is gone (sysexits' EX_SOFTWARE)
+
+
+def _quiet_worker() -> None:
+    """A worker's start (the pool's initializer): Ctrl-C is the caller's to handle, and
+    the worker ends once its caller is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # ignored from now on
+    parent = parent_process()
+    if parent is None:
+        return
+    sentinel = parent.sentinel  # readable (end of file) once the caller has ended
+
+    def watch() -> None:
+        wait([sentinel])
+        os._exit(PARENT_GONE)  # nothing of its own to keep: the files are only read
+
+    threading.Thread(target=watch, name="caller-gone", daemon=True).start()
