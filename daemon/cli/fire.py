@@ -9,6 +9,7 @@ import click
 from sqlalchemy.exc import SQLAlchemyError
 
 from jupcron.app import build_runtime
+from jupcron.cli import interrupt
 from jupcron.cli.main import Context, foreign_error, login_name, pass_ctx
 from jupcron.config import Config, load_config
 from jupcron.domain import RunStatus
@@ -23,8 +24,6 @@ from jupcron.store.engine import begin
 from jupcron.store.plans import get_plan
 from jupcron.store.port import RunStore, UnendedRunError
 from jupcron.store.records import PlanRecord, RunRecord
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 
 def _not_beside(plan: PlanRecord, run: RunRecord) -> str:
@@ -111,9 +110,9 @@ def fire(ctx: Context, name: str, dry_run: bool, force: bool) -> None:
                 outcome = again[0] if again else outcome
         except UnendedRunError as beside:
             raise ConfigError(_not_beside(plan, beside.run)) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (`jupcron.cli.interrupt`)
             click.echo(_interrupted(runtime.runs, plan, now), err=True)
-            raise SystemExit(EXIT_INTERRUPTED) from None
+            raise SystemExit(interrupt.said(stop)[1]) from None
     finally:
         runtime.close()
     if outcome is None:

@@ -13,8 +13,8 @@ on the way takes it for a failure to carry on past. A second SIGTERM ends the
 process at once (the default again): a cleanup that hangs does not hold a stop up.
 
 The commands in `OWN_SIGNALS` handle their signals themselves and are left alone:
-`run` (the daemon's stop), `fire` (a run under way is withdrawn or named for
-recovery), `emulator` and `demo`.
+`run` (the daemon's stop), `emulator` and `demo`. `jupcron fire` takes SIGTERM as its
+Ctrl-C too: a run not yet signed is withdrawn, a signed one named for recovery.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from types import FrameType
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 
-OWN_SIGNALS = frozenset({"run", "fire", "emulator", "demo"})
+OWN_SIGNALS = frozenset({"run", "emulator", "demo"})
 
 
 class Terminated(KeyboardInterrupt):

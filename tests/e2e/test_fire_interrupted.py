@@ -74,6 +74,28 @@ def test_ctrl_c_before_signing_withdraws_the_fire(daemon_env: DaemonEnvFactory) 
     assert env.emulator.ledger.requests.get("ultra_order") == 1  # the interrupted one only
 
 
+def test_sigterm_before_signing_withdraws_the_fire_as_ctrl_c_does(
+    daemon_env: DaemonEnvFactory,
+) -> None:
+    """A wrapper's SIGTERM (``timeout``, a stopped unit): the same as Ctrl-C, said with
+    SIGTERM's status. Before, the process died where it was, silently, and left the run
+    `pending` for the next recovery to order."""
+    env = daemon_env()
+    env.write_plans(swap_plan("a", {"every": "1d"}))
+    env.apply()
+    env.emulator.faults.add("slow", count=1, operation="ultra_order", seconds=5)
+
+    code, said = fire_while_held(env, "a", lambda proc: proc.send_signal(signal.SIGTERM))
+
+    assert code == 143, said
+    (row,) = env.rows()
+    assert (row["status"], row["signature"]) == ("skipped", None), row
+    assert f"run {row['run_id']}" in said
+    assert "Traceback" not in said
+    assert startup_recovery(env) == []
+    assert env.emulator.ledger.landed() == []
+
+
 def test_ctrl_c_after_signing_names_the_run_left_for_recovery(
     daemon_env: DaemonEnvFactory,
 ) -> None:
