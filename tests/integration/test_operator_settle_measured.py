@@ -16,7 +16,7 @@ from jupcron.report.build import build
 from jupcron.runner.manual import Verdict, settle_in_doubt
 from jupcron.runner.recovery import recover
 from jupcron.store.runstore import SqlRunStore
-from tests.fixtures.runner import SOL, USDC, Clock, RigFactory, outcome_of
+from tests.fixtures.runner import ONE_ATTEMPT, SOL, USDC, Clock, RigFactory, outcome_of
 
 SLOT = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 PLAN = "settled"
@@ -26,7 +26,7 @@ def test_a_swap_the_operator_settles_with_the_node_agreeing_is_measured_from_the
     make_rig: RigFactory, db_url: str
 ) -> None:
     clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url, api=ONE_ATTEMPT,
                    emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
     ledger, wallet = rig.emulator.ledger, rig.wallet.address
     start = (ledger.balance(wallet, USDC), ledger.balance(wallet, SOL))
@@ -64,7 +64,7 @@ def test_a_swap_the_node_cannot_measure_is_settled_unmeasured_and_says_why(
     run's recorded owner is another key): the verdict is kept, nothing is measured, and
     the event says why; the report counts it as landed with amounts unknown."""
     clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url, api=ONE_ATTEMPT,
                    emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
     rig.emulator.faults.add("lost_answer", count=0, operation="execute_ultra")
     outcome = outcome_of(rig.runner().fire(rig.plan("swap", name=PLAN), SLOT))

@@ -22,7 +22,7 @@ from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
 from jupcron.web.text import plan_text
 from jupcron.web.views import _money
-from tests.fixtures.runner import SOL, USDC, Clock, Rig, RigFactory, outcome_of
+from tests.fixtures.runner import ONE_ATTEMPT, SOL, USDC, Clock, Rig, RigFactory, outcome_of
 
 SLOT = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 PLAN = "settled"
@@ -51,7 +51,7 @@ def test_a_swap_settled_from_the_chain_is_in_the_figures_with_the_chains_amounts
     (``getTransaction``'s balances: `jupcron.chain.balances`): measured, exactly what
     the ledger moved, and nothing left unmeasured."""
     clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url, swap_api="swap-v2",
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url, api=ONE_ATTEMPT, swap_api="swap-v2",
                    emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
     ledger = rig.emulator.ledger
     wallet = rig.wallet.address
@@ -97,7 +97,7 @@ def test_a_swap_the_operator_settled_as_landed_is_unmeasured(
     operator says landed (`jupcron settle --landed`): its money counted as landed and
     unmeasured, beside the measured fill of an answered swap, never mixed into it."""
     clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url, api=ONE_ATTEMPT,
                    emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
     ledger = rig.emulator.ledger
     wallet = rig.wallet.address

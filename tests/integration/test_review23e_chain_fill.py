@@ -25,7 +25,7 @@ from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
 from jupcron.report.build import build
-from tests.fixtures.runner import SOL, USDC, Clock, Rig, RigFactory, outcome_of
+from tests.fixtures.runner import ONE_ATTEMPT, SOL, USDC, Clock, Rig, RigFactory, outcome_of
 
 SLOT = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 PLAN = "chainfill"
@@ -53,7 +53,7 @@ class NodeAnswers(httpx.HTTPTransport):
 
 def _rig(make_rig: RigFactory, db_url: str, swap_api: str, rfq: bool = False) -> tuple[Rig, Clock]:
     clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url, swap_api=swap_api,
+    rig = make_rig(loopback=True, clock=clock, db_url=db_url, api=ONE_ATTEMPT, swap_api=swap_api,
                    emulator=Emulator(seed=23, clock=clock.wall))  # fmt: skip
     api = "swap" if swap_api == "swap-v2" else "ultra"
     if rfq:  # a JupiterZ fill: the market maker pays the fee, its signature the id
