@@ -21,7 +21,7 @@ from typing import Any
 
 from jupcron.chain.balances import wallet_swap
 from jupcron.chain.rpc import LandedTransaction, SolanaRpc
-from jupcron.errors import RetryableError
+from jupcron.errors import JupcronError
 from jupcron.store.port import ExecuteValues
 from jupcron.store.records import RunRecord
 
@@ -68,7 +68,7 @@ def measure(rpc: SolanaRpc, run: RunRecord, landed_id: str | None) -> ChainFill 
         return "the run names no transaction, wallet or mints to measure"
     try:
         landed = rpc.transaction(landed_id)
-    except RetryableError as exc:
+    except JupcronError as exc:  # whatever the node did: the run is settled all the same
         return f"the node did not answer getTransaction: {exc}"
     if landed is None:
         return "the node has no transaction with this id"
@@ -76,7 +76,10 @@ def measure(rpc: SolanaRpc, run: RunRecord, landed_id: str | None) -> ChainFill 
         return landed.balances_problem
     if landed.balances is None:
         return "the node's answer carries no balances"
-    fill = wallet_swap(landed.balances, run.owner, run.input_mint, run.output_mint)
+    try:
+        fill = wallet_swap(landed.balances, run.owner, run.input_mint, run.output_mint)
+    except Exception as exc:  # noqa: BLE001 - a bug here must not hold a settlement up
+        return f"the balances could not be read: {type(exc).__name__}: {exc}"
     if fill.in_amount is None or fill.out_amount is None:
         return fill.reason or "not measured"
     return ChainFill(landed, fill.in_amount, fill.out_amount)
