@@ -174,8 +174,10 @@ def test_the_heartbeat_says_which_tz_data_the_daemon_reads(sqlite_url: str) -> N
 
 
 def leader_and_older_standby(sqlite_url: str) -> None:
-    """Heartbeats of a running leader on this tzdata (a:1) and a standby on 2025b (b:2)."""
-    now = datetime.now(UTC)
+    """Heartbeats of a running leader on this tzdata (a:1) and a standby on 2025b (b:2),
+    dated a few minutes ahead: still live when a loaded machine runs `jupcron status`
+    more than `STALE_AFTER` (10 s) after they were written (seen in `make test`)."""
+    now = datetime.now(UTC) + timedelta(minutes=5)
     engine = make_engine(sqlite_url)
     try:
         for node, tz in (("a:1", tzdata.IANA_VERSION), ("b:2", "2025b")):
