@@ -253,6 +253,7 @@ def test_a_killed_parallel_apply_leaves_no_worker_behind(tmp_path: Path, sqlite_
 
 
 @pytest.mark.postgres
+@pytest.mark.chaos  # the SQLite twin runs in make test; this one in make chaos (CPU)
 def test_ctrl_c_mid_write_of_a_parallel_apply_on_postgresql(tmp_path: Path, pg_url: str) -> None:
     """The apply's COPY streams into its one transaction: interrupted, it is rolled back."""
     code, said, started = _interrupt_mid_write(tmp_path, pg_url, signal.SIGINT, group=True, jobs=3)
@@ -264,6 +265,7 @@ def test_ctrl_c_mid_write_of_a_parallel_apply_on_postgresql(tmp_path: Path, pg_u
 
 
 @pytest.mark.postgres
+@pytest.mark.chaos  # the SQLite twin runs in make test; this one in make chaos (CPU)
 def test_sigterm_mid_write_of_an_apply_on_postgresql(tmp_path: Path, pg_url: str) -> None:
     code, said, _ = _interrupt_mid_write(tmp_path, pg_url, signal.SIGTERM, group=True, jobs=1)
 
@@ -272,6 +274,7 @@ def test_sigterm_mid_write_of_an_apply_on_postgresql(tmp_path: Path, pg_url: str
     _store_untouched(pg_url)
 
 
+@pytest.mark.chaos  # make chaos: each reads 20,000 plans, and make test is near its 10 min
 @pytest.mark.parametrize("soon", [True, False], ids=["soon-after", "once-it-says-so"])
 def test_a_second_ctrl_c_while_an_apply_stops_says_nothing_more(
     tmp_path: Path, sqlite_url: str, soon: bool
