@@ -147,6 +147,13 @@ class Scheduler(Reloading, Outages, WindowFeed):
         if self._loop is not None:
             self._loop.join(10)
         if self._aps.running:
+            # paused and emptied before it is shut down: its loop removes a one-shot job
+            # (a retry) once it has run it, and `shutdown` marks it stopped before it
+            # takes the job stores' lock, so a loop half way through its pass looked for
+            # the job among those not yet started and died (`JobLookupError`, a traceback
+            # at the stop). Emptying the stores waits for that pass.
+            self._aps.pause()
+            self._aps.remove_all_jobs()
             self._aps.shutdown(wait=wait)
         self._pool.shutdown(wait=wait)
         with self._lock:
