@@ -58,10 +58,20 @@ def _slots(factory: sessionmaker[Session], name: str) -> dict[datetime, str]:
         return {slot.replace(tzinfo=UTC) if slot.tzinfo is None else slot: st for slot, st in rows}
 
 
+def _first_slot(factory: sessionmaker[Session], name: str) -> datetime:
+    """The plan's first slot as its apply wrote it: the first after the write began
+    (`plans.apply`), which a loaded machine puts a second or more after the apply's
+    `now`."""
+    with transaction(factory) as s:
+        slot = s.execute(select(Plan.next_fire).where(Plan.name == name)).scalar_one()
+    assert slot is not None
+    return slot.replace(tzinfo=UTC) if slot.tzinfo is None else slot
+
+
 def _every_second(first: datetime, until: datetime) -> list[datetime]:
-    """The slots of an `every: 1s` plan applied at `first`, up to `until`."""
+    """The slots of an `every: 1s` plan whose first slot is `first`, up to `until`."""
     slots = []
-    moment = first.replace(microsecond=0) + timedelta(seconds=1)
+    moment = first
     while moment <= until:
         slots.append(moment)
         moment += timedelta(seconds=1)
@@ -80,8 +90,8 @@ def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_changes(
     ]
     plans[0]["schedule"] = {"at": (datetime.now(UTC) + timedelta(seconds=2)).replace(
         microsecond=0).isoformat()}  # fmt: skip
-    first = datetime.now(UTC)
-    apply_paths(sqlite_factory, [plan_files({"a.yaml": plans})], now=first)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": plans})], now=datetime.now(UTC))
+    first = _first_slot(sqlite_factory, "target")
     fires = BlockingFires(sqlite_factory)
     scheduler = Scheduler(sqlite_factory, fires, workers=1, poll_interval=3600)
     started.append(scheduler)
@@ -116,8 +126,8 @@ def test_slot_queued_behind_busy_workers_is_lost_when_the_plan_is_disabled(
     blocker["schedule"] = {"at": (datetime.now(UTC) + timedelta(seconds=2)).replace(
         microsecond=0).isoformat()}  # fmt: skip
     target = swap_plan("target", every="1s")
-    first = datetime.now(UTC)
-    apply_paths(sqlite_factory, [plan_files({"a.yaml": [blocker, target]})], now=first)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [blocker, target]})], now=datetime.now(UTC))
+    first = _first_slot(sqlite_factory, "target")
     fires = BlockingFires(sqlite_factory)
     scheduler = Scheduler(sqlite_factory, fires, workers=1, poll_interval=3600)
     started.append(scheduler)
