@@ -215,6 +215,7 @@ def test_ctrl_c_mid_write_of_a_parallel_apply(tmp_path: Path, sqlite_url: str) -
     _store_untouched(sqlite_url)
 
 
+@pytest.mark.chaos  # make chaos (CPU: 20,000 plans); SIGTERM: tests/e2e/test_fire_interrupted.py
 def test_sigterm_to_a_parallel_apply_leaves_no_worker_behind(
     tmp_path: Path, sqlite_url: str
 ) -> None:
@@ -231,6 +232,7 @@ def test_sigterm_to_a_parallel_apply_leaves_no_worker_behind(
     _store_untouched(sqlite_url)
 
 
+@pytest.mark.chaos  # make chaos (CPU: 20,000 plans); SIGTERM: tests/e2e/test_fire_interrupted.py
 def test_sigterm_mid_write_of_an_apply_says_one_line(tmp_path: Path, sqlite_url: str) -> None:
     code, said, _ = _interrupt_mid_write(tmp_path, sqlite_url, signal.SIGTERM, group=True, jobs=1)
 
