@@ -34,7 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy import BindParameter, Column, Connection, Table, bindparam, delete, update
 
 from jupcron.domain import FINAL, RunStatus
-from jupcron.store import runs
+from jupcron.store import planlock
 from jupcron.store.engine import dialect_insert
 from jupcron.store.models import ExecuteResultRow, Plan, Run, RunEvent, SwapEventRow
 from jupcron.store.multirow import row_sends
@@ -117,19 +117,6 @@ def _newer_result_stmt(dialect: str) -> Any:
     ).returning(RESULTS.c.id)
 
 
-# PostgreSQL: a claim to be ordered takes its plan's advisory lock (key PLAN_LOCK,
-# plan id) until its transaction ends: shared, in its INSERT (one function call, no
-# statement or round trip of its own: a daemon's burst of claims pays next to
-# nothing, and they never wait on one another), exclusive in a manual fire's claim
-# before it looks for an unended run (`_unended`). Either one's run is then committed
-# before the other looks or inserts: a look never misses a claim not yet committed.
-# SQLite's BEGIN IMMEDIATE already serializes every transaction that writes.
-PLAN_LOCK = 0x6A75706C  # "jupl"; the two-key lock space (audit's SPEND_LOCK is one key)
-_LOCK_PLAN = sa.text(
-    "SELECT pg_advisory_xact_lock(CAST(:b_class AS INTEGER), CAST(:b_plan AS INTEGER))"
-)
-
-
 def _claim_current_stmt(dialect: str) -> Any:
     """The claim of a run to be ordered: inserted only while its plan is still enabled
     at the version the caller read (a scheduler fires its own copy of the plan, which
@@ -144,11 +131,8 @@ def _claim_current_stmt(dialect: str) -> Any:
         PLANS.c.enabled.is_(True),
     )  # fmt: skip
     rows = sa.select(*values).where(current)
-    if typed:  # PostgreSQL: the plan's lock, shared (`PLAN_LOCK`), before the row goes in
-        lock = sa.func.pg_advisory_xact_lock_shared(
-            sa.literal_column(str(PLAN_LOCK)), _param(RUNS.c.plan_id)
-        )
-        rows = rows.where(lock.is_not(None))
+    if typed:  # PostgreSQL: the plan's lock, shared, before the row goes in
+        rows = rows.where(planlock.shared(_param(RUNS.c.plan_id)))
     stmt = dialect_insert(dialect)(RUNS).from_select(_CLAIM_COLUMNS, rows)
     return stmt.on_conflict_do_nothing(index_elements=["plan_id", "scheduled_for"]).returning(
         *RUNS.c
@@ -253,7 +237,7 @@ def claim_steps(
     # skipped (a changed plan's old slots among them) whatever the plan is now
     current = status is RunStatus.PENDING
     if current and alone:
-        beside = _unended(conn, plan.id)
+        beside = planlock.unended(conn, plan.id)
         if beside is not None:
             raise UnendedRunError(beside)
     row = _one((yield Send(_CLAIM_CURRENT if current else _CLAIM, values)))
@@ -266,17 +250,6 @@ def claim_steps(
     claimed = {"status": str(status), "trigger": trigger, **(detail or {})}
     yield from add_events_steps(conn, [(row["id"], "claimed", claimed, now)])
     return RunRecord.from_mapping(row)
-
-
-def _unended(conn: Connection, plan_id: int) -> RunRecord | None:
-    """The plan's oldest run that has not ended, looked for under the plan's lock
-    (exclusive: it waits for every claim of the plan's runs not yet committed, and
-    holds off the next until this transaction ends); ``None`` if it has none. Run at
-    once, through the cursor, as `at_once` writes are: a manual fire's claim alone."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(_LOCK_PLAN, {"b_class": PLAN_LOCK, "b_plan": plan_id})
-    found = runs.unsettled(conn, plan_id)
-    return found[0] if found else None
 
 
 def advance_steps(
