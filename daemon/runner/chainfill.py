@@ -22,7 +22,8 @@ from typing import Any
 from jupcron.chain.balances import wallet_swap
 from jupcron.chain.rpc import LandedTransaction, SolanaRpc
 from jupcron.errors import JupcronError
-from jupcron.store.port import ExecuteValues
+from jupcron.products.registry import product
+from jupcron.store.port import ExecuteValues, RunStore
 from jupcron.store.records import RunRecord
 
 UNMEASURED_STEP = "chain_fill_unmeasured"  # the run's event: why nothing was measured
@@ -83,3 +84,14 @@ def measure(rpc: SolanaRpc, run: RunRecord, landed_id: str | None) -> ChainFill 
     if fill.in_amount is None or fill.out_amount is None:
         return fill.reason or "not measured"
     return ChainFill(landed, fill.in_amount, fill.out_amount)
+
+
+def measure_swap(
+    store: RunStore, rpc: SolanaRpc, run: RunRecord, landed_id: str | None
+) -> ChainFill | str | None:
+    """`measure` for a run whose fills are its execute answers (a swap's, as its plan in
+    the store says); None for any other run, or one whose plan is gone."""
+    plan = store.plan(run.plan_id)
+    if plan is None or not product(plan.kind).executed_fills:
+        return None
+    return measure(rpc, run, landed_id)

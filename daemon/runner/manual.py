@@ -26,9 +26,8 @@ from jupcron.chain import txid
 from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
 from jupcron.errors import ConfigError, RetryableError
-from jupcron.products.registry import product
 from jupcron.runner.book import order_of
-from jupcron.runner.chainfill import UNMEASURED_STEP, ChainFill, measure
+from jupcron.runner.chainfill import UNMEASURED_STEP, ChainFill, measure_swap
 from jupcron.store.port import RunStore
 from jupcron.store.records import RunRecord
 
@@ -103,7 +102,7 @@ def settle_in_doubt(
         fields["slot"] = chain["rpc_slot"]
     results = []
     if verdict.landed and on_chain and rpc is not None:
-        fill = _chain_fill(store, rpc, run, chain.get("rpc_txid"))
+        fill = measure_swap(store, rpc, run, chain.get("rpc_txid"))
         if isinstance(fill, ChainFill):
             fields.update(fill.columns(run))
             detail.update(fill.detail())
@@ -117,18 +116,6 @@ def settle_in_doubt(
     if not moved:
         raise ConfigError(f"run {run_id} changed while it was being settled; nothing recorded")
     return settled
-
-
-def _chain_fill(
-    store: RunStore, rpc: SolanaRpc, run: RunRecord, landed_id: str | None
-) -> ChainFill | str | None:
-    """A swap the node says landed, as its transaction there shows it (kept in the same
-    transaction as the verdict: the in_doubt run is moved by this compare-and-set only),
-    or why it cannot be told; None for a run whose fills are not its answers."""
-    plan = store.plan(run.plan_id)
-    if plan is None or not product(plan.kind).executed_fills:
-        return None
-    return measure(rpc, run, landed_id)
 
 
 def _not_found(store: RunStore, run: RunRecord, chain: dict[str, Any]) -> str | None:

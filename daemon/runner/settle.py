@@ -30,9 +30,8 @@ from datetime import datetime
 from jupcron.chain import txid
 from jupcron.domain import RunStatus
 from jupcron.errors import RetryableError
-from jupcron.products.registry import product
 from jupcron.runner.book import RunTakenOver, api_detail, order_of
-from jupcron.runner.chainfill import UNMEASURED_STEP, ChainFill, measure
+from jupcron.runner.chainfill import UNMEASURED_STEP, ChainFill, measure_swap
 from jupcron.runner.ports import Ports
 from jupcron.runner.timing import surely_expired
 from jupcron.store.records import RunRecord
@@ -112,10 +111,9 @@ def chain_fill(ports: Ports, run: RunRecord, landed_id: str | None) -> ChainFill
     """A landed swap's amounts from its transaction on the chain (id `landed_id`);
     None (a ``chain_fill_unmeasured`` event says why) when they cannot be told, or the
     run is not a swap (only a swap's fills are its execute answers)."""
-    plan = ports.store.plan(run.plan_id)
-    if ports.rpc is None or plan is None or not product(plan.kind).executed_fills:
+    if ports.rpc is None:
         return None
-    found = measure(ports.rpc, run, landed_id)
+    found = measure_swap(ports.store, ports.rpc, run, landed_id)
     if isinstance(found, str):
         ports.book.event(run.id, UNMEASURED_STEP, {"txid": landed_id, "reason": found})
         return None
