@@ -47,6 +47,7 @@ CRASH_PLAN = "demo-swap-crash"
 DCA_PLAN = "demo-weekly-dca"
 KEEPER_SPEED = 86400 / 3  # a day of the keeper's time passes in 3 s
 CHART = "fills.png"
+LEAD = 6.0  # seconds from the set-up to the first plan's moment
 FAILPOINT = f"after_sign@{CRASH_PLAN}"  # where the first daemon dies: that plan's signing
 
 
@@ -173,6 +174,25 @@ logging:
 """
 
 
+def write_plans(ws: Workspace) -> None:
+    """The plan file, each plan due at its offset after `ws.start`."""
+    body = {"plans": [p.to_yaml_dict(ws.start) for p in ws.plans]}
+    header = "# the demo's plans, each due once, a couple of seconds apart (JSON is YAML)\n"
+    write_private(ws.plans_dir / "demo.yaml", header + json.dumps(body, indent=2) + "\n")
+
+
+def restart(ws: Workspace, lead: float, now: datetime | None = None) -> None:
+    """Start the story again `lead` seconds from `now`: the plans due from then, on an
+    empty database (only `plans apply` has written to it: no daemon has run yet).
+    For a machine slow enough that a plan's moment passed before the apply stored it
+    (an `at:` already past has no slot: the plan would never run)."""
+    ws.start = (now or datetime.now(UTC)) + timedelta(seconds=lead)
+    write_plans(ws)
+    for suffix in ("", "-wal", "-shm"):
+        ws.db_path.with_name(ws.db_path.name + suffix).unlink(missing_ok=True)
+    migrate.upgrade(ws.db_url)
+
+
 def free_port() -> int:
     """A loopback port free right now (the daemon binds it a moment later)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -180,7 +200,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def create(root: Path, *, lead: float = 6.0, now: datetime | None = None) -> Workspace:
+def create(root: Path, *, lead: float = LEAD, now: datetime | None = None) -> Workspace:
     """Set everything up under `root` (an empty folder); the first plan fires `lead`
     seconds after `now`. The emulator is listening when this returns."""
     now = now or datetime.now(UTC)
@@ -206,9 +226,7 @@ def create(root: Path, *, lead: float = 6.0, now: datetime | None = None) -> Wor
         write_private(ws.config, config)
         ws.plans_dir.mkdir(mode=PRIVATE_DIR)
         ws.plans_dir.chmod(PRIVATE_DIR)  # mkdir's mode goes through the umask
-        body = {"plans": [p.to_yaml_dict(ws.start) for p in ws.plans]}
-        header = "# the demo's plans, each due once, a couple of seconds apart (JSON is YAML)\n"
-        write_private(ws.plans_dir / "demo.yaml", header + json.dumps(body, indent=2) + "\n")
+        write_plans(ws)
         migrate.upgrade(ws.db_url)
     except BaseException:
         server.stop()
