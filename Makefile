@@ -39,7 +39,9 @@ systemd-tools:
 # machine was saturated and timing-bound tests began to fail):
 # - all but tests/system on three pytest-xdist workers. Most tests wait (on a daemon, a
 #   PostgreSQL cluster, the real clock), so two workers left the CPU idle much of the time.
-#   --dist worksteal: a worker done early takes tests queued for another.
+#   --dist loadscope: a worker takes a whole module (its fixtures set up once), the
+#   longest first (tests/support/order.py, tests/durations.json): 493 s where the order
+#   as written took 595 s, its slowest modules left to one worker at the end.
 # - tests/system alone in its process: it boots one machine and runs its checks in order,
 #   mostly waiting on systemd and pip.
 # -O keeps each suite's output whole; --durations: CI's log names the slowest tests.
@@ -48,7 +50,7 @@ test: $(STAMP) postgres-tools chromium systemd-tools
 
 .PHONY: suite-main suite-system
 suite-main:
-	$(BIN)/python -m pytest -q -n 3 --dist worksteal --durations=25 -m "not chaos" tests/unit tests/integration tests/e2e tests/browser
+	$(BIN)/python -m pytest -q -n 3 --dist loadscope --no-loadscope-reorder --durations=25 -m "not chaos" tests/unit tests/integration tests/e2e tests/browser
 
 suite-system:
 	$(BIN)/python -m pytest -q --durations=10 tests/system

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support import stopping
+from tests.support import order, stopping
 
 pytest_plugins = [
     "tests.fixtures.database",
@@ -21,6 +21,13 @@ pytest_plugins = [
     "tests.fixtures.receivers",
     "tests.fixtures.scheduler",
 ]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On pytest-xdist's workers (`make test`), the longest modules first
+    (tests/support/order.py); run without workers, the order as written."""
+    if hasattr(config, "workerinput"):
+        order.longest_first(items, order.known_seconds())
 
 
 @pytest.fixture(scope="session", autouse=True)
