@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from jupcron.cli.main import main
+from jupcron.cli.entry import main
 
 main()

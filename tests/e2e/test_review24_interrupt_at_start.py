@@ -1,0 +1,57 @@
+"""Ctrl-C in the first second of a `jupcron` command, while it still imports its
+command line (click, pydantic, SQLAlchemy: about a second on a 2-core machine),
+printed Python's traceback of an import; after it, the command's own handling says
+``interrupted`` with status 130. Now both are the same.
+
+The real `jupcron` script of the venv and `python -m jupcron`, each interrupted at
+several moments of its start. The command is a `jupcron status` on a PostgreSQL
+address that takes the connection and never answers, so a Ctrl-C that comes after
+the imports still finds the command running (its connect waits 10 s), never done.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+VENV_BIN = Path(sys.executable).parent
+STARTS = {"script": [str(VENV_BIN / "jupcron")], "module": [sys.executable, "-m", "jupcron"]}
+MOMENTS = (0.15, 0.3, 0.5, 0.8)  # seconds after the start; the imports take ~1 s
+
+
+@pytest.fixture
+def silent_config(tmp_path: Path) -> Iterator[Path]:
+    with socket.socket() as sock:  # the kernel completes connections; nobody reads
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        url = f"postgresql+psycopg://jupcron:pw@127.0.0.1:{sock.getsockname()[1]}/jupcron"
+        config = tmp_path / "jupcron.yaml"
+        config.write_text(f'database:\n  url: "{url}"\n')
+        yield config
+
+
+@pytest.mark.parametrize("start", sorted(STARTS))
+def test_ctrl_c_while_the_command_starts_is_one_line_and_130(
+    silent_config: Path, start: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG", "JUPITER_API_KEY")}
+    seen = []
+    for moment in MOMENTS:
+        proc = subprocess.Popen([*STARTS[start], "--config", str(silent_config), "status"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)  # fmt: skip
+        time.sleep(moment)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        seen.append((moment, proc.returncode, err))
+    for moment, code, err in seen:
+        assert "Traceback" not in err, (moment, err)
+        assert (code, err) == (130, "interrupted\n"), (moment, code, err)
