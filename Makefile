@@ -49,8 +49,9 @@ test: $(STAMP) postgres-tools chromium systemd-tools
 	@$(MAKE) --no-print-directory -k -j2 -O suite-main suite-system
 
 .PHONY: suite-main suite-system
+DURATIONS ?= 25  # `make test DURATIONS=0`: every test's, to measure tests/durations.json again
 suite-main:
-	$(BIN)/python -m pytest -q -n 3 --dist loadscope --no-loadscope-reorder --durations=25 -m "not chaos" tests/unit tests/integration tests/e2e tests/browser
+	$(BIN)/python -m pytest -q -n 3 --dist loadscope --no-loadscope-reorder --durations=$(DURATIONS) -m "not chaos" tests/unit tests/integration tests/e2e tests/browser
 
 suite-system:
 	$(BIN)/python -m pytest -q --durations=10 tests/system

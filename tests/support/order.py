@@ -10,8 +10,7 @@ early takes the next module and the short ones fill the gaps at the end.
 teardown); a module it does not name yet is taken for `UNKNOWN` seconds. Measure
 again after adding slow tests:
 
-    .venv/bin/python -m pytest -q -n 3 --durations=0 tests/unit tests/integration \\
-        tests/e2e tests/browser > /tmp/durations.log
+    make test DURATIONS=0 > /tmp/durations.log
     .venv/bin/python -m tests.support.order /tmp/durations.log > tests/durations.json
 """
 
