@@ -37,11 +37,12 @@ systemd-tools:
 # Two suites side by side (measured on a 2-core machine: 558 s + 193 s one after the
 # other with two workers; side by side, 465 s with three, 397 s with four, where the
 # machine was saturated and timing-bound tests began to fail):
-# - all but tests/system on three pytest-xdist workers. Most tests wait (on a daemon, a
-#   PostgreSQL cluster, the real clock), so two workers left the CPU idle much of the time.
+# - all but tests/system on four pytest-xdist workers. Most tests wait (on a daemon, a
+#   PostgreSQL cluster, the real clock): with three, the suite used 1.1 cores of 2.
 #   --dist loadscope: a worker takes a whole module (its fixtures set up once), the
 #   longest first (tests/support/order.py, tests/durations.json): 493 s where the order
-#   as written took 595 s, its slowest modules left to one worker at the end.
+#   as written took 595 s, its slowest modules left to one worker at the end. On a
+#   slower hour of the same machine: 563 s with three workers, 510 s with four.
 # - tests/system alone in its process: it boots one machine and runs its checks in order,
 #   mostly waiting on systemd and pip.
 # -O keeps each suite's output whole; --durations: CI's log names the slowest tests.
@@ -51,7 +52,7 @@ test: $(STAMP) postgres-tools chromium systemd-tools
 .PHONY: suite-main suite-system
 DURATIONS ?= 25  # `make test DURATIONS=0`: every test's, to measure tests/durations.json again
 suite-main:
-	$(BIN)/python -m pytest -q -n 3 --dist loadscope --no-loadscope-reorder --durations=$(DURATIONS) -m "not chaos" tests/unit tests/integration tests/e2e tests/browser
+	$(BIN)/python -m pytest -q -n 4 --dist loadscope --no-loadscope-reorder --durations=$(DURATIONS) -m "not chaos" tests/unit tests/integration tests/e2e tests/browser
 
 suite-system:
 	$(BIN)/python -m pytest -q --durations=10 tests/system

@@ -4,14 +4,19 @@ printed Python's traceback of an import; after it, the command's own handling sa
 ``interrupted`` with status 130. Now both are the same.
 
 The real `jupcron` script of the venv and `python -m jupcron`, each interrupted at
-several moments of its start. The command is a `jupcron status` on a PostgreSQL
-address that takes the connection and never answers, so a Ctrl-C that comes after
-the imports still finds the command running (its connect waits 10 s), never done.
+several moments after its entry point (`jupcron.cli.entry`, a few lines) is imported:
+Python's own start (its `site` module) and the package's first lines come before any
+code that could answer a signal (a moment counted from the process's start fell in
+`site` on a loaded machine). The moments are read from the imports as Python reports
+them (PYTHONPROFILEIMPORTTIME). The command is a `jupcron status` on a
+PostgreSQL address that takes the connection and never answers, so a Ctrl-C that
+comes after the imports still finds the command running (its connect waits 10 s).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -24,7 +29,8 @@ import pytest
 
 VENV_BIN = Path(sys.executable).parent
 STARTS = {"script": [str(VENV_BIN / "jupcron")], "module": [sys.executable, "-m", "jupcron"]}
-MOMENTS = (0.15, 0.3, 0.5, 0.8)  # seconds after the start; the imports take ~1 s
+MOMENTS = (0.0, 0.1, 0.3, 0.6)  # seconds after the entry point is imported; the rest: ~1 s
+ENTRY = re.compile(r"^import time:.*\|\s*jupcron\.cli\.entry$")  # its line: it is done
 
 
 @pytest.fixture
@@ -43,15 +49,27 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_130(
     silent_config: Path, start: str
 ) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG", "JUPITER_API_KEY")}
+    env["PYTHONPROFILEIMPORTTIME"] = "1"  # a line on stderr as each import ends
     seen = []
     for moment in MOMENTS:
         proc = subprocess.Popen([*STARTS[start], "--config", str(silent_config), "status"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=env)  # fmt: skip
+        assert proc.stderr is not None
+        early = []
+        for line in proc.stderr:  # up to the entry point's line
+            early.append(line)
+            if ENTRY.match(line.rstrip()):
+                break
+        else:
+            raise AssertionError(f"no import of jupcron.cli.entry: {''.join(early)[-2000:]}")
         time.sleep(moment)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
-        seen.append((moment, proc.returncode, err))
+        said = "".join(
+            x for x in [*early, *err.splitlines(True)] if not x.startswith("import time:")
+        )
+        seen.append((moment, proc.returncode, said))
     for moment, code, err in seen:
         assert "Traceback" not in err, (moment, err)
         assert (code, err) == (130, "interrupted\n"), (moment, code, err)
