@@ -4,11 +4,12 @@ printed Python's traceback of an import; after it, the command's own handling sa
 ``interrupted`` with status 130. Now both are the same.
 
 The real `jupcron` script of the venv and `python -m jupcron`, each interrupted at
-several moments after its entry point (`jupcron.cli.entry`, a few lines) is imported:
-Python's own start (its `site` module) and the package's first lines come before any
-code that could answer a signal (a moment counted from the process's start fell in
-`site` on a loaded machine). The moments are read from the imports as Python reports
-them (PYTHONPROFILEIMPORTTIME). The command is a `jupcron status` on a
+several moments after click is imported, the command line's first import of a
+library: Python's own start (its `site` module), the package's first lines and the
+entry point's first instruction come before any code that could answer a signal (on a
+loaded machine, a moment counted from the process's start fell in `site`, and one
+right after the entry point's import at its first line). The moments are read from the
+imports as Python reports them (PYTHONPROFILEIMPORTTIME). The command is a `jupcron status` on a
 PostgreSQL address that takes the connection and never answers, so a Ctrl-C that
 comes after the imports still finds the command running (its connect waits 10 s).
 """
@@ -29,8 +30,8 @@ import pytest
 
 VENV_BIN = Path(sys.executable).parent
 STARTS = {"script": [str(VENV_BIN / "jupcron")], "module": [sys.executable, "-m", "jupcron"]}
-MOMENTS = (0.0, 0.1, 0.3, 0.6)  # seconds after the entry point is imported; the rest: ~1 s
-ENTRY = re.compile(r"^import time:.*\|\s*jupcron\.cli\.entry$")  # its line: it is done
+MOMENTS = (0.0, 0.1, 0.3, 0.6)  # seconds after click is imported; the rest take ~1 s
+CLICK = re.compile(r"^import time:.*\|\s*click$")  # its line: click is imported
 
 
 @pytest.fixture
@@ -57,12 +58,12 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_130(
                                 env=env)  # fmt: skip
         assert proc.stderr is not None
         early = []
-        for line in proc.stderr:  # up to the entry point's line
+        for line in proc.stderr:  # up to click's line
             early.append(line)
-            if ENTRY.match(line.rstrip()):
+            if CLICK.match(line.rstrip()):
                 break
         else:
-            raise AssertionError(f"no import of jupcron.cli.entry: {''.join(early)[-2000:]}")
+            raise AssertionError(f"no import of click: {''.join(early)[-2000:]}")
         time.sleep(moment)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
@@ -70,6 +71,11 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_130(
             x for x in [*early, *err.splitlines(True)] if not x.startswith("import time:")
         )
         seen.append((moment, proc.returncode, said))
+    # under `python -m`, CPython ends the process by SIGINT itself once a KeyboardInterrupt
+    # left code it ran from a string (a dataclass's generated __init__, say), even one
+    # caught later: the status a shell shows is 130 all the same (128 + SIGINT)
+    ended = {130, -signal.SIGINT} if start == "module" else {130}
     for moment, code, err in seen:
         assert "Traceback" not in err, (moment, err)
-        assert (code, err) == (130, "interrupted\n"), (moment, code, err)
+        assert err == "interrupted\n", (moment, code, err)
+        assert code in ended, (moment, code, err)
