@@ -19,7 +19,7 @@ from sqlalchemy import text
 
 from jupcron.demo.driver import Demo
 from jupcron.demo.watch import PlainReporter
-from jupcron.demo.workspace import CRASH_PLAN, LEAD, create
+from jupcron.demo.workspace import CRASH_PLAN, LEAD, Workspace, create
 from jupcron.store.engine import make_engine
 
 
@@ -35,10 +35,8 @@ def stored(url: str) -> tuple[dict[str, str | None], int]:
     return plans, int(runs)
 
 
-def test_plans_whose_moment_passed_before_the_apply_are_stamped_again_ahead(
-    tmp_path: Path,
-) -> None:
-    ws = create(tmp_path, now=datetime.now(UTC) - timedelta(seconds=30))
+def applied(ws: Workspace) -> tuple[str, dict[str, str | None], int]:
+    """The demo's apply on `ws`: what it said, the plans and the run count stored."""
     out = io.StringIO()
     demo = Demo(ws, PlainReporter(out), out)
     try:
@@ -47,7 +45,14 @@ def test_plans_whose_moment_passed_before_the_apply_are_stamped_again_ahead(
     finally:
         demo.close()
         ws.close()
-    said = out.getvalue()
+    return out.getvalue(), plans, runs
+
+
+def test_plans_whose_moment_passed_before_the_apply_are_stamped_again_ahead(
+    tmp_path: Path,
+) -> None:
+    ws = create(tmp_path, now=datetime.now(UTC) - timedelta(seconds=30))
+    said, plans, runs = applied(ws)
     assert said.count("$ jupcron --config") == 2, said  # applied twice
     late = f"this machine took too long: {', '.join(sorted(p.name for p in ws.plans))} came"
     assert late in said, said  # all seven were due 24 to 12 s before the first apply
@@ -63,15 +68,7 @@ def test_plans_whose_moment_passed_before_the_apply_are_stamped_again_ahead(
 
 
 def test_an_apply_in_time_is_made_once(tmp_path: Path) -> None:
-    ws = create(tmp_path, lead=60)
-    out = io.StringIO()
-    demo = Demo(ws, PlainReporter(out), out)
-    try:
-        demo.apply_plans()
-        plans, _ = stored(ws.db_url)
-    finally:
-        demo.close()
-        ws.close()
-    assert out.getvalue().count("$ jupcron --config") == 1, out.getvalue()
-    assert "took too long" not in out.getvalue()
+    said, plans, _ = applied(create(tmp_path, lead=60))
+    assert said.count("$ jupcron --config") == 1, said
+    assert "took too long" not in said
     assert all(when is not None for when in plans.values())
