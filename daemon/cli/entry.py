@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import sys
 
+from jupcron.cli.interrupt import EXIT_INTERRUPTED, interrupt_behind
+
 
 def main() -> None:
     try:
         from jupcron.cli.main import main as command_line
-    except KeyboardInterrupt:
+    except BaseException as exc:  # a Ctrl-C may come out wrapped (`interrupt_behind`)
+        if interrupt_behind(exc) is None:
+            raise
         sys.stderr.write("interrupted\n")
-        raise SystemExit(130) from None  # interrupt.EXIT_INTERRUPTED, not imported yet
+        raise SystemExit(EXIT_INTERRUPTED) from None
     command_line()

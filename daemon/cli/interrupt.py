@@ -74,3 +74,17 @@ def said(interrupt: KeyboardInterrupt) -> tuple[str, int]:
     if isinstance(interrupt, Terminated):
         return "terminated", EXIT_TERMINATED
     return "interrupted", EXIT_INTERRUPTED
+
+
+def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM) an error was raised from, if any. Python 3.11 wraps a
+    `KeyboardInterrupt` that strikes in a class's ``__set_name__`` (while a module
+    defines its classes: pydantic's, at import) in a ``RuntimeError`` caused by it."""
+    seen: BaseException | None = exc
+    for _ in range(16):  # a chain, not a cycle
+        if seen is None:
+            return None
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
