@@ -37,6 +37,10 @@ THIS, PEER, GONE = "web-host:100", "peer-host:200", "old-host:300"
 class Site:
     def __init__(self, rig: Rig, server: Listener) -> None:
         self.rig, self.server = rig, server
+        self.pinned: datetime | None = None  # the page's clock, when a test holds it still
+
+    def clock(self) -> datetime:
+        return self.pinned or datetime.now(UTC)
 
     def get(self, path: str) -> httpx.Response:
         answer = httpx.get(self.server.url + path, timeout=10)
@@ -51,10 +55,13 @@ class Site:
 def site(make_rig: RigFactory, db_url: str) -> Iterator[Site]:
     rig = make_rig(db_url=db_url)
     engine = open_reader(db_url)
+    sites: list[Site] = []
     app = WebApp(engine, metrics=Metrics(), activity=Activity(),
-                 live=lambda: LiveState(node=THIS, rate_limit=2.0, wallet="WALLET"))  # fmt: skip
+                 live=lambda: LiveState(node=THIS, rate_limit=2.0, wallet="WALLET"),
+                 clock=lambda: sites[0].clock())  # fmt: skip
     server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
-    yield Site(rig, server)
+    sites.append(Site(rig, server))
+    yield sites[0]
     stopping.later(server.stop, engine.dispose)  # behind the test, in this order
 
 
@@ -65,11 +72,11 @@ def beat(engine: Engine, node: str, role: str, at: datetime, **extra: Any) -> No
                                     started_at=at - timedelta(hours=1), last_beat=at, **values))  # fmt: skip
 
 
-def cli_json(rig: Rig) -> dict[str, Any]:
+def cli_json(rig: Rig, now: datetime) -> dict[str, Any]:
     """What `jupcron status --format json` prints about this store (its function,
-    on a session of its own), as of a moment just read."""
+    on a session of its own), as of `now`."""
     with session_factory(rig.engine)() as session:
-        return store_status.as_json(store_status.read(session, datetime.now(UTC)))
+        return store_status.as_json(store_status.read(session, now))
 
 
 def test_every_daemon_pauses_and_the_same_values_as_jupcron_status(site: Site) -> None:
@@ -108,13 +115,17 @@ def test_every_daemon_pauses_and_the_same_values_as_jupcron_status(site: Site) -
     assert plans["delta"]["last_run_id"] == outcome.run_id
     assert plans["delta"]["last_status"] == str(outcome.status)
 
-    # the twins and `jupcron status --format json` say the same where they overlap
-    cli = cli_json(rig)
+    # the twins and `jupcron status --format json` say the same where they overlap, read
+    # at one moment (a plan's next fire is worked out from it: reads a second apart
+    # could fall either side of a slot)
+    site.pinned = datetime.now(UTC)
+    cli = cli_json(rig, site.pinned)
     web = site.json("/api/status")
     del cli["now"]  # each its own moment
     cli_plans = cli.pop("plans")
     agreeing(web, cli, "status")
     agreeing(site.json("/api/plans")["plans"], cli_plans, "plans")
+    site.pinned = None
 
     # the page shows all of it, a hostile reason as text
     page = site.get("/").text
