@@ -10,17 +10,15 @@ been read or written by then.
 
 from __future__ import annotations
 
-import sys
-
-from jupcron.cli.interrupt import EXIT_INTERRUPTED, interrupt_behind
+from jupcron.cli.interrupt import end, interrupt_behind
 
 
 def main() -> None:
     try:
         from jupcron.cli.main import main as command_line
     except BaseException as exc:  # a Ctrl-C may come out wrapped (`interrupt_behind`)
-        if interrupt_behind(exc) is None:
+        behind = interrupt_behind(exc)
+        if behind is None:
             raise
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(EXIT_INTERRUPTED) from None
+        end(behind)
     command_line()

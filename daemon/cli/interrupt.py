@@ -20,9 +20,11 @@ Ctrl-C too: a run not yet signed is withdrawn, a signed one named for recovery.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import NoReturn
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -74,6 +76,13 @@ def said(interrupt: KeyboardInterrupt) -> tuple[str, int]:
     if isinstance(interrupt, Terminated):
         return "terminated", EXIT_TERMINATED
     return "interrupted", EXIT_INTERRUPTED
+
+
+def end(interrupt: KeyboardInterrupt) -> NoReturn:
+    """End the command as interrupted: its line on stderr, its status (`said`)."""
+    line, code = said(interrupt)
+    sys.stderr.write(f"{line}\n")
+    raise SystemExit(code) from None
 
 
 def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:

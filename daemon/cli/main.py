@@ -88,15 +88,11 @@ class JupcronGroup(click.Group):
                 raise
             _fail(exc)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`jupcron.cli.interrupt`)
-            line, code = interrupt.said(exc)
-            click.echo(line, err=True)
-            sys.exit(code)
+            interrupt.end(exc)
         except Exception as exc:  # the last line of defence: one line, never a traceback
             behind = interrupt.interrupt_behind(exc)
             if behind is not None:  # a Ctrl-C Python wrapped (Python 3.11's __set_name__)
-                line, code = interrupt.said(behind)
-                click.echo(line, err=True)
-                sys.exit(code)
+                interrupt.end(behind)
             obj = ctx.find_object(Context)
             if obj is not None and obj.debug:
                 raise

@@ -34,13 +34,19 @@ HOSTILE_REASON = '<img src=x onerror="alert(3)"><b>oops</b> & "more"'
 THIS, PEER, GONE = "web-host:100", "peer-host:200", "old-host:300"
 
 
-class Site:
-    def __init__(self, rig: Rig, server: Listener) -> None:
-        self.rig, self.server = rig, server
-        self.pinned: datetime | None = None  # the page's clock, when a test holds it still
+class PinnableClock:
+    """The page's clock: the real one, or a moment a test holds it at."""
 
-    def clock(self) -> datetime:
+    def __init__(self) -> None:
+        self.pinned: datetime | None = None
+
+    def __call__(self) -> datetime:
         return self.pinned or datetime.now(UTC)
+
+
+class Site:
+    def __init__(self, rig: Rig, server: Listener, clock: PinnableClock) -> None:
+        self.rig, self.server, self.clock = rig, server, clock
 
     def get(self, path: str) -> httpx.Response:
         answer = httpx.get(self.server.url + path, timeout=10)
@@ -55,13 +61,12 @@ class Site:
 def site(make_rig: RigFactory, db_url: str) -> Iterator[Site]:
     rig = make_rig(db_url=db_url)
     engine = open_reader(db_url)
-    sites: list[Site] = []
+    clock = PinnableClock()
     app = WebApp(engine, metrics=Metrics(), activity=Activity(),
                  live=lambda: LiveState(node=THIS, rate_limit=2.0, wallet="WALLET"),
-                 clock=lambda: sites[0].clock())  # fmt: skip
+                 clock=clock)  # fmt: skip
     server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
-    sites.append(Site(rig, server))
-    yield sites[0]
+    yield Site(rig, server, clock)
     stopping.later(server.stop, engine.dispose)  # behind the test, in this order
 
 
@@ -118,14 +123,14 @@ def test_every_daemon_pauses_and_the_same_values_as_jupcron_status(site: Site) -
     # the twins and `jupcron status --format json` say the same where they overlap, read
     # at one moment (a plan's next fire is worked out from it: reads a second apart
     # could fall either side of a slot)
-    site.pinned = datetime.now(UTC)
-    cli = cli_json(rig, site.pinned)
+    site.clock.pinned = datetime.now(UTC)
+    cli = cli_json(rig, site.clock.pinned)
     web = site.json("/api/status")
     del cli["now"]  # each its own moment
     cli_plans = cli.pop("plans")
     agreeing(web, cli, "status")
     agreeing(site.json("/api/plans")["plans"], cli_plans, "plans")
-    site.pinned = None
+    site.clock.pinned = None
 
     # the page shows all of it, a hostile reason as text
     page = site.get("/").text
