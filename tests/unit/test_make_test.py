@@ -4,38 +4,32 @@ in CI."""
 
 from __future__ import annotations
 
-import re
 import shlex
+import subprocess
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def recipe(target: str) -> list[str]:
-    """The command lines of a Makefile target."""
-    lines = (ROOT / "Makefile").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if re.match(rf"{target}:", line))
-    out = []
-    for line in lines[start + 1 :]:
-        if not line.startswith("\t"):
-            break
-        out.append(line.strip())
-    return out
+def pytest_runs() -> list[list[str]]:
+    """The pytest commands `make test` runs, as make expands them (`make -n`: printed,
+    not run; the suites' own `$(MAKE)` is followed), collection-only passes left out."""
+    printed = subprocess.run(
+        ["make", "-n", "--no-print-directory", "test"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    runs = []
+    for line in printed.splitlines():
+        words = shlex.split(line, comments=True)
+        if "pytest" in words and "--collect-only" not in words:
+            runs.append(words[words.index("pytest") + 1 :])
+    return runs
 
 
 def test_make_test_runs_every_testpath_once() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     testpaths = config["tool"]["pytest"]["ini_options"]["testpaths"]
-    named: list[str] = []
-    targets = ["test"]
-    while targets:
-        for line in recipe(targets.pop()):
-            words = shlex.split(line.lstrip("@"))
-            if "pytest" in words:
-                after = words[words.index("pytest") + 1 :]
-                named += [w for w in after if w.startswith("tests/")]
-            elif words[0] == "$(MAKE)":  # the suites `test` runs as targets of their own
-                targets += [w for w in words[1:] if not w.startswith("-")]
+    named = [w for run in pytest_runs() for w in run if w.startswith("tests/")]
     assert sorted(named) == sorted(testpaths)
     assert len(named) == len(set(named))
