@@ -27,6 +27,7 @@ import contextlib
 import json
 import locale
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -183,6 +184,7 @@ class _Server:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
         self._dir = ""
+        atexit.register(self.stop)
 
     def path(self) -> str:
         with self._lock:
@@ -191,6 +193,7 @@ class _Server:
             return os.path.join(self._dir, "s")
 
     def _start(self) -> None:
+        self.stop()  # a server that died: its pipe and folder
         self._dir = tempfile.mkdtemp(prefix="jupcron-clifork-")
         env = {k: v for k, v in os.environ.items() if k not in ("JUPCRON_CONFIG",)}
         self._proc = subprocess.Popen(
@@ -201,13 +204,20 @@ class _Server:
         line = self._proc.stdout.readline()
         if line.strip() != "ready":
             raise RuntimeError(f"the CLI fork server did not start: {line!r}")
-        atexit.register(self.stop)
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(5)
+        """The server ended, its pipe closed and its socket's folder removed."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._proc.wait(5)
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+            self._proc = None
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = ""
 
 
 _server = _Server()
