@@ -7,9 +7,11 @@ import sys
 from decimal import Decimal
 
 import click
+from solders.pubkey import Pubkey
 
 from jupcron.api.client import JupiterClient
 from jupcron.api.portfolio import AssetData, Portfolio, PortfolioElement
+from jupcron.cli import params
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import api_key
 from jupcron.logs import configure_logging
@@ -78,7 +80,7 @@ def render_table(portfolio: Portfolio) -> str:
 
 
 @click.command()
-@click.argument("address")
+@click.argument("address", callback=params.pubkey)
 @click.option(
     "--platforms", default="", help="Comma-separated platform ids, e.g. jupiter-exchange."
 )
@@ -86,15 +88,13 @@ def render_table(portfolio: Portfolio) -> str:
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 @pass_ctx
-def portfolio(ctx: Context, address: str, platforms: str, fmt: str) -> None:
+def portfolio(ctx: Context, address: Pubkey, platforms: str, fmt: str) -> None:
     """Positions of ADDRESS on Jupiter platforms, grouped by platform."""
     wanted = [p.strip() for p in platforms.split(",") if p.strip()]
-    if any(ch in address for ch in "/?#") or not address.isalnum():
-        raise click.BadParameter("not a Solana address", param_hint="ADDRESS")
     config = ctx.config
     configure_logging(config.logging.level, config.logging.format, stream=sys.stderr)
     with JupiterClient.from_config(config, api_key(config)) as client:
-        result = client.positions(address, wanted or None)
+        result = client.positions(str(address), wanted or None)
     if fmt == "json":
         click.echo(json.dumps(result.raw, indent=2, sort_keys=True))
     else:

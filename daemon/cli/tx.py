@@ -17,6 +17,7 @@ import click
 from solders.pubkey import Pubkey
 
 from jupcron.chain.rpc import rpc_from_config
+from jupcron.cli import params
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.wallet import config_or_defaults, configured_wallet
 from jupcron.config import Config
@@ -39,15 +40,6 @@ EXIT_REFUSED = 3
 EXIT_NOT_A_TRANSACTION = 2
 
 
-def _pubkey(ctx: click.Context, param: click.Parameter, value: str | None) -> Pubkey | None:
-    if value is None:
-        return None
-    try:
-        return Pubkey.from_string(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a base58 public key") from None
-
-
 @click.group()
 def tx() -> None:
     """Look at transactions the way txguard does."""
@@ -59,7 +51,7 @@ def tx() -> None:
     "--wallet",
     "wallet_key",
     metavar="PUBKEY",
-    callback=_pubkey,
+    callback=params.pubkey,
     help="Judge for this wallet (default: the plan's wallet with --plan, else the default "
     "wallet's public key).",
 )
