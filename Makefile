@@ -93,3 +93,4 @@ chaos: $(STAMP) postgres-tools
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	find daemon migrations tests -name __pycache__ -type d -prune -exec rm -rf {} +
