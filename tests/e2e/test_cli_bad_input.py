@@ -13,6 +13,7 @@ import pytest
 
 from jupcron.chain.wallet import write_keypair_file
 from tests.e2e.cli import jupcron
+from tests.fixtures.receivers import send_json
 
 # (what is wrong, arguments after `--config CONFIG`; CONFIG names a good config whose
 # SQLite database is at head unless the arguments give their own --config)
@@ -122,12 +123,7 @@ def test_a_garbled_positions_answer_is_one_clear_line(
 
     class Positions(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = json.dumps(answer).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, json.dumps(answer).encode())
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -14,6 +14,7 @@ from typing import ClassVar
 import pytest
 
 from tests.e2e.cli import jupcron
+from tests.fixtures.receivers import send_json
 
 
 class Counting(BaseHTTPRequestHandler):
@@ -21,12 +22,7 @@ class Counting(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         Counting.hits.append(self.path)
-        body = b'{"owner": null, "elements": [], "tokenInfo": {}}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, b'{"owner": null, "elements": [], "tokenInfo": {}}')
 
     def log_message(self, format: str, *args: object) -> None:
         pass

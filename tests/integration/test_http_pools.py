@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from jupcron.api.http import SessionlessClient
+from tests.fixtures.receivers import send_json
 from tests.support.wait import wait_until
 
 
@@ -37,12 +38,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         with self.server.lock:
             self.server.seen.append((self.path.strip("/"), self.client_address[1]))
-        body = b"{}"
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, b"{}")
 
     def finish(self) -> None:
         super().finish()

@@ -25,6 +25,7 @@ from jupcron.emulator import Emulator
 from jupcron.emulator.server import EmulatorServer
 from tests.fixtures.emulator import SWAP_REQUEST, USDC, ClientFactory
 from tests.fixtures.openapi_spec import examples, validator
+from tests.fixtures.receivers import send_json
 from tests.fixtures.runner import RigFactory, outcome_of
 
 SLOT = (datetime.now(UTC) + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
@@ -47,12 +48,7 @@ def canned() -> Iterator[tuple[str, list[dict[str, Any]]]]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            raw = json.dumps(answers.pop(0)).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            send_json(self, json.dumps(answers.pop(0)).encode())
 
         def log_message(self, *args: Any) -> None:
             pass
