@@ -135,7 +135,10 @@ class Service:
         if in_seconds is None:
             at = "2099-01-01T00:00:00Z"
         else:
+            # the next whole second at or after now + in_seconds (`at:` takes whole
+            # seconds; cutting the fraction made "in 2 s" as little as 1 s)
             when = datetime.now(UTC) + timedelta(seconds=in_seconds)
+            when = when.replace(microsecond=0) + timedelta(seconds=bool(when.microsecond))
             at = when.strftime("%Y-%m-%dT%H:%M:%SZ")
         text = plan_yaml(name, amount, at)
         self.write_file(f"{PLANS}/{name}.yaml", text)

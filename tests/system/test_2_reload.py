@@ -21,7 +21,9 @@ def test_reload_picks_up_a_changed_plan(service: Service) -> None:
     service.write_plan("systest-change", 1_000_201, in_seconds=600)
     service.reload_and_wait()
     mark = service.cursor()
-    service.write_plan("systest-change", 1_000_202, in_seconds=2)  # new amount, due soon
+    # new amount, due soon: after the reload that applies it, which a loaded machine took
+    # 2 s to do (a plan whose moment passed before it was applied never runs)
+    service.write_plan("systest-change", 1_000_202, in_seconds=5)
     pid = service.main_pid()
     service.reload_and_wait()
     assert service.main_pid() == pid  # a reload, not a restart
@@ -82,7 +84,7 @@ def test_an_edited_config_is_followed_without_a_reload(service: Service) -> None
         dry = service.wait_event(mark, "config_reloaded")
         assert dry["trigger"] == "file"
         assert dry["changed"] == ["safety.dry_run: false -> true"], dry
-        service.write_plan("systest-dry", 1_000_251, in_seconds=2)
+        service.write_plan("systest-dry", 1_000_251, in_seconds=5)
         service.reload_and_wait()  # the plan (a config change needs none)
         run = service.wait_final("systest-dry", mark)
         assert run["status"] == "dry_run", run
@@ -94,7 +96,7 @@ def test_an_edited_config_is_followed_without_a_reload(service: Service) -> None
     live = service.wait_event(back, "config_reloaded")
     assert live["changed"] == ["safety.dry_run: true -> false"], live
     assert live["previous"] == dry["config"]
-    service.write_plan("systest-live", 1_000_252, in_seconds=2)
+    service.write_plan("systest-live", 1_000_252, in_seconds=5)
     service.reload_and_wait()
     assert service.wait_final("systest-live", back)["status"] == "succeeded"
     assert len(service.emulator.landed(1_000_252)) == 1
