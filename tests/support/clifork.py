@@ -12,9 +12,10 @@ imports are shared.
 
 `run` has the shape of ``subprocess.run(capture_output=True, text=True, check=False)``:
 a `CompletedProcess`, and `subprocess.TimeoutExpired` (the child's process group killed)
-when it runs past `timeout`. The real entry point is still started as a fresh
+when it runs past `timeout`. `start` forks a background command the same way: the
+daemons of tests/fixtures/daemon.py. The real entry point is still started as a fresh
 interpreter by the tests that are about it (`test_readme`, `test_package_name`,
-tests/system) and by every daemon the tests start.
+tests/system) and by the tests that start their own processes.
 
 Protocol: one JSON line a connection over a Unix socket; the server answers
 ``{"pid": N}`` once the child is forked, then ``{"returncode": R}`` when it ends.
