@@ -3,6 +3,7 @@ plan files in /etc/jupcron/plans, runs by plan."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -137,9 +138,8 @@ class Service:
         else:
             # the next whole second at or after now + in_seconds (`at:` takes whole
             # seconds; cutting the fraction made "in 2 s" as little as 1 s)
-            when = datetime.now(UTC) + timedelta(seconds=in_seconds)
-            when = when.replace(microsecond=0) + timedelta(seconds=bool(when.microsecond))
-            at = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+            due = math.ceil((datetime.now(UTC) + timedelta(seconds=in_seconds)).timestamp())
+            at = datetime.fromtimestamp(due, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         text = plan_yaml(name, amount, at)
         self.write_file(f"{PLANS}/{name}.yaml", text)
         return text
