@@ -8,8 +8,10 @@ once (order, tx, action). Stored like v1's so the fills view, the audit and
 ``jupcron report`` show V2 the same way: a DCA round is a ``recurring`` fill,
 a price order's fill a ``trigger`` one. A price order that expired or failed keeps
 its deposit in the vault until a cancel withdraws it (the docs' order lifecycle:
-"prompt user to withdraw funds"), so it is held: one ``order_held`` event (and a
-warning) says how to withdraw, and it stays followed until the withdrawal closes it.
+"prompt user to withdraw funds"; one whose deposit failed, raw state
+``deposit_failed``, holds nothing and is closed, as a DCA's is), so it is held: one
+``order_held`` event (and a warning) says how to withdraw, and it stays followed until
+the withdrawal closes it.
 So is an order left mid-cancel (DCA ``withdrawing``, price ``pending_withdraw``) longer
 than our own cancel takes: it fills no more, never trades again, and its funds wait in
 the vault until a cancel, run again, withdraws them.
@@ -26,7 +28,7 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy import Engine, select
 
-from jupcron.api.trigger_v2_models import Family, HistoryOrder, HistoryPage
+from jupcron.api.trigger_v2_models import Family, HistoryOrder, HistoryPage, OrderEvent
 from jupcron.domain import PlanKind, RunStatus
 from jupcron.errors import JupcronError
 from jupcron.follower.orders import PollResult, poll_each
@@ -93,6 +95,9 @@ MID_CANCEL: dict[Family, str] = {"dca": "withdrawing", "price": "pending_withdra
 # how long an order may be mid-cancel before it is held: our own cancel confirms within
 # its withdrawal's blockhash (about a minute), so longer means that withdrawal is lost
 MID_CANCEL_GRACE = timedelta(minutes=10)
+# a price order's raw state under the display state ``failed`` whose deposit never
+# landed: nothing in the vault (trigger/order-history.mdx, Raw States), like a DCA's
+DEPOSIT_FAILED = "deposit_failed"
 
 
 def _state(family: Family, order: HistoryOrder, now: datetime) -> str:
@@ -103,7 +108,9 @@ def _state(family: Family, order: HistoryOrder, now: datetime) -> str:
     if family == "dca":
         return {"completed": "completed", "cancelled": "cancelled",
                 "deposit_failed": "cancelled"}.get(shown, "open")  # fmt: skip
-    if shown in ("expired", "failed"):
+    if order.raw_state == DEPOSIT_FAILED:  # shown "failed": nothing reached the vault
+        return "cancelled"
+    if shown in ("expired", "failed"):  # fill_failed, withdraw_failed: funds may wait
         return follow.HELD
     return {"filled": "completed", "cancelled": "cancelled"}.get(shown, "open")
 
@@ -125,6 +132,12 @@ def _left(order: HistoryOrder) -> str | None:
     if order.input_amount_initial is None:
         return None
     return str(int(order.input_amount_initial) - int(order.input_amount_used or 0))
+
+
+def _landed(event: OrderEvent) -> bool:
+    """Its transaction landed: state ``success``, or unsaid (as `HistoryOrder.event_with`
+    reads it); ``pending`` and ``failed`` moved nothing."""
+    return event.state in (None, "success")
 
 
 def _sum(values: list[str | None]) -> str | None:
@@ -205,8 +218,10 @@ class TriggerV2Follower:
             ))  # fmt: skip
         state = _state(family, order, now)
         closed = state in follow.CLOSED_STATES
-        deposit = next((e for e in order.events if e.type == "deposit"), None)
-        withdrawals = [e for e in order.events if e.type == "withdrawal"]
+        # only landed transactions: a pending or failed deposit (or withdrawal) moved
+        # nothing, and a followed order's open_tx / close_tx is read as proof of landing
+        deposit = next((e for e in order.events if e.type == "deposit" and _landed(e)), None)
+        withdrawals = [e for e in order.events if e.type == "withdrawal" and _landed(e)]
         refunded = _sum([(e.input_amount if family == "dca" else e.amount) for e in withdrawals])
         values = follow.OrderValues(
             order_account=order.id, source=source, run_id=run_id, state=state,
