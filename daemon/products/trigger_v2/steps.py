@@ -135,7 +135,7 @@ def _too_late_or_early(
 # expired or failed price order still holds its deposit: its cancel is the withdrawal)
 CLOSED: dict[Family, tuple[str, ...]] = {
     "dca": ("completed", "cancelled", "deposit_failed"),
-    "price": ("filled", "cancelled"),
+    "price": ("filled", "cancelled", "deposit_failed"),  # the last: its raw state
 }
 
 
@@ -161,6 +161,8 @@ def _cancel(
             "history: nothing of ours to cancel"
         )
     closed = known.state if family == "dca" else known.order_state
+    if family == "price" and known.raw_state == "deposit_failed":
+        closed = known.raw_state  # shown "failed": its deposit never reached the vault
     if closed in CLOSED[family]:  # the plan's aim holds: nothing to craft or sign
         return Ordered(None, None, order_account=request.order, skip_code="order_gone",
                        skip_reason=f"nothing to cancel: order {request.order} is already "
