@@ -166,7 +166,7 @@ def order_run(
         )  # fmt: skip
         return refused, None
     in_amount = spend.amount  # what the plan spends (txguard caps the transaction at it)
-    protection, beyond = pricecheck.at_quote(ports, plan, in_amount, ordered.out_amount, now)
+    protection, beyond = pricecheck.at_quote(ports, plan, in_amount, ordered.out_amount)
     if beyond is not None:
         limited = book.finish(
             run, RunStatus.SKIPPED, step="price_limit_skip", error=beyond,

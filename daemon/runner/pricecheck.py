@@ -15,7 +15,6 @@ same numbers (its guaranteed minimum out) is txguard's part.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import structlog
@@ -48,14 +47,20 @@ def answered_amount(planned: int, ordered: Ordered) -> str | None:
 
 
 def at_quote(
-    ports: Ports, plan: PlanRecord, in_amount: int, quoted_out: int | None, now: datetime
+    ports: Ports, plan: PlanRecord, in_amount: int, quoted_out: int | None
 ) -> tuple[Protection | None, str | None]:
     """The run's protection (None for a plan that trades nothing) and a reason to skip
     it: the quote is below the plan's least output. `in_amount`: what the run spends,
-    the plan's amount (`answered_amount` refused any other first)."""
+    the plan's amount (`answered_amount` refused any other first).
+
+    The oracle is read here, after the order call, and the reference's age
+    (``price.max_age``) is judged at this instant, never at the order step's start:
+    the call between may have waited minutes (the pacer, backoff, a 429's
+    Retry-After), and a feed that stopped as the run began would be taken for fresh
+    however old it was when read."""
     if pair_of(plan.request) is None:
         return None, None
-    protection = protection_for(plan, in_amount, ports.rpc, ports.config, now)
+    protection = protection_for(plan, in_amount, ports.rpc, ports.config, ports.clock())
     if protection.warning is not None:
         log.warning("price_reference_unusable", plan=plan.name, warning=protection.warning)
     if protection.min_out is None or quoted_out is None:
