@@ -51,9 +51,26 @@ def checks(
                     f"{where[-1]} {amount} is above this plan's max_in_amount {max_in_amount}",
                 )
             )
+        out.extend(_caps_below(caps, amount, where[-1]))
     if caps is not None and caps.per_day and caps.per_week and caps.per_week < caps.per_day:
         out.append(Finding(("caps", "per_week"), "caps.per_week is smaller than caps.per_day"))
     return out
+
+
+def _caps_below(caps: Caps | None, amount: int, field: str) -> list[Finding]:
+    """A plan cap below what one run spends: the pre-flight skips a run that would take
+    the plan past its cap (`runner.preflight.reserve`), so every run would be skipped."""
+    if caps is None:
+        return []
+    return [
+        Finding(
+            ("caps", key),
+            f"caps.{key} {limit} is below the {field} {amount} one run spends: every run "
+            "would be skipped (caps are in base units of the input mint)",
+        )
+        for key, limit in (("per_day", caps.per_day), ("per_week", caps.per_week))
+        if limit is not None and amount > limit
+    ]
 
 
 def limit_checks(request: Request, limits: PriceLimits | None) -> list[Finding]:
