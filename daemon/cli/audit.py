@@ -15,7 +15,8 @@ from jupcron.errors import ConfigError
 from jupcron.report.listing import render
 from jupcron.store import tokens
 from jupcron.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows
-from jupcron.store.handle import open_store
+from jupcron.store.engine import session_factory
+from jupcron.store.handle import reading
 from jupcron.store.plans import get_plan
 
 TABLE_COLUMNS = (
@@ -85,16 +86,12 @@ def audit(
     """The audit trail: one row per run, newest first (json and csv: every column of
     the audit view; the table names each run's wallet when there is more than the
     default one)."""
-    store = open_store(ctx.config)
-    try:
-        with store.factory() as session:
-            if plan is not None and get_plan(session, plan) is None:
-                raise ConfigError(f"no plan named {plan!r} in the store (see 'jupcron plans list')")
-            flt = AuditFilter(plan, status, kind, since, until, limit, wallet=wallet)
-            rows = audit_rows(session, flt)
-            known = tokens.known(session)
-    finally:
-        store.close()
+    with reading(ctx.config.database.url) as engine, session_factory(engine)() as session:
+        if plan is not None and get_plan(session, plan) is None:
+            raise ConfigError(f"no plan named {plan!r} in the store (see 'jupcron plans list')")
+        flt = AuditFilter(plan, status, kind, since, until, limit, wallet=wallet)
+        rows = audit_rows(session, flt)
+        known = tokens.known(session)
     rows = [with_units(row, known) for row in rows]
     columns = TABLE_COLUMNS if fmt == "table" else (*AUDIT_COLUMNS, *UNIT_COLUMNS)
     if fmt == "table" and (wallet or any(r.get("wallet") != DEFAULT_WALLET for r in rows)):

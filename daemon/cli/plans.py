@@ -28,6 +28,7 @@ from jupcron.store import migrate
 from jupcron.store import plans as store_plans
 from jupcron.store import status as store_status
 from jupcron.store.engine import open_existing, session_factory, transaction
+from jupcron.store.handle import reading
 from jupcron.store.plansync import Names
 from jupcron.store.records import PlanRecord
 from jupcron.visible import visible
@@ -315,19 +316,18 @@ def list_(ctx: Context, fmt: str, offset: int, limit: int | None, now_text: str 
     """Plans with kind, schedule, last run status and the next three fire times
     (by name; --offset and --limit page through many)."""
     now = _now(now_text)
-    engine = open_existing(ctx.config.database.url)
     rows: list[dict[str, Any]] = []
-    try:
-        migrate.require_head(engine)
-        with transaction(session_factory(engine)) as session:
-            for records in store_plans.plans_in_pages(session, offset, limit):
-                last = store_status.last_runs(session, [p.id for p in records])
-                try:
-                    rows += [_row(p, _status(last.get(p.id)), now) for p in records]
-                except ValueError as exc:  # a stored schedule this version cannot read
-                    raise ConfigError(f"a stored plan has an unreadable schedule: {exc}") from None
-    finally:
-        engine.dispose()
+    # a reader: no write lock taken, none waited for (a daemon's, an apply's)
+    with (
+        reading(ctx.config.database.url) as engine,
+        transaction(session_factory(engine)) as session,
+    ):
+        for records in store_plans.plans_in_pages(session, offset, limit):
+            last = store_status.last_runs(session, [p.id for p in records])
+            try:
+                rows += [_row(p, _status(last.get(p.id)), now) for p in records]
+            except ValueError as exc:  # a stored schedule this version cannot read
+                raise ConfigError(f"a stored plan has an unreadable schedule: {exc}") from None
     if fmt == "table":
         columns = ["name", "kind", "schedule", "enabled", "last_status", "next (local, UTC)"]
         click.echo(render([_table_row(r) for r in rows], columns, fmt))

@@ -1,6 +1,6 @@
 """`jupcron report`: per plan, runs by status, spent, received, average price,
 fills, fees, first and last fill; optionally a chart. Read-only: it never
-creates a database file."""
+creates a database file, nor takes the write lock."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from jupcron.report.rows import (
     total_lines,
     totals,
 )
-from jupcron.store.handle import open_store
+from jupcron.store.handle import reading
 
 
 @click.command()
@@ -69,12 +69,9 @@ def report(
         chart_format(chart)  # a wrong extension fails before anything is read
     if since is not None and until is not None and since >= until:
         raise click.BadParameter("--since must be before --until", param_hint="--since")
-    store = open_store(ctx.config)  # never creates a database file
-    try:
-        with store.engine.connect() as conn:
-            reports, known = build(conn, plan=plan, since=since, until=until, wallet=wallet)
-    finally:
-        store.close()
+    # a long report never holds up the daemon's writes, nor waits for them
+    with reading(ctx.config.database.url) as engine, engine.connect() as conn:
+        reports, known = build(conn, plan=plan, since=since, until=until, wallet=wallet)
     if plan is not None and not reports:
         raise StoreError(f"no plan named {plan!r}")
     if fills:

@@ -23,10 +23,10 @@ from jupcron.plans.apply import FilesState, files_vs_store
 from jupcron.report.listing import render
 from jupcron.runner.killswitch import kill_switch
 from jupcron.scheduling.zones import tz_data
-from jupcron.store import migrate
 from jupcron.store import status as store_status
 from jupcron.store.control import STALE_AFTER, NodeBeat
-from jupcron.store.engine import open_reader, session_factory
+from jupcron.store.engine import session_factory
+from jupcron.store.handle import reading
 from jupcron.store.port import Pause
 from jupcron.store.runway import RunwayState, runway_text
 from jupcron.store.status import SETTLE, Status, as_json, when
@@ -48,14 +48,9 @@ def status(ctx: Context, fmt: str) -> None:
     and in_doubt runs with their 'jupcron settle' command. Read-only; exit 0 if
     the database could be read (1 if not)."""
     config = ctx.config
-    engine = open_reader(config.database.url)
-    try:
-        migrate.require_head(engine)
-        with session_factory(engine)() as session:
-            found = store_status.read(session, datetime.now(UTC))
-            files = files_vs_store(session, config.plans.dir, config.wallet_names())
-    finally:
-        engine.dispose()
+    with reading(config.database.url) as engine, session_factory(engine)() as session:
+        found = store_status.read(session, datetime.now(UTC))
+        files = files_vs_store(session, config.plans.dir, config.wallet_names())
     here = {"dry_run": config.safety.dry_run, "kill_switch": kill_switch(config)}
     if fmt == "json":
         data = {**as_json(found), "config": here, "plan_files": files.as_json()}

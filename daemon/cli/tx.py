@@ -28,8 +28,8 @@ from jupcron.price.protection import pair_of, protection_for
 from jupcron.products.facts import ordered_problems
 from jupcron.runner.judge import judge, ordered_facts
 from jupcron.runner.preflight import spend_of
-from jupcron.store import migrate
-from jupcron.store.engine import open_reader, session_factory
+from jupcron.store.engine import session_factory
+from jupcron.store.handle import reading
 from jupcron.store.plans import get_plan
 from jupcron.store.records import PlanRecord
 from jupcron.txguard import GuardPolicy, NotATransactionError, Verdict, flows, inspect
@@ -186,13 +186,8 @@ def plan_of(ctx: Context, config: Config, ref: str, name: str | None) -> PlanRec
 
 
 def stored_plan(config: Config, name: str) -> PlanRecord:
-    engine = open_reader(config.database.url)
-    try:
-        migrate.require_head(engine)
-        with session_factory(engine)() as session:
-            plan = get_plan(session, name)
-    finally:
-        engine.dispose()
+    with reading(config.database.url) as engine, session_factory(engine)() as session:
+        plan = get_plan(session, name)
     if plan is None:
         raise ConfigError(f"no plan named {name!r} in the store, and no such file")
     return plan

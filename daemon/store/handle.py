@@ -5,6 +5,8 @@ report, settle's look-ups) do not import the runner, the API client and the wall
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -12,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.config import Config
 from jupcron.store import migrate
-from jupcron.store.engine import open_existing, session_factory
+from jupcron.store.engine import open_existing, open_reader, session_factory
 
 
 @dataclass
@@ -35,3 +37,17 @@ def open_store(config: Config, *, check_head: bool = True) -> Store:
         engine.dispose()
         raise
     return Store(engine, session_factory(engine))
+
+
+@contextmanager
+def reading(url: str) -> Iterator[Engine]:
+    """The database for a command that only reads (status, audit, report, plans list):
+    an engine that cannot write and, on SQLite, takes no write lock (`open_reader`), so
+    it neither waits for a running daemon's writes nor holds them up; refused when not
+    migrated to head; disposed after."""
+    engine = open_reader(url)
+    try:
+        migrate.require_head(engine)
+        yield engine
+    finally:
+        engine.dispose()
