@@ -22,14 +22,17 @@ CSV_COLUMNS = ("plan_name", "kind", "input_mint", "output_mint", "input_symbol",
                "average_cost", "fees", "network_fee_lamports", "priority_fee_lamports",
                "network_fee_sol", "priority_fee_sol", "current_price", "current_value",
                "unrealised_pnl", "current_value_usd", "unrealised_pnl_usd", "first_fill",
-               "last_fill", "reference_price", "vs_reference_bps", "wallet")  # fmt: skip
+               "last_fill", "reference_price", "vs_reference_bps", "wallet",
+               # landed swaps no answer measured: beside spent, never in it (unmeasured.py)
+               "unmeasured_runs", "unmeasured_spent", "unmeasured_spent_ui")  # fmt: skip
 FILL_COLUMNS = ("filled_at", "plan_name", "source", "spent", "input_symbol", "received",
                 "output_symbol", "price", "price_unit", "in_amount", "out_amount", "input_mint",
                 "output_mint", "vs_reference_bps", "signature", "order_account",
                 "run_id", "wallet")  # fmt: skip
 TOTAL_COLUMNS = ("token", "spent", "received", "refunded", "fees")
 TOTAL_CSV = ("mint", "symbol", "spent", "spent_ui", "received", "received_ui", "refunded",
-             "refunded_ui", "fees", "fees_ui")  # fmt: skip
+             "refunded_ui", "fees", "fees_ui", "unmeasured_spent",
+             "unmeasured_spent_ui")  # fmt: skip
 
 
 def _amount(report: PlanReport, value: int, side: str, known: dict[str, tokens.Token]) -> str:
