@@ -177,14 +177,31 @@ MONEY_KEYS = ("wallet", "input_mint", "output_mint", "input_symbol", "output_sym
               "unrealised_pnl")  # fmt: skip
 
 
-def _money(rows: Sequence[PlanReport], known: dict[str, tokens.Token]) -> dict[str, Any] | None:
+def _money(
+    rows: Sequence[PlanReport], known: dict[str, tokens.Token], wallet: str | None = None
+) -> dict[str, Any] | None:
     """The card's figures: the plan's main pair's (its first row), and ``other_pairs``
-    — the same figures of each other pair it traded (never added to the main pair's)."""
+    — the same figures of each other pair it traded (never added to the main pair's).
+    `wallet`, the plan's wallet now: a plan moved to it that has not run with it has no
+    row of it (its first row is an earlier wallet's), so the card's own figures are
+    none yet, and every row is among the others, led by its wallet's name."""
     if not rows:
         return None
-    money = _figures(rows[0], known)
-    money["other_pairs"] = [_figures(other, known) for other in rows[1:]]
+    main, others = rows[0], list(rows[1:])
+    if wallet is not None and main.wallet != wallet:
+        main, others = _unrun(main, wallet, known), list(rows)
+    money = _figures(main, known)
+    money["other_pairs"] = [_figures(other, known) for other in others]
     return money
+
+
+def _unrun(row: PlanReport, wallet: str, known: dict[str, tokens.Token]) -> PlanReport:
+    """The plan's row of a wallet it has not run with: its facts, no figures."""
+    empty = PlanReport(row.plan_name, row.kind, row.input_mint, row.output_mint, wallet=wallet,
+                       price_quote_override=row.price_quote_override)  # fmt: skip
+    empty.input_token = known.get(row.input_mint or "")
+    empty.output_token = known.get(row.output_mint or "")
+    return empty
 
 
 def _figures(report: PlanReport, known: dict[str, tokens.Token]) -> dict[str, Any]:
@@ -218,7 +235,7 @@ def plans_view(
     shown = []
     for plan, state in zip(page, states, strict=True):
         words, fires = _next_fires(plan, now)
-        money = _money(pairs.get(plan.name, ()), known)
+        money = _money(pairs.get(plan.name, ()), known, plan.wallet)
         item = {
             **plan_json(state), "description": plan.description,
             "schedule": words, "next_fires": fires, "dry_run": plan.settings.dry_run,
