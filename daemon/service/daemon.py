@@ -149,7 +149,7 @@ class Daemon:
         self.status.count_plans()
         self._started = True
         plans = self.status.plan_count
-        runtime.warn_unknown_wallets()
+        unloaded = runtime.warn_unknown_wallets()  # their plans' runs are rejected
         addresses = runtime.addresses()
         log.info("daemon_started", plans=plans, wallets=addresses,
                  database=mask_url(config.database.url), swap_api=config.api.swap_api,
@@ -157,6 +157,10 @@ class Daemon:
                  tzdata=TZDATA_VERSION)  # fmt: skip
         degraded = wiring.degraded()
         said = f"; degraded: {'; '.join(degraded)}" if degraded else ""
+        if unloaded:  # said now, not at the first rejected run (a weekly plan's: days away)
+            said += (f"; plans name wallets not configured here: {', '.join(unloaded)} "
+                     "(their runs are rejected, nothing signed; name them under wallets: "
+                     "and restart)")  # fmt: skip
         wiring.alert(AlertEvent.DAEMON_START, f"daemon started on {node_name()}: "
                      f"{plans} plans, {wallets_text(addresses)}{said}")  # fmt: skip
         if config.runner.default_grace is not None:
