@@ -267,6 +267,17 @@ def store_trades(conn: Conn, trades: Sequence[TradeValues], *, now: datetime) ->
     return new
 
 
+def move_trades(conn: Conn, order_account: str, run_id: int) -> None:
+    """Put the stored trades of `order_account` against `run_id`, the run the follower
+    now puts the order against (one opened elsewhere, named first by a cancel that
+    failed, then by one that withdrew it): its fills go with its refund."""
+    conn.execute(
+        TRADES.update()
+        .where(TRADES.c.order_account == order_account, TRADES.c.run_id != run_id)
+        .values(run_id=run_id)
+    )
+
+
 def save_order(conn: Conn, order: OrderValues, *, now: datetime) -> str | None:
     """Record the order's state; a closed order stays closed. Its previous state."""
     row = conn.execute(

@@ -15,6 +15,12 @@ the withdrawal closes it.
 So is an order left mid-cancel (DCA ``withdrawing``, price ``pending_withdraw``) longer
 than our own cancel takes: it fills no more, never trades again, and its funds wait in
 the vault until a cancel, run again, withdraws them.
+An order of ours in neither list for an hour (a cancel of an order that is not the
+wallet's, a create whose deposit never made an order) is handled as v1's unaccounted
+one (`jupcron.follower.unexplained`): looked for only at an hourly sweep, and told once
+(``order_unaccounted``) when a sweep read both lists through without it.
+An order's fills and refund go to one run: the create that opened it, else (an order
+opened elsewhere, named only by cancels) a succeeded cancel before one that failed.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from sqlalchemy import Engine, select
 from jupcron.api.trigger_v2_models import Family, HistoryOrder, HistoryPage, OrderEvent
 from jupcron.domain import PlanKind, RunStatus
 from jupcron.errors import JupcronError
+from jupcron.follower import unexplained
 from jupcron.follower.orders import PollResult, poll_each
 from jupcron.store import follow
 from jupcron.store.engine import begin
@@ -39,6 +46,7 @@ from jupcron.store.models import Plan, Run
 log = structlog.get_logger(__name__)
 
 MAX_PAGES = 50
+LISTS = ("active", "past")  # the history's two lists (its ``state``), read in this order
 SOURCE: dict[Family, str] = {"dca": "recurring", "price": "trigger"}  # the fills view's names
 _CREATED = (RunStatus.SUCCEEDED, RunStatus.IN_DOUBT)
 _CANCELS = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.IN_DOUBT, RunStatus.SUBMITTED)
@@ -58,8 +66,10 @@ class Ours:
 
 
 def targets(conn: Any, wallet: str | None = None) -> dict[str, Ours]:
-    """Our V2 orders (of `wallet`'s runs, when given): order id -> the run that created
-    (or cancels) it."""
+    """Our V2 orders (of `wallet`'s runs, when given): order id -> the run they are put
+    against. The create run that opened it, else (an order opened elsewhere, that only
+    cancels name) a succeeded cancel, then the earliest: never a cancel that failed
+    while another withdrew it (as v1's `jupcron.store.follow.targets`)."""
     kinds = [str(k) for k in (PlanKind.TRIGGER_V2_DCA, PlanKind.TRIGGER_V2_ORDER,
                               PlanKind.TRIGGER_V2_CANCEL)]  # fmt: skip
     stmt = (
@@ -70,21 +80,25 @@ def targets(conn: Any, wallet: str | None = None) -> dict[str, Ours]:
     )
     if wallet is not None:
         stmt = stmt.where(Run.wallet == wallet)
-    rows = conn.execute(stmt)
-    found: dict[str, Ours] = {}
-    for row in rows:
+    named: list[tuple[int, int, str, Family]] = []  # (rank, run, order, family)
+    for row in conn.execute(stmt):
         request = row.request if isinstance(row.request, dict) else {}
         if row.kind == str(PlanKind.TRIGGER_V2_CANCEL):
             if row.status not in [str(s) for s in _CANCELS]:
                 continue
             order, family = row.order_account or request.get("order"), request.get("family")
+            rank = 1 if row.status == str(RunStatus.SUCCEEDED) else 2
         elif row.status in [str(s) for s in _CREATED]:
             order = row.order_account
             family = "dca" if row.kind == str(PlanKind.TRIGGER_V2_DCA) else "price"
+            rank = 0
         else:
             continue
         if isinstance(order, str) and family in ("dca", "price"):
-            found.setdefault(order, Ours(row.id, "dca" if family == "dca" else "price"))
+            named.append((rank, row.id, order, "dca" if family == "dca" else "price"))
+    found: dict[str, Ours] = {}
+    for _, run_id, order, family in sorted(named):
+        found.setdefault(order, Ours(run_id, family))
     return found
 
 
@@ -159,20 +173,56 @@ class TriggerV2Follower:
     ) -> None:
         self.engine, self.api, self.clock, self.spare = engine, api, clock, spare
         self.name = name
+        self._swept: dict[Family, datetime] = {}  # family -> its last lost-order sweep
 
     def poll(self) -> list[PollResult]:
         families: tuple[Family, ...] = ("dca", "price")
         return poll_each([(f"trigger_v2_{f}", partial(self._poll, f)) for f in families], log)
 
     def _poll(self, family: Family, result: PollResult) -> None:
+        source = SOURCE[family]
         with begin(self.engine) as conn:
             ours = {k: v for k, v in targets(conn, self.name).items() if v.family == family}
-            closed = follow.closed_orders(conn, SOURCE[family])
+            closed = follow.closed_orders(conn, source)
         pending = set(ours) - closed
         if not pending:
             return  # nothing of ours is open: not a single request
+        now = self.clock()
+        runs = follow.Targets({key: mine.run_id for key, mine in ours.items()}, {})
+        with begin(self.engine) as conn:
+            known = follow.last_known(conn, source, pending, runs)
+        lost = unexplained.lost(pending, known, now)
+        last = self._swept.get(family)
+        sweep = bool(lost) and (last is None or now - last >= unexplained.SWEEP_EVERY)
+        wanted = pending if sweep else pending - lost
+        if not wanted:
+            return  # only lost orders, swept not long ago: not a single request
         seen: set[str] = set()
-        for state in ("active", "past"):
+        whole = self._read(family, ours, pending, wanted, seen, result)
+        if not sweep or whole is None:
+            return  # a page could not be read: the sweep is the next poll's
+        self._swept[family] = now
+        if whole:  # both lists read through, and still nowhere
+            told = {key: (ours[key].run_id, {**unexplained.unaccounted_detail(key, known.get(key)),
+                                             "lists": list(LISTS)})
+                    for key in sorted(lost - seen)}  # fmt: skip
+            self._tell(family, told)
+
+    def _read(
+        self,
+        family: Family,
+        ours: dict[str, Ours],
+        pending: set[str],
+        wanted: set[str],
+        seen: set[str],
+        result: PollResult,
+    ) -> bool | None:
+        """Read the active list, then the past one, each until `wanted` are all seen,
+        taking each order of `pending` met on the way. True: read as far as needed;
+        False: a list went on past `MAX_PAGES`, or a page had orders it could not read;
+        None: a page could not be read at all."""
+        whole = True
+        for state in LISTS:
             offset = 0
             for _ in range(MAX_PAGES):
                 result.requests += 1
@@ -182,11 +232,12 @@ class TriggerV2Follower:
                     self._error(family, "follow_page_failed",
                                 {"list": state, "offset": offset, "error": str(exc)})  # fmt: skip
                     result.errors += 1
-                    return
+                    return None
                 if page.problems:
                     self._error(family, "follow_answer_invalid",
                                 {"list": state, "problems": page.problems[:20]})  # fmt: skip
                     result.errors += 1
+                    whole = False
                 for order in page.orders:
                     mine = ours.get(order.id)
                     if mine is None:
@@ -194,11 +245,31 @@ class TriggerV2Follower:
                     elif order.id in pending:
                         seen.add(order.id)
                         self._take(family, order, mine.run_id, result)
+                if wanted <= seen:
+                    return whole
                 offset += len(page.orders)
-                if not page.orders or offset >= page.total or pending <= seen:
+                if not page.orders or offset >= page.total:
                     break
-            if pending <= seen:
-                return
+            else:
+                whole = False  # MAX_PAGES read and more announced
+        return whole
+
+    def _tell(self, family: Family, found: dict[str, tuple[int, dict[str, Any]]]) -> None:
+        """One ``order_unaccounted`` event and warning per order of `found` (key -> run,
+        detail) that none named yet."""
+        if not found:
+            return
+        source, now = SOURCE[family], self.clock()
+        with begin(self.engine) as conn:
+            already = follow.told(conn, source, unexplained.UNACCOUNTED)
+            for key, (run_id, detail) in found.items():
+                if key in already:
+                    continue
+                follow.add_event(conn, unexplained.UNACCOUNTED, detail, at=now, source=source,
+                                 order_account=key, run_id=run_id)  # fmt: skip
+                log.warning(unexplained.UNACCOUNTED, source=f"trigger_v2_{family}", order=key,
+                            run_id=run_id, wallet=self.name,
+                            last_known=detail.get("last_known"))  # fmt: skip
 
     def _take(self, family: Family, order: HistoryOrder, run_id: int, result: PollResult) -> None:
         source, now = SOURCE[family], self.clock()
@@ -237,6 +308,7 @@ class TriggerV2Follower:
             input_mint=order.input_mint, output_mint=order.output_mint,
         )  # fmt: skip
         with begin(self.engine) as conn:
+            follow.move_trades(conn, order.id, run_id)  # to the run the order is put against
             result.new_trades += follow.store_trades(conn, trades, now=now)
             before = follow.save_order(conn, values, now=now)
             if closed and before not in follow.CLOSED_STATES:
