@@ -27,7 +27,17 @@ defaults below are shard 0 of the sponsored feeds Pyth lists for Solana mainnet
 ``pages/price-feeds/sponsored-feeds/data/svm/solana_mainnet.json``), each
 re-derived from its feed id by `feed_account` (a test checks it). A reading is
 used only when the account is owned by the receiver, holds the expected feed id,
-is the push oracle's account for that feed id, is fully verified, and is fresh.
+is the push oracle's account for that feed id, is fully verified, has a positive
+price, has an exponent within `EXPONENTS`, and is fresh.
+
+Exponents: the message carries ``exponent`` as an i32, so the account alone would
+allow 10^-2147483648 .. 10^2147483647; Pyth's feeds use about -12 (sub-cent tokens)
+to 0, -8 for most crypto/USD ones such as SOL/USD and USDC/USD (each feed's ``expo``,
+as Pyth's Hermes API lists it). `EXPONENTS`, -32..16, is generous both ways and
+keeps the price exact and its arithmetic small: an i64 price of 1 .. 2^63-1 is then
+a USD value from 10^-32 to about 9.2 * 10^34, never 0 nor beyond ``Decimal``'s range
+(an exponent beyond it made `OraclePrice.value` raise ``decimal.Overflow``, or round
+to 0 and divide by it). Outside it, the reading is unusable, as a price <= 0 is.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ PUSH_ORACLE_PROGRAM = "pythWSnswVUd12oZpeFP8e9CVaEqJg25g1Vtc2biRsT"
 DISCRIMINATOR = hashlib.sha256(b"account:PriceUpdateV2").digest()[:8]
 ACCOUNT_LEN = 8 + 32 + 2 + 32 + 8 + 8 + 4 + 8 + 8 + 8 + 8 + 8  # PriceUpdateV2::LEN
 SHARDS = range(8)  # shards tried when checking that an account is the push oracle's
+EXPONENTS = range(-32, 16 + 1)  # the exponents a reading may have (module docstring)
 
 
 @dataclass(frozen=True)
@@ -207,6 +218,11 @@ def judge(
         return bad(f"only partially verified ({price.num_signatures} signatures)")
     if price.price <= 0:
         return bad(f"price {price.price} is not positive")
+    if price.exponent not in EXPONENTS:
+        return bad(
+            f"exponent {price.exponent} is outside {EXPONENTS.start}..{EXPONENTS.stop - 1}, "
+            "the range Pyth's feeds use"
+        )
     age = now - price.publish_time
     if age > max_age:
         return bad(f"stale: published {age:.0f} s ago (price.max_age {max_age:g} s)", price, age)
