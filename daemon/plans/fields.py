@@ -102,6 +102,15 @@ def _amount(value: object) -> int:
     return value
 
 
+# the prices a plan may state: no market needs more digits or a wider range (a price
+# per unit of a 0-decimal token in a 1e-12 USD memecoin is 1e12), and each becomes an
+# exact `Fraction` at run time, whose size follows the exponent: `1e-999999999` was a
+# valid price, a billion-digit denominator that stalled the run's worker thread
+PRICE_DIGITS = 40
+PRICE_LEAST, PRICE_MOST = Decimal("1e-30"), Decimal("1e30")
+PRICE_RANGE = f"at most {PRICE_DIGITS} digits, between 1e-30 and 1e30"
+
+
 def _price(value: object) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
         raise ValueError("must be a number")
@@ -111,6 +120,9 @@ def _price(value: object) -> Decimal:
         raise ValueError(f"'{_clip(value)}' is not a number") from None
     if not price.is_finite() or price <= 0:
         raise ValueError("must be a positive number")
+    # compared, never computed with: exact whatever the exponent, and cheap
+    if len(price.as_tuple().digits) > PRICE_DIGITS or not PRICE_LEAST <= price <= PRICE_MOST:
+        raise ValueError(f"'{_clip(value)}' is out of range: a price has {PRICE_RANGE}")
     return price
 
 
