@@ -12,8 +12,7 @@
                    covered pair's reference stale/missing under ``on_stale: refuse``
 
 Recurring and Trigger V2 DCA plans spend their input over several cycles; the
-values here are for the whole run (per cycle: divide by the number of orders,
-`per_cycle`).
+values here are for the whole run.
 """
 
 from __future__ import annotations
@@ -73,16 +72,6 @@ class Protection:
 def pair_of(request: Request) -> tuple[str, str] | None:
     """(input mint, output mint) of a kind that trades; None for cancels."""
     return kinds.spec_of(request).pair(request)
-
-
-def orders_of(request: Request) -> int:
-    """How many cycles a run's input is spread over (1 for a swap or a price order)."""
-    return kinds.spec_of(request).cycles(request)
-
-
-def per_cycle(amount: int, orders: int) -> int:
-    """A whole-run least output, per cycle (rounded up: never looser)."""
-    return -(-amount // max(orders, 1))
 
 
 def planned_amount(request: Request) -> int | None:

@@ -39,11 +39,6 @@ def feeds_of(config: Config) -> dict[str, Feed]:
     return feeds
 
 
-def covered(config: Config, *mints: str) -> bool:
-    feeds = feeds_of(config)
-    return all(mint in feeds for mint in mints)
-
-
 @dataclass(frozen=True)
 class Reference:
     """What the oracle says a trade of `in_amount` should give, or why it cannot say."""

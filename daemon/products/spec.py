@@ -43,10 +43,6 @@ def _no_spend(request: Any) -> Spent | None:
     return None
 
 
-def _one_cycle(request: Any) -> int:
-    return 1
-
-
 @dataclass(frozen=True)
 class RequestSpec:
     """A plan kind's request: its one model (plans and the API client both check
@@ -57,7 +53,6 @@ class RequestSpec:
     checks: Callable[[Any, CheckContext], list[Finding]] = _nothing
     pair: Callable[[Any], tuple[str, str] | None] = _no_pair  # (input, output) if it trades
     spend: Callable[[Any], Spent | None] = _no_spend  # None: a cancel spends nothing
-    cycles: Callable[[Any], int] = _one_cycle  # how many cycles the input is spread over
     priced: bool = False  # its signed transaction guarantees an output `limits` can hold
     not_priced: str = NOT_PRICED  # why `limits` do not apply (when not `priced`)
     swap_api: bool = False  # a plan's ``swap_api`` applies

@@ -35,7 +35,7 @@ from jupcron.price.oracle import (
     feed_account,
     judge,
 )
-from jupcron.price.protection import Protection, per_cycle, protection_for
+from jupcron.price.protection import Protection, protection_for
 from jupcron.price.reference import deviation_problem, reference_out, vs_reference_bps
 from jupcron.scheduling.schedule import parse_schedule
 from jupcron.store.records import PlanRecord
@@ -356,7 +356,6 @@ def test_recurring_is_for_the_whole_run() -> None:
     got = protection_for(plan("recurring", request, **BUY_LIMIT), 200_000_000, market(),
                          config(), NOW)  # fmt: skip
     assert got.min_out == 800_000_000
-    assert per_cycle(got.min_out, 4) == 200_000_000
     assert got.reference_out == 1_333_333_333
 
 

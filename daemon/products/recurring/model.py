@@ -77,11 +77,6 @@ def spend(request: RecurringRequest) -> Spent | None:
     return None
 
 
-def cycles(request: RecurringRequest) -> int:
-    time = request.params.time
-    return 1 if time is None else time.number_of_orders
-
-
 def checks(request: RecurringRequest, context: CheckContext) -> list[Finding]:
     out: list[Finding] = []
     if request.input_mint == request.output_mint:
@@ -165,6 +160,6 @@ def _minimums(request: RecurringRequest) -> list[Finding]:
 
 SPEC = RequestSpec(
     model=RecurringRequest, wallet_field=WALLET_FIELD, checks=checks,
-    pair=lambda r: (r.input_mint, r.output_mint), spend=spend, cycles=cycles,
+    pair=lambda r: (r.input_mint, r.output_mint), spend=spend,
     priced=True, suggestion=RECURRING_V1_UNMAINTAINED,
 )  # fmt: skip

@@ -35,7 +35,7 @@ def _pair(request: TriggerV2DcaRequest | TriggerV2OrderRequest) -> tuple[str, st
 
 DCA = RequestSpec(
     model=TriggerV2DcaRequest, wallet_field=WALLET_FIELD, checks=_checks, pair=_pair,
-    spend=_spend, cycles=lambda r: r.order_count, not_priced=NOT_PRICED,
+    spend=_spend, not_priced=NOT_PRICED,
     schedule_checks=rules.dca_overlap,
 )  # fmt: skip
 ORDER = RequestSpec(
