@@ -155,10 +155,7 @@ class OrderFollower:
         now = self.clock()
         with begin(self.engine) as conn:
             known = follow.last_known(conn, source, missing, ours)
-        lost = unexplained.lost(missing, known, now)
-        last = self._swept.get(source)
-        sweep = bool(lost) and (last is None or now - last >= unexplained.SWEEP_EVERY)
-        wanted = missing if sweep else missing - lost
+        lost, wanted, sweep = unexplained.to_read(missing, known, now, self._swept.get(source))
         if not wanted:
             return  # only lost orders, swept not long ago: the active list was enough
         whole = self._read(source, "history", ours, closed, seen, result, wanted, late)

@@ -72,6 +72,20 @@ def lost(missing: Collection[str], known: Mapping[str, datetime], now: datetime)
     return {k for k in missing if k not in known or now - known[k] >= LOST_AFTER}
 
 
+def to_read(
+    missing: Collection[str],
+    known: Mapping[str, datetime],
+    now: datetime,
+    swept: datetime | None,
+) -> tuple[set[str], set[str], bool]:
+    """Which of the orders not seen yet to look for: (the lost ones, the ones to read
+    for, whether this is a sweep). Lost orders are looked for only at a sweep, once
+    `SWEEP_EVERY` (`swept`: the last one, None: none yet)."""
+    gone = lost(missing, known, now)
+    sweep = bool(gone) and (swept is None or now - swept >= SWEEP_EVERY)
+    return gone, set(missing) if sweep else set(missing) - gone, sweep
+
+
 def unaccounted_detail(key: str, last_known: datetime | None) -> dict[str, Any]:
     return {
         "key": key, "last_known": None if last_known is None else last_known.isoformat(),

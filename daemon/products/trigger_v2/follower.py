@@ -191,10 +191,7 @@ class TriggerV2Follower:
         runs = follow.Targets({key: mine.run_id for key, mine in ours.items()}, {})
         with begin(self.engine) as conn:
             known = follow.last_known(conn, source, pending, runs)
-        lost = unexplained.lost(pending, known, now)
-        last = self._swept.get(family)
-        sweep = bool(lost) and (last is None or now - last >= unexplained.SWEEP_EVERY)
-        wanted = pending if sweep else pending - lost
+        lost, wanted, sweep = unexplained.to_read(pending, known, now, self._swept.get(family))
         if not wanted:
             return  # only lost orders, swept not long ago: not a single request
         seen: set[str] = set()
