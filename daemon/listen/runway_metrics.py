@@ -2,7 +2,9 @@
 ``mint``, ``symbol``; a series is replaced when the symbol becomes known):
 
 * ``jupcron_wallet_balance`` — the balance in token units (the UI amount: base units
-  scaled by the mint's decimals), absent while unknown;
+  scaled by the mint's decimals), absent while unknown, and absent for a mint whose
+  decimals are not known (its base units are no token units: never a number in the
+  wrong unit; ``jupcron status`` gives the base units);
 * ``jupcron_runway_runs`` — upcoming runs the balance covers, absent while unknown;
 * ``jupcron_runway_upcoming_runs`` — runs in the horizon;
 * ``jupcron_runway_low`` — 1 while under ``runway.alert_below``;
@@ -34,7 +36,8 @@ class RunwayGauges:
         self.balance = gauge(
             "wallet_balance",
             "Wallet balance of an input mint its plans "
-            "spend, in token units (UI amount); absent while unknown.",
+            "spend, in token units (UI amount); absent while unknown, or while the "
+            "mint's decimals are unknown.",
         )
         self.runs = gauge(
             "runway_runs",
@@ -61,14 +64,16 @@ class RunwayGauges:
             self.low.labels(*labels).set(1 if low else 0)
             known = balance is not None and runs is not None
             self.known.labels(*labels).set(1 if known else 0)
-            if known and balance is not None and runs is not None:
-                shown = float(ui(balance, decimals)) if decimals is not None else float(balance)
-                self.balance.labels(*labels).set(shown)
+            if balance is not None and runs is not None:
                 self.runs.labels(*labels).set(runs)
             else:
-                for gauge in (self.balance, self.runs):
-                    with contextlib.suppress(KeyError):
-                        gauge.remove(*labels)
+                with contextlib.suppress(KeyError):
+                    self.runs.remove(*labels)
+            if balance is not None and runs is not None and decimals is not None:
+                self.balance.labels(*labels).set(float(ui(balance, decimals)))
+            else:  # unknown, or in base units only: no token units to give
+                with contextlib.suppress(KeyError):
+                    self.balance.remove(*labels)
 
     def keep_only(self, keys: Iterable[tuple[str, str]]) -> None:
         """Drop the series of every (wallet, mint) not in `keys`."""
