@@ -14,7 +14,7 @@ from jupcron.cli.audit import When
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option
 from jupcron.errors import StoreError
-from jupcron.report.build import build
+from jupcron.report.build import build, not_found
 from jupcron.report.listing import render
 from jupcron.report.rows import (
     FILL_COLUMNS,
@@ -72,8 +72,8 @@ def report(
     # a long report never holds up the daemon's writes, nor waits for them
     with reading(ctx.config.database.url) as engine, engine.connect() as conn:
         reports, known = build(conn, plan=plan, since=since, until=until, wallet=wallet)
-    if plan is not None and not reports:
-        raise StoreError(f"no plan named {plan!r}")
+        if plan is not None and not reports:
+            raise StoreError(not_found(conn, plan, wallet))
     if fills:
         click.echo(render(fill_rows(reports), FILL_COLUMNS, fmt))
     elif total:

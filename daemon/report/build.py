@@ -108,6 +108,25 @@ def build(
     return built, known
 
 
+def wallet_of(conn: Connection, plan: str) -> str | None:
+    """The wallet plan `plan` names now; None if there is no such plan."""
+    return conn.execute(select(Plan.wallet).where(Plan.name == plan)).scalar_one_or_none()
+
+
+def not_found(conn: Connection, plan: str, wallet: str | None) -> str:
+    """Why `build(plan=...)` found no row: no such plan, or (with `wallet`) a plan that
+    names another wallet and has no runs with this one (at all, or in the period)."""
+    own = wallet_of(conn, plan)
+    if own is None or wallet is None:
+        return f"no plan named {plan!r}"
+    ran = (
+        select(Run.id).join(Plan, Plan.id == Run.plan_id)
+        .where(Plan.name == plan, Run.wallet == wallet).limit(1)
+    )  # fmt: skip
+    period = " in that period" if conn.execute(ran).first() is not None else ""
+    return f"plan {plan!r} has no runs with wallet {wallet!r}{period} (it names wallet {own!r})"
+
+
 def _market(conn: Connection, report: PlanReport) -> tuple[Decimal | None, Decimal | None] | None:
     """Each side's mean USD price over the plan's fills, first to last."""
     if not report.fills or report.input_mint is None or report.output_mint is None:
