@@ -145,16 +145,17 @@ class WebApp:
                     return json_response(fills)
             found = re.fullmatch(r"/charts/([^/]+)\.svg", path)
             if found and NAME.fullmatch(found[1]):
-                rows = self.reports.get(session.connection(), [found[1]])[0].get(found[1])
-                if rows:  # its main pair's chart
-                    return WebResponse(200, self.chart(rows[0]), SVG, ((CSP_HEADER, CHART_CSP),))
+                row = views.chart_row(session, self.reports, found[1])
+                if row is not None:  # its card's row: its current wallet's main pair
+                    return WebResponse(200, self.chart(row), SVG, ((CSP_HEADER, CHART_CSP),))
         return json_response({"error": "not found"}, 404)
 
     # ---- views -----------------------------------------------------------------------
 
     def chart(self, report: PlanReport) -> bytes:
         """A plan's picture, drawn again only when its fills or the price now change."""
-        key = (report.plan_name, len(report.fills), report.last_fill, report.current_price())
+        key = (report.plan_name, report.wallet, report.input_mint, report.output_mint,
+               len(report.fills), report.last_fill, report.current_price())  # fmt: skip
         with self._charts_lock:
             drawn = self._charts.get(key)
         if drawn is None:

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
 from jupcron.listen.page import LiveState
-from jupcron.report.build import build
+from jupcron.report.build import build, wallet_of
 from jupcron.report.plan import PlanReport
 from jupcron.scheduling.schedule import next_fire_times
 from jupcron.store import plans as store_plans
@@ -185,14 +185,26 @@ def _money(
     `wallet`, the plan's wallet now: a plan moved to it that has not run with it has no
     row of it (its first row is an earlier wallet's), so the card's own figures are
     none yet, and every row is among the others, led by its wallet's name."""
-    if not rows:
+    main = main_row(rows, known, wallet)
+    if main is None:
         return None
-    main, others = rows[0], list(rows[1:])
-    if wallet is not None and main.wallet != wallet:
-        main, others = _unrun(main, wallet, known), list(rows)
+    others = list(rows[1:]) if main is rows[0] else list(rows)
     money = _figures(main, known)
     money["other_pairs"] = [_figures(other, known) for other in others]
     return money
+
+
+def main_row(
+    rows: Sequence[PlanReport], known: dict[str, tokens.Token], wallet: str | None
+) -> PlanReport | None:
+    """The plan's row its card, chart and fills show: its first row (its current wallet's
+    current pair), or, when that is an earlier wallet's (`wallet`, the plan's wallet now,
+    has not run it yet), a row of `wallet` with no figures."""
+    if not rows:
+        return None
+    if wallet is not None and rows[0].wallet != wallet:
+        return _unrun(rows[0], wallet, known)
+    return rows[0]
 
 
 def _unrun(row: PlanReport, wallet: str, known: dict[str, tokens.Token]) -> PlanReport:
@@ -249,14 +261,24 @@ def plans_view(
             "text": {"range": span}}  # fmt: skip
 
 
+def chart_row(session: Session, cache: ReportCache, name: str) -> PlanReport | None:
+    """The row behind a plan's chart and its fills: its card's (`main_row`), the plan's
+    current wallet's; ``None`` if there is no such plan."""
+    conn = session.connection()
+    pairs, known = cache.get(conn, [name])
+    rows = pairs.get(name)
+    return main_row(rows, known, wallet_of(conn, name)) if rows else None
+
+
 def fills_view(session: Session, cache: ReportCache, name: str) -> dict[str, Any] | None:
-    """The fills behind a plan's chart (its main pair's); ``None`` if there is no such plan."""
-    rows = cache.get(session.connection(), [name])[0].get(name)
-    if not rows:
+    """The fills behind a plan's chart (its card's row: its current wallet's main pair,
+    ``wallet`` says which); ``None`` if there is no such plan."""
+    report = chart_row(session, cache, name)
+    if report is None:
         return None
-    report = rows[0]
     return {
         "plan_name": name,
+        "wallet": report.wallet,
         "input_symbol": report.input_token.label if report.input_token else None,
         "output_symbol": report.output_token.label if report.output_token else None,
         "fills": [point.as_dict() for point in series(report)],
