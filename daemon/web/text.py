@@ -97,18 +97,24 @@ def _money_text(money: dict[str, Any]) -> dict[str, str]:
 def _other_pairs(money: dict[str, Any]) -> str:
     """The plan's other pairs, each on its own: ``5 USDC → 0.033 SOL (1 fill, 150.6 USDC
     per SOL)``, a row of another wallet than the main row's (the plan moved) led by
-    ``[wallet]``; figures of different pairs or wallets are never added together."""
+    ``[wallet]``; figures of different pairs or wallets are never added together. As
+    on the main row, the landed swaps no answer measured are said beside the figures:
+    ``5 USDC (+5 USDC unmeasured) → … (1 fill, 1 landed with amounts unknown, …)``."""
     shown = []
     for pair in money.get("other_pairs") or ():
         whose = pair.get("wallet")
         lead = f"[{whose}] " if whose and whose != money.get("wallet") else ""
         spent = _amount(pair.get("spent_ui"), pair.get("spent", "0"), pair.get("input_symbol"),
-                        pair.get("input_mint"))  # fmt: skip
+                        pair.get("input_mint")) + _unmeasured_spent(pair)  # fmt: skip
         got = _amount(pair.get("received_ui"), pair.get("received", "0"),
                       pair.get("output_symbol"), pair.get("output_mint"))  # fmt: skip
         fills = pair.get("fills", 0)
+        about = f"{fills} fill{'' if fills == 1 else 's'}"
+        if landed := pair.get("unmeasured_runs"):
+            about += f", {landed} landed with amounts unknown"
         price = _price(pair.get("average_price"), pair.get("price_quote"), pair.get("price_base"))
-        about = f"{fills} fill{'' if fills == 1 else 's'}" + (f", {price}" if price != NONE else "")
+        if price != NONE:
+            about += f", {price}"
         refunded = _amount(pair.get("refunded_ui"), pair.get("refunded", "0"),
                            pair.get("refund_symbol"))  # fmt: skip
         if refunded != NONE:
