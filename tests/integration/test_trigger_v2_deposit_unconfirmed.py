@@ -39,7 +39,7 @@ def _settled_from_the_chain(clock: Clock, rig: Rig, rpc: SolanaRpc) -> None:
     outcome = outcome_of(rig.runner(rpc=rpc).fire(plan, SLOT))
     signature = rig.run(outcome.run_id).signature
     (order,) = v2_orders(rig)
-    assert order.state == "pending"
+    assert order.state == "depositing"  # shown "pending": submitted, not seen landing
     assert rig.landed() == []
     assert outcome.status is RunStatus.SUBMITTED, outcome
     steps = rig.steps(outcome.run_id)

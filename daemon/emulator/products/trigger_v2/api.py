@@ -61,14 +61,34 @@ PATTERNS = (
     ("GET", re.compile(r"/orders/history/dca/([^/]+)"), "trigger_v2_dca_order"),
 )
 OPEN_ROUTES = frozenset({"trigger_v2_challenge", "trigger_v2_verify"})
-ACTIVE = {
-    "dca": ("depositing", "active", "executing", "withdrawing"),
-    "price": ("pending", "open", "executing", "ready_to_cancel"),
-}
-DISPLAY = {
-    "depositing": "pending", "withdrawing": "pending_withdraw", "deposit_failed": "failed",
-    "ready_to_cancel": "pending_withdraw", "fill_success": "filled", "open": "open",
+# Each raw state's display state, as Jupiter maps them: a price order's ``rawState`` to
+# its ``orderState`` (trigger/order-history.mdx, "Raw States"), a DCA's ``state`` to its
+# ``displayState`` (trigger/dca-history.mdx, "Order states"). Nothing else is served: a
+# state not in its family's table is a bug of the emulator (`display` raises).
+PRICE_DISPLAY: dict[str, str] = {
+    "pending_deposit": "pending", "depositing": "pending", "open": "open",
+    "ready_execute": "executing", "ready_expire": "executing", "executing": "executing",
+    "execute_success": "executing", "execute_failed": "executing",
+    "ready_withdraw_output": "executing", "withdrawing": "executing",
+    "partial_fill_success": "executing", "fill_success": "filled",
+    "ready_to_cancel": "pending_withdraw", "cancelled": "cancelled",
+    "oco_cancelled": "cancelled", "expired": "expired", "deposit_failed": "failed",
+    "withdraw_failed": "failed", "fill_failed": "failed",
 }  # fmt: skip
+DCA_DISPLAY: dict[str, str] = {
+    "depositing": "pending", "active": "active", "executing": "executing",
+    "withdrawing": "pending_withdraw", "completed": "completed", "cancelled": "cancelled",
+    "deposit_failed": "failed",
+}  # fmt: skip
+DISPLAY: dict[str, dict[str, str]] = {"price": PRICE_DISPLAY, "dca": DCA_DISPLAY}
+# the history's ``state=active`` list: the orders shown pending, open, executing or
+# mid-cancel; ``past``, the rest (filled or completed, cancelled, expired, failed)
+ACTIVE_DISPLAY = frozenset({"pending", "open", "active", "executing", "pending_withdraw"})
+
+
+def display(o: V2Order) -> str:
+    """The order's display state; KeyError for a raw state its family's table lacks."""
+    return DISPLAY[o.family][o.state]
 
 
 def route(method: str, tail: str) -> str | None:
@@ -274,7 +294,7 @@ def dca_item(o: V2Order) -> dict[str, Any]:
         "lastFillAt": next((e["timestamp"] for e in reversed(o.events) if e["type"] == "fill"),
                            None),
         "roundsFilled": o.rounds_filled, "fillPercent": o.rounds_filled / max(o.order_count, 1),
-        "state": o.state, "displayState": DISPLAY.get(o.state, o.state),
+        "state": o.state, "displayState": display(o),
         "createdAt": iso(o.created_at), "updatedAt": iso(o.updated_at or o.created_at),
         "events": list(reversed(o.events)),
     }  # fmt: skip
@@ -283,7 +303,7 @@ def dca_item(o: V2Order) -> dict[str, Any]:
 def price_item(o: V2Order) -> dict[str, Any]:
     filled = o.in_used
     return {
-        "id": o.id, "orderType": "single", "orderState": DISPLAY.get(o.state, o.state),
+        "id": o.id, "orderType": "single", "orderState": display(o),
         "rawState": o.state, "userPubkey": o.user, "privyWalletPubkey": o.vault,
         "inputMint": o.input_mint, "initialInputAmount": str(o.amount),
         "remainingInputAmount": str(o.amount - filled), "outputMint": o.output_mint,
@@ -310,8 +330,7 @@ def history(state: State, wallet: str, family: str, query: Mapping[str, str]) ->
         return invalid(offset="Invalid input")
     mine = [o for o in state.v2.orders.values() if o.user == wallet and o.family == family]
     if which is not None:
-        active = ACTIVE[family]
-        mine = [o for o in mine if (o.state in active) == (which == "active")]
+        mine = [o for o in mine if (display(o) in ACTIVE_DISPLAY) == (which == "active")]
     mine.sort(key=lambda o: (o.created_at, o.id), reverse=True)
     limit, offset = int(limit_text), int(offset_text)
     page = mine[offset : offset + limit]

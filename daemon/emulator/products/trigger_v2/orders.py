@@ -350,19 +350,20 @@ def _land_deposit(
     made = partial(_new_order, state, wallet, family, issued, signature, data, fields)
     if family == "price" and state.v2.unconfirmed > 0:
         # sent, never seen landing (``V2State.unconfirmed``): nothing moves, the order
-        # stays ``pending``, and the answer says ``depositConfirmed: false``
+        # stays ``depositing`` (shown ``pending``: "Deposit transaction submitted,
+        # awaiting confirmation"), and the answer says ``depositConfirmed: false``
         state.v2.unconfirmed -= 1
-        order = made("pending")
+        order = made("depositing")
         _deposited(state, order, signature, "pending", confirmed=False)
         return json_response(200, order.answer)
     if state.v2.misreported > 0:
         # a 200 naming a deposit signature that is not the signed transaction's
-        # (``V2State.misreported``): nothing lands, the order waits (DCA ``depositing``,
-        # price ``pending``) with a pending deposit event of the signature named, and
-        # the answer says it is live. Re-posts answer the same (price) or the used
-        # ``depositRequestId``'s 400 (DCA)
+        # (``V2State.misreported``): nothing lands, the order waits (raw ``depositing``,
+        # shown ``pending``, in both families) with a pending deposit event of the
+        # signature named, and the answer says it is live. Re-posts answer the same
+        # (price) or the used ``depositRequestId``'s 400 (DCA)
         state.v2.misreported -= 1
-        order = made("depositing" if family == "dca" else "pending")
+        order = made("depositing")
         _deposited(state, order, txs.random_signature(state.rng), "pending", confirmed=True)
         return json_response(200, order.answer)
     if not ledger.move(wallet, (mint, amount), None):
@@ -376,7 +377,7 @@ def _land_deposit(
         order.answer["txSignature"] = txs.random_signature(state.rng)
     if state.v2.refused_landed > 0:  # landed, but the API took it as failed
         state.v2.refused_landed -= 1
-        order.state = "deposit_failed" if family == "dca" else "failed"
+        order.state = "deposit_failed"  # shown ``failed``, in both families
         event["state"] = "failed"
         return _error(400, "Deposit transaction failed to confirm")
     return json_response(200, order.answer)

@@ -25,7 +25,10 @@ class V2Order:
     deposit_request_id: str
     deposit_signature: str
     created_at: float
-    state: str  # dca: active|completed|withdrawing|cancelled; price: open|ready_to_cancel|...
+    # its raw state, one of Jupiter's (`jupcron.emulator.products.trigger_v2.api.DISPLAY`):
+    # dca: depositing|active|withdrawing|completed|cancelled|deposit_failed; price:
+    # depositing|open|ready_to_cancel|expired|cancelled|deposit_failed
+    state: str
     events: list[dict[str, Any]] = field(default_factory=list)
     updated_at: float = 0.0
     cancel_request_id: str | None = None
@@ -59,14 +62,16 @@ class V2State:
     deposit_shape: str = "seeded"  # or "ata": the vault's associated token account
     # the next this many price-order creates answer ``depositConfirmed: false`` (the spec:
     # "whether the deposit has landed and the order is active"): the deposit is never
-    # seen landing, the order stays ``pending``; re-posts answer the same
+    # seen landing, the order stays ``depositing`` (shown ``pending``); re-posts answer
+    # the same
     unconfirmed: int = 0
     # the next this many creates land the deposit, then answer 400 (the order left
-    # failed, its deposit event failed): a refusal that cannot prove nothing landed
+    # ``deposit_failed``, its deposit event failed): a refusal that cannot prove nothing
+    # landed
     refused_landed: int = 0
     # the next this many creates or confirm-cancels answer 200 naming a ``txSignature``
     # that is not the signed transaction's, and nothing of that transaction lands (the
-    # order left waiting: DCA ``depositing``, price ``pending``, or still mid-cancel);
+    # order left waiting: ``depositing``, shown ``pending``, or still mid-cancel);
     # ``misreported_landed``: it lands as usual, only the answer names another signature
     misreported: int = 0
     misreported_landed: int = 0
