@@ -54,7 +54,7 @@ def cancel_trigger(state: State, body: bytes, hostile: Fault | None) -> EmuRespo
         request_id=request_id,
         input_mint=order.input_mint,
         output_mint=order.output_mint,
-        in_amount=order.making_amount,
+        in_amount=order.left,  # what it refunds: the unfilled input (as cancelOrders)
         order=order.order,
         compute_unit_price=cu_price,
     )
