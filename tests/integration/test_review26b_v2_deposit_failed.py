@@ -19,12 +19,11 @@ from sqlalchemy import text
 
 from jupcron.api.client import SPARE_WAIT, JupiterClient
 from jupcron.domain import RunStatus
-from jupcron.emulator import Emulator
 from jupcron.products.trigger_v2.follower import TriggerV2Follower
 from jupcron.runner.core import trigger_v2_session
 from jupcron.runner.recovery import recover
-from tests.fixtures.runner import Clock, Rig, RigFactory, outcome_of
-from tests.fixtures.trigger_v2 import SLOT, cancel_plan, order_plan, requests, v2_orders
+from tests.fixtures.runner import Rig, RigFactory, outcome_of
+from tests.fixtures.trigger_v2 import SLOT, cancel_plan, order_plan, requests, v2_orders, v2_rig
 
 PAST_EXPIRY = 600  # seconds: well past the deposit's blockhash
 HOUR = 3600
@@ -50,9 +49,7 @@ def _told(rig: Rig, order_id: str) -> list[str]:
 def test_a_price_order_whose_deposit_failed_is_closed_not_held_and_its_cancel_skipped(
     make_rig: RigFactory, db_url: str
 ) -> None:
-    clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
-                   emulator=Emulator(seed=3, clock=clock.wall))  # fmt: skip
+    clock, rig = v2_rig(make_rig, db_url)
     rig.emulator.state.v2.unconfirmed = 2  # the create, and its re-post by recovery
     outcome = outcome_of(rig.runner().fire(order_plan(rig), SLOT))
     clock.advance(PAST_EXPIRY)

@@ -19,7 +19,6 @@ import pytest
 
 from jupcron.api.client import SPARE_WAIT, JupiterClient
 from jupcron.domain import RunStatus
-from jupcron.emulator import Emulator
 from jupcron.errors import ConfigError
 from jupcron.products.trigger_v2.follower import TriggerV2Follower
 from jupcron.runner.core import trigger_v2_session
@@ -27,8 +26,8 @@ from jupcron.runner.manual import Verdict, settle_in_doubt
 from jupcron.runner.recovery import recover
 from jupcron.store.follow import landed_evidence
 from jupcron.store.runstore import SqlRunStore
-from tests.fixtures.runner import Clock, RigFactory, outcome_of
-from tests.fixtures.trigger_v2 import SLOT, order_plan, v2_orders
+from tests.fixtures.runner import RigFactory, outcome_of
+from tests.fixtures.trigger_v2 import SLOT, order_plan, v2_orders, v2_rig
 
 PAST_EXPIRY = 600  # seconds: well past the deposit's blockhash
 
@@ -36,9 +35,7 @@ PAST_EXPIRY = 600  # seconds: well past the deposit's blockhash
 def test_a_pending_deposit_is_no_evidence_that_an_in_doubt_run_landed(
     make_rig: RigFactory, db_url: str
 ) -> None:
-    clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
-                   emulator=Emulator(seed=3, clock=clock.wall))  # fmt: skip
+    clock, rig = v2_rig(make_rig, db_url)
     rig.emulator.state.v2.unconfirmed = 2  # the create, and its re-post by recovery
     outcome = outcome_of(rig.runner().fire(order_plan(rig), SLOT))
     assert outcome.status is RunStatus.SUBMITTED, outcome

@@ -7,18 +7,15 @@ from __future__ import annotations
 
 from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
-from jupcron.emulator import Emulator
 from jupcron.runner.recovery import recover
 from tests.fixtures.runner import Clock, Rig, RigFactory, outcome_of
-from tests.fixtures.trigger_v2 import SLOT, order_plan, requests, v2_orders
+from tests.fixtures.trigger_v2 import SLOT, order_plan, requests, v2_orders, v2_rig
 
 PAST_EXPIRY = 600  # seconds: well past the deposit's blockhash (90 s and a third)
 
 
 def _rig(make_rig: RigFactory, db_url: str) -> tuple[Clock, Rig]:
-    clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
-                   emulator=Emulator(seed=3, clock=clock.wall))  # fmt: skip
+    clock, rig = v2_rig(make_rig, db_url)
     rig.emulator.state.v2.unconfirmed = 2  # the create, and its re-post by recovery
     return clock, rig
 

@@ -6,17 +6,14 @@ happened" on the API's word alone."""
 from __future__ import annotations
 
 from jupcron.domain import RunStatus
-from jupcron.emulator import Emulator
-from tests.fixtures.runner import Clock, RigFactory, outcome_of
-from tests.fixtures.trigger_v2 import SLOT, dca_plan, requests
+from tests.fixtures.runner import RigFactory, outcome_of
+from tests.fixtures.trigger_v2 import SLOT, dca_plan, requests, v2_rig
 
 
 def test_a_refused_create_whose_deposit_landed_is_settled_by_the_chain(
     make_rig: RigFactory, db_url: str
 ) -> None:
-    clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
-                   emulator=Emulator(seed=3, clock=clock.wall))  # fmt: skip
+    _, rig = v2_rig(make_rig, db_url)
     rig.emulator.state.v2.refused_landed = 1
     rpc = rig.rpc()
     try:

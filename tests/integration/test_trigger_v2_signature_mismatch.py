@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from jupcron.chain.rpc import SolanaRpc
 from jupcron.domain import RunStatus
-from jupcron.emulator import Emulator
 from jupcron.runner.recovery import recover
-from tests.fixtures.runner import USDC, Clock, Rig, RigFactory, outcome_of
+from tests.fixtures.runner import USDC, Rig, RigFactory, outcome_of
 from tests.fixtures.trigger_v2 import (
     SLOT,
     cancel_plan,
@@ -22,16 +21,10 @@ from tests.fixtures.trigger_v2 import (
     open_dca,
     order_plan,
     v2_orders,
+    v2_rig,
 )
 
 PAST_EXPIRY = 600  # seconds: well past the signed transaction's blockhash
-
-
-def _rig(make_rig: RigFactory, db_url: str) -> tuple[Clock, Rig]:
-    clock = Clock(SLOT)
-    rig = make_rig(loopback=True, clock=clock, db_url=db_url,
-                   emulator=Emulator(seed=3, clock=clock.wall))  # fmt: skip
-    return clock, rig
 
 
 def _with_rpc(rig: Rig) -> SolanaRpc:
@@ -41,7 +34,7 @@ def _with_rpc(rig: Rig) -> SolanaRpc:
 def test_a_dca_create_naming_another_signature_is_not_recorded_succeeded(
     make_rig: RigFactory, db_url: str
 ) -> None:
-    clock, rig = _rig(make_rig, db_url)
+    clock, rig = v2_rig(make_rig, db_url)
     rig.emulator.state.v2.misreported = 1
     rpc = _with_rpc(rig)
     try:
@@ -70,7 +63,7 @@ def test_a_dca_create_naming_another_signature_is_not_recorded_succeeded(
 def test_a_price_create_naming_another_signature_ends_in_doubt_without_an_rpc_node(
     make_rig: RigFactory, db_url: str
 ) -> None:
-    clock, rig = _rig(make_rig, db_url)
+    clock, rig = v2_rig(make_rig, db_url)
     rig.emulator.state.v2.misreported = 1  # its re-post answers the same (idempotent retry)
     outcome = outcome_of(rig.runner().fire(order_plan(rig), SLOT))
     assert outcome.status is RunStatus.SUBMITTED, outcome
@@ -85,7 +78,7 @@ def test_a_create_that_landed_but_names_another_signature_is_settled_succeeded_b
 ) -> None:
     """The chain, asked for OUR signature, settles it: landed, so succeeded (the
     mismatch stays in the run's events)."""
-    _, rig = _rig(make_rig, db_url)
+    _, rig = v2_rig(make_rig, db_url)
     rig.emulator.state.v2.misreported_landed = 1
     rpc = _with_rpc(rig)
     try:
@@ -106,7 +99,7 @@ def test_a_confirm_cancel_naming_another_signature_is_not_recorded_succeeded(
     make_rig: RigFactory, db_url: str
 ) -> None:
     """Without an RPC node, nothing can settle it: submitted, then in doubt."""
-    clock, rig = _rig(make_rig, db_url)
+    clock, rig = v2_rig(make_rig, db_url)
     order_id = open_dca(rig)
     rig.emulator.state.v2.misreported = 1
     outcome = outcome_of(rig.runner().fire(cancel_plan(rig, order_id), SLOT))
@@ -127,7 +120,7 @@ def test_a_landed_confirm_cancel_answered_with_another_orders_id_keeps_the_order
     """The run is about the order the plan cancels: an answer naming another id (our
     withdrawal landed, by our signature) must not point the run, and the follower
     reading it, at an order the plan never named."""
-    _, rig = _rig(make_rig, db_url)
+    _, rig = v2_rig(make_rig, db_url)
     order_id = open_dca(rig)
     rig.emulator.state.v2.misnamed = 1
     outcome = outcome_of(rig.runner().fire(cancel_plan(rig, order_id), SLOT))
