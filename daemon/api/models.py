@@ -286,8 +286,3 @@ class ExecuteResult(ApiModel):
         if self.code > 0:
             return f"program error {self.code}"
         return EXECUTE_CODES.get(self.code, f"undocumented code {self.code}")
-
-    @property
-    def landed_unknown(self) -> bool:
-        """No status at all (Ultra -1): the request was not found; nothing executed."""
-        return self.status is None

@@ -25,7 +25,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TextIO
 
 from sqlalchemy import text
@@ -309,7 +308,3 @@ def drive(ws: Workspace, reporter: Reporter, out: TextIO, duration: float) -> De
                 proc.kill()
                 proc.wait(10)
         demo.close()
-
-
-def log_paths(root: Path) -> list[Path]:
-    return sorted(root.glob("daemon-*.log"))

@@ -5,7 +5,8 @@ against it.
 
 rounded down. A transaction's guaranteed minimum out may be below it by at most
 ``guard.max_price_deviation_bps``: the route's fees and slippage fit inside that
-band, a quote far below the market does not (`deviation_problem`).
+band, a quote far below the market does not (the guard holds the signed transaction's
+minimum to it: `jupcron.txguard.orders`).
 
 A pair is *covered* when both mints have a feed (`feeds_of`: the built-in ones
 and ``price.feeds``); an uncovered pair has no reference (None), which is not a
@@ -118,23 +119,6 @@ def reference_for(
         price=as_decimal(Fraction(in_usd) / Fraction(out_usd)),
         publish_time=min(times) if times else None,
     )  # fmt: skip
-
-
-def floor_of(reference_out: int, max_deviation_bps: int) -> int:
-    """The least guaranteed output within `max_deviation_bps` of the reference (ceil)."""
-    return -(-reference_out * (BPS - max_deviation_bps) // BPS)
-
-
-def deviation_problem(min_out: int, reference_out: int, max_deviation_bps: int) -> str | None:
-    """Why a guaranteed minimum out of `min_out` is too far below the reference, or None."""
-    floor = floor_of(reference_out, max_deviation_bps)
-    if min_out >= floor:
-        return None
-    worse = vs_reference_bps(min_out, reference_out)
-    return (
-        f"guaranteed minimum out {min_out} is {-worse} bps below the reference price's "
-        f"{reference_out} (guard.max_price_deviation_bps {max_deviation_bps})"
-    )
 
 
 def vs_reference_bps(actual_out: int, reference_out: int) -> Decimal:

@@ -137,17 +137,6 @@ def enabled_alike(
             yield record, counts[record.name]
 
 
-def iter_enabled(session: Session) -> Iterator[PlanRecord]:
-    """The enabled plans, one at a time (read `_CHUNK` rows at a time), for a pass over
-    all of them that keeps none (the runway's)."""
-    stmt = _SELECT_PLANS.where(Plan.enabled.is_(True)).execution_options(yield_per=_CHUNK)
-    for row in session.execute(stmt):
-        try:
-            yield PlanRecord.from_mapping(row._mapping)
-        except ValueError as exc:
-            log.error("plan_unreadable", plan=row.name, error=str(exc))
-
-
 def enabled_page(session: Session, offset: int, limit: int) -> list[PlanRecord]:
     """One page of the enabled plans, by name (the status page's 100 of 10,000)."""
     stmt = _SELECT_PLANS.where(Plan.enabled.is_(True)).offset(offset).limit(limit)
@@ -252,18 +241,6 @@ class StoredVersion:
     content: dict[str, Any]
     enabled: bool
     created_at: datetime  # when `apply` wrote it (the previous version's end)
-
-
-def versions_since(session: Session, plan_id: int, after: int, upto: int) -> list[StoredVersion]:
-    """A plan's versions after `after`, up to `upto`, oldest first."""
-    rows = session.execute(
-        select(PlanVersion.version, PlanVersion.content, PlanVersion.enabled,
-               PlanVersion.created_at)
-        .where(PlanVersion.plan_id == plan_id, PlanVersion.version > after,
-               PlanVersion.version <= upto)
-        .order_by(PlanVersion.version)
-    )  # fmt: skip
-    return [StoredVersion(v, dict(c), e, at) for v, c, e, at in rows]
 
 
 def diff(

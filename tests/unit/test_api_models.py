@@ -203,7 +203,6 @@ def test_ultra_minus_one_has_no_status() -> None:
         {"code": -1, "error": "Order not found, it might have expired"}, "execute_ultra", 400
     )
     assert got.status is None
-    assert got.landed_unknown
     assert got.code == -1
 
 
