@@ -238,10 +238,14 @@ class Reloading:
                 if stored is not None and self._inflight.get(plan.id):
                     held_back = True
                     pending = stored if pending is None else min(pending, stored)
+                # the first slot after the last run bounds a slot held in memory (live or
+                # queued) from below, not the stored one: never written past a slot with no
+                # row, it may be a refused one whose retry died with its daemon (`settle_after`)
                 last = lasts.get(plan.id)
                 after_last = next_fire_times(schedule, last, 1) if schedule and last else []
-                if not held_back and pending is not None and after_last and after_last[0] > pending:
-                    pending = after_last[0]  # a lower bound: slots up to the last run are settled
+                in_memory = (live is not None or dirty is not None) and not held_back
+                if in_memory and pending is not None and after_last and after_last[0] > pending:
+                    pending = after_last[0]
             if plan.enabled:
                 (changed if was_on and old else added).add(plan.name)
             elif was_on:

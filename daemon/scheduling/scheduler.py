@@ -45,7 +45,7 @@ from jupcron.scheduling.feed import WindowFeed
 from jupcron.scheduling.outage import UNAVAILABLE_CHANGED_ERROR as UNAVAILABLE_CHANGED_ERROR
 from jupcron.scheduling.outage import UNAVAILABLE_ERROR as UNAVAILABLE_ERROR
 from jupcron.scheduling.outage import Outages
-from jupcron.scheduling.reload import Reloading
+from jupcron.scheduling.reload import Reloading, settle_after
 from jupcron.scheduling.schedule import is_late, next_fire_times
 from jupcron.store import firing, runs
 from jupcron.store.engine import reader_of, session_factory, transaction
@@ -336,12 +336,14 @@ class Scheduler(Reloading, Outages, WindowFeed):
 
     def _late(self, plan: PlanRecord, slot: datetime, now: datetime) -> bool:
         """A fire too late: settle the plan's slots missed up to now (`_settle`: read its
-        last recorded slot, record the missed ones, queue the next). With the store
-        unavailable: each missed slot retried (`_late_unavailable`), never dropped."""
+        last recorded slot, record the missed ones, queue the next), from `slot` on when
+        later ones have rows (`settle_after`: a stored next slot held back by a refused
+        fire, read by the window at a start whose reload failed, was passed over). With
+        the store unavailable: each missed slot retried (`_late_unavailable`), never dropped."""
         try:
             with transaction(self._reader) as session:
                 last = runs.last_slot(session, plan.id)
-            self._settle(plan, last)
+            self._settle(plan, settle_after(last, slot))
         except (StoreBusyError, SQLAlchemyError) as exc:
             return self._late_unavailable(plan, slot, now, exc)
         return True

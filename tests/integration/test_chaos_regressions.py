@@ -159,10 +159,13 @@ def test_slots_of_the_old_version_are_lost_when_the_daemon_dies_across_a_plan_ch
     apply time, so the old version's slots between its last run and the change had no row."""
     t0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
     plan = swap_plan("hourly", every="1h")
-    apply_paths(sqlite_factory, [plan_files({"a.yaml": [plan]})], now=t0 - timedelta(days=1))
+    # applied an hour before its first slot, t0, which ran (a daemon moves the stored next
+    # slot on as it claims one: at t0, with t0's row, it is where a kill could leave it)
+    apply_paths(sqlite_factory, [plan_files({"a.yaml": [plan]})], now=t0 - timedelta(hours=1))
     with transaction(sqlite_factory) as s:
         record = store_plans.get_plan(s, "hourly")
     assert record is not None
+    assert _first_slot(sqlite_factory, "hourly") == t0
     record_run(sqlite_factory, record, t0, now=t0, status=RunStatus.SUCCEEDED)  # the last run
     plan["request"]["amount"] = 2_000_000
     changed = t0 + timedelta(hours=2, minutes=30)
