@@ -17,6 +17,11 @@ always goes to the maker.
 
 from __future__ import annotations
 
+import struct
+from functools import lru_cache
+
+from solders.pubkey import Pubkey
+
 from jupcron.txguard.anchor import (
     ArgsReader,
     Fields,
@@ -39,6 +44,21 @@ VALUE_AVERAGE_UNKNOWN = (
 )
 
 # --- DCA ------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def dca_order(user: str, input_mint: str, output_mint: str, application_idx: int) -> str | None:
+    """The DCA account of (user, input mint, output mint, application_idx): the
+    program's PDA of ("dca", user, input mint, output mint, idx as u64 LE), which it
+    checks when the order opens (held to a mainnet order in test_emulator_jupiter.py);
+    None when a key is not a public key or idx is not a u64."""
+    try:
+        keys = [bytes(Pubkey.from_string(k)) for k in (user, input_mint, output_mint)]
+        idx = struct.pack("<Q", application_idx)
+    except (ValueError, struct.error):
+        return None
+    seeds = [b"dca", *keys, idx]
+    return str(Pubkey.find_program_address(seeds, Pubkey.from_string(DCA_PROGRAM))[0])
 
 
 def _open_dca(*, v1: bool) -> ArgsReader:

@@ -31,7 +31,7 @@ from jupcron.txguard.decode import Instruction, TxSummary
 from jupcron.txguard.expect import Expectation, RecurringTerms
 from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
 from jupcron.txguard.jupiter import PROGRAMS, action_of
-from jupcron.txguard.jupiter_orders import RECURRING_CANCEL, RECURRING_NEW
+from jupcron.txguard.jupiter_orders import RECURRING_CANCEL, RECURRING_NEW, dca_order
 from jupcron.txguard.ours import ata
 
 # the actions a plan kind may sign, besides "helper"
@@ -111,6 +111,34 @@ def _side(ix: Instruction, ctx: Context, where: str, expect: Expectation, side: 
     return [
         f"{where} takes its {side} {'from' if side == 'input' else 'to'} {account}, which is "
         f"not {'our' if side == 'input' else 'a'} token account of the plan's {said} {wanted}"
+    ]
+
+
+def _order_output(
+    ix: Instruction, ctx: Context, where: str, expect: Expectation, action: str
+) -> list[str]:
+    """An order's output mint held to the plan's. A recurring order buys the mint its
+    `output_mint` account names; named from a lookup table, it can be shown the plan's
+    only by the order's own address, the DCA account being the PDA of its user and
+    mints (`dca_order`), which the program checks as it opens the order."""
+    got, wanted = ix.role.get("output_mint"), expect.output_mint
+    if got is None or not wanted:
+        return []
+    if _plain(got):
+        if got == wanted:
+            return []
+        return [f"{where} names {got} as its output mint; the plan: {wanted}"]
+    if action != "recurring_open":
+        return []  # a cancel closes the order the plan names, whatever it buys
+    index = swap_terms.number(ix, "application_idx")
+    if expect.input_mint and index is not None:
+        order = dca_order(ctx.wallet, expect.input_mint, wanted, index)
+        if order is not None and ix.role.get("order") == order:
+            return []
+    return [
+        f"{where} names its output mint from a lookup table ({got}), and its order "
+        f"{ix.role.get('order', '(none named)')} is not the DCA account of the plan's "
+        f"mints: it cannot be shown to buy the plan's {wanted}"
     ]
 
 
@@ -229,15 +257,8 @@ def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> lis
     if action == "swap":
         reasons += _side(ix, ctx, where, expect, "output")
         reasons += swap_terms.terms(ix, ctx, where, expect)
-    elif (
-        _plain(ix.role.get("output_mint"))
-        and expect.output_mint
-        and ix.role["output_mint"] != expect.output_mint
-    ):
-        reasons.append(
-            f"{where} names {ix.role['output_mint']} as its output mint; "
-            f"the plan: {expect.output_mint}"
-        )
+    else:
+        reasons += _order_output(ix, ctx, where, expect, action)
     reasons += _recurring_terms(ix, where, expect)
     if expect.order and ix.role.get("order") != expect.order:
         # an instruction that names no order account cannot be shown to be the plan's
