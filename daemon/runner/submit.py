@@ -33,6 +33,11 @@ MAY_STILL_LAND = frozenset({-1000, -1001, -2000, -2001})
 # of those, "unknown error": the API's word says nothing of whether it landed; without
 # an RPC node to ask, never followed by a fresh order (settled like a lost answer)
 UNKNOWN_FATE = frozenset({-1001, -2001})
+# the request-level refusals ("Ultra Endpoint Codes", ultra/response.mdx: -1 missing cached
+# order, -2/-3 invalid signed transaction / message bytes, -4/-5 missing fields), answered
+# as the specs' execute 400 ``{error, code}``, no status: the API took nothing of the post,
+# so on the first post of these bytes nothing of them was sent and they cannot land
+REFUSED_POST = frozenset({-1, -2, -3, -4, -5})
 
 
 def execute(
@@ -137,7 +142,15 @@ def _answered(
         book.event(run.id, "execute_may_still_land", {**fields, "meaning": result.meaning})
         return settle_unanswered(ports, run, ports.clock()), False
     if result.status is None:
-        # no result (requestId unknown): we cannot tell from here whether the bytes landed
+        if first_post and code in REFUSED_POST:
+            # refused, and no fresh order may follow (past the grace, or one already):
+            # nothing was sent, a clean failure (not in_doubt)
+            said = result.error or result.meaning
+            return book.finish(
+                run, RunStatus.FAILED, step="execute_refused", error_code=str(code),
+                error=f"{said} (the first post of these bytes, refused: they never landed)",
+            ), False  # fmt: skip
+        # no result, and no refusal of the request: we cannot tell whether the bytes landed
         book.event(run.id, "execute_unknown_request", fields)
         return settle_unanswered(ports, run, ports.clock()), False
     return record_result(ports, run, result, RunStatus.FAILED, step="execute_failed"), False
