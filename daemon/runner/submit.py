@@ -8,6 +8,7 @@ a fresh order.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -16,6 +17,7 @@ from jupcron import failpoints
 from jupcron.api.models import ExecuteResult
 from jupcron.domain import RunStatus
 from jupcron.errors import RejectedError, RetryableError
+from jupcron.products.base import SwapTerms
 from jupcron.products.registry import product
 from jupcron.runner import expiry, results
 from jupcron.runner.book import api_detail, api_fields
@@ -96,7 +98,9 @@ def execute(
     first_post = first_post and len(posts) <= 1
     results.record(ports.book, run, result, ports.clock())  # every amount it returned
     failpoints.hit("after_execute", plan.name)
-    return _answered(ports, run, plan, result, first_post=first_post, reordered=reordered)
+    return _answered(
+        ports, run, plan, result, first_post=first_post, reordered=reordered, swap=swap
+    )
 
 
 def _answered(
@@ -107,8 +111,9 @@ def _answered(
     *,
     first_post: bool,
     reordered: bool,
+    swap: SwapTerms | None = None,
 ) -> tuple[RunRecord, bool]:
-    """Settle the run from an execute answer."""
+    """Settle the run from an execute answer (`swap`: its order's terms, if a swap)."""
     book = ports.book
     if result.succeeded:
         return record_result(ports, run, result, RunStatus.SUCCEEDED, step="executed"), False
@@ -127,7 +132,7 @@ def _answered(
         # an error answer to a re-post says nothing about the first post's fate
         book.event(run.id, "execute_refused_repost", fields)
         return settle_unanswered(ports, run, ports.clock()), False
-    if _may_reorder(ports, run, plan, code, reordered, first_post):
+    if _may_reorder(ports, run, plan, code, reordered, first_post, swap):
         settled = _landed_meanwhile(ports, run) if code in MAY_STILL_LAND else None
         if settled is not None:
             return settled, False
@@ -195,6 +200,7 @@ def _may_reorder(
     code: int | str | None,
     reordered: bool,
     first_post: bool,
+    swap: SwapTerms | None,
 ) -> bool:
     """A swap that failed with a retry-with-fresh-order code may be ordered again,
     once, inside the slot's grace, and only when the first transaction can no
@@ -208,7 +214,7 @@ def _may_reorder(
         return False  # nothing can say it did not land
     if not within_grace(run, plan, ports.clock()):
         return False
-    return cannot_land or _wait_for_expiry(ports, run, plan)
+    return cannot_land or _wait_for_expiry(ports, run, plan, swap)
 
 
 def _landed_meanwhile(ports: Ports, run: RunRecord) -> RunRecord | None:
@@ -224,17 +230,34 @@ def _landed_meanwhile(ports: Ports, run: RunRecord) -> RunRecord | None:
     return settle_from(ports, run, status, ports.clock())
 
 
-def _wait_for_expiry(ports: Ports, run: RunRecord, plan: PlanRecord) -> bool:
-    """For codes after which the old transaction might still land: wait until its
-    blockhash has expired (if the slot's grace allows), so a fresh order cannot
-    make two land."""
-    if run.expires_at is None:
-        return True
-    wait = (run.expires_at - ports.clock()).total_seconds()
-    if wait <= 0:
-        return True
-    if run.expires_at >= grace_end(run, plan):
-        return False
-    ports.book.event(run.id, "wait_for_expiry", {"seconds": round(wait, 3)})
-    ports.sleep(wait)
-    return True
+def _wait_for_expiry(
+    ports: Ports, run: RunRecord, plan: PlanRecord, swap: SwapTerms | None
+) -> bool:
+    """For codes after which the old transaction might still land: wait, if the slot's
+    grace allows, until it provably cannot land any more (`expiry.surely_gone`: the
+    chain's block height past the Swap V2 order's ``lastValidBlockHeight`` when the RPC
+    node can tell, else ``runner.blockhash_validity`` and its margin), so a fresh order
+    cannot make two land. False when the grace ends first.
+
+    The bare validity is only the expected expiry: at the order's time plus it the
+    chain may not be past the order's height yet (its last block is still valid, and
+    a slower chain takes longer), so a fresh order then could land beside the first."""
+    validity = ports.config.runner.blockhash_validity
+    end = grace_end(run, plan)
+    step = validity / 30  # between looks at the height once the expected expiry passed
+    while True:
+        now = ports.clock()
+        if expiry.surely_gone(ports, run, swap, now) is not None:
+            return True
+        if not expiry.heights_known(ports, swap) and run.expires_at is not None:
+            wake = run.expires_at + timedelta(seconds=validity / 3)  # `surely_expired`
+        elif run.expires_at is not None and now < run.expires_at:
+            wake = run.expires_at  # the height cannot be expected past it before then
+        else:
+            wake = now + timedelta(seconds=step)
+            step = min(step * 2, validity / 3)
+        if wake >= end:
+            return False
+        wait = max((wake - now).total_seconds(), 0.001)
+        ports.book.event(run.id, "wait_for_expiry", {"seconds": round(wait, 3)})
+        ports.sleep(wait)
