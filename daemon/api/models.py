@@ -7,6 +7,7 @@ APIs' codes are mapped to "retry with a fresh order" or final, as API.md lists t
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, model_validator
@@ -96,10 +97,32 @@ def _height(value: Any) -> Any:
     raise ValueError("a block height must be a whole number")
 
 
+def _unix_seconds(value: Any) -> Any:
+    """An RFQ quote's ``expireAt``: unix seconds, a string of digits in the docs'
+    example (``"1758598698"``; a number, milliseconds or an ISO time are read too).
+    Anything else is not known (None), never a reason to refuse the whole order."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            value = int(text)
+        else:
+            try:
+                when = datetime.fromisoformat(text)
+            except ValueError:
+                return None
+            return int(when.timestamp()) if when.tzinfo is not None else None
+    if isinstance(value, int) and value > 0:
+        return value // 1000 if value >= 10**12 else value  # milliseconds
+    return None
+
+
 Amount = Annotated[str, BeforeValidator(_amount)]
 Code = Annotated[int | str | None, BeforeValidator(_code)]
 Slot = Annotated[int | None, BeforeValidator(_slot)]
 BlockHeight = Annotated[int | None, BeforeValidator(_height)]
+UnixSeconds = Annotated[int | None, BeforeValidator(_unix_seconds)]
 
 
 class ApiModel(BaseModel):
@@ -168,6 +191,7 @@ class UltraOrder(ApiModel):
     signature_fee_lamports: int | None = None
     prioritization_fee_lamports: int | None = None
     rent_fee_lamports: int | None = None
+    expire_at: UnixSeconds = None  # an RFQ (JupiterZ) quote's expiry
 
     @property
     def skipped(self) -> bool:
@@ -233,6 +257,38 @@ class SwapEvent(ApiModel):
     _amm = model_validator(mode="before")(_amm_key)
 
 
+# a swap event's facts, by their answer's names and ours (`populate_by_name`)
+_SWAP_EVENT_FACTS = (
+    ("inputMint", "input_mint"),
+    ("inputAmount", "input_amount"),
+    ("outputMint", "output_mint"),
+    ("outputAmount", "output_amount"),
+)
+
+
+def _whole_events(value: Any) -> Any:
+    """``swapEvents`` as far as it can be read: null is none, and an event without one
+    of its four facts (Swap V2's spec makes each optional) is left out of them, never
+    read with a made-up mint or a 0 amount; the stored answer (`raw`) keeps it as sent.
+    A fact of the wrong type still refuses the answer, as on every field we use."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return value
+    return [
+        event
+        for event in value
+        if not isinstance(event, dict)
+        or all(
+            event.get(camel) is not None or event.get(snake) is not None
+            for camel, snake in _SWAP_EVENT_FACTS
+        )
+    ]
+
+
+SwapEvents = Annotated[list[SwapEvent], BeforeValidator(_whole_events)]
+
+
 class ExecuteResult(ApiModel):
     """One shape for the recurring, trigger and Ultra execute answers."""
 
@@ -249,7 +305,7 @@ class ExecuteResult(ApiModel):
     output_amount: Amount | None = Field(default=None, alias="totalOutputAmount")
     input_amount_result: Amount | None = None
     output_amount_result: Amount | None = None
-    swap_events: list[SwapEvent] = Field(default_factory=list)
+    swap_events: SwapEvents = Field(default_factory=list)
     raw: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
 
     _text = model_validator(mode="before")(_error_text)

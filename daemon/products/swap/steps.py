@@ -70,7 +70,8 @@ def _swap_facts(answer: UltraOrder) -> dict[str, Any]:
     facts = {
         "fee_bps": answer.fee_bps, "slippage_bps": answer.slippage_bps,
         "router": answer.router, "swap_type": answer.swap_type,
-        "out_amount": str(answer.out_amount),
+        "out_amount": None if answer.out_amount is None else str(answer.out_amount),
+        "expire_at": answer.expire_at,  # an RFQ quote's expiry: `expiry.cannot_land`
     }  # fmt: skip
     return {k: v for k, v in facts.items() if v is not None}
 
