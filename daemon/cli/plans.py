@@ -29,7 +29,7 @@ from jupcron.store import plans as store_plans
 from jupcron.store import status as store_status
 from jupcron.store.engine import open_existing, session_factory, transaction
 from jupcron.store.handle import reading
-from jupcron.store.plansync import Names
+from jupcron.store.plansync import Names, Passed
 from jupcron.store.records import PlanRecord
 from jupcron.visible import visible
 
@@ -56,7 +56,10 @@ def _warn(result: LoadResult) -> None:
 class NeverFiring:
     """Plans whose schedule has no slot after `now` (an `at:` or `end:` already past):
     they are stored, and will never run; the first `SHOWN` as warnings, all counted.
-    The next slot is worked out once per distinct schedule."""
+    The next slot is worked out once per distinct schedule. An apply also tells it
+    (`passed`) of the new plans whose fire time came after `now` but before their
+    write: an `at:` plan's only one (it never runs either), or another's first
+    (counted apart, in `late`)."""
 
     SHOWN = 100
 
@@ -64,7 +67,27 @@ class NeverFiring:
         self.now = now
         self.found: list[str] = []
         self.count = 0
+        self.late = 0  # plans whose first slot passed during the apply, run from the next
         self._fires: dict[tuple[tuple[str, Any], ...], bool] = {}
+
+    def passed(self, found: Passed) -> None:
+        where = f"{found.source}: warning: plan '{found.name}'"
+        missed, stored = found.missed.isoformat(), found.stored_at.isoformat()
+        if found.first is None:
+            self.count += 1
+            line = (
+                f"{where} has no fire time after {stored}, when the apply stored it "
+                f"({missed} passed while the apply ran): it will never run"
+            )
+        else:
+            self.late += 1
+            line = (
+                f"{where} was stored at {stored} after its fire time {missed}, which passed "
+                "while the apply ran: that one does not run (if it renames a plan, that "
+                f"plan ran it); its first is {found.first.isoformat()}"
+            )
+        if len(self.found) < self.SHOWN:
+            self.found.append(line)
 
     def look(self, plan: LoadedPlan) -> None:
         spec = plan.spec
@@ -230,6 +253,7 @@ def apply(
             now=now, dry_run=dry_run, complete=not paths, fresh=fresh, each=each,
             wallets=ctx.config.wallet_names(), workers=jobs - 1,
             folder=None if paths else ctx.config.plans.dir,
+            passed=lambda found: never.passed(found),  # (this pass's `never`)
         )  # fmt: skip
     finally:
         engine.dispose()
@@ -241,9 +265,11 @@ def apply(
         click.echo(f"  … {len(lines) - MAX_LINES:,} more lines (the counts below are whole)")
     for warning in never.found:
         click.echo(warning, err=True)
-    if never.count > len(never.found):
-        click.echo(f"warning: {never.count - len(never.found)} more plans will never run",
-                   err=True)  # fmt: skip
+    if never.count + never.late > len(never.found):
+        left = never.count + never.late - len(never.found)
+        what = "will never run" + (" or lost a fire time while the apply ran" if never.late
+                                   else "")  # fmt: skip
+        click.echo(f"warning: {left} more plans {what}", err=True)
     summary = (
         f"{diff.count('added')} added, {diff.count('changed')} changed, "
         f"{diff.count('disabled')} disabled, {diff.count('unchanged')} unchanged"

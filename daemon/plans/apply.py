@@ -30,7 +30,7 @@ from jupcron.store import plans as store_plans
 from jupcron.store.engine import reader_of, session_factory, transaction
 from jupcron.store.plans import PlanDiff, PlanInput
 from jupcron.store.plansort import in_chunks, sort_out
-from jupcron.store.plansync import PlanSync
+from jupcron.store.plansync import Passed, PlanSync
 
 
 def to_input(loaded: LoadedPlan) -> PlanInput:
@@ -64,6 +64,7 @@ def apply_paths(
     folder: Path | None = None,
     monotonic: Callable[[], float] = time.monotonic,
     began: float | None = None,
+    passed: Callable[[Passed], None] | None = None,
 ) -> tuple[PlanDiff, LoadResult]:
     """Validate `paths`; if all is well, apply (or with `dry_run`, only diff) them.
 
@@ -88,7 +89,9 @@ def apply_paths(
     which `jupcron status` compares them with).
     `now`: when the apply began (`began`, a `monotonic` reading: this call's start),
     which dates what it writes; a new plan's first slot is its first after the write
-    begins (`_WrittenAt`: `now` plus the time the files and the checks took).
+    begins (`_WrittenAt`: `now` plus the time the files and the checks took);
+    `passed` is told of each one that had a fire time between `now` and then, which
+    it will not run (an `at:` plan's only one: it never runs; `plans apply` warns).
     """
     started = monotonic() if began is None else began
     result = loaded if loaded is not None else LoadResult()
@@ -99,7 +102,7 @@ def apply_paths(
         with ExitStack() as stack:
             written_at = _WrittenAt(now, started, monotonic)
             writes = _Writes(reading if dry_run else factory, reading,
-                             None if dry_run else now, written_at, stack)  # fmt: skip
+                             None if dry_run else now, written_at, stack, passed)  # fmt: skip
             batches = (  # closed when the apply is left (its workers ended: an interrupt)
                 [loaded.plans] if loaded is not None
                 else stack.enter_context(closing(stream_plans(paths, result, wallets, workers)))
@@ -161,10 +164,10 @@ class _Writes:
     then what the plans were sorted out against, or nothing is applied (`_Moved`)."""
 
     def __init__(self, target: sessionmaker[Session], reading: sessionmaker[Session],
-                 now: datetime | None, written_at: _WrittenAt,
-                 stack: ExitStack) -> None:  # fmt: skip
+                 now: datetime | None, written_at: _WrittenAt, stack: ExitStack,
+                 passed: Callable[[Passed], None] | None = None) -> None:  # fmt: skip
         self.target, self.reading, self.now, self.stack = target, reading, now, stack
-        self.written_at = written_at
+        self.written_at, self.passed = written_at, passed
         with transaction(reading) as session:
             self.revision = store_plans.revision(session)
         self.kept: list[PlanInput] = []
@@ -195,7 +198,7 @@ class _Writes:
         session = self.stack.enter_context(transaction(self.target))
         sync = store_plans.start_sync(session, self.now)  # (an apply: the revision locked)
         if self.now is not None:  # read with the lock held: not before the files were read
-            sync.first_slots_after(self.written_at())
+            sync.first_slots_after(self.written_at(), self.passed)
         if store_plans.revision(session) != self.revision:
             raise _Moved(
                 "the plans in the store changed while the plan files were read (another "

@@ -4,10 +4,12 @@ the plan count (no dict of every stored plan, no list of every name in the diff)
 `PlanSync.batch` compares plans (one file's, say) with their stored rows, read by
 name, and with `now` writes the differences in the caller's transaction (Core
 statements, many rows a statement); `finish` disables the stored plans that
-are gone and returns the diff. A new plan's first slot after `now` is stored
-with it (``next_fire``, for the scheduler, which reads the plans due next from
-the store instead of keeping one object per plan), settled at version 1 (``fire_version``:
-no daemon rewrites it to adopt it); a changed or disabled plan's
+are gone and returns the diff. A new plan's first slot after the write began
+(`first_slots_after`; `now` unless told) is stored with it (``next_fire``, for the
+scheduler, which reads the plans due next from the store instead of keeping one
+object per plan), settled at version 1 (``fire_version``: no daemon rewrites it to
+adopt it); a slot it had between `now` and the write is not run, and reported
+(`Passed`); a changed or disabled plan's
 is left to the scheduler, which first records the old version's unfired slots.
 
 The diff names at most `SHOWN` plans of each kind (the first by name) and
@@ -114,6 +116,19 @@ class NextFires:
 Content = Callable[[Any], dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class Passed:
+    """A new plan's fire time that came after the apply began and before its write: not
+    run (a plan it renames fired it under its old name, enabled until the write).
+    `first`: the plan's first slot after the write (None: it has none, and never runs)."""
+
+    name: str
+    source: str | None
+    missed: datetime
+    first: datetime | None
+    stored_at: datetime
+
+
 class PlanSync:
     """One apply (with `now`) or diff (without), in the caller's transaction."""
 
@@ -125,12 +140,21 @@ class PlanSync:
         self.wanted: set[str] = set()
         self.moved = 0  # plans written to their new file (unchanged otherwise)
         self._next = NextFires(now) if now is not None else None
+        self._began: NextFires | None = None  # the first slots after `now`, to compare
+        self._passed: Callable[[Passed], None] | None = None
 
-    def first_slots_after(self, when: datetime) -> None:
+    def first_slots_after(
+        self, when: datetime, passed: Callable[[Passed], None] | None = None
+    ) -> None:
         """New plans' first slots from here on: their schedules' first after `when` (the
-        write's instant, later than `now` when the apply took a while), not `now`."""
-        if self.now is not None:
-            self._next = NextFires(when)
+        write's instant, later than `now` when the apply took a while), not `now`.
+        `passed` is told of each new plan whose first slot after `now` is earlier: a
+        fire time it will not run (its only one, for an `at:` plan)."""
+        if self.now is None:
+            return
+        self._next = NextFires(when)
+        if passed is not None and when > self.now:
+            self._began, self._passed = NextFires(self.now), passed
 
     # ---- plans from the files -----------------------------------------------------
     def batch(self, plans: Sequence[Any]) -> list[str]:
@@ -207,6 +231,8 @@ class PlanSync:
         contents = []
         for plan, digest in new:
             first = self._next(plan.schedule)
+            if plan.enabled and self._passed is not None:
+                self._check_passed(plan, first)
             row = {**plan.content(), "wallet": plan.wallet, "name": plan.name,
                    "source": plan.source,
                    "content_hash": digest, "version": 1, "created_at": now,
@@ -230,6 +256,16 @@ class PlanSync:
              "content_hash": row["content_hash"], "enabled": True, "created_at": now}
             for row, content in zip(rows, contents, strict=True)
         ])  # fmt: skip
+
+    def _check_passed(self, plan: Any, first: datetime | None) -> None:
+        """Tell `passed` if the new `plan` had a slot after `now` before `first` (its
+        first after the write): none is stored for it, and it is never run."""
+        assert self._began is not None
+        assert self._next is not None
+        assert self._passed is not None
+        missed = self._began(plan.schedule)
+        if missed is not None and (first is None or missed < first):
+            self._passed(Passed(plan.name, plan.source, missed, first, self._next.now))
 
     def _change(self, changed: list[tuple[Any, Any, str]]) -> None:
         """Note (and with `now`, write) a chunk's changed plans: (stored row, `PlanInput`,
