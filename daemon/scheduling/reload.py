@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import JupcronError, StoreBusyError
 from jupcron.scheduling import window as win
+from jupcron.scheduling.catchup import MAX_SKIPPED
 from jupcron.scheduling.schedule import next_fire_times
 from jupcron.scheduling.slots import (
     Superseded,
@@ -250,13 +251,16 @@ class Reloading:
                 (changed if was_on and old else added).add(plan.name)
             elif was_on:
                 disabled.add(plan.name)
-            skipped = record_superseded(self._runs, plan, between, now=self._clock())
+            # the newest MAX_SKIPPED slots of the old versions together, the rest flagged
+            now = self._clock()
+            unfired = record_superseded(self._runs, plan, between, now=now)
             if was_on and pending is not None and schedule is not None:
-                skipped += record_unfired(self._runs, plan, schedule, pending,
-                                          now=self._clock(), until=replaced)  # fmt: skip
-            if skipped:
-                log.warning("run_missed", plan=plan.name, skipped=skipped,
-                            reason="plan_changed")  # fmt: skip
+                left = MAX_SKIPPED - unfired.slots
+                unfired += record_unfired(self._runs, plan, schedule, pending, now=now,
+                                          until=replaced, limit=left)  # fmt: skip
+            if unfired.skipped or unfired.truncated:
+                log.warning("run_missed", plan=plan.name, skipped=unfired.skipped,
+                            truncated=unfired.truncated, reason="plan_changed")  # fmt: skip
             if plan.enabled:
                 caught = self._settle(plan, lasts.get(plan.id))
                 held = self._dirty.pop(plan.id, None)

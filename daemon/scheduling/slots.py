@@ -5,6 +5,13 @@ workers, or while no daemon ran, the new version's catch-up starts at the
 change; the old version's slots before it are recorded here as ``skipped``, so
 no slot silently has no row. So are the slots of the versions in between (a plan
 edited twice while no daemon ran), each up to the change that replaced it.
+
+Bounded as the catch-up is (`jupcron.scheduling.catchup`): at most `MAX_LOOKBACK`
+back from `now` and `MAX_SKIPPED` slots for a plan's old versions together, the
+newest; the older ones are only flagged (`Recorded.truncated`, the ``truncated``
+of the `run_missed` line). Only about that many slots are listed (`newest_slots`),
+not every one since the pending slot: an ``every: 1s`` plan changed after a month
+away is not a list of millions built with the scheduler's lock held.
 """
 
 from __future__ import annotations
@@ -12,11 +19,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.scheduling.catchup import MAX_SKIPPED
+from jupcron.scheduling.catchup import MAX_LOOKBACK, MAX_SKIPPED
 from jupcron.scheduling.schedule import (
     Schedule,
     fire_times_between,
@@ -54,6 +61,48 @@ def pending_of_previous(
     return (upcoming[0] if upcoming else None), schedule
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What a call recorded: `skipped` rows written, `slots` handed to the store (those
+    with a row already among them: what counts against `MAX_SKIPPED`), and whether
+    older slots were left out (`truncated`: beyond `MAX_LOOKBACK` or `MAX_SKIPPED`)."""
+
+    skipped: int = 0
+    slots: int = 0
+    truncated: bool = False
+
+    def __add__(self, other: Recorded) -> Recorded:
+        return Recorded(self.skipped + other.skipped, self.slots + other.slots,
+                        self.truncated or other.truncated)  # fmt: skip
+
+
+def newest_slots(
+    schedule: Schedule, after: datetime, until: datetime, count: int
+) -> tuple[list[datetime], bool]:
+    """The newest `count` fire times in ``(after, until]`` (ascending), and whether there
+    are older ones in it. Listed from spans back from `until` that double (the first
+    holds `count` slots of an ``every``, a minute each of a cron), not from `after`:
+    some `count` to `2 * count` slots of a regular schedule."""
+    if count <= 0:
+        first = next_fire_times(schedule, after, 1)
+        return [], bool(first) and first[0] <= until
+    span = timedelta(seconds=schedule.every or 60) * count
+    while True:
+        lower = after if span >= until - after else until - span
+        slots = fire_times_between(schedule, lower, until)
+        if len(slots) > count:
+            return slots[-count:], True
+        if lower <= after:
+            return slots, False
+        span *= 2
+
+
+def _older(schedule: Schedule, after: datetime, floor: datetime, until: datetime) -> bool:
+    """Has `schedule` a slot in ``(after, min(floor, until)]`` (beyond the look-back)?"""
+    first = next_fire_times(schedule, after, 1)
+    return bool(first) and first[0] <= min(floor, until)
+
+
 def record_unfired(
     store: RunStore,
     plan: PlanRecord,
@@ -62,14 +111,30 @@ def record_unfired(
     *,
     now: datetime,
     until: datetime | None = None,
-) -> int:
+    limit: int = MAX_SKIPPED,
+) -> Recorded:
     """Record the old version's slots from its pending one (`first`) up to the change
-    (`until`, else the plan's last one) as skipped; how many this call recorded."""
+    (`until`, else the plan's last one) as skipped: the newest `limit` of them within
+    `MAX_LOOKBACK` of `now`, the rest flagged."""
     until = plan.updated_at if until is None else until
     if first > until:
-        return 0
-    slots = [first, *fire_times_between(schedule, first, until)][:MAX_SKIPPED]
-    return len(store.skip(plan, slots, now=now, error=CHANGED_ERROR))
+        return Recorded()
+    floor = now - MAX_LOOKBACK
+    if first <= floor:  # the pending slot itself is beyond the look-back
+        slots, _ = newest_slots(schedule, floor, until, limit)
+        return _skip(store, plan, slots, now, truncated=True)
+    slots, more = newest_slots(schedule, first, until, limit)
+    if not more and len(slots) < limit:
+        slots = [first, *slots]  # (the pending slot: a slot, from a schedule or the store)
+    else:
+        more = True
+    return _skip(store, plan, slots, now, truncated=more)
+
+
+def _skip(store: RunStore, plan: PlanRecord, slots: list[datetime], now: datetime, *,
+          truncated: bool) -> Recorded:  # fmt: skip
+    written = store.skip(plan, slots, now=now, error=CHANGED_ERROR) if slots else []
+    return Recorded(len(written), len(slots), truncated)
 
 
 def previous_version(
@@ -122,13 +187,21 @@ def superseded(
 
 
 def record_superseded(
-    store: RunStore, plan: PlanRecord, versions: list[Superseded], *, now: datetime
-) -> int:
-    """Record the slots of versions in between that passed while each was in force;
-    how many this call recorded."""
-    recorded = 0
-    for version in versions:
-        slots = fire_times_between(version.schedule, version.since, version.until)
-        if slots:
-            recorded += len(store.skip(plan, slots[:MAX_SKIPPED], now=now, error=CHANGED_ERROR))
-    return recorded
+    store: RunStore,
+    plan: PlanRecord,
+    versions: list[Superseded],
+    *,
+    now: datetime,
+    limit: int = MAX_SKIPPED,
+) -> Recorded:
+    """Record the slots of versions in between that passed while each was in force: the
+    newest `limit` of them all (the latest version's first) within `MAX_LOOKBACK` of
+    `now`, the rest flagged."""
+    floor = now - MAX_LOOKBACK
+    done = Recorded()
+    for version in reversed(versions):
+        schedule, since, until = version.schedule, version.since, version.until
+        older = since < floor and _older(schedule, since, floor, until)
+        slots, more = newest_slots(schedule, max(since, floor), until, limit - done.slots)
+        done += _skip(store, plan, slots, now, truncated=more or older)
+    return done
