@@ -37,12 +37,9 @@ def test_an_unknown_error_whose_transaction_landed_is_not_ordered_again(
     clock, rig = _rig(make_rig, db_url)
     rig.emulator.faults.add("timed_out", operation="execute_ultra", code=-1001,
                             error="Unknown error")  # fmt: skip
-    rpc = rig.rpc()
-    try:
-        runner = rig.runner(rpc=rpc, sleep=clock.advance)  # the wait passes on the clock
-        outcome = outcome_of(runner.fire(rig.plan("swap", schedule=SCHEDULE), SLOT))
-    finally:
-        rpc.close()
+    outcome = rig.fire_with_rpc(
+        rig.plan("swap", schedule=SCHEDULE), SLOT, clock
+    )  # waits pass on the clock
     run = rig.run(outcome.run_id)
     steps = rig.steps(run.id)
     assert len(rig.landed()) == 1, steps  # one swap for one slot
@@ -61,12 +58,9 @@ def test_a_failed_to_land_answer_that_did_not_land_is_still_ordered_afresh_once(
     clock, rig = _rig(make_rig, db_url)
     rig.emulator.faults.add("failed", operation="execute_ultra", code=-1000,
                             error="Failed to land")  # fmt: skip
-    rpc = rig.rpc()
-    try:
-        runner = rig.runner(rpc=rpc, sleep=clock.advance)
-        outcome = outcome_of(runner.fire(rig.plan("swap", schedule=SCHEDULE), SLOT))
-    finally:
-        rpc.close()
+    outcome = rig.fire_with_rpc(
+        rig.plan("swap", schedule=SCHEDULE), SLOT, clock
+    )  # waits pass on the clock
     steps = rig.steps(outcome.run_id)
     assert outcome.status is RunStatus.SUCCEEDED, outcome.error
     assert steps.count("reorder") == 1, steps
@@ -101,12 +95,8 @@ def test_an_unknown_error_out_of_grace_that_landed_is_not_recorded_failed(
     clock, rig = _rig(make_rig, db_url)
     rig.emulator.faults.add("timed_out", operation="execute_ultra", code=-1001,
                             error="Unknown error")  # fmt: skip
-    rpc = rig.rpc()
-    try:
-        plan = rig.plan("swap", schedule={"every": "1h", "grace": 30})
-        outcome = outcome_of(rig.runner(rpc=rpc, sleep=clock.advance).fire(plan, SLOT))
-    finally:
-        rpc.close()
+    plan = rig.plan("swap", schedule={"every": "1h", "grace": 30})
+    outcome = rig.fire_with_rpc(plan, SLOT, clock)
     assert outcome.status is RunStatus.SUCCEEDED, outcome.error
     assert rig.issued() == 1
     assert len(rig.landed()) == 1

@@ -47,12 +47,7 @@ def test_a_signed_ultra_run_posted_after_its_request_expired_and_its_grace_fails
     clock = Clock(SLOT)
     rig = make_rig(clock=clock)
     plan = rig.plan("swap", schedule=SHORT_GRACE)
-    failpoints.arm("after_sign")
-    with pytest.raises(failpoints.SimulatedCrash):
-        rig.runner().fire(plan, SLOT)
-    failpoints.disarm()
-    (run_id,) = rig.run_ids()
-    assert rig.run(run_id).status is RunStatus.SIGNED
+    run_id = rig.signed_then_crashed(plan, SLOT)
     clock.advance(600)  # the requestId (about 2 minutes) and the blockhash are gone
     (outcome,) = recover(rig.runner(), startup=True)  # no RPC node configured
     assert outcome.status is RunStatus.FAILED, (outcome.error, rig.steps(run_id))

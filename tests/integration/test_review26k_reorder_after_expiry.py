@@ -44,12 +44,9 @@ def test_with_an_rpc_the_fresh_order_waits_for_the_height_to_pass(
     make_rig: RigFactory, ttl: float
 ) -> None:
     clock, rig = _rig(make_rig, ttl)
-    rpc = rig.rpc()
-    try:
-        runner = rig.runner(rpc=rpc, sleep=clock.advance)  # the wait passes on the clock
-        outcome = outcome_of(runner.fire(rig.plan("swap", schedule=SCHEDULE), SLOT))
-    finally:
-        rpc.close()
+    outcome = rig.fire_with_rpc(
+        rig.plan("swap", schedule=SCHEDULE), SLOT, clock
+    )  # waits pass on the clock
     steps = rig.steps(outcome.run_id)
     assert outcome.status is RunStatus.SUCCEEDED, outcome.error
     assert steps.count("reorder") == 1, steps

@@ -44,11 +44,7 @@ def _signed_then_crashed(
                    emulator=Emulator(seed=11, clock=clock.wall))  # fmt: skip
     rig.emulator.faults.add("rfq", operation=order)  # JupiterZ wins the first quote
     plan = rig.plan("swap", schedule={"every": "1h", "grace": grace}, name=f"rfq-{api}")
-    failpoints.arm("after_sign")
-    with pytest.raises(failpoints.SimulatedCrash):
-        rig.runner().fire(plan, SLOT)
-    failpoints.disarm()
-    (run_id,) = rig.run_ids()
+    run_id = rig.signed_then_crashed(plan, SLOT)
     (ordered,) = [d for _, s, d in rig.events(run_id) if s == "ordered"]
     assert ordered.get("router") == "jupiterz"
     # past the quote's expireAt, short of the blockhash's time fallback (90 s and 30 s)

@@ -119,12 +119,7 @@ def test_the_driver_that_lost_the_race_to_post_a_signed_run_posts_nothing(
     as their "first" post."""
     rig = make_rig(db_url=db_url, swap_api="swap-v2")
     plan = rig.plan("swap")
-    failpoints.arm("after_sign")
-    with pytest.raises(failpoints.SimulatedCrash):
-        rig.runner().fire(plan, SLOT)
-    failpoints.disarm()
-    (run_id,) = rig.run_ids()
-    assert rig.run(run_id).status is RunStatus.SIGNED
+    run_id = rig.signed_then_crashed(plan, SLOT)
     inner = in_process_transport(rig.emulator, sleep=lambda s: None)
     # A reads the run (signed), then waits on the block height its first post needs
     a_rpc, a_api = Gate(inner, "/rpc"), Gate(inner, "execute", never)

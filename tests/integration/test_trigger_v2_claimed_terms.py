@@ -40,23 +40,12 @@ def _edit(rig: Any, plan_id: int, request: dict[str, Any]) -> None:
         row.request, row.version = request, 2
 
 
-def _signed_then_crashed(rig: Any, plan: Any) -> int:
-    failpoints.arm("after_sign")
-    with pytest.raises(failpoints.SimulatedCrash):
-        rig.runner().fire(plan, SLOT)
-    failpoints.disarm()
-    (run_id,) = rig.run_ids()
-    run_id = int(run_id)
-    assert rig.run(run_id).status is RunStatus.SIGNED
-    return run_id
-
-
 def test_a_price_order_signed_before_an_edit_opens_at_the_claimed_trigger_price(
     make_rig: RigFactory, db_url: str
 ) -> None:
     rig = make_rig(loopback=True, db_url=db_url)
     plan = order_plan(rig)  # triggerPriceUsd 200, above
-    run_id = _signed_then_crashed(rig, plan)
+    run_id = rig.signed_then_crashed(plan, SLOT)
     _edit(rig, plan.id, {**ORDER_REQUEST, "triggerPriceUsd": "150", "triggerCondition": "below"})
     outcomes = recover(rig.runner(), startup=True)
     assert [o.status for o in outcomes] == [RunStatus.SUCCEEDED], outcomes
@@ -70,7 +59,7 @@ def test_a_dca_signed_before_an_edit_opens_with_the_claimed_rounds(
 ) -> None:
     rig = make_rig(loopback=True, db_url=db_url)
     plan = dca_plan(rig)  # 4 rounds, a day apart
-    _signed_then_crashed(rig, plan)
+    rig.signed_then_crashed(plan, SLOT)
     _edit(rig, plan.id, {**DCA_REQUEST, "orderCount": 2, "intervalSeconds": 60})
     outcomes = recover(rig.runner(), startup=True)
     assert [o.status for o in outcomes] == [RunStatus.SUCCEEDED], outcomes
@@ -84,7 +73,7 @@ def test_a_price_band_kept_for_the_create_is_sent_as_the_exact_number(
     rig = make_rig(loopback=True, db_url=db_url)
     band = {"orderType": "price_conditional", "triggerMint": SOL, "minPriceUsd": "100.25"}
     plan = dca_plan(rig, **band)
-    _signed_then_crashed(rig, plan)
+    rig.signed_then_crashed(plan, SLOT)
     _edit(rig, plan.id, {**DCA_REQUEST, **band, "minPriceUsd": "1"})
     outcomes = recover(rig.runner(), startup=True)
     assert [o.status for o in outcomes] == [RunStatus.SUCCEEDED], outcomes
