@@ -37,9 +37,8 @@ def test_an_unknown_error_whose_transaction_landed_is_not_ordered_again(
     clock, rig = _rig(make_rig, db_url)
     rig.emulator.faults.add("timed_out", operation="execute_ultra", code=-1001,
                             error="Unknown error")  # fmt: skip
-    outcome = rig.fire_with_rpc(
-        rig.plan("swap", schedule=SCHEDULE), SLOT, clock
-    )  # waits pass on the clock
+    plan = rig.plan("swap", schedule=SCHEDULE)
+    outcome = rig.fire_with_rpc(plan, SLOT, clock)  # its waits pass on the clock
     run = rig.run(outcome.run_id)
     steps = rig.steps(run.id)
     assert len(rig.landed()) == 1, steps  # one swap for one slot
@@ -58,9 +57,8 @@ def test_a_failed_to_land_answer_that_did_not_land_is_still_ordered_afresh_once(
     clock, rig = _rig(make_rig, db_url)
     rig.emulator.faults.add("failed", operation="execute_ultra", code=-1000,
                             error="Failed to land")  # fmt: skip
-    outcome = rig.fire_with_rpc(
-        rig.plan("swap", schedule=SCHEDULE), SLOT, clock
-    )  # waits pass on the clock
+    plan = rig.plan("swap", schedule=SCHEDULE)
+    outcome = rig.fire_with_rpc(plan, SLOT, clock)  # its waits pass on the clock
     steps = rig.steps(outcome.run_id)
     assert outcome.status is RunStatus.SUCCEEDED, outcome.error
     assert steps.count("reorder") == 1, steps

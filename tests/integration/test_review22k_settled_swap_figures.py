@@ -17,7 +17,6 @@ from jupcron.report.build import build
 from jupcron.report.plan import PlanReport
 from jupcron.report.rows import table_row, total_lines, totals
 from jupcron.runner.manual import Verdict, settle_in_doubt
-from jupcron.runner.recovery import recover
 from jupcron.store.records import PlanRecord
 from jupcron.store.runstore import SqlRunStore
 from jupcron.web.text import plan_text
@@ -105,14 +104,10 @@ def test_a_swap_the_operator_settled_as_landed_is_unmeasured(
     plan = rig.plan("swap", name=PLAN)
     measured = outcome_of(rig.runner().fire(plan, SLOT))  # answered: an execute fill
     assert measured.status is RunStatus.SUCCEEDED
-    rig.emulator.faults.add("lost_answer", count=0, operation="execute_ultra")
     clock.advance(3600)
-    outcome = outcome_of(rig.runner().fire(plan, SLOT + timedelta(hours=1)))
-    clock.advance(600)  # the blockhash surely expired: in_doubt
-    recover(rig.runner(), runs=[outcome.run_id])
-    assert rig.run(outcome.run_id).status is RunStatus.IN_DOUBT, rig.steps(outcome.run_id)
+    run_id = rig.in_doubt_swap(plan, SLOT + timedelta(hours=1), clock)
     assert _report(rig).as_dict({}).get("unmeasured_runs", 0) == 0  # in doubt: not counted
-    settle_in_doubt(SqlRunStore(rig.engine), outcome.run_id,
+    settle_in_doubt(SqlRunStore(rig.engine), run_id,
                     Verdict(landed=True, reason="found it", by="op"), now=clock())  # fmt: skip
     gave = start[0] - ledger.balance(wallet, USDC)
     got = ledger.balance(wallet, SOL) - start[1]

@@ -20,7 +20,6 @@ from jupcron.cli.main import cli
 from jupcron.domain import RunStatus
 from jupcron.emulator import Emulator
 from jupcron.runner.manual import Verdict, settle_in_doubt
-from jupcron.runner.recovery import recover
 from jupcron.store.runstore import SqlRunStore
 from tests.fixtures.runner import ONE_ATTEMPT, USDC, Clock, Rig, RigFactory, outcome_of
 
@@ -35,13 +34,9 @@ def _landed_unmeasured(make_rig: RigFactory) -> tuple[Rig, int]:
     start = rig.emulator.ledger.balance(rig.wallet.address, USDC)
     plan = rig.plan("swap", name=PLAN)
     assert outcome_of(rig.runner().fire(plan, SLOT)).status is RunStatus.SUCCEEDED
-    rig.emulator.faults.add("lost_answer", count=0, operation="execute_ultra")
     clock.advance(3600)
-    outcome = outcome_of(rig.runner().fire(plan, SLOT + timedelta(hours=1)))
-    clock.advance(600)  # the blockhash surely expired: in_doubt
-    recover(rig.runner(), runs=[outcome.run_id])
-    assert rig.run(outcome.run_id).status is RunStatus.IN_DOUBT, rig.steps(outcome.run_id)
-    settle_in_doubt(SqlRunStore(rig.engine), outcome.run_id,
+    run_id = rig.in_doubt_swap(plan, SLOT + timedelta(hours=1), clock)
+    settle_in_doubt(SqlRunStore(rig.engine), run_id,
                     Verdict(landed=True, reason="found it", by="op"), now=clock())  # fmt: skip
     gave = start - rig.emulator.ledger.balance(rig.wallet.address, USDC)
     assert gave == 2 * 5_000_000

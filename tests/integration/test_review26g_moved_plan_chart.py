@@ -9,50 +9,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 
-import httpx
 import pytest
 
 from jupcron.domain import RunStatus
 from jupcron.listen.metrics import Metrics
-from jupcron.listen.server import Listener, start_listener
+from jupcron.listen.server import start_listener
 from jupcron.store.engine import open_reader
 from jupcron.web.activity import Activity
 from jupcron.web.app import WebApp
 from jupcron.web.views import ReportCache
-from tests.fixtures.runner import Rig, RigFactory, outcome_of
+from tests.fixtures.runner import RigFactory, outcome_of
 from tests.integration.test_report_wallet_of_each_run import SLOT, move
 from tests.integration.test_wallets_runs import two_wallets
-from tests.integration.test_web_api import live
+from tests.integration.test_web_api import Web, live
 from tests.support import stopping
 
 
-class Page:
-    def __init__(self, rig: Rig, server: Listener) -> None:
-        self.rig, self.server = rig, server
-
-    def get(self, path: str) -> httpx.Response:
-        answer = httpx.get(self.server.url + path, timeout=10)
-        assert answer.status_code == 200, answer.text
-        return answer
-
-    def json(self, path: str) -> Any:
-        return self.get(path).json()
-
-
 @pytest.fixture
-def page(make_rig: RigFactory) -> Iterator[Page]:
+def page(make_rig: RigFactory) -> Iterator[Web]:
     rig = make_rig(loopback=True)
     engine = open_reader(str(rig.engine.url))
     app = WebApp(engine, metrics=Metrics(), live=live, activity=Activity())
     app.reports = ReportCache(ttl=0.0)  # each request reads the store afresh
     server = start_listener(Metrics(), "127.0.0.1:0", app=app, key="web.listen")
-    yield Page(rig, server)
+    yield Web(rig, server)
     stopping.later(server.stop, engine.dispose)
 
 
-def test_a_moved_plans_chart_and_fills_are_its_current_wallets(page: Page) -> None:
+def test_a_moved_plans_chart_and_fills_are_its_current_wallets(page: Web) -> None:
     rig = page.rig
     _, _, wallets = two_wallets(rig)
     runner = rig.runner(wallets=wallets)

@@ -44,9 +44,8 @@ def test_with_an_rpc_the_fresh_order_waits_for_the_height_to_pass(
     make_rig: RigFactory, ttl: float
 ) -> None:
     clock, rig = _rig(make_rig, ttl)
-    outcome = rig.fire_with_rpc(
-        rig.plan("swap", schedule=SCHEDULE), SLOT, clock
-    )  # waits pass on the clock
+    plan = rig.plan("swap", schedule=SCHEDULE)
+    outcome = rig.fire_with_rpc(plan, SLOT, clock)  # its waits pass on the clock
     steps = rig.steps(outcome.run_id)
     assert outcome.status is RunStatus.SUCCEEDED, outcome.error
     assert steps.count("reorder") == 1, steps
