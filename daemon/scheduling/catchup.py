@@ -6,7 +6,7 @@ is not missed: it is the plan's next slot."""
 
 from __future__ import annotations
 
-import bisect
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -54,7 +54,9 @@ def catch_up(
     the plan's next slot, to fire when due as if nobody had stopped; only the slots
     before it are settled here (the later ones are settled after it, as they come).
     Slots older than 31 days are not looked at; at most 1000 skipped slots are
-    returned.
+    returned, and only about that many are listed (`newest_slots`, back from `now`):
+    an ``every: 1s`` plan after a month away is not a list of millions built with
+    the scheduler's lock held.
     """
     now = aware(now)
     lower = aware(since)
@@ -66,8 +68,15 @@ def catch_up(
         first = next_fire_times(schedule, lower, 1)
         truncated = bool(first) and first[0] <= floor
         lower = floor
-    missed = fire_times_between(schedule, lower, now)
-    missed, waiting = _split_waiting(schedule, key, missed, now)
+    # only the newest MAX_SKIPPED missed slots are kept, and one more run-once may run
+    keep = MAX_SKIPPED + 1
+    # the slots within the jitter of `now` may still be waiting: listed on their own,
+    # up to the first that is; the ones before are due, the newest of them listed
+    jittered = schedule.jitter > 0 and key is not None
+    due_by = now - timedelta(seconds=schedule.jitter) if jittered else now
+    recent, waiting, more = _due_before_waiting(schedule, key, max(lower, due_by), now, keep)
+    older, older_more = newest_slots(schedule, lower, due_by, keep - len(recent))
+    missed = older + recent
     run = None
     if (
         schedule.misfire == Misfire.RUN_ONCE
@@ -75,22 +84,50 @@ def catch_up(
         and not is_late(schedule, key, missed[-1], now)
     ):
         run = missed.pop()
-    if len(missed) > MAX_SKIPPED:
+    if len(missed) > MAX_SKIPPED or more or older_more:
         truncated = True
         missed = missed[-MAX_SKIPPED:]
     return CatchUp(run=run, skipped=missed, truncated=truncated, waiting=waiting)
 
 
-def _split_waiting(
-    schedule: Schedule, key: str | None, slots: list[datetime], now: datetime
-) -> tuple[list[datetime], datetime | None]:
-    """`slots` (ascending) before the first one not yet due at `now`, and that one.
-    Only the slots within the jitter of `now` can still be waiting: those alone are
-    hashed (a month of an every-second plan is not)."""
-    if schedule.jitter <= 0 or key is None:
-        return slots, None
-    start = bisect.bisect_right(slots, now - timedelta(seconds=schedule.jitter))
-    for i in range(start, len(slots)):
-        if slots[i] + jitter_delay(schedule, key, slots[i]) > now:
-            return slots[:i], slots[i]
-    return slots, None
+def newest_slots(
+    schedule: Schedule, after: datetime, until: datetime, count: int
+) -> tuple[list[datetime], bool]:
+    """The newest `count` fire times in ``(after, until]`` (ascending), and whether there
+    are older ones in it. Listed from spans back from `until` that double (the first
+    holds `count` slots of an ``every``, a minute each of a cron), not from `after`:
+    some `count` to `2 * count` slots of a regular schedule."""
+    if count <= 0:
+        first = next_fire_times(schedule, after, 1)
+        return [], bool(first) and first[0] <= until
+    span = timedelta(seconds=schedule.every or 60) * count
+    while True:
+        lower = after if span >= until - after else until - span
+        slots = fire_times_between(schedule, lower, until)
+        if len(slots) > count:
+            return slots[-count:], True
+        if lower <= after:
+            return slots, False
+        span *= 2
+
+
+def _due_before_waiting(
+    schedule: Schedule, key: str | None, after: datetime, now: datetime, keep: int
+) -> tuple[list[datetime], datetime | None, bool]:
+    """The slots in ``(after, now]`` (within the jitter of `now`: those alone are hashed)
+    due at `now`, up to the first one not yet due: the newest `keep` of them (and whether
+    there were more), and that one. Listed a span at a time (`keep` slots of an
+    ``every``, a minute each of a cron), each hashed as it comes (a month of jitter of
+    an every-second plan is not one list)."""
+    due: deque[datetime] = deque(maxlen=keep)
+    seen = 0
+    span = timedelta(seconds=schedule.every or 60) * keep
+    while after < now:
+        until = min(after + span, now)
+        for slot in fire_times_between(schedule, after, until):
+            if slot + jitter_delay(schedule, key, slot) > now:
+                return list(due), slot, seen > keep
+            due.append(slot)
+            seen += 1
+        after = until
+    return list(due), None, seen > keep

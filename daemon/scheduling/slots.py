@@ -19,14 +19,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.scheduling.catchup import MAX_LOOKBACK, MAX_SKIPPED
+from jupcron.scheduling.catchup import MAX_LOOKBACK, MAX_SKIPPED, newest_slots
 from jupcron.scheduling.schedule import (
     Schedule,
-    fire_times_between,
     next_fire_times,
     parse_schedule,
 )
@@ -74,27 +73,6 @@ class Recorded:
     def __add__(self, other: Recorded) -> Recorded:
         return Recorded(self.skipped + other.skipped, self.slots + other.slots,
                         self.truncated or other.truncated)  # fmt: skip
-
-
-def newest_slots(
-    schedule: Schedule, after: datetime, until: datetime, count: int
-) -> tuple[list[datetime], bool]:
-    """The newest `count` fire times in ``(after, until]`` (ascending), and whether there
-    are older ones in it. Listed from spans back from `until` that double (the first
-    holds `count` slots of an ``every``, a minute each of a cron), not from `after`:
-    some `count` to `2 * count` slots of a regular schedule."""
-    if count <= 0:
-        first = next_fire_times(schedule, after, 1)
-        return [], bool(first) and first[0] <= until
-    span = timedelta(seconds=schedule.every or 60) * count
-    while True:
-        lower = after if span >= until - after else until - span
-        slots = fire_times_between(schedule, lower, until)
-        if len(slots) > count:
-            return slots[-count:], True
-        if lower <= after:
-            return slots, False
-        span *= 2
 
 
 def _older(schedule: Schedule, after: datetime, floor: datetime, until: datetime) -> bool:
