@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from pydantic import BaseModel
 
 from jupcron.app import Runtime
-from jupcron.config import MASKED, Config, load_config, mask_url
+from jupcron.config import Config, load_config
+from jupcron.config.changes import config_changes, restart_only
 from jupcron.config.watch import ConfigWatch
 from jupcron.errors import JupcronError, PlanError, Problem
 from jupcron.listen.page import Page
@@ -46,60 +46,9 @@ from jupcron.products.recurring.minimums import (
     needs_network,
 )
 from jupcron.service.notify import Notifier
+from jupcron.store.plansync import Passed
 
 log = structlog.get_logger(__name__)
-
-# what the daemon reads only at start: a change is reported, and waits for a restart
-RESTART_ONLY = (
-    "api", "wallet", "wallets", "database", "rpc", "metrics", "web.listen", "notify", "logging",
-    "follow", "runner.workers", "runner.group_commit",
-)  # fmt: skip
-
-
-def _leaves(model: BaseModel, prefix: str = "") -> dict[str, tuple[Any, str]]:
-    """Each setting's dotted key: its value, and how a log line may show it."""
-    out: dict[str, tuple[Any, str]] = {}
-    for name, info in type(model).model_fields.items():
-        if not prefix and name in ("source", "digest"):
-            continue
-        value = getattr(model, name)
-        if isinstance(value, BaseModel):
-            out.update(_leaves(value, f"{prefix}{name}."))
-        elif MASKED in info.metadata and isinstance(value, str):
-            out[prefix + name] = (value, mask_url(value))
-        else:
-            out[prefix + name] = (value, _shown(value))
-    return out
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "none" if value is None else str(value)
-
-
-def config_changes(old: Config, new: Config) -> list[str]:
-    """What differs, one ``key: old -> new`` each, a URL's secret masked (the config
-    holds no other secret: keys are in files, read at start)."""
-    before, after = _leaves(old), _leaves(new)
-    missing: tuple[Any, str] = (None, "none")
-    out = []
-    for key in sorted(before.keys() | after.keys()):
-        (was, was_shown), (now, now_shown) = before.get(key, missing), after.get(key, missing)
-        if was == now:
-            continue
-        if was_shown == now_shown:
-            out.append(f"{key}: changed (its secret part is masked)")
-        else:
-            out.append(f"{key}: {was_shown} -> {now_shown}")
-    return out
-
-
-def restart_only(changes: list[str]) -> list[str]:
-    """The changed keys that take effect only at the next start."""
-    keys = [change.split(":", 1)[0] for change in changes]
-    return [k for k in keys if any(k == p or k.startswith(p + ".") for p in RESTART_ONLY)]
-
 
 LOOKUP_TIMEOUT_S = 5.0  # an API call's connect and read bound, on a reload's checks
 CHECKS_BUDGET_S = 10.0  # a reload's lookups in all: one not started by then is not made
@@ -250,6 +199,8 @@ class Reload:
         status_text: Callable[[], str],
         plans_changed: Callable[[], None],
         wake: Callable[[], None] = lambda: None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.config_file = config_file
@@ -257,6 +208,7 @@ class Reload:
         self.status_text = status_text  # the STATUS= line once the reload is done
         self.plans_changed = plans_changed  # the scheduler reads the plans again
         self.wake = wake  # the loop woken when the plans part is done
+        self.clock, self.monotonic = clock, monotonic  # when an apply begins, how long it took
         self.runtime: Runtime | None = None
         self.page: Page | None = None
         self._worker: threading.Thread | None = None  # the plans part under way
@@ -353,13 +305,20 @@ class Reload:
         try:  # (a folder the service's user may no longer look into: EACCES, not a crash)
             if folder.is_dir():
                 checks = PlanChecks(config, folder, stopping=self._stop.is_set)
+                passed: list[Passed] = []  # new plans' fire times that passed (the last pass's)
                 diff, _ = apply_checked(
-                    self.runtime.store.factory, [folder], now=datetime.now(UTC),
+                    self.runtime.store.factory, [folder], now=self.clock(),
                     checks=NetworkChecks(checks.wanted, checks.run), wallets=wallets,
-                    each=self._each,
+                    each=self._each, restart=passed.clear, passed=passed.append,
+                    monotonic=self.monotonic,
                 )  # fmt: skip
                 if checks.notes:
                     log.warning("plans_checked", notes=[str(n) for n in checks.notes])
+                for found in passed:  # (as `plans apply` warns: that fire time is not run)
+                    first = None if found.first is None else found.first.isoformat()
+                    log.warning("plan_fire_time_passed", plan=found.name, source=found.source,
+                                missed=found.missed.isoformat(), first=first,
+                                stored_at=found.stored_at.isoformat())  # fmt: skip
                 log.info("plans_applied", diff=diff.lines())
         except (JupcronError, OSError) as exc:
             said = log.warning if self._stop.is_set() else log.error  # a stop: no fault

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from jupcron.config import Config, config_digest, load_config
+from jupcron.config.changes import config_changes, restart_only
 from jupcron.config.watch import UNREADABLE, ConfigWatch
-from jupcron.service.reload import config_changes, restart_only
 
 FAR = 0  # a wall clock far from every file's mtime: no file counts as just written
 
