@@ -67,7 +67,7 @@ def surely_gone(ports: Ports, run: RunRecord, swap: SwapTerms | None, now: datet
     None when it may still land. The rule every path holds to: the chain's block height
     past a Swap V2 order's ``lastValidBlockHeight`` when it is known and the RPC node
     answers; otherwise ``runner.blockhash_validity`` and its margin (`surely_expired`)."""
-    limit = swap.last_valid_block_height if swap is not None and swap.api == SWAP_V2 else None
+    limit = _height_limit(ports, swap)
     if ports.rpc is not None and limit is not None:
         try:
             height = ports.rpc.block_height()
@@ -91,12 +91,14 @@ def surely_gone(ports: Ports, run: RunRecord, swap: SwapTerms | None, now: datet
 
 def heights_known(ports: Ports, swap: SwapTerms | None) -> bool:
     """Whether `surely_gone` asks the chain's block height (else it goes by the time)."""
-    return (
-        ports.rpc is not None
-        and swap is not None
-        and swap.api == SWAP_V2
-        and swap.last_valid_block_height is not None
-    )
+    return _height_limit(ports, swap) is not None
+
+
+def _height_limit(ports: Ports, swap: SwapTerms | None) -> int | None:
+    """A Swap V2 order's ``lastValidBlockHeight``, when an RPC node can be asked past it."""
+    if ports.rpc is None or swap is None or swap.api != SWAP_V2:
+        return None
+    return swap.last_valid_block_height
 
 
 def expired_unposted(

@@ -65,8 +65,7 @@ def catch_up(
     floor = now - MAX_LOOKBACK
     truncated = False
     if lower < floor:
-        first = next_fire_times(schedule, lower, 1)
-        truncated = bool(first) and first[0] <= floor
+        truncated = has_slot(schedule, lower, floor)
         lower = floor
     # only the newest MAX_SKIPPED missed slots are kept, and one more run-once may run
     keep = MAX_SKIPPED + 1
@@ -90,6 +89,12 @@ def catch_up(
     return CatchUp(run=run, skipped=missed, truncated=truncated, waiting=waiting)
 
 
+def has_slot(schedule: Schedule, after: datetime, until: datetime) -> bool:
+    """Whether `schedule` has a fire time in ``(after, until]``."""
+    first = next_fire_times(schedule, after, 1)
+    return bool(first) and first[0] <= until
+
+
 def newest_slots(
     schedule: Schedule, after: datetime, until: datetime, count: int
 ) -> tuple[list[datetime], bool]:
@@ -98,8 +103,7 @@ def newest_slots(
     holds `count` slots of an ``every``, a minute each of a cron), not from `after`:
     some `count` to `2 * count` slots of a regular schedule."""
     if count <= 0:
-        first = next_fire_times(schedule, after, 1)
-        return [], bool(first) and first[0] <= until
+        return [], has_slot(schedule, after, until)
     span = timedelta(seconds=schedule.every or 60) * count
     while True:
         lower = after if span >= until - after else until - span

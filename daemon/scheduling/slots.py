@@ -23,7 +23,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.scheduling.catchup import MAX_LOOKBACK, MAX_SKIPPED, newest_slots
+from jupcron.scheduling.catchup import MAX_LOOKBACK, MAX_SKIPPED, has_slot, newest_slots
 from jupcron.scheduling.schedule import (
     Schedule,
     next_fire_times,
@@ -73,12 +73,6 @@ class Recorded:
     def __add__(self, other: Recorded) -> Recorded:
         return Recorded(self.skipped + other.skipped, self.slots + other.slots,
                         self.truncated or other.truncated)  # fmt: skip
-
-
-def _older(schedule: Schedule, after: datetime, floor: datetime, until: datetime) -> bool:
-    """Has `schedule` a slot in ``(after, min(floor, until)]`` (beyond the look-back)?"""
-    first = next_fire_times(schedule, after, 1)
-    return bool(first) and first[0] <= min(floor, until)
 
 
 def record_unfired(
@@ -179,7 +173,7 @@ def record_superseded(
     done = Recorded()
     for version in reversed(versions):
         schedule, since, until = version.schedule, version.since, version.until
-        older = since < floor and _older(schedule, since, floor, until)
+        older = since < floor and has_slot(schedule, since, min(floor, until))
         slots, more = newest_slots(schedule, max(since, floor), until, limit - done.slots)
         done += _skip(store, plan, slots, now, truncated=more or older)
     return done

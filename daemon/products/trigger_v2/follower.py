@@ -183,14 +183,12 @@ class TriggerV2Follower:
         source = SOURCE[family]
         with begin(self.engine) as conn:
             ours = {k: v for k, v in targets(conn, self.name).items() if v.family == family}
-            closed = follow.closed_orders(conn, source)
-        pending = set(ours) - closed
-        if not pending:
-            return  # nothing of ours is open: not a single request
-        now = self.clock()
-        runs = follow.Targets({key: mine.run_id for key, mine in ours.items()}, {})
-        with begin(self.engine) as conn:
+            pending = set(ours) - follow.closed_orders(conn, source)
+            if not pending:
+                return  # nothing of ours is open: not a single request
+            runs = follow.Targets({key: mine.run_id for key, mine in ours.items()}, {})
             known = follow.last_known(conn, source, pending, runs)
+        now = self.clock()
         lost, wanted, sweep = unexplained.to_read(pending, known, now, self._swept.get(family))
         if not wanted:
             return  # only lost orders, swept not long ago: not a single request
