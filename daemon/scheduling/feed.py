@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import structlog
 from sqlalchemy.exc import SQLAlchemyError
@@ -36,6 +37,10 @@ class WindowFeed:
     _dirty: dict[int, win.Pending]
     _inflight: dict[int, int]
     _flushed: float
+
+    if TYPE_CHECKING:  # the scheduler's own, for the type checker
+
+        def _arm(self) -> None: ...
 
     def _refill(self, now: datetime) -> None:
         """Read the plans due within the horizon until the window is full: first the
@@ -88,4 +93,7 @@ class WindowFeed:
             self._dirty = {**dirty, **self._dirty}
             log.warning("next_fire_write_failed", plans=len(dirty), error=str(exc))
             return False
+        with self._lock:
+            if self._window.behind(dirty):  # held back past the cursor by a long fire
+                self._arm()
         return True

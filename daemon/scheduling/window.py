@@ -237,3 +237,22 @@ class Window:
     def reset(self) -> None:
         """Read again from the start (a reload: new plans may be due before the cursor)."""
         self.cursor = None
+
+    def behind(self, written: Mapping[int, Pending]) -> bool:
+        """Next slots just written that pages have read past: moves the cursor back to
+        just before the first of them, so that the next page reads them; True if it
+        moved. A next slot is written only once its plan's fire is back (`_flush` holds
+        back the plans in flight), and a run lasts seconds to a minute while the pages
+        read on: a slot written behind the cursor was never read, and its plan (an
+        ``every: 1m``, a ``* * * * *``) never fired again. Plans read again that are
+        live or waiting keep their entry (`read`)."""
+        first: Cursor | None = None
+        for plan_id, held in written.items():
+            if held.slot is None or self.known(plan_id) or not self.covers(held.slot, plan_id):
+                continue
+            if first is None or (held.slot, plan_id) < first:
+                first = (held.slot, plan_id)
+        if first is None:
+            return False
+        self.cursor = (first[0], first[1] - 1)  # the keyset's next page starts at `first`
+        return True
