@@ -87,8 +87,8 @@ def record_unfired(
 ) -> Recorded:
     """Record the old version's slots from its pending one (`first`) up to the change
     (`until`, else the plan's last one) as skipped: the newest `limit` of them within
-    `MAX_LOOKBACK` of `now`, the rest flagged."""
-    until = plan.updated_at if until is None else until
+    `MAX_LOOKBACK` of `now`, the rest flagged. Never past `now` (`_came`)."""
+    until = _came(plan.updated_at if until is None else until, now)
     if first > until:
         return Recorded()
     floor = now - MAX_LOOKBACK
@@ -101,6 +101,16 @@ def record_unfired(
     else:
         more = True
     return _skip(store, plan, slots, now, truncated=more)
+
+
+def _came(change: datetime, now: datetime) -> datetime:
+    """Where a version's unfired slots end: at its change, or at `now` if that is
+    earlier. A change's time is the applying host's clock (`plans apply` runs on any
+    host), which may run ahead of this daemon's: a slot between the two has not come
+    here yet, so it is not unfired but the new version's to fire (recorded skipped, the
+    unique (plan, slot) key then refused its fire, and an edit made from a host a few
+    seconds ahead, a few seconds before a slot, cost that slot's run)."""
+    return min(change, now)
 
 
 def _skip(store: RunStore, plan: PlanRecord, slots: list[datetime], now: datetime, *,
@@ -172,7 +182,7 @@ def record_superseded(
     floor = now - MAX_LOOKBACK
     done = Recorded()
     for version in reversed(versions):
-        schedule, since, until = version.schedule, version.since, version.until
+        schedule, since, until = version.schedule, version.since, _came(version.until, now)
         older = since < floor and has_slot(schedule, since, min(floor, until))
         slots, more = newest_slots(schedule, max(since, floor), until, limit - done.slots)
         done += _skip(store, plan, slots, now, truncated=more or older)
