@@ -52,6 +52,7 @@ class Watchdog:
         self.health = health
         self.clock = clock
         self._next_due: float | None = None  # None: due at once
+        self._withheld = False  # the last due ping was held back (unhealthy)
         self._outage = Outage(log, "watchdog_withheld", back="watchdog_resumed")
         self.pings = 0
 
@@ -76,8 +77,10 @@ class Watchdog:
         if self._next_due is not None and now < self._next_due:
             return False
         if not self._healthy():
+            self._withheld = True
             self._outage.failed(reason="health check failed")
             return False
+        self._withheld = False
         self._outage.ok()
         self.sink.watchdog()
         self.pings += 1
@@ -85,10 +88,18 @@ class Watchdog:
         return True
 
     def seconds_until_due(self, now: float | None = None, default: float = 1.0) -> float:
-        """How long the loop may sleep before the next `tick` (``default`` when off)."""
+        """How long the loop may sleep before the next `tick` (``default`` when off).
+
+        A ping held back stays due; the loop still waits its usual turn (``default``)
+        before it asks the health again, not 0 s: each turn reads the store, and a
+        daemon that is unhealthy (the store down) must not spin against it until
+        systemd's watchdog ends it."""
         if self.interval is None:
             return default
+        turn = default if default > 0 else self.interval
+        if self._withheld:
+            return min(turn, self.interval)
         if self._next_due is None:
             return 0.0
         now = self.clock() if now is None else now
-        return max(0.0, min(self._next_due - now, default if default > 0 else self.interval))
+        return max(0.0, min(self._next_due - now, turn))
