@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from jupcron.errors import ConfigError
+
+if TYPE_CHECKING:
+    from apprise import NotifyBase, OverflowMode
 
 
 def channel_of(url: str) -> str:
@@ -40,11 +43,14 @@ def apprise_sender(urls: Sequence[str]) -> Sender:
         logger.disabled = True
         try:
             for index, url in enumerate(urls):
+                before = len(client)
                 if not client.add(url):
                     raise ConfigError(
                         f"notify.urls[{index}] ({channel_of(url)}): not a notification URL "
                         "Apprise understands (see https://github.com/caronc/apprise/wiki)"
                     )
+                if "overflow=" not in url.lower():  # the URL's own choice wins
+                    split_long(list(client)[before:], apprise.OverflowMode.SPLIT)
         finally:
             logger.disabled = False
 
@@ -53,6 +59,15 @@ def apprise_sender(urls: Sequence[str]) -> Sender:
         return bool(client.notify(title=title, body=body, notify_type=kind))
 
     return send
+
+
+def split_long(channels: Sequence[NotifyBase], mode: OverflowMode) -> None:
+    """A message longer than its channel takes (Telegram 4,096 characters, Discord
+    2,000) goes as several (``mode``: Apprise's split). Apprise's default passes it on
+    untouched and the service refuses it whole: a burst of 30 failures (up to ~9,000
+    characters) would be the one message nobody sees."""
+    for channel in channels:
+        channel.overflow_mode = mode
 
 
 def check_urls(urls: Sequence[str]) -> None:
