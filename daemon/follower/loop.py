@@ -40,17 +40,18 @@ def describe(notice: OrderNotice) -> str:
     head = (
         f"plan {notice.plan or '?'} run {notice.run_id or '?'} {notice.source or '?'} order {order}"
     )
-    mint = d.get("input_mint") or notice.mint or "its input mint"
-    if notice.step == "order_held":
+    mint = notice.input_mint or "its input mint"
+    if notice.step == "order_held":  # amounts in token units where the mint is known
         return (
-            f"{head} is held ({d.get('api_status') or '?'}): {d.get('remaining') or '?'} "
-            f"of {mint} waits in the vault; to withdraw: {d.get('to_withdraw') or '?'}"
+            f"{head} is held ({d.get('api_status') or '?'}): "
+            f"{notice.amount(d.get('remaining'))} waits in the vault; "
+            f"to withdraw: {d.get('to_withdraw') or '?'}"
         )
     if notice.step == "order_overdue":
-        waiting = d.get("remaining") or d.get("deposited") or "?"
+        waiting = notice.amount(d.get("remaining") or d.get("deposited"))
         return (
             f"{head} is still active an hour past its expected end "
-            f"{d.get('expected_end') or '?'}: up to {waiting} of {mint} still in it; "
+            f"{d.get('expected_end') or '?'}: up to {waiting} still in it; "
             "check its price bounds and the keeper, or cancel it to get it back"
         )
     return (

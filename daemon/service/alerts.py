@@ -56,6 +56,10 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 TEXT_LIMIT = 300  # characters of one alert's reason
+# an order's notice is our own line (daemon/follower/loop.py: `describe`), and its end is
+# how to get the money back (the cancel plan's order and family): cut at 300 with a
+# plan's long name, the recipe was lost; these get room for names of 100 characters
+NOTICE_LIMIT = 600
 MESSAGE_LIMIT = 30  # alerts listed in one message; the rest counted
 PAUSE_REMIND = 86_400.0  # seconds between two reminders of a pause that goes on
 ALL_PAUSED = "*"  # the key of every plan's pause (as the store's scope)
@@ -85,6 +89,9 @@ class AlertEvent(StrEnum):
 
 # the run statuses that are told: the webhook's, each under its own name
 RUN_EVENTS: dict[RunStatus, AlertEvent] = {s: AlertEvent(s) for s in NOTIFY_STATUSES}
+# money waiting in an order of ours: the followers' notices
+ORDER_NOTICES = frozenset({AlertEvent.ORDER_HELD, AlertEvent.ORDER_OVERDUE,
+                           AlertEvent.ORDER_UNACCOUNTED})  # fmt: skip
 # Apprise's notify types: how the channel colours or flags the message
 SEVERE = frozenset({AlertEvent.FAILED, AlertEvent.IN_DOUBT, AlertEvent.DAEMON_FATAL,
                     AlertEvent.REJECTED, AlertEvent.LOW_BALANCE,
@@ -100,12 +107,12 @@ class Alert:
     at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
-def one_line(text: str | None) -> str:
-    """A reason as one masked line of at most `TEXT_LIMIT` characters."""
+def one_line(text: str | None, limit: int = TEXT_LIMIT) -> str:
+    """A reason as one masked line of at most `limit` characters."""
     if not text:
         return ""
     flat = " ".join(str(mask_secrets(None, "", {"t": text})["t"]).split())
-    return flat if len(flat) <= TEXT_LIMIT else flat[: TEXT_LIMIT - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class Alerts:
@@ -155,7 +162,8 @@ class Alerts:
         if event not in self.events:
             return
         try:
-            self._queue.put_nowait(Alert(event, one_line(text)))
+            limit = NOTICE_LIMIT if event in ORDER_NOTICES else TEXT_LIMIT
+            self._queue.put_nowait(Alert(event, one_line(text, limit)))
         except queue.Full:  # the queue is full: the next message comes, and says it
             with self._lock:
                 self.dropped += 1
@@ -294,6 +302,7 @@ class Alerts:
         except Exception as exc:  # noqa: BLE001 - a channel library error must never stop the daemon
             log.warning("alert_failed", alerts=len(alerts), error=type(exc).__name__)
             self._counted([str(a.event) for a in alerts], False)
+            self._still_lost(lost)
             return
         self._counted([str(a.event) for a in alerts], bool(ok))
         if ok:
@@ -301,6 +310,14 @@ class Alerts:
             log.info("alert_sent", alerts=len(alerts), events=sorted({a.event for a in alerts}))
         else:
             log.warning("alert_failed", alerts=len(alerts), error="not delivered")
+            self._still_lost(lost)
+
+    def _still_lost(self, lost: Mapping[AlertEvent, int]) -> None:
+        """The drops a failed message was to say: said by the next one that goes out
+        (not forgotten with the message that failed)."""
+        with self._lock:
+            for event, n in lost.items():
+                self._lost[event] = self._lost.get(event, 0) + n
 
     def _counted(self, events: list[str], sent: bool) -> None:
         if self.on_result is not None:
@@ -355,10 +372,20 @@ def render(
     title = f"{head}{alerts[0].text}" if len(alerts) == 1 else (
         f"{head}{len(alerts)} alerts ({what})"
     )  # fmt: skip
-    lines += [f"{a.at.strftime('%H:%M:%SZ')} [{a.event}] {a.text}" for a in alerts[:MESSAGE_LIMIT]]
+    lines += [f"{a.at.strftime('%H:%M:%SZ')} [{a.event}] {a.text}" for a in listed(alerts)]
     if len(alerts) > MESSAGE_LIMIT:
         lines.append(f"… and {len(alerts) - MESSAGE_LIMIT} more (jupcron audit)")
     return title[:250], "\n".join(lines)
+
+
+def listed(alerts: Sequence[Alert]) -> list[Alert]:
+    """The `MESSAGE_LIMIT` alerts a message lists, in their order: the severe ones
+    first chosen (an in_doubt run that came after 40 skips is named, not counted
+    among "and 11 more"), then the others as they came."""
+    if len(alerts) <= MESSAGE_LIMIT:
+        return list(alerts)
+    order = sorted(range(len(alerts)), key=lambda i: alerts[i].event not in SEVERE)
+    return [alerts[i] for i in sorted(order[:MESSAGE_LIMIT])]
 
 
 def alerts_from_config(

@@ -8,14 +8,16 @@ a new leader, and not by two leaders at once."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Engine, insert, select, update
 
+from jupcron.store import tokens
 from jupcron.store.engine import begin
 from jupcron.store.models import FollowedOrder, FollowEvent, Plan, Run, StoreMeta
+from jupcron.store.tokens import Token
 
 # what the followers find that leaves money waiting on someone (their event names)
 NOTICE_STEPS = ("order_held", "order_overdue", "order_unaccounted")
@@ -35,6 +37,22 @@ class OrderNotice:
     plan: str | None
     detail: Mapping[str, Any]
     mint: str | None = None  # the deposit's mint, when the followed order says it
+    token: Token | None = None  # that mint's facts (decimals, symbol), when known
+
+    @property
+    def input_mint(self) -> str | None:
+        """The mint whose money waits: the event's own word, else the followed order's."""
+        said = self.detail.get("input_mint")
+        return str(said) if said else self.mint
+
+    def amount(self, base_units: object) -> str:
+        """What waits, as the operator reads it: ``0.2 SOL (200000000 base units)`` when
+        the mint's decimals are known (a bare ``200000000`` of a mint address reads as
+        a fortune), else the base units of the mint as they are."""
+        raw = str(base_units) if base_units not in (None, "") else "?"
+        if self.token is None or not raw.isdigit():
+            return f"{raw} of {self.input_mint or 'its input mint'}"
+        return f"{self.token.show(int(raw))} ({raw} base units)"
 
 
 def claim_notices(engine: Engine, limit: int = NOTICE_BATCH) -> list[OrderNotice]:
@@ -68,9 +86,12 @@ def claim_notices(engine: Engine, limit: int = NOTICE_BATCH) -> list[OrderNotice
             )
             if moved.rowcount != 1:
                 return []  # another leader claimed them
-    return [
-        OrderNotice(step=r.step, at=r.at, order=r.order_account, source=r.source,
-                    run_id=r.run_id, plan=r.name,
-                    detail=r.detail if isinstance(r.detail, dict) else {}, mint=r.input_mint)
-        for r in rows
-    ]  # fmt: skip
+        known = tokens.known(conn)
+    found = []
+    for r in rows:
+        notice = OrderNotice(step=r.step, at=r.at, order=r.order_account, source=r.source,
+                             run_id=r.run_id, plan=r.name, mint=r.input_mint,
+                             detail=r.detail if isinstance(r.detail, dict) else {})  # fmt: skip
+        mint = notice.input_mint
+        found.append(replace(notice, token=known.get(mint)) if mint else notice)
+    return found
