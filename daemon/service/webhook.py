@@ -278,22 +278,30 @@ class WebhookNotifier:
         return False if notification is None else self.send(notification)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Deliver what is queued (no more retry waits), then end the thread."""
+        """Deliver what is queued (no more retry waits), then end the thread. A thread
+        still delivering after `timeout` (0 s after a slow stop) goes on in the
+        background while the process lives, and closes the client itself: closed under
+        it, its next post raised (a traceback) and the rest were never told."""
         self._closing.set()
-        if self._thread is not None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
             with contextlib.suppress(queue.Full):
                 self._queue.put(_STOP, timeout=timeout)
-            self._thread.join(timeout)
-            self._thread = None
+            thread.join(timeout)
+            if thread.is_alive():
+                return  # it closes the client when it ends
         self._client.close()
 
     # -- the thread ---------------------------------------------------------------
     def _work(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                return
-            self._deliver(item)
+        try:
+            while True:
+                item = self._queue.get()
+                if item is _STOP:
+                    return
+                self._deliver(item)
+        finally:
+            self._client.close()
 
     def _deliver(self, notification: Notification) -> bool:
         sent = self._attempts(notification)
