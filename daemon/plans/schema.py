@@ -136,13 +136,17 @@ class Shared:
         self.known: dict[Any, Any] = {}
 
     def key(self, model: type, data: Any) -> Any:
-        """`data`'s key, or None if it cannot have one."""
+        """`data`'s key, or None if it cannot have one: a value that cannot be hashed, or
+        mappings nested too deep for `frozen` to walk (a few hundred levels, a few KB of
+        ``{a: {a: …}}``, which the YAML reader takes: its `RecursionError` ended the
+        load, and SIGHUP's reload the daemon). Such input is checked, and explained,
+        as any other that is not kept."""
         if type(data) is not dict:
             return None
         try:
             key = (model, frozen(data))
             hash(key)
-        except TypeError:
+        except (TypeError, RecursionError):
             return None
         return key
 
@@ -264,6 +268,16 @@ def _name(value: str) -> str:
     return value
 
 
+def _storable(value: str) -> str:
+    """Free text the store can keep: PostgreSQL refuses a NUL character in text, which
+    YAML (``"\\0"``, ``"\\x00"``) and JSON (``"\\u0000"``) can write with no NUL byte in
+    the file; the apply stopped at its write with the database's error, and SIGHUP's
+    reload ended the daemon."""
+    if "\x00" in value:
+        raise ValueError("holds a NUL character (\\0), which the store cannot keep: remove it")
+    return value
+
+
 def _wallet_name(value: str) -> str:
     if not WALLET_NAME.fullmatch(value):
         raise ValueError(f"must be {WALLET_NAME_RULE}")
@@ -275,7 +289,7 @@ class _PlanFields(_Model):
     kind: PlanKind
     schedule: ScheduleSpec
     enabled: StrictBool = True
-    description: Annotated[str, Field(max_length=2000)] | None = None
+    description: Annotated[str, Field(max_length=2000), AfterValidator(_storable)] | None = None
     dry_run: StrictBool = False
     max_in_amount: Amount | None = None
     caps: Caps | None = None
