@@ -18,7 +18,12 @@ from pydantic import (
 
 from jupcron.urls import check_http_url, mask_url
 
-PositiveFloat = Annotated[float, Field(gt=0)]
+# the most a config's seconds (or requests a second) may be: ten years, as a plan's
+# durations. YAML reads ``.inf`` and ``1e400`` as an infinite float, and ``1e20`` is a
+# float too: each passed a ``> 0`` check, then overflowed where it is used (a run's
+# expiry `timedelta`, a thread's `Event.wait`, a socket's timeout: OverflowError)
+LONGEST = 10 * 366 * 86_400
+PositiveFloat = Annotated[float, Field(gt=0, le=LONGEST)]
 # the APIs that can serve `kind: swap` (docs/products.md)
 SwapApi = Literal["swap-v2", "ultra-v1"]
 

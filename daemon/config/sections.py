@@ -9,6 +9,7 @@ from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from sqlalchemy.engine import make_url
 
 from jupcron.config.fields import (
+    LONGEST,
     MaskedUrl,
     OptionalMaskedUrl,
     PositiveFloat,
@@ -150,7 +151,7 @@ class FollowConfig(Section):
     """The order follower: fills of recurring orders, the fate of trigger orders."""
 
     enabled: bool = True
-    interval: Annotated[float, Field(ge=1)] = 300.0  # seconds between polls
+    interval: Annotated[float, Field(ge=1, le=LONGEST)] = 300.0  # seconds between polls
     # part of api.rate_limit the follower may use, and only when no run is waiting
     share: Annotated[float, Field(gt=0, le=1)] = 0.25
 
@@ -191,7 +192,7 @@ class NotifyConfig(Section):
     events: list[str] = Field(default_factory=list)
     batch: Annotated[float, Field(ge=0, le=3600)] = 10.0  # seconds a burst is gathered
     min_interval: Annotated[float, Field(ge=0, le=86_400)] = 60.0  # between two messages
-    skip_summary: Annotated[float, Field(ge=0)] = 3600.0  # seconds between skip summaries
+    skip_summary: Annotated[float, Field(ge=0, le=LONGEST)] = 3600.0  # between skip summaries
     # seconds the database may not answer before `store_down` is said (a blip is not)
     store_down_after: Annotated[float, Field(ge=1, le=3600)] = 30.0
 
