@@ -41,8 +41,15 @@ def config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str])
 
 def _resolve(base: Path, value: Any) -> Any:
     if isinstance(value, str) and value and not value.startswith("/"):
-        return str((base / value).resolve())
+        return _real(base / value)
     return value
+
+
+def _real(path: Path) -> str:
+    """`path` with its symlinks resolved as far as they go: a loop (``a -> b -> a``) is
+    left for the file's read to name (`Path.resolve` raised `RuntimeError`, which no
+    caller of `load_config` expects: the daemon's config watch ended the daemon)."""
+    return os.path.realpath(path)
 
 
 def _resolve_sqlite(base: Path, url: Any) -> Any:
@@ -52,14 +59,14 @@ def _resolve_sqlite(base: Path, url: Any) -> Any:
         return url
     try:
         parsed = make_url(url)
-    except ArgumentError:
-        return url  # reported when the engine is made
+    except (ArgumentError, ValueError):  # (a port that is not a number: ValueError)
+        return url  # reported when the section is checked
     database = parsed.database or ""
     if not database or database == ":memory:" or database.startswith(("/", "file:")):
         return url
-    return parsed.set(database=str((base / database).resolve())).render_as_string(
-        hide_password=False
-    )
+    if NUL in database:  # no file's name (said by `load_config`; `realpath` raises)
+        return url
+    return parsed.set(database=_real(base / database)).render_as_string(hide_password=False)
 
 
 _RELATIVE = (
@@ -77,36 +84,52 @@ HOME_PATH = (
 )
 
 
-def _home_paths(data: dict[str, Any]) -> list[tuple[str, ...]]:
+NUL = "\x00"
+NUL_PATH = (
+    "holds a NUL character (\\0), which no file's path can: remove it (every use of "
+    "the path raised an error no caller expects)"
+)
+
+
+def _path_problems(data: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
     """Where the file gives a path from a home folder (``~/…``), as a shell would read
     it: made relative to the config's folder it is quietly another file, and a kill
-    switch file touched at ``~/…`` would never stop a run."""
-    found: list[tuple[str, ...]] = []
+    switch file touched at ``~/…`` would never stop a run; or a path with a NUL
+    character (YAML's ``"\\0"``), which no file has. Each with what is wrong."""
+    found: list[tuple[tuple[str, ...], str]] = []
     for section, key in _RELATIVE:
         part = data.get(section)
-        if isinstance(part, dict) and _from_home(part.get(key)):
-            found.append((section, key))
+        problem = _path_problem(part.get(key)) if isinstance(part, dict) else None
+        if problem is not None:
+            found.append(((section, key), problem))
     wallets = data.get("wallets")
     if isinstance(wallets, dict):
         for name, entry in wallets.items():
-            if isinstance(entry, dict) and _from_home(entry.get("keypair")):
-                found.append(("wallets", str(name), "keypair"))
+            problem = _path_problem(entry.get("keypair")) if isinstance(entry, dict) else None
+            if problem is not None:
+                found.append((("wallets", str(name), "keypair"), problem))
     database = data.get("database")
     url = database.get("url") if isinstance(database, dict) else None
-    if isinstance(url, str) and url.startswith("sqlite") and _from_home(_sqlite_path(url)):
-        found.append(("database", "url"))
+    if isinstance(url, str) and url.startswith("sqlite"):
+        problem = _path_problem(_sqlite_path(url))
+        if problem is not None:
+            found.append((("database", "url"), problem))
     return found
 
 
-def _from_home(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith("~")  # ~/x, and ~user/x
+def _path_problem(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    if value.startswith("~"):  # ~/x, and ~user/x
+        return HOME_PATH
+    return NUL_PATH if NUL in value else None
 
 
 def _sqlite_path(url: str) -> str | None:
     try:
         return make_url(url).database
-    except ArgumentError:
-        return None  # reported when the engine is made
+    except (ArgumentError, ValueError):
+        return None  # reported when the section is checked
 
 
 def load_config(
@@ -130,10 +153,10 @@ def load_config(
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(str(locator.problem((), "the config must be a mapping of sections")))
-    homes = [str(locator.problem(loc, f"{'.'.join(map(str, loc))}: {HOME_PATH}"))
-             for loc in _home_paths(data)]  # fmt: skip
-    if homes:
-        raise ConfigError("\n".join(homes))
+    paths = [str(locator.problem(loc, f"{'.'.join(map(str, loc))}: {problem}"))
+             for loc, problem in _path_problems(data)]  # fmt: skip
+    if paths:
+        raise ConfigError("\n".join(paths))
     base = path.resolve().parent
     for section, key in _RELATIVE:
         part = data.get(section)
