@@ -25,9 +25,12 @@ def api_key(config: Config, env: Mapping[str, str] | None = None) -> SecretStr |
     empty credential is keyless: the shipped units give ``SetCredential=api-key:``
     as the default when the install wrote no key file (systemd/README.md)."""
     env = os.environ if env is None else env
-    if env.get("JUPITER_API_KEY"):
+    # a variable of whitespace alone is unset, as an empty one: it was the key "" (an
+    # empty x-api-key header on every request), and api.key_file was never read
+    variable = env.get("JUPITER_API_KEY", "").strip()
+    if variable:
         no_core_dumps()  # as `read_private` does for a key file
-        return SecretStr(_header_safe(env["JUPITER_API_KEY"].strip(), "$JUPITER_API_KEY"))
+        return SecretStr(_header_safe(variable, "$JUPITER_API_KEY"))
     path = config.api.key_file
     credential = False
     if path is None and env.get("CREDENTIALS_DIRECTORY"):
