@@ -108,6 +108,9 @@ def _parse(file: Path, raw: bytes) -> Keypair:
     except json.JSONDecodeError as exc:
         # position only: the message of a JSON error could quote the secret
         fail(f"malformed JSON at line {exc.lineno} column {exc.colno}")
+    except (ValueError, RecursionError):  # a number too long for `int`, arrays too deep
+        fail("JSON the decoder cannot take (a number of thousands of digits, or arrays "
+             "nested thousands deep)")  # fmt: skip
     if not isinstance(data, list):
         fail("expected a JSON array of 64 integers")
     if len(data) != 2 * 32:
