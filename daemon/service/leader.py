@@ -1,8 +1,10 @@
 """Leader election with one lock: only one daemon schedules (DESIGN §6).
 
-SQLite (`SqliteFileLeadership`): an exclusive ``flock`` on ``<dbfile>.lock``.
-One file has one daemon: a second one refuses to start (`StoreError`). An
-in-memory SQLite database has nothing to share (`AlwaysLeader`).
+SQLite (`SqliteFileLeadership`): an exclusive ``flock`` on ``<dbfile>.lock``, beside
+the file itself (symlinks resolved; a ``file:`` URI read as the file it opens), so
+one file has one lock whatever name a config gives it. One file has one daemon: a
+second one refuses to start (`StoreError`). An in-memory SQLite database has nothing
+to share (`AlwaysLeader`).
 
 On PostgreSQL leadership is per wallet (`jupcron.service.shards`), not one lock.
 
@@ -27,6 +29,7 @@ import structlog
 from sqlalchemy.engine import make_url
 
 from jupcron.errors import StoreError
+from jupcron.store.engine import sqlite_file
 
 log = structlog.get_logger(__name__)
 
@@ -81,7 +84,9 @@ class SqliteFileLeadership:
 
     def __init__(self, database: str | os.PathLike[str]) -> None:
         self.database = Path(database)
-        self.path = Path(f"{self.database}.lock")
+        # named after the file, not the path given: two configs naming one file two
+        # ways (a symlink to it, say) took a lock file each, and both daemons led it
+        self.path = Path(f"{self.database.resolve()}.lock")
         self._fd: int | None = None
         self._lock = threading.RLock()
 
@@ -179,8 +184,7 @@ def leadership_for(url: str) -> Leadership:
     if backend == "postgresql":
         raise StoreError("on PostgreSQL leadership is per wallet (jupcron.service.shards)")
     if backend == "sqlite":
-        database = make_url(url).database or ""
-        if not database or database == ":memory:" or database.startswith("file::memory:"):
-            return AlwaysLeader()
-        return SqliteFileLeadership(database)
+        # the file the store opens (a `file:` URI's too: its text named no lock file)
+        database = sqlite_file(url)
+        return AlwaysLeader() if database is None else SqliteFileLeadership(database)
     raise StoreError(f"no leader election for the {backend} backend")
