@@ -39,6 +39,7 @@ import contextlib
 import hashlib
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
@@ -62,6 +63,13 @@ PG_CONNECT_PARAMS: dict[str, Any] = {
     "keepalives_count": 2,
     "tcp_user_timeout": 8000,
 }
+
+# the leadership sessions of this process say so in their application name: a session
+# holding our node's presence lock under another process's name is another daemon's
+# (two hosts of one name whose daemons have one pid: cloned machines, containers),
+# never a stale one of ours to end
+APPLICATION = "jupcron-shards"
+SESSION_NAME = f"{APPLICATION} {uuid.uuid4().hex[:16]}"
 
 _LOCKS_SQL = (
     "SELECT classid::bigint, objid::bigint, pid FROM pg_locks "
@@ -88,6 +96,11 @@ def split_key(key: int) -> tuple[int, int]:
     """A bigint advisory key as `pg_locks` shows it: (classid, objid), high and low 32 bits."""
     unsigned = key & 0xFFFFFFFFFFFFFFFF
     return unsigned >> 32, unsigned & 0xFFFFFFFF
+
+
+def _another_process(application: str | None) -> bool:
+    """A session that another process's leadership opened (not one of ours)."""
+    return (application or "").startswith(APPLICATION) and application != SESSION_NAME
 
 
 class ShardLeadership(Protocol):
@@ -152,7 +165,7 @@ class PgShardLeadership:
         # the server, too, gives up on a silent peer in seconds (not the OS's 2 hours):
         # a partitioned daemon's session, and every wallet lock in it, goes soon
         options = f"{cparams.get('options', '')} {SERVER_KEEPALIVE}".strip()
-        params = {**cparams, **PG_CONNECT_PARAMS, "application_name": "jupcron-shards",
+        params = {**cparams, **PG_CONNECT_PARAMS, "application_name": SESSION_NAME,
                   "options": options}  # fmt: skip
         conn = self.engine.dialect.connect(*cargs, **params)
         try:
@@ -167,17 +180,31 @@ class PgShardLeadership:
     def _present(self, conn: Any) -> bool:
         """Take our presence lock. A session that holds it already is an earlier one of
         this very process (``host:pid`` names one process), which we gave up on while
-        the server kept it: it is ended, and its wallet locks with it."""
+        the server kept it: it is ended, and its wallet locks with it. One that another
+        process's leadership opened (its application name says so) is another daemon
+        under our node name: we take no part (`StoreBusyError`), and leave it be; ending
+        it took every wallet from that daemon mid-fire, and it then ended ours."""
         key = node_key(self.node)
         if conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
             return True
         classid, objid = split_key(key)
         stale = conn.execute(
-            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
-            "AND objsubid = 1 AND classid = %s AND objid = %s",
+            "SELECT l.pid, a.application_name FROM pg_locks l "
+            "LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' "
+            "AND l.granted AND l.objsubid = 1 AND l.classid = %s AND l.objid = %s "
+            # an advisory lock is one database's: the same key held in another (another
+            # deployment on this server) is not in our way, nor ours to end
+            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             (classid, objid),
         ).fetchall()
-        for (pid,) in stale:
+        if any(_another_process(name) for _, name in stale):
+            raise StoreBusyError(
+                f"another process already takes part as node {self.node}: another daemon "
+                "with this host name and pid (cloned machines, containers: give each host "
+                "a host name of its own), or one just gone whose session the server still "
+                "keeps (it drops it within seconds)"
+            )
+        for pid, _ in stale:
             log.warning("stale_session_ended", node=self.node, backend_pid=pid)
             conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
         for _ in range(50):  # the ended session's locks go as it exits (milliseconds)
