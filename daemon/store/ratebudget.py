@@ -6,8 +6,9 @@ atomic ``UPDATE … RETURNING`` (the refill, the grant and the new balance in on
 statement; concurrent draws queue on the row, each sees the other's result) and
 its pacer spends the batch locally. Time is the database server's clock, one
 clock for every daemon (a step back of it restarts the refill from the new reading,
-`STEP_BACK`). A 429's wait is written to the row (``blocked_until``),
-so every daemon on the key holds off, not only the one that was told.
+`STEP_BACK`, and ends a hold written before it, `LONGEST_HOLD`). A 429's wait is
+written to the row (``blocked_until``), so every daemon on the key holds off, not
+only the one that was told.
 
     budget = SharedBudget(engine, bucket_id(key, "main"), rate=1.0)
     grant = budget.draw(3)    # Grant(tokens=1, wait=0.0), or (0, seconds to wait)
@@ -49,6 +50,12 @@ WINDOW = 60.0  # seconds: the API's sliding rate-limit window (its docs; the emu
 # refill counts from the new reading (it only moved forward: no token came in until
 # the clock caught up, every daemon on the key starved for as long as the step)
 STEP_BACK = 5.0  # seconds, as written out in `_DRAW`
+# how far a hold (a 429's ``blocked_until``) may lie ahead: the pacer never holds longer
+# than its `MAX_BLOCK` (120 s), plus `STEP_BACK`; further ahead, the server's clock
+# stepped back since it was written (a hold long over, or most of it, kept every daemon
+# on the key off for as long as the step): it is over, as written out in `_DRAW` and
+# `_BLOCK`
+LONGEST_HOLD = 125.0
 
 # the refill and the grant, written out in each SET expression: every one of them
 # reads the row as it was; RETURNING sees it as it is now
@@ -56,14 +63,19 @@ _DRAW = text("""
 WITH c AS (SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8 AS now)
 UPDATE api_rate_buckets AS b SET
     tokens = LEAST(:capacity, b.tokens + :rate * GREATEST(0.0, c.now - b.refilled_at))
-        - CASE WHEN b.blocked_until > c.now THEN 0 ELSE LEAST(:want, FLOOR(
+        - CASE WHEN b.blocked_until > c.now AND b.blocked_until <= c.now + 125.0
+            THEN 0 ELSE LEAST(:want, FLOOR(
             LEAST(:capacity, b.tokens + :rate * GREATEST(0.0, c.now - b.refilled_at))))::int END,
-    granted = CASE WHEN b.blocked_until > c.now THEN 0 ELSE LEAST(:want, FLOOR(
+    granted = CASE WHEN b.blocked_until > c.now AND b.blocked_until <= c.now + 125.0
+            THEN 0 ELSE LEAST(:want, FLOOR(
             LEAST(:capacity, b.tokens + :rate * GREATEST(0.0, c.now - b.refilled_at))))::int END,
-    drawn = b.drawn + CASE WHEN b.blocked_until > c.now THEN 0 ELSE LEAST(:want, FLOOR(
+    drawn = b.drawn + CASE WHEN b.blocked_until > c.now AND b.blocked_until <= c.now + 125.0
+            THEN 0 ELSE LEAST(:want, FLOOR(
             LEAST(:capacity, b.tokens + :rate * GREATEST(0.0, c.now - b.refilled_at))))::int END,
     refilled_at = CASE WHEN b.refilled_at > c.now + 5.0  -- STEP_BACK (a step back)
         THEN c.now ELSE GREATEST(b.refilled_at, c.now) END,
+    blocked_until = CASE WHEN b.blocked_until > c.now + 125.0  -- LONGEST_HOLD (a step back)
+        THEN 0 ELSE b.blocked_until END,
     rate = :rate,
     capacity = :capacity
 FROM c
@@ -90,10 +102,12 @@ VALUES (:bucket, :rate, :capacity, :capacity,
 ON CONFLICT (bucket) DO NOTHING
 """)
 _BLOCK = text("""
-UPDATE api_rate_buckets
-SET blocked_until = GREATEST(
-    blocked_until, EXTRACT(EPOCH FROM clock_timestamp())::float8 + :seconds)
-WHERE bucket = :bucket
+WITH c AS (SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8 AS now)
+UPDATE api_rate_buckets AS b
+SET blocked_until = CASE WHEN b.blocked_until > c.now + 125.0  -- LONGEST_HOLD (a step back)
+    THEN c.now + :seconds ELSE GREATEST(b.blocked_until, c.now + :seconds) END
+FROM c
+WHERE b.bucket = :bucket
 """)
 
 
