@@ -80,7 +80,13 @@ class ApiTransport:
         self.pacer = Pacer(rate, sleep=sleep, clock=clock, wall=wall, spare_share=spare_share,
                            budget=budget)  # fmt: skip
         keyed = KEYED_EXECUTE_RATE if api_key is not None else KEYLESS_EXECUTE_RATE
-        execute_pacer = Pacer(execute_rate_limit or keyed, sleep=sleep, clock=clock, wall=wall)
+        execute_rate = execute_rate_limit or keyed
+        # execute's bucket is the key's too: shared as the main one (N daemons, one limit)
+        execute_budget = (
+            budget_for("execute_swap", execute_rate * HEADROOM) if budget_for is not None else None
+        )
+        execute_pacer = Pacer(execute_rate, sleep=sleep, clock=clock, wall=wall,
+                              budget=execute_budget)  # fmt: skip
         self.buckets = Buckets(self.pacer, {"execute_swap": execute_pacer})
         self._http = SessionlessClient(
             base_url=self.base_url,
