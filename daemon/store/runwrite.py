@@ -62,6 +62,10 @@ _FIELDS = frozenset(
 # run's order (each order has its own requestId and unsigned transaction), and its
 # driver (`claimed_by`: a recovery that takes the run over writes its own name)
 _MATCH = frozenset({"request_id", "unsigned_tx", "claimed_by"})
+# the columns of runs and of execute_results that hold what the API said in its own
+# words, kept as every backend can hold them (`_fit`)
+_SAID = frozenset({"error_code", "error"})
+_RESULT_SAID = ("code", "error")
 _RESULT_COLUMNS = (
     "operation", "status", "code", "http_status", "slot", "error", "order_account",
     "total_input_amount", "total_output_amount", "input_amount_result",
@@ -271,6 +275,8 @@ def advance_steps(
     `attempts`). The columns it set (with `attempts`) as the database stored them,
     or ``None`` if it did not move."""
     fields = dict(fields or {})
+    for said in _SAID.intersection(fields):  # the API's words, as the column holds them
+        fields[said] = _fit(RUNS.c[said], fields[said])
     unknown = set(fields) - _FIELDS
     if unknown:
         raise TypeError(f"advance() got unknown run fields: {sorted(unknown)}")
@@ -295,6 +301,22 @@ def advance_steps(
         return None
     yield from add_events_steps(conn, [*before, (run_id, step, dict(detail), now)])
     return row
+
+
+def _fit(column: Column[Any], value: Any) -> Any:
+    """`value` as `column` holds it on every backend, for the text the API chooses (its
+    ``code``, possibly a string of any length, API.md; its error text): a NUL character
+    replaced (U+FFFD), and a string longer than the column's VARCHAR(n) cut to its
+    first n characters. SQLite keeps either as it is; PostgreSQL refused them, failing
+    the whole write (a run's final state, the answer and the attempts booked with it)
+    on every try. A long code stays whole beside it: in the run's error text or events,
+    and in the answer as it came."""
+    if type(value) is not str:
+        return value
+    if "\x00" in value:  # PostgreSQL's text holds no NUL
+        value = value.replace("\x00", "\ufffd")
+    length = getattr(column.type, "length", None)
+    return value[:length] if length is not None and len(value) > length else value
 
 
 def _one(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -368,6 +390,8 @@ def record_execute_steps(conn: Connection, values: ExecuteValues) -> Steps[int]:
     One row per (run, signature): a re-post of the same signed transaction answers
     again, and the newer answer replaces the older one."""
     row = {name: getattr(values, name) for name in ("run_id", "signature", *_RESULT_COLUMNS)}
+    for said in _RESULT_SAID:  # the API's words, as the column holds them
+        row[said] = _fit(RESULTS.c[said], row[said])
     first = _one((yield Send(_FIRST_RESULT, row)))  # the usual case: nothing to undo
     if first is not None:
         result_id = int(first["id"])
