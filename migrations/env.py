@@ -16,7 +16,9 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = make_engine(config.get_main_option("sqlalchemy.url") or "")
+    # a migration's DDL waits for the daemons' locks as long as it takes (the docs say
+    # to stop them first), as `db upgrade` waits for another upgrade
+    engine = make_engine(config.get_main_option("sqlalchemy.url") or "", bounded_locks=False)
     try:
         with engine.connect() as conn:
             _run(conn)

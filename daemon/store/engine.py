@@ -26,6 +26,7 @@ from urllib.parse import quote, unquote
 from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.orm import Session, sessionmaker
 
 from jupcron.errors import StoreBusyError, StoreError
@@ -59,10 +60,14 @@ def sqlite_file(url: str) -> Path | None:
     return Path(database).absolute()
 
 
-def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> Engine:
+def make_engine(
+    url: str, *, busy_ms: int = SQLITE_BUSY_MS, bounded_locks: bool = True, **kwargs: Any
+) -> Engine:
     """An engine for `url`; the SQLite file's folder must exist (the file is created
     on first use: only writing commands should call this, read-only ones `open_existing`).
-    SQLite waits up to `busy_ms` for another writer's lock before a write fails as busy."""
+    SQLite waits up to `busy_ms` for another writer's lock before a write fails as busy;
+    so does PostgreSQL for another session's lock (``lock_timeout``), unless
+    `bounded_locks` is off (the migrations, which wait for another upgrade on purpose)."""
     parsed = _parse(url)
     if parsed.get_backend_name() == "sqlite":
         path = sqlite_file(url)
@@ -88,13 +93,16 @@ def make_engine(url: str, *, busy_ms: int = SQLITE_BUSY_MS, **kwargs: Any) -> En
         connect_args = {"prepare_threshold": None, **kwargs.pop("connect_args", {})}
         if "connect_timeout" not in parsed.query:  # the URL's own wins
             connect_args.setdefault("connect_timeout", PG_CONNECT_TIMEOUT_S)
-        return create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
+        engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
     except NoSuchModuleError as exc:
         raise StoreError(f"no database driver for {parsed.drivername}") from exc
     except ModuleNotFoundError as exc:
         raise StoreError(
             "PostgreSQL needs the 'postgres' extra: pip install 'jupcron[postgres]'"
         ) from exc
+    if bounded_locks:
+        event.listen(engine, "connect", partial(_pg_lock_timeout, busy_ms))
+    return engine
 
 
 def open_existing(url: str, **kwargs: Any) -> Engine:
@@ -232,6 +240,18 @@ def _postgresql_read_only(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.autocommit = autocommit
 
 
+def _pg_lock_timeout(busy_ms: int, dbapi_conn: Any, _record: Any) -> None:
+    """A session's wait for another session's lock, at most `busy_ms` (then the
+    statement fails as a busy store, as on SQLite). Unbounded, a run's row held by an
+    operator's open psql transaction (or a ``VACUUM FULL``) held the write for as long,
+    and with it the group commit's leader and every write queued behind it: nothing
+    claimed, settled or said. Set for the session, and committed (a rollback would undo
+    it), so that a connection pooler's startup-parameter rules do not apply."""
+    with dbapi_conn.cursor() as cur:
+        cur.execute(f"SET lock_timeout = {int(busy_ms)}")
+    dbapi_conn.commit()
+
+
 def _sqlite_pragmas(busy_ms: int, dbapi_conn: Any, _record: Any) -> None:
     # the driver's own transaction handling is off; we BEGIN ourselves (below)
     dbapi_conn.isolation_level = None
@@ -256,19 +276,22 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
-def store_busy(exc: OperationalError) -> StoreBusyError:
-    """The error a caller sees for a store that is down or locked."""
-    return StoreBusyError(f"database unavailable: {exc.orig or exc}")
+def store_busy(exc: OperationalError | PoolTimeoutError) -> StoreBusyError:
+    """The error a caller sees for a store that is down or locked, or whose every
+    pooled connection stayed in use for the pool's timeout (SQLite: the threads that
+    hold them wait for another writer's lock): busy for a moment all the same."""
+    return StoreBusyError(f"database unavailable: {getattr(exc, 'orig', None) or exc}")
 
 
 @contextmanager
 def _store_errors(start: Callable[[], AbstractContextManager[T]]) -> Iterator[T]:
-    """The unit of work `start` opens, a store that is down or locked raised as
-    `StoreBusyError` (from the BEGIN, a statement or the COMMIT alike)."""
+    """The unit of work `start` opens, a store that is down or locked (or with no
+    pooled connection free) raised as `StoreBusyError` (from the checkout, the BEGIN,
+    a statement or the COMMIT alike)."""
     try:
         with start() as unit:
             yield unit
-    except OperationalError as exc:
+    except (OperationalError, PoolTimeoutError) as exc:
         raise store_busy(exc) from exc
 
 

@@ -35,6 +35,7 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from jupcron.errors import StoreBusyError, StoreError
 from jupcron.store.engine import begin, begin_on, store_busy
@@ -136,7 +137,7 @@ class GroupCommit:
         if self._conn is None:
             try:
                 self._conn = self.engine.connect()
-            except OperationalError as exc:  # as `begin` reports a store it cannot reach
+            except (OperationalError, PoolTimeoutError) as exc:  # as `begin` reports them
                 raise store_busy(exc) from exc
             except DBAPIError as exc:  # opened, but no database there ("file is not a database")
                 raise StoreError(f"database unusable: {exc.orig or exc}") from exc

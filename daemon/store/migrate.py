@@ -71,7 +71,7 @@ def _one_at_a_time(url: str) -> Iterator[Connection | None]:
     begins IMMEDIATE, which already takes the file's write lock before it reads."""
     from jupcron.store.engine import make_engine
 
-    engine = make_engine(url)
+    engine = make_engine(url, bounded_locks=False)  # waits for another upgrade
     try:
         if engine.dialect.name != "postgresql":
             yield None
