@@ -140,7 +140,7 @@ class OrderFollower:
 
     def _poll(self, source: str, result: PollResult) -> None:
         with begin(self.engine) as conn:
-            ours = follow.targets(conn, source, self.name)
+            ours = follow.targets(conn, source, self.name, self.wallet)
             closed = follow.closed_orders(conn, source)
         pending = (set(ours.by_order) | set(ours.by_open_tx)) - closed
         if not pending:
@@ -301,6 +301,9 @@ class OrderFollower:
             )
             for t in trades
         ]
+        # the order's fills go with it, to the run it is now put against (one named by
+        # a cancel that did not close it, then by one that did: its refund is the latter's)
+        follow.move_trades(conn, key, run_id)
         new = follow.store_trades(conn, rows, now=now)
         before = follow.save_order(conn, values, now=now)
         if state != "open" and before not in follow.CLOSED_STATES:

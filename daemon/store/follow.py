@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Insert, Table, Text, or_, select
+from sqlalchemy import Insert, Table, Text, and_, or_, select
 from sqlalchemy import cast as sql_cast
 
 from jupcron.domain import PlanKind, RunStatus
 from jupcron.store.engine import dialect_insert
-from jupcron.store.models import FollowedOrder, FollowEvent, OrderTrade, Plan, Run
+from jupcron.store.models import FollowedOrder, FollowEvent, OrderTrade, Plan, PlanVersion, Run
 from jupcron.store.runs import Conn, _dialect
 
 TRADES = cast(Table, OrderTrade.__table__)
@@ -71,10 +71,12 @@ class Targets:
     spans: dict[int, Span] = field(default_factory=dict)
 
     def run_for(self, order_account: str, open_tx: str | None) -> int | None:
-        found = self.by_order.get(order_account)
-        if found is None and open_tx:
-            found = self.by_open_tx.get(open_tx)
-        return found
+        """The run an order is put against: the run whose transaction opened it (a
+        recurring create known only by its signature: its maker, over a cancel that
+        names the account), else the run that names its account."""
+        if open_tx and open_tx in self.by_open_tx:
+            return self.by_open_tx[open_tx]
+        return self.by_order.get(order_account)
 
 
 @dataclass(frozen=True)
@@ -113,38 +115,71 @@ class OrderValues:
     output_mint: str | None = None
 
 
-def targets(conn: Conn, source: str, wallet: str | None = None) -> Targets:
+def targets(
+    conn: Conn, source: str, wallet: str | None = None, address: str | None = None
+) -> Targets:
     """Our orders of `source` (``recurring`` | ``trigger``), those of `wallet`'s runs
-    (its configured name) when given; a succeeded run wins, then the earliest."""
+    (its configured name) when given: with its keypair's `address`, the runs that
+    keypair signed under any name (a renamed wallet's orders are still in its
+    listings), and of the runs that signed nothing, those of the name.
+
+    The run that made a recurring order wins (its fills and its refund are its
+    plan's, whatever a cancel of it did), then a succeeded run, then the earliest. A
+    run's orders are those of the plan version it was claimed under
+    (`_claimed_request`)."""
     statuses = [str(s) for s in _STATUSES[source]]
+    version = and_(PlanVersion.plan_id == Run.plan_id, PlanVersion.version == Run.plan_version)
     stmt = (
-        select(Run.id, Run.order_account, Run.signature, Run.status, Plan.request)
+        select(
+            Run.id,
+            Run.order_account,
+            Run.signature,
+            Run.status,
+            Plan.kind,
+            Plan.request,
+            PlanVersion.content,
+        )
         .join(Plan, Plan.id == Run.plan_id)
+        .outerjoin(PlanVersion, version)
         .where(Plan.kind.in_(_KINDS[source]), Run.status.in_(statuses))
         .order_by(Run.id)
     )
-    if wallet is not None:
+    if wallet is not None and address is not None:
+        unsigned = and_(Run.owner.is_(None), Run.wallet == wallet)
+        stmt = stmt.where(or_(Run.owner == address, unsigned))
+    elif wallet is not None:
         stmt = stmt.where(Run.wallet == wallet)
     rows = list(conn.execute(stmt))
-    rows.sort(key=lambda r: (r.status != str(RunStatus.SUCCEEDED), r.id))
+    maker = str(PlanKind.RECURRING)
+    rows.sort(key=lambda r: (r.kind != maker, r.status != str(RunStatus.SUCCEEDED), r.id))
     by_order: dict[str, int] = {}
     by_tx: dict[str, int] = {}
     spans: dict[int, Span] = {}
     for row in rows:
-        if (span := _span(row.request)) is not None:  # a create's request says its span
+        request = _claimed_request(row.content, row.request)
+        if (span := _span(request)) is not None:  # a create's request says its span
             spans[row.id] = span
         account = row.order_account
         skipped = row.status == str(RunStatus.SKIPPED)  # followed only with its account
-        fallback = source == "trigger" and not skipped and isinstance(row.request, dict)
+        fallback = source == "trigger" and not skipped and isinstance(request, dict)
         if account is None and fallback:
-            account = row.request.get("order")  # a cancel that failed before ordering
-        batch = row.request.get("orders") if fallback else None  # a batch cancel's orders
+            account = request.get("order")  # a cancel that failed before ordering
+        batch = request.get("orders") if fallback else None  # a batch cancel's orders
         for named in [account, *(batch if isinstance(batch, list) else [])]:
             if isinstance(named, str) and named:
                 by_order.setdefault(named, row.id)
         if not account and source == "recurring" and row.signature:  # account unknown (in doubt)
             by_tx.setdefault(row.signature, row.id)
     return Targets(by_order, by_tx, spans)
+
+
+def _claimed_request(content: Any, current: Any) -> Any:
+    """The request of the plan version a run was claimed under (``plan_versions``): the
+    orders it cancels, the span of the order it made. Not the plan's request as it is
+    now: an apply that edits a cancel plan's orders must not hand them to its earlier
+    runs (nor take theirs away). The current one only where no version was stored."""
+    request = content.get("request") if isinstance(content, dict) else None
+    return request if isinstance(request, dict) else current
 
 
 def _whole(value: Any) -> int | None:
@@ -215,13 +250,14 @@ def told(conn: Conn, source: str, step: str) -> set[str]:
 
 def landed_evidence(conn: Conn, run_id: int) -> str | None:
     """What the followed orders show of run `run_id`'s transaction: it opened or closed
-    an order of the run (or made one of its trades), so it landed; None: nothing."""
+    an order (or made one of the run's trades), so it landed; None: nothing. Any
+    followed order: one a cancel closed may be put against the run that made it."""
     signature = conn.execute(select(Run.signature).where(Run.id == run_id)).scalar_one_or_none()
     if not signature:
         return None
     for account, open_tx, close_tx in conn.execute(
         select(ORDERS.c.order_account, ORDERS.c.open_tx, ORDERS.c.close_tx).where(
-            ORDERS.c.run_id == run_id
+            or_(ORDERS.c.open_tx == signature, ORDERS.c.close_tx == signature)
         )
     ):
         if signature in (open_tx, close_tx):
