@@ -112,14 +112,19 @@ class FollowerLoop:
         self._thread.stop(timeout)
 
     def poll_once(self) -> None:
-        try:
-            refresh_tokens(self.engine, self.api, self.rpc, self.clock)
-            for follower in self.followers:
-                follower.poll()
-            for v2 in self.v2s:
-                v2.poll()
-        except Exception:  # the follower must never take the daemon down
-            log.exception("follower_failed")
+        """Token facts, then each wallet's orders (v1, then V2): each step on its own,
+        so one that fails (a token's facts the store refuses, one wallet's bad answer)
+        does not keep the others' fills, refunds and alerts from being recorded."""
+        steps: list[tuple[str, Callable[[], object]]] = [
+            ("tokens", lambda: refresh_tokens(self.engine, self.api, self.rpc, self.clock))
+        ]
+        steps += [(f"orders:{f.name or 'default'}", f.poll) for f in self.followers]
+        steps += [("trigger_v2", v2.poll) for v2 in self.v2s]
+        for step, run in steps:
+            try:
+                run()
+            except Exception:  # the follower must never take the daemon down
+                log.exception("follower_failed", step=step)
         self._hand_over()
         self.polls += 1
 

@@ -33,6 +33,11 @@ log = structlog.get_logger(__name__)
 PRICE_EVERY = timedelta(seconds=60)
 FACTS_RETRY = timedelta(hours=1)
 BATCH = 100  # mints per /search call (the API's limit)
+# what the store keeps of a symbol and a name (``tokens.symbol``, ``tokens.name``): a
+# Token-2022 mint's metadata has no limit, and PostgreSQL refuses a longer value
+SYMBOL_CHARS = 32
+NAME_CHARS = 64
+PROGRAM_CHARS = 64  # a token program's address; a longer one is no address at all
 
 
 class TokenApi(Protocol):
@@ -113,12 +118,14 @@ def _merge(
 ) -> tokens.Token | None:
     if listed is None and chain is None:
         return None
-    symbol = listed.symbol if listed else None
-    name = listed.name if listed else None
+    symbol = _clip(listed.symbol, SYMBOL_CHARS) if listed else None
+    name = _clip(listed.name, NAME_CHARS) if listed else None
     price = listed.usd_price if listed else None
     if chain is None:
         assert listed is not None
-        return tokens.Token(mint, listed.decimals, symbol, "api", name, listed.token_program,
+        program = listed.token_program
+        program = program if program is None or len(program) <= PROGRAM_CHARS else None
+        return tokens.Token(mint, listed.decimals, symbol, "api", name, program,
                             price, now if price is not None else None)  # fmt: skip
     decimals, program = chain
     if listed is not None and (listed.decimals, listed.token_program or program) != chain:
@@ -128,6 +135,11 @@ def _merge(
     source = "chain" if listed is None else "api+chain"
     return tokens.Token(mint, decimals, symbol, source, name, program, price,
                         now if price is not None else None)  # fmt: skip
+
+
+def _clip(text: str | None, size: int) -> str | None:
+    """A display text as the store keeps it: at most `size` characters."""
+    return text if text is None or len(text) <= size else text[: size - 1] + "…"
 
 
 def _failed(
