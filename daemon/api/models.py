@@ -59,12 +59,14 @@ RFQ_ORDER_ERROR_CODES = {
 
 
 def _amount(value: Any) -> Any:
-    """An exact amount: an integer, or a string of digits, kept as a string."""
+    """An exact amount: an integer, or a string of digits, kept as a string. ASCII
+    digits only: ``str.isdigit`` also says yes to "²" (which ``int`` refuses) and "１２"
+    (which it reads, but SQL's CAST cannot)."""
     if isinstance(value, bool):
         raise ValueError("an amount must be an integer or a string of digits")
     if isinstance(value, int) and value >= 0:
         return str(value)
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isascii() and value.isdigit():
         return value
     raise ValueError("an amount must be an integer or a string of digits")
 

@@ -13,11 +13,27 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictStr,
+    ValidationError,
+)
 from pydantic.alias_generators import to_camel
 
 from jupcron.api.models import Amount
 from jupcron.api.times import from_iso, from_unix
+
+U64_MAX = 2**64 - 1  # a token amount is a u64
+# the longest the store keeps (`jupcron.store.models`: PUBKEY, a signature's column, a
+# status): a longer value is no Solana key, signature or status but garbage, a problem
+# of its order; stored, PostgreSQL's VARCHAR(n) would refuse it and the page with it
+ADDRESS_CHARS = 64
+SIGNATURE_CHARS = 100
+LABEL_CHARS = 32
 
 
 def _when(value: Any) -> Any:
@@ -34,6 +50,13 @@ def _text_or_none(value: Any) -> Any:
     if isinstance(value, str):
         return value.strip()
     raise ValueError("must be a string or null")
+
+
+def _u64(value: str) -> str:
+    """An amount no token account can hold is garbage, not a number to store."""
+    if int(value) > U64_MAX:
+        raise ValueError("an amount beyond u64")
+    return value
 
 
 def _when_any(value: Any) -> Any:
@@ -56,8 +79,17 @@ def _maybe_when(value: Any) -> Any:
 
 When = Annotated[datetime, BeforeValidator(_when)]
 MaybeWhen = Annotated[datetime | None, BeforeValidator(_maybe_when)]
-OptionalText = Annotated[str | None, BeforeValidator(_text_or_none)]
-Key = Annotated[StrictStr, Field(min_length=1), BeforeValidator(_strip)]
+OptionalTx = Annotated[
+    str | None, Field(max_length=SIGNATURE_CHARS), BeforeValidator(_text_or_none)
+]
+Key = Annotated[StrictStr, Field(min_length=1, max_length=ADDRESS_CHARS), BeforeValidator(_strip)]
+TxId = Annotated[
+    StrictStr, Field(min_length=1, max_length=SIGNATURE_CHARS), BeforeValidator(_strip)
+]
+Label = Annotated[StrictStr, Field(min_length=1, max_length=LABEL_CHARS), BeforeValidator(_strip)]
+MaybeAddress = Annotated[str | None, Field(max_length=ADDRESS_CHARS)]
+MaybeLabel = Annotated[str | None, Field(max_length=LABEL_CHARS)]
+Raw = Annotated[Amount, AfterValidator(_u64)]
 
 
 class _Model(BaseModel):
@@ -72,14 +104,14 @@ class Trade(_Model):
     order_key: Key
     input_mint: Key
     output_mint: Key
-    raw_input_amount: Amount
-    raw_output_amount: Amount
-    tx_id: Key
+    raw_input_amount: Raw
+    raw_output_amount: Raw
+    tx_id: TxId
     confirmed_at: When
-    action: Key
-    keeper: str | None = None
-    fee_mint: str | None = None
-    raw_fee_amount: Amount | None = None
+    action: Label
+    keeper: MaybeAddress = None
+    fee_mint: MaybeAddress = None
+    raw_fee_amount: Raw | None = None
 
 
 class ListedOrder(_Model):
@@ -92,20 +124,20 @@ class ListedOrder(_Model):
     order_key: Key
     input_mint: Key
     output_mint: Key
-    open_tx: OptionalText = None
-    close_tx: OptionalText = None
+    open_tx: OptionalTx = None
+    close_tx: OptionalTx = None
     created_at: When | None = None
     updated_at: When | None = None
     # recurring
-    raw_in_deposited: Amount | None = None
-    raw_in_used: Amount | None = None
-    raw_in_withdrawn: Amount | None = None
-    raw_out_received: Amount | None = None
+    raw_in_deposited: Raw | None = None
+    raw_in_used: Raw | None = None
+    raw_in_withdrawn: Raw | None = None
+    raw_out_received: Raw | None = None
     user_closed: bool | None = None
     # trigger
-    status: str | None = None
-    raw_making_amount: Amount | None = None
-    raw_remaining_making_amount: Amount | None = None
+    status: MaybeLabel = None
+    raw_making_amount: Raw | None = None
+    raw_remaining_making_amount: Raw | None = None
     expired_at: MaybeWhen = None
     trades: list[Trade] = Field(default_factory=list)
 
