@@ -41,13 +41,17 @@ UNACCOUNTED = "order_unaccounted"
 
 
 def expected_end(source: str, order: ListedOrder, span: Span | None) -> datetime | None:
-    """When the order should have left the active list; None when nothing says."""
+    """When the order should have left the active list; None when nothing says (or
+    it says a time beyond the calendar: a listing's ``createdAt`` is the API's word)."""
     if source == "trigger":
         return order.expired_at
     if span is None:
         return None
     start = span.start_at or order.created_at
-    return None if start is None else start + span.length
+    try:
+        return None if start is None else start + span.length
+    except OverflowError:
+        return None
 
 
 def overdue(source: str, order: ListedOrder, span: Span | None, now: datetime) -> datetime | None:
