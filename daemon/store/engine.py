@@ -37,6 +37,18 @@ SQLITE_BUSY_MS = 30_000
 # how long a PostgreSQL connection may take to open: a server that never answers (a
 # dropped route, a firewall) is an error after this, not a command that hangs for ever
 PG_CONNECT_TIMEOUT_S = 10
+# libpq's TCP settings for every pooled PostgreSQL connection (the URL's own win): a
+# server host that vanishes without a word (a failover, a dropped route) is noticed in
+# about 25 s, by keepalives while a statement waits and by the unacknowledged-data
+# limit while one is sent; with the kernel's defaults a write waited 15 minutes or
+# more, and with it the group commit and every write queued behind it
+PG_TCP: dict[str, int] = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
 T = TypeVar("T")
 
 
@@ -91,8 +103,9 @@ def make_engine(
         # psycopg's own prepared statements off: after a rollback it would drop every
         # statement of the session, the run path's (`jupcron.store.pgdirect`) included
         connect_args = {"prepare_threshold": None, **kwargs.pop("connect_args", {})}
-        if "connect_timeout" not in parsed.query:  # the URL's own wins
-            connect_args.setdefault("connect_timeout", PG_CONNECT_TIMEOUT_S)
+        for name, value in {"connect_timeout": PG_CONNECT_TIMEOUT_S, **PG_TCP}.items():
+            if name not in parsed.query:  # the URL's own wins
+                connect_args.setdefault(name, value)
         engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args, **kwargs)
     except NoSuchModuleError as exc:
         raise StoreError(f"no database driver for {parsed.drivername}") from exc
