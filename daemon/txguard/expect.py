@@ -46,7 +46,9 @@ class Expectation:
     answer declared (``feeBps``), which the transaction may not exceed;
     ``quoted_out``, the answer's ``outAmount``: the swap's guaranteed minimum is
     held to it less the plan's slippage (`jupcron.txguard.swap_terms`).
-    ``recurring``: a recurring order's terms. Price protection
+    ``recurring``: a recurring order's terms; ``recurring_by_price``: the plan is a
+    price-based recurring order (``params.price``, Value Average), which no DCA order
+    (time-based: `recurring` terms the plan never set) serves. Price protection
     (docs/price-protection.md): ``min_out``, the least of ``output_mint`` the run may
     receive (the plan's limit), ``reference_out`` what an independent price says the
     input is worth, with ``max_deviation_bps``.
@@ -67,6 +69,7 @@ class Expectation:
     fee_bps: int | None = None
     quoted_out: int | None = None
     recurring: RecurringTerms | None = None
+    recurring_by_price: bool = False
     min_out: int | None = None
     reference_out: int | None = None
     max_deviation_bps: int | None = None

@@ -30,7 +30,7 @@ from jupcron.txguard.context import Context
 from jupcron.txguard.decode import Instruction, TxSummary
 from jupcron.txguard.expect import Expectation, RecurringTerms
 from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
-from jupcron.txguard.jupiter import PROGRAMS, action_of
+from jupcron.txguard.jupiter import DCA, PROGRAMS, action_of
 from jupcron.txguard.jupiter_orders import RECURRING_CANCEL, RECURRING_NEW, dca_order
 from jupcron.txguard.ours import ata
 
@@ -99,18 +99,27 @@ def _side(ix: Instruction, ctx: Context, where: str, expect: Expectation, side: 
     account = ix.role.get("source" if side == "input" else "destination")
     if account is None:
         return []
-    owners = {ctx.wallet}
-    if side == "output" and expect.receiver:
-        owners.add(expect.receiver)
-    if account in owners and wanted == WRAPPED_SOL:
+    if side == "output" and expect.receiver and expect.receiver != ctx.wallet:
+        return _to_receiver(account, ctx, where, expect.receiver, wanted)
+    if account == ctx.wallet and wanted == WRAPPED_SOL:
         return []  # native SOL, straight to or from the wallet (a JupiterZ fill)
-    if ctx.ours.holds(account, wanted) or (
-        side == "output" and expect.receiver and _receivers(account, ctx, wanted)
-    ):
+    if ctx.ours.holds(account, wanted):
         return []
     return [
         f"{where} takes its {side} {'from' if side == 'input' else 'to'} {account}, which is "
         f"not {'our' if side == 'input' else 'a'} token account of the plan's {said} {wanted}"
+    ]
+
+
+def _to_receiver(account: str, ctx: Context, where: str, receiver: str, mint: str) -> list[str]:
+    """A plan that names a receiver pays its output to that receiver: its token account
+    of the plan's output mint, or the receiver itself for native SOL. Output kept in an
+    account of ours is the receiver never paid, however safe it is for us."""
+    if (account == receiver and mint == WRAPPED_SOL) or _receivers(account, ctx, mint):
+        return []
+    return [
+        f"{where} pays its output to {account}, not to the plan's receiver {receiver} "
+        f"(its token account of {mint})"
     ]
 
 
@@ -148,6 +157,15 @@ def _receivers(account: str, ctx: Context, mint: str) -> bool:
 
 
 def _recurring_terms(ix: Instruction, where: str, expect: Expectation) -> list[str]:
+    if expect.recurring_by_price and ix.program == DCA:
+        # the DCA program orders by time: its cadence, per-cycle amount and price bounds
+        # would be the answer's alone, none of them the plan's (loaded with a warning
+        # that such a plan's runs are rejected: the Value Average program's interface
+        # is not public)
+        return [
+            f"{where} is a time-based DCA order, but the plan is price-based "
+            "(params.price): its cadence and amounts would be none of the plan's"
+        ]
     if expect.kind == "recurring" and ix.name not in RECURRING_NEW:
         # createOrder opens a new order (open_dca_v2); an order that exists already has
         # terms the plan never set, and a deposit into it would fund them

@@ -39,7 +39,8 @@ def expectation(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> E
     price.pop("reference_out", None)  # a price over days to come: only the plan's limit holds
     return Expectation(
         kind=str(plan.kind), input_mint=spend.mint, output_mint=request.output_mint,
-        amount=spend.amount or None, recurring=terms, **price,
+        amount=spend.amount or None, recurring=terms,
+        recurring_by_price=request.params.price is not None, **price,
     )  # fmt: skip
 
 
