@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from jupcron.txguard import vault
 from jupcron.txguard.context import Context
 from jupcron.txguard.decode import Instruction, TxSummary
+from jupcron.txguard.expect import Expectation
 from jupcron.txguard.instructions import ASSOCIATED_TOKEN, SYSTEM
 from jupcron.txguard.ours import AGGREGATOR, ata
 
@@ -71,6 +72,17 @@ def rented(summary: TxSummary, ctx: Context) -> Iterator[Rented]:
             yield Rented(where, role.get("account", ""), wallet, _named_mint(ix, ctx))
 
 
+def _wanted(rent: Rented, expect: Expectation, wallet: str) -> tuple[str | None, ...]:
+    """The mints whose token accounts our rent may create for `rent`'s owner: ours,
+    of the plan's mints; a vault's, of the input it is deposited; the receiver's, of
+    the output it is paid (nothing of the input ever goes to it)."""
+    if rent.owner == wallet:
+        return expect.mints
+    if expect.vault and rent.owner == expect.vault:
+        return (expect.input_mint,)
+    return (expect.output_mint,)
+
+
 def plan_mints(summary: TxSummary, ctx: Context) -> list[str]:
     """With a plan, every token account created at our cost is of one of its mints; a
     vault's only of the input mint (those the deposit proves so need no name)."""
@@ -82,8 +94,7 @@ def plan_mints(summary: TxSummary, ctx: Context) -> list[str]:
     for rent in rented(summary, ctx):
         if rent.account in proven:
             continue
-        in_vault = bool(expect.vault) and rent.owner == expect.vault
-        wanted = (expect.input_mint,) if in_vault else expect.mints
+        wanted = _wanted(rent, expect, ctx.wallet)
         if rent.mint is None or rent.mint not in wanted:
             whose = "our" if rent.owner == ctx.wallet else f"{rent.owner}'s"
             reasons.append(

@@ -47,8 +47,8 @@ from solders.pubkey import Pubkey
 from jupcron.chain.rpc import AccountState, Simulation
 from jupcron.txguard.decode import TxSummary
 from jupcron.txguard.expect import Expectation
-from jupcron.txguard.instructions import TOKEN_PROGRAMS, WRAPPED_SOL
-from jupcron.txguard.ours import TOKEN_2022_ACCOUNT_MAX_SPACE, Ours, ata
+from jupcron.txguard.instructions import ASSOCIATED_TOKEN, TOKEN_PROGRAMS, WRAPPED_SOL
+from jupcron.txguard.ours import TOKEN_2022_ACCOUNT_MAX_SPACE, Ours, ata, token_account_space
 
 LAMPORTS_PER_SIGNATURE = 5_000
 MINT_SIZE = 82  # bytes of an SPL mint (Token-2022 extensions follow at 165 + 1)
@@ -214,10 +214,15 @@ def writable_keys(message: Message | MessageV0, sim: Simulator) -> tuple[list[st
 
 
 def allowed_loss(
-    summary: TxSummary, expect: Expectation | None, order_rent: int, wallet: str | None = None
+    summary: TxSummary,
+    expect: Expectation | None,
+    order_rent: int,
+    wallet: str | None = None,
+    new: frozenset[str] = frozenset(),
 ) -> dict[str, int]:
     """What the wallet may lose, per asset ("SOL" in lamports, else a mint). The fee
-    counts only when the wallet pays it (`wallet` None: taken to be the fee payer)."""
+    counts only when the wallet pays it (`wallet` None: taken to be the fee payer);
+    `new`: the accounts that do not exist before the transaction."""
     pays = wallet is None or summary.fee_payer == wallet
     allowed = {SOL: summary.compute_budget.total_fee_lamports if pays else 0}
     if expect is None:
@@ -227,7 +232,30 @@ def allowed_loss(
     if expect.input_mint and expect.amount:
         asset = SOL if expect.input_mint == WRAPPED_SOL else expect.input_mint
         allowed[asset] = allowed.get(asset, 0) + expect.amount
+    allowed[SOL] += receiver_rent(summary, expect, wallet or summary.fee_payer, new)
     return allowed
+
+
+def receiver_rent(
+    summary: TxSummary, expect: Expectation, wallet: str | None, new: frozenset[str]
+) -> int:
+    """The rent `wallet` pays for the plan's receiver's token accounts that the
+    transaction creates (the rules allow it: `rent.plan_mints`, of the output mint):
+    lamports that leave our accounts for good, at most a token account's rent each.
+    Only for an account that does not exist yet (`new`), once: creating one that
+    exists costs nothing, and its allowance would cover a loss nobody ordered."""
+    if not expect.receiver or expect.receiver == wallet:
+        return 0
+    rents: dict[str, int] = {}
+    for ix in summary.instructions:
+        role = ix.role
+        if ix.program != ASSOCIATED_TOKEN or ix.name not in ("create", "create_idempotent"):
+            continue
+        account, space = role.get("account", ""), token_account_space(role.get("token_program", ""))
+        made = account in new and role.get("wallet") == expect.receiver
+        if made and role.get("funder") == wallet and space:
+            rents.setdefault(account, rent_exempt(space))
+    return sum(rents.values())
 
 
 def check(
@@ -271,7 +299,8 @@ def check(
             if was != will:
                 changes.append(Change(address, asset, was, will))
                 net[asset] = net.get(asset, 0) + will - was
-    allowed = allowed_loss(summary, expect, order_rent, wallet)
+    absent = frozenset(a for a, state in before.items() if state is None)
+    allowed = allowed_loss(summary, expect, order_rent, wallet, absent)
     reasons = []
     for asset, delta in sorted(net.items()):
         loss, limit = -delta, allowed.get(asset, 0)
