@@ -164,13 +164,15 @@ def read(tx_b64: str) -> Unsigned:
 
 def _resolver(message: Message | MessageV0, static: list[str]) -> list[str]:
     """Every account an index may name: the `static` keys (the message's own, as
-    text), then a label for each one a lookup table loads."""
+    text), then a label for each one a lookup table loads, in the runtime's order:
+    the writable entries of every table, then the read-only entries of every table
+    (solana-message's `LoadedAddresses`), not table by table."""
     keys = list(static)
     if isinstance(message, MessageV0):
-        for lookup in message.address_table_lookups:
-            table = str(lookup.account_key)
-            keys += [f"lookup:{table}[{i}]" for i in bytes(lookup.writable_indexes)]
-            keys += [f"lookup:{table}[{i}]" for i in bytes(lookup.readonly_indexes)]
+        lookups = [(str(lu.account_key), lu) for lu in message.address_table_lookups]
+        writable = [(t, i) for t, lu in lookups for i in bytes(lu.writable_indexes)]
+        readonly = [(t, i) for t, lu in lookups for i in bytes(lu.readonly_indexes)]
+        keys += [f"lookup:{table}[{i}]" for table, i in (*writable, *readonly)]
     return keys
 
 
