@@ -16,9 +16,17 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, StrictStr, ValidationError
 
 from jupcron.api.models import Amount, ApiModel
+from jupcron.api.orders import ADDRESS_CHARS, LABEL_CHARS, OptionalTx, Raw
 from jupcron.api.times import from_iso, from_unix
 
 Text = Annotated[StrictStr, Field(min_length=1)]
+# what the follower stores of a history order, bounded as v1's listings are
+# (`jupcron.api.orders`): an id, mint, signature or state longer than its column, or
+# an amount beyond u64, is garbage and a problem of its order; stored, PostgreSQL's
+# VARCHAR(n) refused it and ended the family's poll at that order, at every poll
+Key = Annotated[StrictStr, Field(min_length=1, max_length=ADDRESS_CHARS)]
+MaybeKey = Annotated[StrictStr | None, Field(max_length=ADDRESS_CHARS)]
+MaybeLabel = Annotated[StrictStr | None, Field(max_length=LABEL_CHARS)]
 
 
 def _moment(value: Any) -> Any:
@@ -76,9 +84,11 @@ class Deposit(ApiModel):
 
 class Created(ApiModel):
     """Create (DCA or price) and confirm-cancel: the order id and the signature
-    of the deposit (create) or the withdrawal (confirm-cancel)."""
+    of the deposit (create) or the withdrawal (confirm-cancel). An id longer than the
+    run's order column is an unreadable answer (settled as one), not a run whose
+    final write PostgreSQL refuses."""
 
-    id: Text
+    id: Key
     tx_signature: Text
     deposit_confirmed: bool | None = None
     message: StrictStr | None = None
@@ -100,14 +110,14 @@ class OrderEvent(ApiModel):
 
     type: StrictStr
     timestamp: Moment = None
-    tx_signature: StrictStr | None = None
+    tx_signature: OptionalTx = None
     state: StrictStr | None = None
     round_number: int | None = None
-    input_amount: Amount | None = None
-    output_amount: Amount | None = None
-    mint: StrictStr | None = None
-    amount: Amount | None = None
-    output_mint: StrictStr | None = None
+    input_amount: Raw | None = None
+    output_amount: Raw | None = None
+    mint: MaybeKey = None
+    amount: Raw | None = None
+    output_mint: MaybeKey = None
 
 
 class HistoryOrder(ApiModel):
@@ -118,29 +128,29 @@ class HistoryOrder(ApiModel):
     ``privyWalletPubkey``, ``initialInputAmount``, ``remainingInputAmount``,
     ``inputUsed``, ``outputAmount``."""
 
-    id: Text
+    id: Key
     user_pubkey: StrictStr | None = None
-    input_mint: Text
-    output_mint: Text
+    input_mint: Key
+    output_mint: Key
     request_id: StrictStr | None = None
     created_at: Moment = None
     updated_at: Moment = None
     events: list[OrderEvent] = Field(default_factory=list)
     # DCA
-    state: StrictStr | None = None
+    state: MaybeLabel = None
     display_state: StrictStr | None = None
     vault_pubkey: StrictStr | None = None
-    input_amount_initial: Amount | None = None
-    input_amount_used: Amount | None = None
-    output_amount_total: Amount | None = None
+    input_amount_initial: Raw | None = None
+    input_amount_used: Raw | None = None
+    output_amount_total: Raw | None = None
     # price
-    order_state: StrictStr | None = None
-    raw_state: StrictStr | None = None
+    order_state: MaybeLabel = None
+    raw_state: MaybeLabel = None
     privy_wallet_pubkey: StrictStr | None = None
-    initial_input_amount: Amount | None = None
-    remaining_input_amount: Amount | None = None
-    input_used: Amount | None = None
-    output_amount: Amount | None = None
+    initial_input_amount: Raw | None = None
+    remaining_input_amount: Raw | None = None
+    input_used: Raw | None = None
+    output_amount: Raw | None = None
 
     def event_with(self, kind: str, signature: str) -> OrderEvent | None:
         """The event of type `kind` carrying `signature` that did not fail or wait (its

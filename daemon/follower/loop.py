@@ -99,7 +99,8 @@ class FollowerLoop:
                 self.followers.append(OrderFollower(engine, api, address, clock, name))
                 session = sessions.get(name)
                 if session is not None:
-                    self.v2s.append(TriggerV2Follower(engine, session, clock, SPARE_WAIT, name))
+                    v2 = TriggerV2Follower(engine, session, clock, SPARE_WAIT, name, address)
+                    self.v2s.append(v2)
         self._thread = Periodic("follower", self.poll_once, lambda: self.interval)
         self.polls = 0
 

@@ -13,9 +13,9 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import Insert, Table, Text, and_, or_, select
+from sqlalchemy import Insert, Select, Table, Text, and_, or_, select
 from sqlalchemy import cast as sql_cast
 
 from jupcron.domain import PlanKind, RunStatus
@@ -26,6 +26,7 @@ from jupcron.store.runs import Conn, _dialect
 TRADES = cast(Table, OrderTrade.__table__)
 ORDERS = cast(Table, FollowedOrder.__table__)
 EVENTS = cast(Table, FollowEvent.__table__)
+_S = TypeVar("_S", bound=Select[Any])
 OPEN = "open"
 HELD = "held"  # no longer trading, its funds in custody until withdrawn: still followed
 CLOSED_STATES = frozenset({"completed", "cancelled", "expired"})
@@ -126,9 +127,8 @@ def targets(
     The run that made a recurring order wins (its fills and its refund are its
     plan's, whatever a cancel of it did), then a succeeded run, then the earliest. A
     run's orders are those of the plan version it was claimed under
-    (`_claimed_request`)."""
+    (`claimed_request`)."""
     statuses = [str(s) for s in _STATUSES[source]]
-    version = and_(PlanVersion.plan_id == Run.plan_id, PlanVersion.version == Run.plan_version)
     stmt = (
         select(
             Run.id,
@@ -140,23 +140,18 @@ def targets(
             PlanVersion.content,
         )
         .join(Plan, Plan.id == Run.plan_id)
-        .outerjoin(PlanVersion, version)
+        .outerjoin(PlanVersion, CLAIMED_VERSION)
         .where(Plan.kind.in_(_KINDS[source]), Run.status.in_(statuses))
         .order_by(Run.id)
     )
-    if wallet is not None and address is not None:
-        unsigned = and_(Run.owner.is_(None), Run.wallet == wallet)
-        stmt = stmt.where(or_(Run.owner == address, unsigned))
-    elif wallet is not None:
-        stmt = stmt.where(Run.wallet == wallet)
-    rows = list(conn.execute(stmt))
+    rows = list(conn.execute(of_wallet(stmt, wallet, address)))
     maker = str(PlanKind.RECURRING)
     rows.sort(key=lambda r: (r.kind != maker, r.status != str(RunStatus.SUCCEEDED), r.id))
     by_order: dict[str, int] = {}
     by_tx: dict[str, int] = {}
     spans: dict[int, Span] = {}
     for row in rows:
-        request = _claimed_request(row.content, row.request)
+        request = claimed_request(row.content, row.request)
         if (span := _span(request)) is not None:  # a create's request says its span
             spans[row.id] = span
         account = row.order_account
@@ -173,7 +168,25 @@ def targets(
     return Targets(by_order, by_tx, spans)
 
 
-def _claimed_request(content: Any, current: Any) -> Any:
+# the plan version a run was claimed under (outer-joined: runs from before versions
+# were stored have none)
+CLAIMED_VERSION = and_(PlanVersion.plan_id == Run.plan_id, PlanVersion.version == Run.plan_version)
+
+
+def of_wallet(stmt: _S, wallet: str | None, address: str | None) -> _S:
+    """`stmt` (a select of runs) narrowed to `wallet`'s runs, when given: with its
+    keypair's `address`, the runs that keypair signed under any name (a wallet renamed
+    in the config keeps its orders, which are in its keypair's listings) and, of the
+    runs that signed nothing, those of the name; without it, the name's."""
+    if wallet is None:
+        return stmt
+    if address is None:
+        return stmt.where(Run.wallet == wallet)
+    unsigned = and_(Run.owner.is_(None), Run.wallet == wallet)
+    return stmt.where(or_(Run.owner == address, unsigned))
+
+
+def claimed_request(content: Any, current: Any) -> Any:
     """The request of the plan version a run was claimed under (``plan_versions``): the
     orders it cancels, the span of the order it made. Not the plan's request as it is
     now: an apply that edits a cancel plan's orders must not hand them to its earlier

@@ -20,14 +20,16 @@ wallet's, a create whose deposit never made an order) is handled as v1's unaccou
 one (`jupcron.follower.unexplained`): looked for only at an hourly sweep, and told once
 (``order_unaccounted``) when a sweep read both lists through without it.
 An order's fills and refund go to one run: the create that opened it, else (an order
-opened elsewhere, named only by cancels) a succeeded cancel before one that failed.
+opened elsewhere, named only by cancels) a succeeded cancel before one that failed. A
+create left in doubt, its answers lost, knows no order id: its order is the one whose
+landed deposit carries the run's signature.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Protocol
 
@@ -41,7 +43,7 @@ from jupcron.follower import unexplained
 from jupcron.follower.orders import PollResult, poll_each
 from jupcron.store import follow
 from jupcron.store.engine import begin
-from jupcron.store.models import Plan, Run
+from jupcron.store.models import Plan, PlanVersion, Run
 
 log = structlog.get_logger(__name__)
 
@@ -50,6 +52,7 @@ LISTS = ("active", "past")  # the history's two lists (its ``state``), read in t
 SOURCE: dict[Family, str] = {"dca": "recurring", "price": "trigger"}  # the fills view's names
 _CREATED = (RunStatus.SUCCEEDED, RunStatus.IN_DOUBT)
 _CANCELS = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.IN_DOUBT, RunStatus.SUBMITTED)
+_NEVER = datetime.min.replace(tzinfo=UTC)  # an event with no time: before any other
 
 
 class HistoryApi(Protocol):
@@ -63,43 +66,60 @@ class HistoryApi(Protocol):
 class Ours:
     run_id: int
     family: Family
+    # the key is the signature of the create's deposit, not an order id: a create left in
+    # doubt (its answers lost) never learnt its order's, which the history shows by it
+    by_deposit: bool = False
 
 
-def targets(conn: Any, wallet: str | None = None) -> dict[str, Ours]:
-    """Our V2 orders (of `wallet`'s runs, when given): order id -> the run they are put
-    against. The create run that opened it, else (an order opened elsewhere, that only
-    cancels name) a succeeded cancel, then the earliest: never a cancel that failed
-    while another withdrew it (as v1's `jupcron.store.follow.targets`)."""
+def targets(conn: Any, wallet: str | None = None, address: str | None = None) -> dict[str, Ours]:
+    """Our V2 orders (of `wallet`'s runs, when given; with its keypair's `address`, the
+    runs it signed under any name: `jupcron.store.follow.of_wallet`): order id -> the
+    run they are put against. The create run that opened it, else (an order opened
+    elsewhere, that only cancels name) a succeeded cancel, then the earliest: never a
+    cancel that failed while another withdrew it (as v1's
+    `jupcron.store.follow.targets`). A cancel's order and family are those of the plan
+    version it was claimed under: an edited plan names what its later runs cancel. A
+    create that never learnt its order's id (in doubt) is keyed by its signature, its
+    deposit's (`Ours.by_deposit`), as v1's in-doubt recurring create is."""
     kinds = [str(k) for k in (PlanKind.TRIGGER_V2_DCA, PlanKind.TRIGGER_V2_ORDER,
                               PlanKind.TRIGGER_V2_CANCEL)]  # fmt: skip
     stmt = (
-        select(Run.id, Run.order_account, Run.status, Plan.kind, Plan.request)
+        select(Run.id, Run.order_account, Run.signature, Run.status, Plan.kind,
+               Plan.request, PlanVersion.content)
         .join(Plan, Plan.id == Run.plan_id)
+        .outerjoin(PlanVersion, follow.CLAIMED_VERSION)
         .where(Plan.kind.in_(kinds))
         .order_by(Run.id)
-    )
-    if wallet is not None:
-        stmt = stmt.where(Run.wallet == wallet)
-    named: list[tuple[int, int, str, Family]] = []  # (rank, run, order, family)
-    for row in conn.execute(stmt):
-        request = row.request if isinstance(row.request, dict) else {}
+    )  # fmt: skip
+    named: list[tuple[int, int, str, Family, bool]] = []  # (rank, run, key, family, by deposit)
+    for row in conn.execute(follow.of_wallet(stmt, wallet, address)):
+        claimed = follow.claimed_request(row.content, row.request)
+        request = claimed if isinstance(claimed, dict) else {}
         if row.kind == str(PlanKind.TRIGGER_V2_CANCEL):
             if row.status not in [str(s) for s in _CANCELS]:
                 continue
             order, family = row.order_account or request.get("order"), request.get("family")
-            rank = 1 if row.status == str(RunStatus.SUCCEEDED) else 2
+            rank, by_deposit = (1 if row.status == str(RunStatus.SUCCEEDED) else 2), False
         elif row.status in [str(s) for s in _CREATED]:
-            order = row.order_account
+            order = row.order_account or row.signature
             family = "dca" if row.kind == str(PlanKind.TRIGGER_V2_DCA) else "price"
-            rank = 0
+            rank, by_deposit = 0, row.order_account is None
         else:
             continue
-        if isinstance(order, str) and family in ("dca", "price"):
-            named.append((rank, row.id, order, "dca" if family == "dca" else "price"))
+        if isinstance(order, str) and order and family in ("dca", "price"):
+            named.append((rank, row.id, order, "dca" if family == "dca" else "price", by_deposit))
     found: dict[str, Ours] = {}
-    for _, run_id, order, family in sorted(named):
-        found.setdefault(order, Ours(run_id, family))
+    for _, run_id, order, family, by_deposit in sorted(named):
+        found.setdefault(order, Ours(run_id, family, by_deposit))
     return found
+
+
+def _keys(order: HistoryOrder, ours: dict[str, Ours]) -> list[str]:
+    """The keys of `ours` that `order` answers to: its id, then the signature of its
+    landed deposit (an in-doubt create's: the run that made it, put first by `_read`)."""
+    deposit = _deposit(order)
+    keys = [order.id, *([deposit.tx_signature] if deposit and deposit.tx_signature else [])]
+    return [key for key in keys if key in ours]
 
 
 # mid-cancel: the withdrawal crafted, not yet confirmed. The order fills no more and
@@ -154,6 +174,21 @@ def _landed(event: OrderEvent) -> bool:
     return event.state in (None, "success")
 
 
+def _deposit(order: HistoryOrder) -> OrderEvent | None:
+    """The order's deposit, if it landed."""
+    return next((e for e in order.events if e.type == "deposit" and _landed(e)), None)
+
+
+def _refunds(order: HistoryOrder) -> list[OrderEvent]:
+    """The order's landed withdrawals of its input, oldest first (the history lists its
+    events newest first). Not one of another mint: a price order's fill output leaves
+    the vault as a withdrawal too (raw states ``ready_withdraw_output``,
+    ``withdrawing``), and is no refund. A DCA's withdrawal names no mint: its input's."""
+    found = [e for e in order.events if e.type == "withdrawal" and _landed(e)
+             and e.mint in (None, order.input_mint)]  # fmt: skip
+    return sorted(found, key=lambda e: e.timestamp or _NEVER)
+
+
 def _sum(values: list[str | None]) -> str | None:
     amounts = [int(v) for v in values if v is not None]
     return str(sum(amounts)) if amounts else None
@@ -161,7 +196,8 @@ def _sum(values: list[str | None]) -> str | None:
 
 class TriggerV2Follower:
     """One wallet's V2 orders: `api` is that wallet's session, `name` its configured name
-    (``None``: every run's, a single-wallet daemon)."""
+    (``None``: every run's, a single-wallet daemon) and `address` its keypair's (the
+    runs it signed under an earlier name are its too)."""
 
     def __init__(
         self,
@@ -170,9 +206,10 @@ class TriggerV2Follower:
         clock: Callable[[], datetime],
         spare: float,
         name: str | None = None,
+        address: str | None = None,
     ) -> None:
         self.engine, self.api, self.clock, self.spare = engine, api, clock, spare
-        self.name = name
+        self.name, self.address = name, address
         self._swept: dict[Family, datetime] = {}  # family -> its last lost-order sweep
 
     def poll(self) -> list[PollResult]:
@@ -182,7 +219,8 @@ class TriggerV2Follower:
     def _poll(self, family: Family, result: PollResult) -> None:
         source = SOURCE[family]
         with begin(self.engine) as conn:
-            ours = {k: v for k, v in targets(conn, self.name).items() if v.family == family}
+            mine = targets(conn, self.name, self.address)
+            ours = {k: v for k, v in mine.items() if v.family == family}
             pending = set(ours) - follow.closed_orders(conn, source)
             if not pending:
                 return  # nothing of ours is open: not a single request
@@ -198,8 +236,8 @@ class TriggerV2Follower:
             return  # a page could not be read: the sweep is the next poll's
         self._swept[family] = now
         if whole:  # both lists read through, and still nowhere
-            told = {key: (ours[key].run_id, {**unexplained.unaccounted_detail(key, known.get(key)),
-                                             "lists": list(LISTS)})
+            told = {key: (ours[key], {**unexplained.unaccounted_detail(key, known.get(key)),
+                                      "lists": list(LISTS)})
                     for key in sorted(lost - seen)}  # fmt: skip
             self._tell(family, told)
 
@@ -234,12 +272,12 @@ class TriggerV2Follower:
                     result.errors += 1
                     whole = False
                 for order in page.orders:
-                    mine = ours.get(order.id)
-                    if mine is None:
+                    keys = _keys(order, ours)
+                    if not keys:
                         result.foreign += 1
-                    elif order.id in pending:
-                        seen.add(order.id)
-                        self._take(family, order, mine.run_id, result)
+                    elif pending.intersection(keys):
+                        seen.update(keys)  # its maker's last: the run it is put against
+                        self._take(family, order, ours[keys[-1]].run_id, result)
                 if wanted <= seen:
                     return whole
                 offset += len(page.orders)
@@ -249,21 +287,22 @@ class TriggerV2Follower:
                 whole = False  # MAX_PAGES read and more announced
         return whole
 
-    def _tell(self, family: Family, found: dict[str, tuple[int, dict[str, Any]]]) -> None:
-        """One ``order_unaccounted`` event and warning per order of `found` (key -> run,
-        detail) that none named yet."""
+    def _tell(self, family: Family, found: dict[str, tuple[Ours, dict[str, Any]]]) -> None:
+        """One ``order_unaccounted`` event and warning per order of `found` (key -> whose,
+        detail) that none named yet (a deposit's signature is no order id)."""
         if not found:
             return
         source, now = SOURCE[family], self.clock()
         with begin(self.engine) as conn:
             already = follow.told(conn, source, unexplained.UNACCOUNTED)
-            for key, (run_id, detail) in found.items():
+            for key, (mine, detail) in found.items():
                 if key in already:
                     continue
+                account = None if mine.by_deposit else key
                 follow.add_event(conn, unexplained.UNACCOUNTED, detail, at=now, source=source,
-                                 order_account=key, run_id=run_id)  # fmt: skip
+                                 order_account=account, run_id=mine.run_id)  # fmt: skip
                 log.warning(unexplained.UNACCOUNTED, source=f"trigger_v2_{family}", order=key,
-                            run_id=run_id, wallet=self.name,
+                            run_id=mine.run_id, wallet=self.name,
                             last_known=detail.get("last_known"))  # fmt: skip
 
     def _take(self, family: Family, order: HistoryOrder, run_id: int, result: PollResult) -> None:
@@ -286,8 +325,8 @@ class TriggerV2Follower:
         closed = state in follow.CLOSED_STATES
         # only landed transactions: a pending or failed deposit (or withdrawal) moved
         # nothing, and a followed order's open_tx / close_tx is read as proof of landing
-        deposit = next((e for e in order.events if e.type == "deposit" and _landed(e)), None)
-        withdrawals = [e for e in order.events if e.type == "withdrawal" and _landed(e)]
+        deposit = _deposit(order)
+        withdrawals = _refunds(order)
         refunded = _sum([(e.input_amount if family == "dca" else e.amount) for e in withdrawals])
         values = follow.OrderValues(
             order_account=order.id, source=source, run_id=run_id, state=state,
