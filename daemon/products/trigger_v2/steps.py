@@ -180,6 +180,8 @@ def _cancel(
     detail = {
         "vault": vault,
         "owner": api.wallet,
+        "order": request.order,  # what the withdrawal is for, whatever the plan says later
+        "family": family,
         "input_mint": known.input_mint,
         "output_mint": known.output_mint,
         "refund_amount": craft.refund_amount,
@@ -283,12 +285,12 @@ def execute(
     login on the way is booked apart."""
     api, request, family = _api(ports), plan.request, family_of(plan)
     signed, request_id, signature = run.signed_tx or "", run.request_id or "", run.signature or ""
+    order_id: str | None = None  # a cancel's: the order its withdrawal was crafted for
     if isinstance(request, TriggerV2CancelRequest):
         operation, event = "trigger_v2_confirm_cancel", "withdrawal"
-        order_id: str | None = request.order
+        order_id, family = _withdrawn(ports, run, request, family)
     else:
         operation, event = f"trigger_v2_create_{family}", "deposit"
-        order_id = None
     # the look-up and a login are not posts of the transaction: booked apart from `observe`
     looked = ports.book.observer(run.id)
     posted: list[Attempt] = []
@@ -299,8 +301,8 @@ def execute(
         (observe if attempt.operation == operation else looked)(attempt)
 
     try:
-        if isinstance(request, TriggerV2CancelRequest):
-            created = api.confirm_cancel(family, request.order, signed, request_id, posts)
+        if order_id is not None:
+            created = api.confirm_cancel(family, order_id, signed, request_id, posts)
         elif isinstance(request, TriggerV2DcaRequest | TriggerV2OrderRequest):
             body = _stored_body(request, ports.book.ordered(run.id))
             created = api.create(family, body, request_id, signed, posts)
@@ -321,12 +323,28 @@ def execute(
         landing.unconfirmed(ports, run, operation, created)
     if created.tx_signature != signature:
         landing.misreported(ports, run, operation, created, signature, order_id)
-    # a cancel is about the order the plan names, whatever id the answer carries
+    # a cancel is about the order its withdrawal was for, whatever id the answer carries
     result = ExecuteResult.model_validate(
         {"operation": operation, "httpStatus": 200, "status": "Success",
          "signature": signature, "order": order_id or created.id}
     )  # fmt: skip
     return result.model_copy(update={"raw": created.model_dump(by_alias=True, exclude_none=True)})
+
+
+def _withdrawn(
+    ports: Ports, run: RunRecord, request: TriggerV2CancelRequest, family: Family
+) -> tuple[str, Family]:
+    """The order (and its family) a cancel run's signed withdrawal was crafted for: its
+    ``ordered`` event's, else the run's order account. Not the plan's as it is now: a
+    run resumed after ``plans apply`` edited the plan (recovery hands it the plan as the
+    store has it) must confirm its own withdrawal, not post it for another order."""
+    ordered = ports.book.ordered(run.id)
+    order, said = ordered.get("order"), ordered.get("family")
+    if not isinstance(order, str) or not order:
+        order = run.order_account or request.order
+    if said in ("dca", "price"):
+        family = "dca" if said == "dca" else "price"
+    return order, family
 
 
 def _settle_from_history(
