@@ -287,7 +287,7 @@ def advance_steps(
     if not statuses:
         return None  # expects none of the statuses: cannot move
     values: dict[str, Any] = {"status": str(status), "updated_at": now, **fields}
-    if status in FINAL or status is RunStatus.IN_DOUBT:
+    if (status in FINAL or status is RunStatus.IN_DOUBT) and not _ended(statuses):
         values["finished_at"] = now
     params = {f"v_{key}": value for key, value in values.items()}
     params["b_id"] = run_id
@@ -301,6 +301,17 @@ def advance_steps(
         return None
     yield from add_events_steps(conn, [*before, (run_id, step, dict(detail), now)])
     return row
+
+
+_ENDED = frozenset(str(s) for s in (*FINAL, RunStatus.IN_DOUBT))
+
+
+def _ended(expect: Sequence[str]) -> bool:
+    """Whether the run had ended already in every status the move expects (an operator's
+    verdict on an ``in_doubt`` run): it keeps the ``finished_at`` of that end. The caps
+    count a run by when its money may have moved (`jupcron.store.audit.spent`): a verdict
+    days later that it landed must not count its spend again, from the verdict's time."""
+    return all(status in _ENDED for status in expect)
 
 
 def _fit(column: Column[Any], value: Any) -> Any:
