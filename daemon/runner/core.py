@@ -269,9 +269,14 @@ class Runner:
                 attempts=record.attempts, scheduled_for=record.scheduled_for.isoformat(),
             )  # fmt: skip
         if not record.status.in_flight:
-            for listener in self.listeners:
-                try:
-                    listener.run_finished(outcome)
-                except Exception:  # a broken listener must not break the run
-                    log.exception("run_listener_failed", listener=type(listener).__name__)
+            self.tell(outcome)
         return outcome
+
+    def tell(self, outcome: RunOutcome) -> None:
+        """Tell the listeners (metrics, webhook, alerts) that a run ended: one this
+        runner drove, or one its recovery ended without a drive (`jupcron.runner.recovery`)."""
+        for listener in self.listeners:
+            try:
+                listener.run_finished(outcome)
+            except Exception:  # a broken listener must not break the run
+                log.exception("run_listener_failed", listener=type(listener).__name__)

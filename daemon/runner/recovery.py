@@ -8,6 +8,11 @@
                         settled before the blockhash surely expired becomes in_doubt
 
 Never a second transaction for a slot whose signed one might still land.
+
+A run whose plan row can no longer be read is settled without its plan
+(`plan_unreadable`): skipped if unsigned, settled as a lost answer if posted
+(`in_doubt` once expired), failed once expired if signed but never posted; and
+told, as any run's end is.
 Runs this process is driving right now are left alone, and so are runs touched
 in the last `stale_after` seconds: another process may be driving them (a
 `jupcron fire` in another shell, or on PostgreSQL the daemon that led their
@@ -36,17 +41,19 @@ from typing import Protocol
 import structlog
 
 from jupcron.domain import RunStatus
-from jupcron.runner.book import order_of
+from jupcron.runner.book import RunTakenOver, order_of
 from jupcron.runner.flow import changed_since_claim
 from jupcron.runner.outcome import RunOutcome
 from jupcron.runner.ports import Ports, RunOptions
-from jupcron.runner.timing import within_grace
+from jupcron.runner.settle import settle_unanswered
+from jupcron.runner.timing import surely_expired, within_grace
 from jupcron.store.records import PlanRecord, RunRecord
 
 log = structlog.get_logger(__name__)
 
 UNSIGNED = (RunStatus.PENDING, RunStatus.REQUESTED)
 STALE_AFTER = 15.0  # seconds untouched after which a run's driver is taken to be gone
+UNKNOWN_KIND = "unknown"  # the kind an outcome names when its plan cannot be read
 
 
 class Driver(Protocol):
@@ -60,6 +67,7 @@ class Driver(Protocol):
     def drive(
         self, run_id: int, plan: PlanRecord, options: RunOptions | None = None
     ) -> RunOutcome: ...
+    def tell(self, outcome: RunOutcome) -> None: ...
 
 
 def recover(
@@ -81,14 +89,15 @@ def recover(
     for run, plan in ports.store.in_flight():
         if runs is not None and run.id not in runs:
             continue
-        if plan is None or driver.is_active(run.id):
+        if driver.is_active(run.id):
             continue
         if only is not None and not only(run.wallet):
             continue  # another daemon leads its wallet
         fresh = run.updated_at > now - timedelta(seconds=stale_after)
         if fresh and not startup and runs is None:
             continue  # perhaps another process's: taken once it goes stale
-        log.info("run_recovering", run_id=run.id, plan=plan.name, status=str(run.status))
+        named = None if plan is None else plan.name
+        log.info("run_recovering", run_id=run.id, plan=named, status=str(run.status))
         run, moved = ports.store.advance(
             run, run.status, now=ports.clock(), expect=[run.status], step="recovery",
             detail={"found": str(run.status), "startup": startup, "by": driver.node,
@@ -98,10 +107,68 @@ def recover(
         if not moved:
             _taken(run)
             continue
+        if plan is None:
+            told = plan_unreadable(driver, run)
+            outcomes.extend([] if told is None else [told])
+            continue
         options = recover_run(ports, run, plan, ports.clock())
         if options is not None:
             outcomes.append(driver.drive(run.id, plan, options))
     return outcomes
+
+
+def plan_unreadable(driver: Driver, run: RunRecord) -> RunOutcome | None:
+    """A run taken over whose plan row no longer parses (a downgrade, a hand edit;
+    `plans apply` never stores one): nothing says the terms it could be ordered, judged
+    or posted under, so it is settled without them. Passed over in silence, it came up
+    at every pass for ever, untold, and held its amount against the caps (a `signed`
+    or `submitted` one could not even be settled by hand: only an in_doubt run can).
+    The outcome told to the listeners once it ended, or None (still in flight: said as
+    an error, and looked at again next pass)."""
+    ports = driver.ports
+    try:
+        ended = _end_unreadable(ports, run, ports.clock())
+    except RunTakenOver:
+        _taken(run)
+        return None
+    finally:
+        ports.book.flush(run.id)
+        ports.book.forget(run.id)
+    if ended.status.in_flight:
+        log.error("run_plan_unreadable", run_id=run.id, plan_id=run.plan_id,
+                  status=str(ended.status), signature=ended.signature)  # fmt: skip
+        return None
+    log.warning("run_plan_unreadable", run_id=run.id, plan_id=run.plan_id,
+                status=str(ended.status), error=ended.error)  # fmt: skip
+    outcome = RunOutcome(
+        run_id=ended.id, plan_name=f"(unreadable, id {run.plan_id})", kind=UNKNOWN_KIND,
+        scheduled_for=ended.scheduled_for, status=ended.status, request_id=ended.request_id,
+        signature=ended.signature, error_code=ended.error_code, error=ended.error,
+    )  # fmt: skip
+    driver.tell(outcome)
+    return outcome
+
+
+def _end_unreadable(ports: Ports, run: RunRecord, now: datetime) -> RunRecord:
+    """Settle a run of an unreadable plan as far as its own row allows: unsigned, it is
+    skipped (nothing is ordered under unread terms); posted, it is settled as a lost
+    answer is (the RPC node, else `in_doubt` once its blockhash surely expired: never a
+    second transaction); signed and never posted, it fails once its blockhash surely
+    expired (it can never land), and waits till then (a daemon that reads the plan
+    may still post it)."""
+    why = changed_since_claim(run, None)
+    if run.status in UNSIGNED:
+        return ports.book.finish(run, RunStatus.SKIPPED, step="recovery_skip",
+                                 error=f"interrupted before signing; {why}")  # fmt: skip
+    if run.status is RunStatus.SUBMITTED:
+        return settle_unanswered(ports, run, now)
+    if surely_expired(run, now, ports.config.runner.blockhash_validity):
+        return ports.book.finish(
+            run, RunStatus.FAILED, step="recovery_expired_unposted",
+            error=f"signed, never posted, and its blockhash has expired: it can never "
+            f"land; {why}",
+        )  # fmt: skip
+    return run
 
 
 def recover_run(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> RunOptions | None:
