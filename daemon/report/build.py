@@ -50,13 +50,17 @@ from jupcron.report import unmeasured
 from jupcron.report.pairs import PairRows
 from jupcron.report.plan import Fill, PlanReport
 from jupcron.store import tokens
+from jupcron.store.audit import IDS_PER_QUERY
 from jupcron.store.models import ExecuteResultRow, FollowedOrder, Plan, Run, RunEvent
+from jupcron.store.plansort import in_chunks
 
 
 def _moment(value: Any) -> datetime:
-    """A time read from a view: aware on PostgreSQL, naive UTC text on SQLite."""
+    """A time read from a view, in UTC: on PostgreSQL aware but in the session's
+    ``TimeZone`` (the server's zone: plain SQL has no column type to convert it),
+    on SQLite naive UTC text."""
     moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def build(
@@ -97,7 +101,7 @@ def build(
     _refunds(conn, rows, since, until, only)
     _swap_fees(conn, rows, since, until, only)
     unmeasured.add(conn, rows, since, until, only)
-    _network_fees(conn, rows, since, until)
+    _network_fees(conn, rows, since, until, only)
     built = rows.rows()
     _references(conn, built)
     known = tokens.known(conn)
@@ -190,16 +194,9 @@ def _fills(conn: Connection, rows: PairRows, since: Any, until: Any,
 def _references(conn: Connection, reports: list[PlanReport]) -> None:
     """Each execute fill's reference output, from its run's latest ``ordered`` event
     (scaled to the fill's input: the event's is for the order's)."""
-    runs = {f.run_id for r in reports for f in r.fills if f.source == "execute"}
-    if not runs:
-        return
-    stmt = (
-        select(RunEvent.run_id, RunEvent.detail)
-        .where(RunEvent.step == "ordered", RunEvent.run_id.in_(runs))
-        .order_by(RunEvent.id)
-    )
+    runs = sorted({f.run_id for r in reports for f in r.fills if f.source == "execute"})
     found: dict[int, tuple[int, int]] = {}  # run -> (reference in, reference out)
-    for run_id, detail in conn.execute(stmt):
+    for run_id, detail in _ordered_events(conn, runs):
         reference = ((detail or {}).get("price") or {}).get("reference") or {}
         try:
             pair = (int(reference["in_amount"]), int(reference["reference_out"]))
@@ -216,6 +213,21 @@ def _references(conn: Connection, reports: list[PlanReport]) -> None:
             report.fills[index] = replace(
                 fill, reference_out=scaled.numerator // scaled.denominator
             )
+
+
+def _ordered_events(conn: Connection, runs: list[int]) -> list[tuple[int, Any]]:
+    """(run, detail) of these runs' ``ordered`` events, each run's in the order they
+    were written; the ids `IDS_PER_QUERY` at a time (a statement binds only so many: a
+    busy store has more swap fills than PostgreSQL's 65,535 parameters)."""
+    found: list[tuple[int, Any]] = []
+    for part in in_chunks(runs, IDS_PER_QUERY):
+        stmt = (
+            select(RunEvent.run_id, RunEvent.detail)
+            .where(RunEvent.step == "ordered", RunEvent.run_id.in_(part))
+            .order_by(RunEvent.id)
+        )
+        found.extend((run_id, detail) for run_id, detail in conn.execute(stmt))
+    return found
 
 
 def _refunds(conn: Connection, rows: PairRows, since: Any, until: Any,
@@ -295,19 +307,22 @@ def fees_paid(signed_tx: str, run_id: int | None = None) -> tuple[int, int] | No
     return paid
 
 
-def _network_fees(conn: Connection, rows: PairRows, since: Any, until: Any) -> None:
+def _network_fees(conn: Connection, rows: PairRows, since: Any, until: Any,
+                  only: list[str] | None = None) -> None:  # fmt: skip
     """The fees of every landed run's transaction: succeeded, or failed on chain (a
     program error: it has a slot, and the network took its fee all the same). Each
     goes to the row of its run's wallet and pair, else (a batch cancel, a run without a
-    pair) to the main row of its run's wallet: counted once."""
+    pair) to the main row of its run's wallet: counted once. With `only`, those plans'
+    runs alone: a page's build never reads every run's signed transaction."""
     landed = or_(
         Run.status == str(RunStatus.SUCCEEDED),
         and_(Run.status == str(RunStatus.FAILED), Run.slot.is_not(None)),
     )
-    stmt = (
+    stmt = _only(
         select(Plan.name, Run.id, Run.signed_tx, Run.input_mint, Run.output_mint, Run.wallet)
         .join(Plan, Plan.id == Run.plan_id)
-        .where(landed, Run.signed_tx.is_not(None))
+        .where(landed, Run.signed_tx.is_not(None)),
+        only,
     )
     if since is not None:
         stmt = stmt.where(Run.scheduled_for >= since)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from jupcron.domain import RunStatus
 from jupcron.store.models import Plan, Run
+from jupcron.store.plansort import in_chunks
 
 # statuses whose input amount has left, may have left, or is about to leave the wallet
 SPENDING = (
@@ -127,6 +128,10 @@ def audit_rows(session: Session, flt: AuditFilter) -> list[dict[str, Any]]:
     return out
 
 
+# run ids bound in one statement's IN (…): PostgreSQL's protocol carries at most 65,535
+# parameters a statement, SQLite's default build 32,766; `--limit` lists up to 100,000
+IDS_PER_QUERY = 10_000
+
 _NO_MONEY: dict[str, Any] = {"spent": None, "received": None, "refunded": None, "fills": 0}
 _FILLS_OF = text("SELECT run_id, in_amount, out_amount FROM fills WHERE run_id IN :ids")
 _REFUNDS_OF = text(
@@ -138,17 +143,19 @@ def _money(session: Session, ids: list[int]) -> dict[int, dict[str, Any]]:
     """The `audit` view's money columns of these runs, as it defines them (the sums of
     the ``fills`` view's rows and of the followed orders' refunds, NULL where there is
     none), summed exactly here: a u64 above 2^63 - 1 is a double to SQLite's NUMERIC
-    (``1.0e+19``), and its SUM of two overflows and stops the query."""
+    (``1.0e+19``), and its SUM of two overflows and stops the query. The ids go
+    `IDS_PER_QUERY` at a time (a statement binds only so many)."""
     money: dict[int, dict[str, Any]] = {}
-    bound = {"ids": ids}
     fills = _FILLS_OF.bindparams(bindparam("ids", expanding=True))
-    for run_id, in_amount, out_amount in session.execute(fills, bound):
-        row = money.setdefault(run_id, dict(_NO_MONEY))
-        row["spent"] = str(int(row["spent"] or 0) + int(in_amount))
-        row["received"] = str(int(row["received"] or 0) + int(out_amount))
-        row["fills"] += 1
     refunds = _REFUNDS_OF.bindparams(bindparam("ids", expanding=True))
-    for run_id, refunded in session.execute(refunds, bound):
-        row = money.setdefault(run_id, dict(_NO_MONEY))
-        row["refunded"] = str(int(row["refunded"] or 0) + int(refunded))
+    for part in in_chunks(ids, IDS_PER_QUERY):
+        bound = {"ids": part}
+        for run_id, in_amount, out_amount in session.execute(fills, bound):
+            row = money.setdefault(run_id, dict(_NO_MONEY))
+            row["spent"] = str(int(row["spent"] or 0) + int(in_amount))
+            row["received"] = str(int(row["received"] or 0) + int(out_amount))
+            row["fills"] += 1
+        for run_id, refunded in session.execute(refunds, bound):
+            row = money.setdefault(run_id, dict(_NO_MONEY))
+            row["refunded"] = str(int(row["refunded"] or 0) + int(refunded))
     return money
