@@ -16,6 +16,7 @@ from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import api_key
 from jupcron.logs import configure_logging
 from jupcron.store import tokens
+from jupcron.visible import visible
 
 SHOWN_EXPONENT = 40  # beyond 10^±40, no u64 at any decimals: shown as the API sent it
 
@@ -76,7 +77,8 @@ def render_table(portfolio: Portfolio) -> str:
     if failed:
         lines.append(f"incomplete: fetchers failed: {', '.join(failed)}")
     lines.append(f"total  {_usd(portfolio.total_value)}")
-    return "\n".join(lines)
+    # symbols, labels and platform ids are the API's: shown as written, never obeyed
+    return "\n".join(visible(line) for line in lines)
 
 
 @click.command()

@@ -12,6 +12,7 @@ from typing import Any
 from jupcron.report.listing import csv_cell, render
 from jupcron.report.plan import SHOWN_DIGITS, PlanReport
 from jupcron.store import tokens
+from jupcron.visible import visible
 
 TABLE_COLUMNS = ("plan_name", "kind", "runs", "spent", "received", "average_price", "fills",
                  "refunded", "fees", "network_fees", "value_now", "unrealised_pnl",
@@ -196,10 +197,10 @@ def total_lines(total: dict[str, Any]) -> str:
         gave = ", ".join(_total_amount(t["unmeasured_spent"], t["unmeasured_spent_ui"])
                          + f" {t['symbol'] or tokens.short(t['mint'])}"
                          for t in total["tokens"] if t.get("unmeasured_spent"))  # fmt: skip
-        lines.append(
+        lines.append(visible(  # its symbols are the token API's, as in the table above
             f"not in these figures: {total['unmeasured_runs']} swaps that landed with"
             f" no answer to measure them, spending {gave} (their output unknown)"
-        )
+        ))  # fmt: skip
     if total["current_value_usd"] is not None:
         value = Decimal(total["current_value_usd"])
         pnl = Decimal(total["unrealised_pnl_usd"])
