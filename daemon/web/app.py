@@ -64,7 +64,7 @@ def _number(request: WebRequest, name: str, default: int) -> int:
     value = request.query(name)
     if value is None or value == "":
         return default
-    if not value.isdigit() or len(value) > 9:
+    if not (value.isascii() and value.isdigit()) or len(value) > 9:  # "²" is a digit to isdigit
         raise BadRequest(f"{name} must be a whole number, not {value[:40]!r}")
     return int(value)
 
