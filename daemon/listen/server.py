@@ -87,6 +87,21 @@ def parse_listen(listen: str, key: str = "metrics.listen") -> tuple[str, int]:
     return host, port
 
 
+def same_address(first: str, second: str) -> bool:
+    """Two listen settings that name one address (``:9464``, ``127.0.0.1:9464`` and
+    ``localhost:9464`` do): one listener serves both, a second could not bind. A setting
+    that does not parse is only itself (its listener's start says what is wrong)."""
+    try:
+        return _address(first) == _address(second)
+    except ConfigError:
+        return first == second
+
+
+def _address(listen: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    host, port = parse_listen(listen)
+    return ipaddress.ip_address("127.0.0.1" if host == "localhost" else host), port
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -105,10 +120,14 @@ class _Server(ThreadingHTTPServer):
         self.metrics = metrics
         self.health = health
         self.app = app
+        # ``jupcron_healthy`` is the check itself, asked at each scrape: a scrape reads
+        # /metrics alone (docs/operations.md), never /healthz
+        metrics.up.set_function(lambda: 1.0 if _healthy(health) else 0.0)
         # bound to loopback: only a Host naming this machine by IP or localhost (a name that
         # only resolves here is DNS rebinding); another address is scraped by its name
         self.local_only = is_loopback_host(address[0])
         self._open: dict[str, int] = {}  # connections being served, per client address
+        self._sockets: set[socket.socket] = set()  # and their sockets, ended by `stop`
         self._open_lock = threading.Lock()
         super().__init__(address, _Handler)
 
@@ -122,6 +141,8 @@ class _Server(ThreadingHTTPServer):
             full = mine >= MAX_PER_CLIENT or sum(self._open.values()) >= MAX_CONNECTIONS
             if not full:
                 self._open[client] = mine + 1
+                if isinstance(request, socket.socket):
+                    self._sockets.add(request)
         if full:
             if isinstance(request, socket.socket):
                 with contextlib.suppress(OSError):
@@ -132,7 +153,7 @@ class _Server(ThreadingHTTPServer):
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._release(client)
+            self._release(client, request)
             raise
 
     def process_request_thread(
@@ -141,7 +162,17 @@ class _Server(ThreadingHTTPServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._release(str(client_address[0]))
+            self._release(str(client_address[0]), request)
+
+    def end_connections(self) -> None:
+        """At stop: every connection still open ends now. A browser tab polling on a
+        keep-alive connection never idles out, and its thread (a daemon thread, which
+        `server_close` does not wait for) went on answering for a stopped daemon."""
+        with self._open_lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def handle_error(
         self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any
@@ -154,8 +185,10 @@ class _Server(ThreadingHTTPServer):
         else:
             log.error("listener_connection_failed", error=repr(error))
 
-    def _release(self, client: str) -> None:
+    def _release(self, client: str, request: socket.socket | tuple[bytes, socket.socket]) -> None:
         with self._open_lock:
+            if isinstance(request, socket.socket):
+                self._sockets.discard(request)
             left = self._open.get(client, 1) - 1
             if left > 0:
                 self._open[client] = left
@@ -209,7 +242,6 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path == "/healthz":
             ok = _healthy(self.server.health)
-            self.server.metrics.up.set(1 if ok else 0)
             body = b"ok\n" if ok else b"unhealthy\n"
             self._reply(200 if ok else 503, body, TEXT)
         elif self.server.app is not None:
@@ -294,7 +326,8 @@ def _healthy(health: Callable[[], bool]) -> bool:
 
 @dataclass
 class Listener:
-    """A running listener; `stop` shuts it down and joins its thread."""
+    """A running listener; `stop` shuts it down, ends the connections it holds open and
+    joins its thread."""
 
     host: str
     port: int
@@ -309,6 +342,7 @@ class Listener:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+        self._server.end_connections()
         self._thread.join(timeout=5)
 
 
