@@ -20,7 +20,7 @@ from jupcron.domain import DEFAULT_WALLET
 from jupcron.errors import FatalError
 from jupcron.listen.metrics import Metrics
 from jupcron.listen.page import LiveState, Page, PageFactory
-from jupcron.listen.server import Listener, start_listener
+from jupcron.listen.server import Listener, same_address, start_listener
 from jupcron.runner.outcome import RunListener
 from jupcron.service.alerts import AlertEvent, Alerts, alerts_from_config
 from jupcron.service.dependencies import Dependencies
@@ -112,10 +112,11 @@ class Wiring:
     def start_servers(
         self, config: Config, *, health: Callable[[], bool], live: Callable[[], LiveState]
     ) -> None:
-        """/metrics and /healthz on ``metrics.listen`` (unless the page's address), the
-        page (with them) on ``web.listen``."""
-        if config.metrics.listen and config.metrics.listen != config.web.listen:
-            self.metrics_server = start_listener(self.metrics, config.metrics.listen, health)
+        """/metrics and /healthz on ``metrics.listen`` (unless the page's address, however
+        written: then on the page's listener), the page (with them) on ``web.listen``."""
+        metrics_listen, web_listen = config.metrics.listen, config.web.listen
+        if metrics_listen and not (web_listen and same_address(metrics_listen, web_listen)):
+            self.metrics_server = start_listener(self.metrics, metrics_listen, health)
         self.web_server = self.page.start(config, metrics=self.metrics, health=health, live=live)
 
     def stop_servers(self) -> None:
