@@ -113,6 +113,18 @@ def check_rpc(config: Config, wallets: str | Mapping[str, str] | None) -> Check:
     return Check("rpc", "ok", f"{where} answers; SOL held: {shown}")
 
 
+def metrics_check(config: Config) -> Check:
+    """``metrics.listen`` as the daemon reads it at start (`parse_listen`): one it cannot
+    use passed the check, and `jupcron run` then refused it after its probes, the store
+    and the leader lock."""
+    from jupcron.listen.server import parse_listen
+
+    if not config.metrics.listen:
+        return Check("metrics", "ok", "off (metrics.listen not set)")
+    parse_listen(config.metrics.listen)
+    return Check("metrics", "ok", config.metrics.listen)
+
+
 def check_all(
     config: Config,
     transport: httpx.BaseTransport | None = None,
@@ -168,6 +180,7 @@ def check_all(
     single = list(addresses) == [DEFAULT_WALLET]
     checks.append(check_rpc(config, first if single else addresses))
     checks.append(_guard("notify", notify, "fix notify.urls"))
+    checks.append(_guard("metrics", lambda: metrics_check(config), "fix metrics.listen"))
     if web is not None:
         checks.append(_guard("web", web, "fix web.listen / web.token_file"))
     switch = config.safety.kill_switch_file
