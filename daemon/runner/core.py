@@ -121,17 +121,40 @@ class Runner:
         return replace(ports, wallet=own, wallet_name=wallet, trigger_v2=self.sessions[wallet])
 
     def _signer_of(self, ports: Ports, run: RunRecord) -> Ports | None:
-        """A signed run whose wallet name this runner does not have, but whose keypair it
-        does (`runs.owner`: the wallet renamed in the config since): settled with that
-        key, by its same signed bytes, instead of never (`without_wallet` only logs a
-        signed run). An unsigned one is not ordered under another name."""
-        if run.signed_tx is None or run.owner is None or not run.status.in_flight:
+        """A signed run whose wallet name this runner does not have for its keypair, but
+        whose keypair it does under another name (`runs.owner`: the wallet renamed in the
+        config since): settled with that key (its Trigger V2 session: the API holds the
+        signed deposit under that wallet), by its same signed bytes, instead of never
+        (`without_wallet` only logs a signed run) or under another key's session. An
+        unsigned one is not ordered under another name."""
+        name = self._renamed(run) if run.signed_tx is not None else None
+        if name is None:
+            return None
+        log.warning("run_wallet_renamed", wallet=run.wallet, settled_as=name)
+        return self.ports_for(ports, name)
+
+    def _renamed(self, run: RunRecord) -> str | None:
+        """The name this runner has for an in-flight run's keypair (`runs.owner`) when
+        the run's own wallet name is not that keypair here: the wallet renamed in the
+        config since (or two names swapped). An unsigned run whose name now holds
+        another key keeps its name (it is ordered and signed by the new key); None
+        when the name stands."""
+        if run.owner is None or not run.status.in_flight:
+            return None
+        named = self.wallets.get(run.wallet)
+        if named is not None and (named.address == run.owner or run.signed_tx is None):
             return None
         for name, wallet in self.wallets.items():
             if wallet.address == run.owner:
-                log.warning("run_wallet_renamed", wallet=run.wallet, settled_as=name)
-                return self.ports_for(ports, name)
+                return name
         return None
+
+    def settles_as(self, run: RunRecord) -> str:
+        """The wallet (by name) whose leader drives `run` to its end: its own, or for a
+        run of a wallet renamed since, the name of its keypair here (a signed run is
+        settled with that key, an unsigned one rejected: `without_wallet`). Recovery asks
+        the leadership about this one: on PostgreSQL no daemon leads the old name."""
+        return self._renamed(run) or run.wallet
 
     def is_active(self, run_id: int) -> bool:
         with self._active_lock:
@@ -230,7 +253,8 @@ class Runner:
         with run_context(plan=plan.name, kind=str(plan.kind), run_id=run_id):
             try:
                 record = claimed or book.load(run_id)
-                own = self.ports_for(ports, record.wallet) or self._signer_of(ports, record)
+                # a signed run: its own keypair's, whatever name the config gives it now
+                own = self._signer_of(ports, record) or self.ports_for(ports, record.wallet)
                 if own is None:
                     record = without_wallet(ports, record)
                 else:

@@ -7,7 +7,13 @@
                         cannot land twice), or ask the RPC node; what cannot be
                         settled before the blockhash surely expired becomes in_doubt
 
-Never a second transaction for a slot whose signed one might still land.
+Never a second transaction for a slot whose signed one might still land. A signed
+run is posted (and settled) under the plan version it was claimed and signed under
+(`as_signed`), never the plan as a later `plans apply` made it.
+
+Each run's recovery stands alone: one that raises what nothing expected is logged
+with its run id (``run_recovery_failed``) and looked at again next pass, and the
+runs after it are still recovered (a `FatalError` still stops the daemon).
 
 A run whose plan row can no longer be read is settled without its plan
 (`plan_unreadable`): skipped if unsigned, settled as a lost answer if posted
@@ -41,6 +47,7 @@ from typing import Protocol
 import structlog
 
 from jupcron.domain import RunStatus
+from jupcron.errors import FatalError, RetryableError
 from jupcron.runner.book import RunTakenOver, order_of
 from jupcron.runner.flow import changed_since_claim
 from jupcron.runner.outcome import RunOutcome
@@ -64,6 +71,7 @@ class Driver(Protocol):
     @property
     def node(self) -> str: ...
     def is_active(self, run_id: int) -> bool: ...
+    def settles_as(self, run: RunRecord) -> str: ...
     def drive(
         self, run_id: int, plan: PlanRecord, options: RunOptions | None = None
     ) -> RunOutcome: ...
@@ -81,7 +89,8 @@ def recover(
     """Drive every run left in flight (see the module's text); their outcomes.
     ``startup``: fresh runs too (the single daemon at its start); ``only``: the wallets
     whose runs are ours (those this daemon leads), asked of each run's own wallet (the
-    one it was claimed and signed under, whatever its plan names now); ``runs``: only
+    one it was claimed and signed under, whatever its plan names now; for a run of a
+    wallet renamed since, the name of its keypair: `Driver.settles_as`); ``runs``: only
     these runs, however fresh (the caller's own, whose drive has ended)."""
     ports = driver.ports
     now = ports.clock()
@@ -91,30 +100,65 @@ def recover(
             continue
         if driver.is_active(run.id):
             continue
-        if only is not None and not only(run.wallet):
-            continue  # another daemon leads its wallet
+        if only is not None and not only(driver.settles_as(run)):
+            continue  # another daemon leads its wallet (its keypair's, if renamed)
         fresh = run.updated_at > now - timedelta(seconds=stale_after)
         if fresh and not startup and runs is None:
             continue  # perhaps another process's: taken once it goes stale
-        named = None if plan is None else plan.name
-        log.info("run_recovering", run_id=run.id, plan=named, status=str(run.status))
-        run, moved = ports.store.advance(
-            run, run.status, now=ports.clock(), expect=[run.status], step="recovery",
-            detail={"found": str(run.status), "startup": startup, "by": driver.node,
-                    "from": run.claimed_by},
-            fields={"claimed_by": driver.node}, match=order_of(run),
-        )  # fmt: skip
-        if not moved:
-            _taken(run)
-            continue
-        if plan is None:
-            told = plan_unreadable(driver, run)
-            outcomes.extend([] if told is None else [told])
-            continue
-        options = recover_run(ports, run, plan, ports.clock())
-        if options is not None:
-            outcomes.append(driver.drive(run.id, plan, options))
+        try:
+            outcomes.extend(_recover_one(driver, run, plan, startup))
+        except FatalError:
+            raise  # a refused API key: the daemon stops
+        except RetryableError as exc:  # the store busy a moment: this run next pass
+            log.error("run_recovery_failed", run_id=run.id, error=str(exc),
+                      error_type=type(exc).__name__)  # fmt: skip
+        except Exception:
+            # one run's recovery failing (a bug, a row or an answer nothing expected)
+            # must not end the pass: the same run comes first on every pass, so the
+            # runs after it were never recovered. It is looked at again next pass.
+            log.exception("run_recovery_failed", run_id=run.id, status=str(run.status))
     return outcomes
+
+
+def _recover_one(
+    driver: Driver, run: RunRecord, plan: PlanRecord | None, startup: bool
+) -> list[RunOutcome]:
+    """Take one run found in flight over and drive it; its outcome, if it has one."""
+    ports = driver.ports
+    named = None if plan is None else plan.name
+    log.info("run_recovering", run_id=run.id, plan=named, status=str(run.status))
+    run, moved = ports.store.advance(
+        run, run.status, now=ports.clock(), expect=[run.status], step="recovery",
+        detail={"found": str(run.status), "startup": startup, "by": driver.node,
+                "from": run.claimed_by},
+        fields={"claimed_by": driver.node}, match=order_of(run),
+    )  # fmt: skip
+    if not moved:
+        _taken(run)
+        return []
+    if plan is None:
+        told = plan_unreadable(driver, run)
+        return [] if told is None else [told]
+    plan = as_signed(ports, run, plan)
+    options = recover_run(ports, run, plan, ports.clock())
+    return [] if options is None else [driver.drive(run.id, plan, options)]
+
+
+def as_signed(ports: Ports, run: RunRecord, plan: PlanRecord) -> PlanRecord:
+    """The plan a signed (or submitted) run is posted and settled under: the version it
+    was claimed and signed under, not the plan as `plans apply` made it since. Its kind
+    picks the product whose execute step posts the signed bytes: a DCA plan edited into
+    a price order had its deposit posted to the price-order create, a swap plan edited
+    into a recurring one its Ultra transaction to the Recurring execute. Unsigned runs
+    keep the plan as it is now (`changed_since_claim` skips them if it changed); so
+    does a run whose claimed version was not stored."""
+    if run.status in UNSIGNED or plan.version == run.plan_version:
+        return plan
+    claimed = ports.store.claimed_plan(run)
+    if claimed is None:
+        log.warning("run_claimed_plan_unknown", run_id=run.id, plan_version=run.plan_version)
+        return plan
+    return claimed
 
 
 def plan_unreadable(driver: Driver, run: RunRecord) -> RunOutcome | None:

@@ -209,6 +209,11 @@ class RunStore(Protocol):
         """The plan as the store has it now (None: gone or unreadable)."""
         ...
 
+    def claimed_plan(self, run: RunRecord) -> PlanRecord | None:
+        """The plan as it read at the version `run` was claimed under (``plan_versions``);
+        None when that version was not stored or does not parse."""
+        ...
+
     def steps(self, run_id: int) -> list[tuple[str, dict[str, Any]]]:
         """The run's events (step, detail), oldest first."""
         ...

@@ -20,11 +20,11 @@ from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, Engine, bindparam, select
 
-from jupcron.domain import RunStatus
+from jupcron.domain import DEFAULT_WALLET, RunStatus
 from jupcron.store import audit, control, firing, runbatch, runs, runwrite
 from jupcron.store.engine import begin
 from jupcron.store.group import GroupCommit
-from jupcron.store.models import Plan
+from jupcron.store.models import Plan, PlanVersion
 from jupcron.store.plans import PLAN_COLUMNS
 from jupcron.store.port import (
     PAUSE_TTL,
@@ -173,6 +173,10 @@ class SqlRunStore:
         with begin(self.engine) as conn:
             return _plan(conn, plan_id)
 
+    def claimed_plan(self, run: RunRecord) -> PlanRecord | None:
+        with begin(self.engine) as conn:
+            return _claimed_plan(conn, run)
+
     def steps(self, run_id: int) -> list[tuple[str, dict[str, Any]]]:
         with begin(self.engine) as conn:
             return [(step, detail) for _, step, detail in runs.events(conn, run_id)]
@@ -241,6 +245,34 @@ def _moved(run: RunRecord, changed: dict[str, Any]) -> RunRecord:
     if "status" in changed:
         values["status"] = RunStatus(changed["status"])
     return moved
+
+
+_CLAIMED = (
+    select(PlanVersion.content, PlanVersion.created_at, Plan.name)
+    .join(Plan, Plan.id == PlanVersion.plan_id)
+    .where(PlanVersion.plan_id == bindparam("b_id"), PlanVersion.version == bindparam("b_version"))
+)
+
+
+def _claimed_plan(conn: Connection, run: RunRecord) -> PlanRecord | None:
+    """The plan at `run`'s claimed version, from its stored content (`PlanInput.content`,
+    its name); None if not stored or unreadable."""
+    row = conn.execute(_CLAIMED, {"b_id": run.plan_id, "b_version": run.plan_version}).first()
+    if row is None or not isinstance(row.content, dict):
+        return None
+    content = row.content
+    try:
+        return PlanRecord.from_mapping({
+            "id": run.plan_id, "version": run.plan_version,
+            "name": content.get("name") or row.name, "kind": content["kind"],
+            "schedule": content["schedule"],
+            "request": content["request"], "settings": content.get("settings"),
+            "enabled": bool(content.get("enabled", True)),
+            "description": content.get("description"), "created_at": row.created_at,
+            "updated_at": row.created_at, "wallet": content.get("wallet", DEFAULT_WALLET),
+        })  # fmt: skip
+    except (KeyError, ValueError):
+        return None
 
 
 def _plan(conn: Connection, plan_id: int) -> PlanRecord | None:
