@@ -149,16 +149,38 @@ def _state(family: Family, order: HistoryOrder, now: datetime) -> str:
     return {"filled": "completed", "cancelled": "cancelled"}.get(shown, "open")
 
 
+# a price order's raw state under the display state ``failed`` that filled, but whose
+# output was never delivered from the vault (trigger/order-history.mdx, Raw States)
+OUTPUT_STUCK = "withdraw_failed"
+
+
 def _held(family: Family, order: HistoryOrder) -> dict[str, Any]:
-    """What the owner is told of a held order: why, and how to get the funds back (a
+    """What the owner is told of a held order: why, what waits in the vault (its
+    ``input_mint``: the mint whose money waits), and how to get the funds back (a
     cancel, run again if one was left mid-way: it crafts a fresh withdrawal)."""
-    return {
+    detail = {
         "api_status": order.state if family == "dca" else order.order_state,
         "remaining": order.remaining_input_amount if family == "price" else _left(order),
         "input_mint": order.input_mint,
         "to_withdraw": f"a trigger-v2-cancel plan with order: {order.id}, family: {family} "
                        "(fire it again if one was left mid-way)",
     }  # fmt: skip
+    if family == "price" and order.raw_state == OUTPUT_STUCK:
+        # filled: what waits is the fill's output, not the (spent) input
+        detail.update(raw_state=order.raw_state, remaining=_output_left(order),
+                      input_mint=order.output_mint,
+                      remaining_input=order.remaining_input_amount)  # fmt: skip
+    return detail
+
+
+def _output_left(order: HistoryOrder) -> str | None:
+    """A price order's fill output not yet delivered: its output, less its landed
+    withdrawals of the output mint."""
+    if order.output_amount is None:
+        return None
+    sent = [int(e.amount) for e in order.events if e.type == "withdrawal" and _landed(e)
+            and e.mint == order.output_mint and e.amount is not None]  # fmt: skip
+    return str(max(int(order.output_amount) - sum(sent), 0))
 
 
 def _left(order: HistoryOrder) -> str | None:

@@ -41,7 +41,7 @@ from jupcron.errors import (
     RejectedError,
     RetryableError,
 )
-from jupcron.products.base import Ordered, Product, SwapTerms
+from jupcron.products.base import Ordered, Product, SwapTerms, refusal_saying
 from jupcron.products.trigger_v2 import landing, spec
 from jupcron.products.trigger_v2.checks import expires_at_ms
 from jupcron.products.trigger_v2.model import (
@@ -189,6 +189,28 @@ def _cancel(
     }
     return Ordered(craft.request_id, craft.transaction, order_account=request.order,
                    extra=detail)  # fmt: skip
+
+
+def order_gone(plan: PlanRecord, exc: Exception) -> str | None:
+    """A cancel whose order closed between its history look-up and the cancel call (a
+    DCA's last round filled meanwhile): the API refuses with 400 "Cannot cancel DCA
+    order in '<state>' state" (docs/products.md). The plan's aim holds when that state
+    is a closed one (`CLOSED`), so the run is `skipped`, as when the look-up saw it
+    closed; any other state (``depositing``, ``withdrawing``) still fails the run."""
+    request = plan.request
+    if not isinstance(request, TriggerV2CancelRequest):
+        return None
+    said = refusal_saying(exc, ("cannot cancel dca order in",))
+    state = None if said is None else _quoted(said)
+    if state is None or state not in CLOSED["dca"]:
+        return None
+    return f"nothing to cancel: order {request.order} is already {state} (the API said: {said})"
+
+
+def _quoted(said: str) -> str | None:
+    """The state a "... in '<state>' state" refusal names, lower case."""
+    parts = said.split("'")
+    return parts[1].strip().lower() if len(parts) >= 3 else None
 
 
 # --- what txguard holds the transaction to -------------------------------------------
@@ -395,4 +417,4 @@ DCA = Product(name="trigger-v2-dca", request=spec.DCA, order=order, expectation=
 ORDER = Product(name="trigger-v2-order", request=spec.ORDER, order=order,
                 expectation=expectation, execute=execute)  # fmt: skip
 CANCEL = Product(name="trigger-v2-cancel", request=spec.CANCEL, order=order,
-                 expectation=expectation, execute=execute)  # fmt: skip
+                 expectation=expectation, execute=execute, order_gone=order_gone)  # fmt: skip
