@@ -36,6 +36,9 @@ run read: they have none.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Collection
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -105,10 +108,11 @@ def build(
     built = rows.rows()
     _references(conn, built)
     known = tokens.known(conn)
+    markets = _Markets.read(conn, built)
     for report in built:
         report.input_token = known.get(report.input_mint or "")
         report.output_token = known.get(report.output_mint or "")
-        report.market_usd = _market(conn, report)
+        report.market_usd = markets.of(report)
     return built, known
 
 
@@ -131,16 +135,58 @@ def not_found(conn: Connection, plan: str, wallet: str | None) -> str:
     return f"plan {plan!r} has no runs with wallet {wallet!r}{period} (it names wallet {own!r})"
 
 
-def _market(conn: Connection, report: PlanReport) -> tuple[Decimal | None, Decimal | None] | None:
-    """Each side's mean USD price over the plan's fills, first to last."""
-    if not report.fills or report.input_mint is None or report.output_mint is None:
+class _Markets:
+    """Each mint's stored USD prices (`tokens.PRICES`) over the period of every row's
+    fills that trade it, read once for a build: the page's 100 plans that trade SOL
+    for USDC read the follower's readings of both once, not once a plan (a row each
+    poll for as long as the daemon runs). Kept as the times and the running sums of
+    the prices (exact: Decimal), so a row's mean is two lookups."""
+
+    def __init__(self, series: dict[str, tuple[list[datetime], list[Decimal]]]) -> None:
+        self._series = series  # mint -> (times, sums: sums[i] = the first i prices' sum)
+
+    @classmethod
+    def read(cls, conn: Connection, reports: list[PlanReport]) -> _Markets:
+        spans: dict[str, tuple[datetime, datetime]] = {}
+        for report in reports:
+            period = _fill_period(report)
+            if period is None:
+                continue
+            for mint in (report.input_mint, report.output_mint):
+                if mint is None:
+                    continue
+                low, high = spans.get(mint, period)
+                spans[mint] = (min(low, period[0]), max(high, period[1]))
+        series: dict[str, tuple[list[datetime], list[Decimal]]] = {}
+        for mint, (since, until) in spans.items():
+            times: list[datetime] = []
+            sums = [Decimal(0)]
+            for at, price in tokens.usd_prices(conn, mint, since, until):
+                times.append(_moment(at))
+                sums.append(sums[-1] + price)
+            series[mint] = (times, sums)
+        return cls(series)
+
+    def of(self, report: PlanReport) -> tuple[Decimal | None, Decimal | None] | None:
+        """Each side's mean USD price over the row's fills, first to last."""
+        period = _fill_period(report)
+        if period is None or report.input_mint is None or report.output_mint is None:
+            return None
+        return self._mean(report.input_mint, *period), self._mean(report.output_mint, *period)
+
+    def _mean(self, mint: str, since: datetime, until: datetime) -> Decimal | None:
+        """The mean of the prices read in [since, until]; None without any."""
+        times, sums = self._series.get(mint, ([], [Decimal(0)]))
+        first, last = bisect_left(times, since), bisect_right(times, until)
+        return (sums[last] - sums[first]) / (last - first) if last > first else None
+
+
+def _fill_period(report: PlanReport) -> tuple[datetime, datetime] | None:
+    """When the row's first and last fills were; None without fills."""
+    if not report.fills:
         return None
     times = [f.filled_at for f in report.fills]
-    since, until = min(times), max(times)
-    return (
-        tokens.average_usd(conn, report.input_mint, since, until),
-        tokens.average_usd(conn, report.output_mint, since, until),
-    )
+    return min(times), max(times)
 
 
 def _only(stmt: Any, only: list[str] | None) -> Any:
@@ -282,29 +328,45 @@ def _swap_fees(conn: Connection, rows: PairRows, since: Any, until: Any,
                 report.fees[mint] = report.fees.get(mint, 0) + int(more) - int(less)
 
 
-_FEES: dict[int, tuple[int, int] | None] = {}  # run id -> (base, priority) lamports we paid
+# the fees of the signed transactions decoded so far, by a digest of the text: the
+# page builds its report every few seconds, and decoding every landed run's transaction
+# each time was most of it. By the transaction, not the run id: the fee is the text's
+# (another store's run 1 is another transaction). At most `FEES_KEPT` (about 200 bytes
+# each); the first kept goes first, so a daemon that shows runs for months holds no
+# more (a page's plans with more landed runs than that are decoded again).
+_FEES: dict[bytes, tuple[int, int] | None] = {}
+_FEES_LOCK = threading.Lock()  # the page's threads share it
+FEES_KEPT = 50_000
 
 
-def fees_paid(signed_tx: str, run_id: int | None = None) -> tuple[int, int] | None:
+def fees_paid(signed_tx: str) -> tuple[int, int] | None:
     """(base fee, priority fee) in lamports that the fee payer of this signed
     transaction pays, when its signature is already in it (ours, not Jupiter's: a
-    gasless swap's payer signs at execute); None otherwise. Cached per run."""
-    if run_id is not None and run_id in _FEES:
-        return _FEES[run_id]
+    gasless swap's payer signs at execute); None otherwise. Kept (`_FEES`)."""
+    key = hashlib.blake2b(signed_tx.encode(), digest_size=16).digest()
+    with _FEES_LOCK:
+        if key in _FEES:
+            return _FEES[key]
+    paid = _decode_fees(signed_tx)
+    with _FEES_LOCK:
+        while len(_FEES) >= FEES_KEPT:
+            del _FEES[next(iter(_FEES))]
+        _FEES[key] = paid
+    return paid
+
+
+def _decode_fees(signed_tx: str) -> tuple[int, int] | None:
     from jupcron.txguard.decode import read, summarize
 
-    paid: tuple[int, int] | None = None
     try:
         unsigned = read(signed_tx)
         summary = summarize(unsigned.tx, {}, len(unsigned.raw))
     except ValueError:
-        summary = None
+        return None
     if summary is not None and summary.signers and summary.signers[0].signed:
         budget = summary.compute_budget
-        paid = (budget.base_fee_lamports, budget.priority_fee_lamports)
-    if run_id is not None:
-        _FEES[run_id] = paid
-    return paid
+        return budget.base_fee_lamports, budget.priority_fee_lamports
+    return None
 
 
 def _network_fees(conn: Connection, rows: PairRows, since: Any, until: Any,
@@ -319,7 +381,7 @@ def _network_fees(conn: Connection, rows: PairRows, since: Any, until: Any,
         and_(Run.status == str(RunStatus.FAILED), Run.slot.is_not(None)),
     )
     stmt = _only(
-        select(Plan.name, Run.id, Run.signed_tx, Run.input_mint, Run.output_mint, Run.wallet)
+        select(Plan.name, Run.signed_tx, Run.input_mint, Run.output_mint, Run.wallet)
         .join(Plan, Plan.id == Run.plan_id)
         .where(landed, Run.signed_tx.is_not(None)),
         only,
@@ -328,10 +390,10 @@ def _network_fees(conn: Connection, rows: PairRows, since: Any, until: Any,
         stmt = stmt.where(Run.scheduled_for >= since)
     if until is not None:
         stmt = stmt.where(Run.scheduled_for < until)
-    for name, run_id, signed_tx, input_mint, output_mint, wallet in conn.execute(stmt):
+    for name, signed_tx, input_mint, output_mint, wallet in conn.execute(stmt):
         if name not in rows.plans or not signed_tx:
             continue
-        paid = fees_paid(signed_tx, run_id)
+        paid = fees_paid(signed_tx)
         report = None if paid is None else rows.known(name, input_mint, output_mint, wallet)
         if report is None or paid is None:
             continue

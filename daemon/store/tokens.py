@@ -136,10 +136,14 @@ def _sample(conn: Conn, mint: str, usd: Decimal, at: datetime) -> None:
     conn.execute(PRICES.insert(), {"mint": mint, "at": at, "usd_price": str(usd)})
 
 
-def average_usd(conn: Conn, mint: str, since: datetime, until: datetime) -> Decimal | None:
-    """The mean of the USD prices read for `mint` in [since, until]; None without any."""
-    query = select(PRICES.c.usd_price).where(
-        PRICES.c.mint == mint, PRICES.c.at >= since, PRICES.c.at <= until
+def usd_prices(
+    conn: Conn, mint: str, since: datetime, until: datetime
+) -> list[tuple[datetime, Decimal]]:
+    """The USD prices read for `mint` in [since, until], oldest first (a text that is
+    no number left out)."""
+    query = (
+        select(PRICES.c.at, PRICES.c.usd_price)
+        .where(PRICES.c.mint == mint, PRICES.c.at >= since, PRICES.c.at <= until)
+        .order_by(PRICES.c.at)
     )
-    prices = [p for (text,) in conn.execute(query) if (p := _price(text)) is not None]
-    return sum(prices, Decimal(0)) / len(prices) if prices else None
+    return [(at, p) for at, text in conn.execute(query) if (p := _price(text)) is not None]
