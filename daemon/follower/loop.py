@@ -21,6 +21,8 @@ from jupcron.api.client import SPARE_WAIT
 from jupcron.follower.orders import ListingApi, OrderFollower
 from jupcron.follower.tokens import MintRpc, TokenApi, refresh_tokens
 from jupcron.scheduling.periodic import Periodic
+from jupcron.store import follow
+from jupcron.store.engine import begin
 from jupcron.store.notices import NOTICE_BATCH, OrderNotice, claim_notices
 
 if TYPE_CHECKING:  # the product's follower imports this package's PollResult
@@ -121,6 +123,7 @@ class FollowerLoop:
         ]
         steps += [(f"orders:{f.name or 'default'}", f.poll) for f in self.followers]
         steps += [("trigger_v2", v2.poll) for v2 in self.v2s]
+        steps.append(("prune", self._prune))
         for step, run in steps:
             try:
                 run()
@@ -128,6 +131,12 @@ class FollowerLoop:
                 log.exception("follower_failed", step=step)
         self._hand_over()
         self.polls += 1
+
+    def _prune(self) -> None:
+        """The failure rows past their keeping time (`follow.FAILURES_KEPT_FOR`): an
+        outage of months writes a few at every poll."""
+        with begin(self.engine) as conn:
+            follow.prune_failures(conn, now=self.clock())
 
     def _hand_over(self) -> None:
         """What the polls (this one or a crashed process's) found, to ``notify``; a

@@ -365,6 +365,29 @@ def add_event(
     )
 
 
+# the rows that say what the follower could not read (a page or a token call that
+# failed, an answer it could not use): a few each poll for as long as an outage
+# lasts, so kept `FAILURES_KEPT_FOR` only (the log has them too). What it saw of the
+# orders (their closes, the held, overdue and unaccounted notices) is kept for good.
+FAILURE_STEPS = (
+    "follow_page_failed",
+    "follow_bad_page",
+    "follow_answer_invalid",
+    "follow_too_many_pages",
+    "token_facts_failed",
+)
+FAILURES_KEPT_FOR = timedelta(days=7)
+
+
+def prune_failures(conn: Conn, *, now: datetime) -> None:
+    """Delete the failure rows (`FAILURE_STEPS`) older than `FAILURES_KEPT_FOR`."""
+    conn.execute(
+        EVENTS.delete().where(
+            EVENTS.c.step.in_(FAILURE_STEPS), EVENTS.c.at < now - FAILURES_KEPT_FOR
+        )
+    )
+
+
 def events(conn: Conn, step: str | None = None) -> list[dict[str, Any]]:
     stmt = select(EVENTS).order_by(EVENTS.c.id)
     if step is not None:
