@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from jupcron.cli import params
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option
 from jupcron.domain import DEFAULT_WALLET, PlanKind, RunStatus
@@ -69,13 +70,21 @@ class When(click.ParamType):  # type: ignore[type-arg]
             self.fail(f"{value!r} is outside the calendar in UTC", param, ctx)
 
 
+def check_span(since: datetime | None, until: datetime | None) -> None:
+    """Refuse a span that ends before (or as) it starts: it matches nothing, and an
+    empty answer reads as "no such runs" (`audit` and `report` alike)."""
+    if since is not None and until is not None and since >= until:
+        raise click.BadParameter("--since must be before --until", param_hint="--since")
+
+
 @click.command()
 @click.option("--plan", help="Only this plan.")
 @click.option("--status", type=click.Choice([str(s) for s in RunStatus]), help="Only this status.")
 @click.option("--kind", type=click.Choice([str(k) for k in PlanKind]), help="Only this kind.")
 @click.option("--since", type=When(), help="Scheduled at or after (ISO 8601; UTC if no offset).")
 @click.option("--until", type=When(), help="Scheduled before (ISO 8601; UTC if no offset).")
-@click.option("--wallet", metavar="NAME", help="Only the runs of this wallet (its config name).")
+@click.option("--wallet", metavar="NAME", callback=params.wallet_name,
+              help="Only the runs of this wallet (its config name).")  # fmt: skip
 @click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
 @format_option
 @pass_ctx
@@ -86,6 +95,7 @@ def audit(
     """The audit trail: one row per run, newest first (json and csv: every column of
     the audit view; the table names each run's wallet when there is more than the
     default one)."""
+    check_span(since, until)
     with reading(ctx.config.database.url) as engine, session_factory(engine)() as session:
         if plan is not None and get_plan(session, plan) is None:
             raise ConfigError(f"no plan named {plan!r} in the store (see 'jupcron plans list')")

@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 import click
 
 from jupcron.cli.main import Context, login_name, pass_ctx
+from jupcron.cli.params import up_to
 from jupcron.errors import ConfigError
 from jupcron.store import control
+from jupcron.store.control import PAUSES
 from jupcron.store.engine import begin
 from jupcron.store.handle import open_store
 from jupcron.store.port import ALL_PLANS, Pause
@@ -34,6 +36,12 @@ def _label(scope: str) -> str:
     return "all plans" if scope == ALL_PLANS else scope
 
 
+def _given(reason: str | None) -> str | None:
+    """A reason of blanks alone is none given: ``--reason "$WHY"`` with WHY unset
+    replaced (wiped) the reason a pause already had, which a pause without --reason keeps."""
+    return reason if reason is not None and reason.strip() else None
+
+
 def _check_known(unknown: list[str]) -> None:
     if unknown:
         names = ", ".join(repr(n) for n in unknown)
@@ -46,7 +54,11 @@ def _check_known(unknown: list[str]) -> None:
 @names_argument
 @click.option("--all", "all_plans", is_flag=True, help="Every plan, and plans added later.")
 @click.option("--reason", help="Why: shown by 'jupcron status' and in each skipped run's error.")
-@click.option("--by", help="Who pauses (default: the login name).")
+@click.option(
+    "--by",
+    callback=up_to(PAUSES.c.paused_by.type.length),  # type: ignore[attr-defined]  # String(n)
+    help="Who pauses (default: the login name).",
+)
 @pass_ctx
 def pause(
     ctx: Context, names: tuple[str, ...], all_plans: bool, reason: str | None, by: str | None
@@ -61,6 +73,7 @@ def pause(
     section: a config with problems elsewhere is warned about, never a block.
     """
     scopes = _scopes(names, all_plans)
+    reason = _given(reason)
     config = ctx.database_config()
     store = open_store(config)
     try:

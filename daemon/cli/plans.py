@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from jupcron.cli import params
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option
 from jupcron.config import DEFAULT_PATH, Config
@@ -33,7 +34,7 @@ from jupcron.store.plansync import Names, Passed
 from jupcron.store.records import PlanRecord
 from jupcron.visible import visible
 
-PATHS = click.Path(path_type=Path)
+PATHS = params.GivenPath(path_type=Path)
 now_option = click.option(
     "--now", "now_text", hidden=True, help="Pretend it is this time (ISO 8601, for tests)."
 )
@@ -332,9 +333,15 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# past any store's last plan (plans.id is 32 bits): a larger offset lists none alike,
+# where SQLite and PostgreSQL refused a number beyond their 64-bit integers
+OFFSET_MAX = 2**31 - 1
+
+
 @plans.command("list")
 @format_option
-@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many plans.")
+@click.option("--offset", type=click.IntRange(min=0, max=OFFSET_MAX, clamp=True), default=0,
+              help="Skip this many plans.")  # fmt: skip
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
 @now_option
 @pass_ctx

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from jupcron.cli.audit import When
+from jupcron.cli import params
+from jupcron.cli.audit import When, check_span
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.cli.output import format_option
 from jupcron.errors import StoreError
@@ -34,13 +35,14 @@ from jupcron.store.handle import reading
 @click.option(
     "--wallet",
     metavar="NAME",
+    callback=params.wallet_name,
     help="Only the runs of this wallet (its config name), whatever their plans name now.",
 )
 @click.option(
     "--since", type=When(), help="Fills and runs at or after (ISO 8601; UTC if no offset)."
 )
 @click.option("--until", type=When(), help="Fills and runs before (ISO 8601; UTC if no offset).")
-@click.option("--chart", "chart", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--chart", "chart", type=params.GivenPath(path_type=Path, dir_okay=False),
               help="Also draw the fills over time to this .png or .svg file.")  # fmt: skip
 @click.option(
     "--fills",
@@ -67,8 +69,7 @@ def report(
         from jupcron.report.chart import chart_format
 
         chart_format(chart)  # a wrong extension fails before anything is read
-    if since is not None and until is not None and since >= until:
-        raise click.BadParameter("--since must be before --until", param_hint="--since")
+    check_span(since, until)
     # a long report never holds up the daemon's writes, nor waits for them
     with reading(ctx.config.database.url) as engine, engine.connect() as conn:
         reports, known = build(conn, plan=plan, since=since, until=until, wallet=wallet)

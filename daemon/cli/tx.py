@@ -56,11 +56,13 @@ def tx() -> None:
     "wallet's public key).",
 )
 @click.option("--gasless", is_flag=True, help="Judge as a swap the API marked gasless/RFQ.")
-@click.option("--mint", "mints", multiple=True, metavar="MINT", help="A mint of the order.")
+@click.option("--mint", "mints", multiple=True, metavar="MINT", callback=params.mints,
+              help="A mint of the order (its address).")  # fmt: skip
 @click.option(
     "--plan",
     "plan_ref",
     metavar="FILE|NAME",
+    callback=params.not_empty,
     help="Judge it as a run of this plan is judged: a plan file, or a plan in the store.",
 )
 @click.option("--name", "plan_name", metavar="NAME", help="With --plan FILE: which of its plans.")

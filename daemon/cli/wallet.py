@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from jupcron.chain.wallet import Wallet, load_wallet, write_keypair_file
+from jupcron.cli import params
 from jupcron.cli.main import Context, pass_ctx
 from jupcron.config import DEFAULT_PATH, Config
 from jupcron.domain import DEFAULT_WALLET
@@ -39,10 +40,11 @@ def wallet() -> None:
 @wallet.command()
 @click.option(
     "--keypair",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=params.GivenPath(path_type=Path, dir_okay=False),
     help="Keypair file (default: the configured wallets).",
 )
-@click.option("--name", metavar="NAME", help="Only this configured wallet: its public key.")
+@click.option("--name", metavar="NAME", callback=params.wallet_name,
+              help="Only this configured wallet: its public key.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Output format.")  # fmt: skip
 @pass_ctx
@@ -66,7 +68,7 @@ def show(ctx: Context, keypair: Path | None, name: str | None, fmt: str) -> None
 
 
 @wallet.command()
-@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("path", type=params.GivenPath(path_type=Path, dir_okay=False))
 def new(path: Path) -> None:
     """Write a new keypair to PATH (mode 0600; never overwrites) and print its public key."""
     created = write_keypair_file(path)
