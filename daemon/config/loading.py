@@ -100,12 +100,15 @@ def _path_problems(data: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
     for section, key in _RELATIVE:
         part = data.get(section)
         problem = _path_problem(part.get(key)) if isinstance(part, dict) else None
+        if problem is None and (section, key) != ("plans", "dir"):  # said by its own check
+            problem = _empty_path(part.get(key)) if isinstance(part, dict) else None
         if problem is not None:
             found.append(((section, key), problem))
     wallets = data.get("wallets")
     if isinstance(wallets, dict):
         for name, entry in wallets.items():
-            problem = _path_problem(entry.get("keypair")) if isinstance(entry, dict) else None
+            keypair = entry.get("keypair") if isinstance(entry, dict) else None
+            problem = _path_problem(keypair) or _empty_path(keypair)
             if problem is not None:
                 found.append((("wallets", str(name), "keypair"), problem))
     database = data.get("database")
@@ -123,6 +126,19 @@ def _path_problem(value: Any) -> str | None:
     if value.startswith("~"):  # ~/x, and ~user/x
         return HOME_PATH
     return NUL_PATH if NUL in value else None
+
+
+EMPTY_PATH = (
+    "is empty: give the file's path, or leave the key out (an empty path is the "
+    "config's own folder: a kill switch file that always exists, a keypair that is a folder)"
+)
+
+
+def _empty_path(value: Any) -> str | None:
+    """Why a file's path given as ``""`` (or blanks) is refused: made relative to the
+    config's folder it named that folder, which always exists, so
+    ``safety.kill_switch_file: ""`` kept the kill switch on for good."""
+    return EMPTY_PATH if isinstance(value, str) and not value.strip() else None
 
 
 def _sqlite_path(url: str) -> str | None:
@@ -189,14 +205,16 @@ def load_database_config(
     """The config, or, when it does not load, one holding only its ``database`` section
     (the rest at defaults) and the error that kept the whole from loading: what the
     emergency stop (`jupcron pause`) needs, so a typo elsewhere never blocks it. The
-    error is raised when even the database section cannot be read."""
+    error is raised when even the database section cannot be read, and when another
+    user may change the file (`check_file`): its database section may then name any
+    database, and a pause written there stops nothing the daemon runs."""
     try:
         return load_config(explicit, env), None
     except ConfigError as whole:
         env = os.environ if env is None else env
         path = config_path(explicit, env)
         try:
-            raw = read_checked(path)
+            raw = read_checked(path, check_file)
             data, _ = load(path, decode(path, raw))
         except YamlLoadError:
             raise whole from None
