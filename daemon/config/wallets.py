@@ -91,3 +91,14 @@ def unknown_wallet(name: str, known: Sequence[str]) -> str:
             f"must name its wallet (wallet: NAME; configured: {have})"
         )
     return f"unknown wallet '{name}': the config has {have} (add it under wallets:)"
+
+
+def not_loaded(name: str, loaded: Sequence[str]) -> str:
+    """The message for a wallet the config has (under ``wallets:``) that a running
+    daemon did not load: it reads its wallets' keys at start only, so adding the wallet
+    was right, and a restart is what is left (`unknown_wallet` said to add it)."""
+    have = ", ".join(loaded) or "none"
+    return (
+        f"wallet '{name}' is in the config, but this daemon loaded its wallets' keys at "
+        f"start ({have}): restart it to use this one"
+    )

@@ -32,6 +32,7 @@ import structlog
 from jupcron.app import Runtime
 from jupcron.config import Config, load_config
 from jupcron.config.changes import config_changes, restart_only
+from jupcron.config.wallets import not_loaded, unknown_wallet
 from jupcron.config.watch import ConfigWatch
 from jupcron.errors import JupcronError, PlanError, Problem
 from jupcron.listen.page import Page
@@ -136,6 +137,18 @@ class PlanChecks:
                 raise
 
         return call
+
+
+def _restart_said(exc: JupcronError | OSError, config: Config, loaded: tuple[str, ...]) -> str:
+    """The reload's error as said: a plan naming a wallet the config has but this daemon
+    did not load (its keys are read at start) is checked against the loaded ones, whose
+    message said to add it under wallets: (where it is already); say a restart instead."""
+    text = str(exc)
+    if isinstance(exc, PlanError):
+        for name in config.wallet_names():
+            if name not in loaded:
+                text = text.replace(unknown_wallet(name, loaded), not_loaded(name, loaded))
+    return text
 
 
 class ConfigFile:
@@ -322,7 +335,7 @@ class Reload:
                 log.info("plans_applied", diff=diff.lines())
         except (JupcronError, OSError) as exc:
             said = log.warning if self._stop.is_set() else log.error  # a stop: no fault
-            said("reload_failed", what="plans", error=str(exc))
+            said("reload_failed", what="plans", error=_restart_said(exc, config, wallets))
             return False
         return True
 
