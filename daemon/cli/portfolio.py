@@ -22,7 +22,8 @@ SHOWN_EXPONENT = 40  # beyond 10^±40, no u64 at any decimals: shown as the API 
 
 
 def _usd(value: Decimal | None) -> str:
-    return "-" if value is None else f"${value:,.2f}"
+    """Dollars and cents; a value that rounds to 0.00 without a sign (`z`), never ``$-0.00``."""
+    return "-" if value is None else f"${value:z,.2f}"
 
 
 def _number(value: object) -> str:

@@ -204,7 +204,8 @@ def total_lines(total: dict[str, Any]) -> str:
     if total["current_value_usd"] is not None:
         value = Decimal(total["current_value_usd"])
         pnl = Decimal(total["unrealised_pnl_usd"])
-        lines.append(f"value now: {value:,.2f} USD, unrealised P&L {pnl:+,.2f} USD")
+        # `z`: an amount that rounds to 0.00 reads without a sign (never ``-0.00 USD``)
+        lines.append(f"value now: {value:z,.2f} USD, unrealised P&L {pnl:z+,.2f} USD")
     return "\n".join(lines)
 
 
