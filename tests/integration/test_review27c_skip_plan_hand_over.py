@@ -21,44 +21,21 @@ its led wallets, as `WalletLeading` does)."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from jupcron.errors import NotLeadingError
 from jupcron.plans.apply import apply_paths
 from jupcron.scheduling.scheduler import Scheduler
-from jupcron.store.records import PlanRecord
 from tests.fixtures.plans import PlanFiles, swap_plan
-from tests.fixtures.scheduler import Fires, run_rows
-
-
-class Lease:
-    """A's fire callback: its wallet lease comes and goes."""
-
-    def __init__(self, fires: Fires) -> None:
-        self.fires = fires
-        self.leading = threading.Event()
-        self.leading.set()
-        self.refused: list[datetime] = []
-
-    def __call__(self, plan: PlanRecord, slot: datetime) -> None:
-        if not self.leading.is_set():
-            self.refused.append(slot)
-            raise NotLeadingError(f"not the leader of wallet {plan.wallet}")
-        self.fires(plan, slot)
+from tests.fixtures.scheduler import Fires, Lease, run_rows
+from tests.support.wait import wait_until as waiting
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return waiting(predicate, timeout, step=0.05)
 
 
 @pytest.mark.xfail(strict=True, reason="a gained skip plan's refused slot is recorded missed")
