@@ -28,6 +28,7 @@ from solders.pubkey import Pubkey
 
 from jupcron.emulator import txbuild
 from jupcron.emulator.common import (
+    SWAP_FEE_BPS,
     VALID_BLOCKS,
     EmuResponse,
     State,
@@ -41,6 +42,8 @@ from jupcron.emulator.ledger import SOL_MINT, IssuedOrder
 from jupcron.emulator.orders import GAS_RESERVE_LAMPORTS, issue
 
 RFQ_FEE_BPS = 2  # the docs' RFQ example: feeBps 2, taken from the output
+# who pays what of an order; null in a quote without a taker
+PAYER_FIELDS = ("signatureFeePayer", "prioritizationFeePayer", "rentFeePayer")
 
 
 def ultra_order(state: State, query: Mapping[str, str], hostile: Fault | None) -> EmuResponse:
@@ -116,9 +119,15 @@ def _swap_order(
                 "bps": 10_000,
             }
         ],
-        "feeMint": out_mint,
-        "feeBps": 10,
-        "platformFee": {"amount": "0", "feeBps": 10},
+        # the platform fee is taken from the input (what execute's amounts show:
+        # `execute._answer`), so the input is the fee mint and the fee its share of it
+        "feeMint": in_mint,
+        "feeBps": SWAP_FEE_BPS,
+        "platformFee": {
+            "amount": str(amount * SWAP_FEE_BPS // 10_000),
+            "feeBps": SWAP_FEE_BPS,
+            "feeMint": in_mint,
+        },
         "signatureFeeLamports": 5000,
         "signatureFeePayer": None,
         "prioritizationFeeLamports": 15_000,
@@ -138,6 +147,9 @@ def _swap_order(
     if not isinstance(found, tuple):
         return found
     taker_text, taker = found
+    # the taker pays its own fees on an aggregator order: the real answers name it as
+    # every payer (swap.yaml: "check signatureFeePayer == taker on every response")
+    answer.update(dict.fromkeys(PAYER_FIELDS, taker_text))
     ledger = state.ledger
     extra: dict[str, Any] = {"amms": [_amm(request_id, n) for n in range(2)]}
     if v2:
@@ -204,6 +216,7 @@ def _rfq_order(
                     "feeMint": "11111111111111111111111111111111",
                 },
                 "percent": 100,
+                "bps": 10_000,  # the docs' newest RFQ example; RoutePlanStep requires it
             }
         ],
         "feeBps": RFQ_FEE_BPS,
