@@ -46,6 +46,10 @@ class Expectation:
     answer declared (``feeBps``), which the transaction may not exceed;
     ``quoted_out``, the answer's ``outAmount``: the swap's guaranteed minimum is
     held to it less the plan's slippage (`jupcron.txguard.swap_terms`).
+    ``priority_fee_lamports``: the plan's ``priorityFeeLamports`` where its order was
+    sent it (Swap V2's; with ``broadcastFeeType`` maxCap or exactFee the fee is at
+    most that), the most of priority fee our wallet may pay (`jupcron.txguard.rules.fee`;
+    None: only the guard's `max_priority_fee_lamports`).
     ``recurring``: a recurring order's terms; ``recurring_by_price``: the plan is a
     price-based recurring order (``params.price``, Value Average), which no DCA order
     (time-based: `recurring` terms the plan never set) serves. Price protection
@@ -68,6 +72,7 @@ class Expectation:
     referral_account: str | None = None
     fee_bps: int | None = None
     quoted_out: int | None = None
+    priority_fee_lamports: int | None = None
     recurring: RecurringTerms | None = None
     recurring_by_price: bool = False
     min_out: int | None = None

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from jupcron.txguard import rent, vault
 from jupcron.txguard.context import Context
 from jupcron.txguard.decode import MAX_TX_BYTES, ComputeBudget, TxSummary
+from jupcron.txguard.expect import Expectation
 from jupcron.txguard.instructions import (
     COMPUTE_BUDGET,
 )
@@ -70,7 +71,9 @@ def _fee_text(budget: ComputeBudget) -> str:
 
 def fee(summary: TxSummary, ctx: Context) -> list[str]:
     """The fee as the runtime computes it (`decode.compute_budget`), capped when our
-    wallet pays it; compute-budget instructions the runtime would refuse are refused."""
+    wallet pays it (by the guard's caps, and the plan's own priority fee:
+    `plan_priority_fee`); compute-budget instructions the runtime would refuse are
+    refused."""
     reasons = []
     seen: set[str] = set()
     for ix in summary.instructions:
@@ -94,6 +97,7 @@ def fee(summary: TxSummary, ctx: Context) -> list[str]:
             f"is above the cap of {policy.max_priority_fee_lamports} lamports "
             "(guard.max_priority_fee_lamports)"
         )
+    reasons += plan_priority_fee(budget, ctx.expect)
     if budget.total_fee_lamports > policy.max_fee_lamports:
         reasons.append(
             f"our wallet would pay a fee of {budget.total_fee_lamports} lamports "
@@ -101,6 +105,30 @@ def fee(summary: TxSummary, ctx: Context) -> list[str]:
             "(guard.max_fee_lamports)"
         )
     return reasons
+
+
+# the runtime rounds the priority fee up (ceil(price x limit / 10^6)); an API that sizes
+# the price for the plan's priorityFeeLamports rounds it down, so its fee may come out
+# one lamport above (the genuine Ultra answer: 696,237 declared, 696,238 paid)
+PRIORITY_FEE_ROUNDING = 1
+
+
+def plan_priority_fee(budget: ComputeBudget, expect: Expectation | None) -> list[str]:
+    """The plan's ``priorityFeeLamports`` (where its order was sent it: the
+    `Expectation`'s) as a cap on the priority fee our wallet pays, less the runtime's
+    rounding up: the guard's `max_priority_fee_lamports` is a ceiling for every plan,
+    not the plan's own term."""
+    if expect is None or expect.priority_fee_lamports is None:
+        return []
+    most = expect.priority_fee_lamports + PRIORITY_FEE_ROUNDING
+    if budget.priority_fee_lamports <= most:
+        return []
+    return [
+        f"the priority fee of {budget.priority_fee_lamports} lamports "
+        f"({budget.unit_price_micro_lamports} micro-lamports x {budget.effective_limit} units) "
+        f"is above the plan's priorityFeeLamports of {expect.priority_fee_lamports} lamports "
+        f"(plus {PRIORITY_FEE_ROUNDING} for the runtime's rounding up)"
+    ]
 
 
 def trigger_v2(summary: TxSummary, ctx: Context) -> list[str]:

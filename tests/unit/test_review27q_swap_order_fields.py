@@ -68,3 +68,21 @@ def test_taker_who_pays_is_named_as_payer(spec: str) -> None:
     payers = {f: data[f] for f in ("signatureFeePayer", "prioritizationFeePayer", "rentFeePayer")}
     assert payers == dict.fromkeys(payers, wallet.address)
     validator(spec, "/order", "get", "200").validate(data)
+
+
+def test_swap_v2_sizes_its_priority_fee_to_the_plans_priority_fee_lamports() -> None:
+    """Swap V2's ``priorityFeeLamports`` (maxCap or exactFee: at most that many
+    lamports): the emulator used its own 50,000 micro-lamports a unit whatever the
+    order asked, 15,000 lamports, which the guard now refuses against a plan's 1,000."""
+    from jupcron.txguard.decode import read, summarize
+
+    emu = Emulator(seed=3)
+    wallet = Wallet.generate()
+    emu.ledger.set_balance(wallet.address, USDC, 50_000_000)
+    emu.ledger.set_balance(wallet.address, SOL, 1_000_000_000)
+    data = order(emu, "swap", inputMint=USDC, outputMint=SOL, amount="5000000",
+                 taker=wallet.address, priorityFeeLamports="1000")  # fmt: skip
+    unsigned = read(data["transaction"])
+    paid = summarize(unsigned.tx, {}, len(unsigned.raw)).compute_budget.priority_fee_lamports
+    assert 0 < paid <= 1000
+    assert data["prioritizationFeeLamports"] == paid

@@ -164,6 +164,9 @@ def _swap_order(
     if ledger.balance(taker_text, SOL_MINT) < sol_needed:
         answer.update(errorCode=2, errorMessage="Top up 0.01 SOL for gas", **not_built)
         return json_response(200, answer)
+    sized = _priced(query) if v2 else {}
+    if sized:
+        answer["prioritizationFeeLamports"] = _priority_fee(sized["compute_unit_price"])
     answer["transaction"] = issue(
         state,
         "swap",
@@ -176,8 +179,25 @@ def _swap_order(
         out_amount=out_amount,
         extra=extra,
         shape={"slippage_bps": slippage},
+        **sized,
     )
     return json_response(200, answer)
+
+
+def _priced(query: Mapping[str, str]) -> dict[str, int]:
+    """Swap V2's ``priorityFeeLamports`` (with ``broadcastFeeType`` maxCap or exactFee:
+    the priority fee is at most that): the compute-unit price that pays no more on the
+    emulator's compute-unit limit, rounded down as an API sizing it must round (the
+    runtime rounds the fee up); {} when the order was not given one (Ultra never is)."""
+    text = query.get("priorityFeeLamports", "")
+    if not text.isascii() or not text.isdigit():
+        return {}
+    return {"compute_unit_price": int(text) * 1_000_000 // txbuild.DEFAULT_CU_LIMIT}
+
+
+def _priority_fee(price: int) -> int:
+    """The priority fee a compute-unit price comes to on the emulator's limit."""
+    return -(-price * txbuild.DEFAULT_CU_LIMIT // 1_000_000)
 
 
 def _rfq_order(

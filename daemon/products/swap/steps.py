@@ -122,6 +122,14 @@ def _int(amount: str | None) -> int | None:
     return None if amount is None else int(amount)
 
 
+def sent_priority_fee(request: SwapRequest, ordered: Mapping[str, Any]) -> int | None:
+    """The plan's ``priorityFeeLamports`` when its order was sent it (a term of the
+    run), else None: Ultra does not take it (`swap_query` left it out, ``not_sent`` in
+    the ``ordered`` event), and a fee the API was never told of is no term of the order."""
+    unsent = ordered.get("not_sent") or ()
+    return None if "priorityFeeLamports" in unsent else request.priority_fee_lamports
+
+
 def expectation(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> Expectation:
     request = plan.request
     assert isinstance(request, SwapRequest)
@@ -133,7 +141,7 @@ def expectation(plan: PlanRecord, spend: Spend, ordered: Mapping[str, Any]) -> E
         slippage_bps=request.slippage_bps, referral_fee_bps=referral,
         referral_account=str(account) if account else None,
         fee_bps=fact_int(ordered.get("fee_bps")), quoted_out=fact_int(ordered.get("out_amount")),
-        **price_facts(ordered),
+        priority_fee_lamports=sent_priority_fee(request, ordered), **price_facts(ordered),
     )  # fmt: skip
 
 
