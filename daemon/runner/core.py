@@ -200,10 +200,11 @@ class Runner:
         ports = self.ports
         now = ports.clock()
         own = self.wallets.get(plan.wallet)  # None: this runner lacks it (run rejected)
+        mode = run_mode(ports.config, plan, options)  # a dry run's row holds no cap's room
+        spends = preflight.claimed_spend(plan, ports.config, dry_run=mode["dry_run"])
         run = ports.store.claim(
             plan, scheduled_for, now=now, trigger=options.trigger, claimed_by=self.node,
-            detail=run_mode(ports.config, plan, options),
-            spends=preflight.claimed_spend(plan, ports.config),
+            detail=mode, spends=spends,
             owner=None if own is None else own.address, alone=alone,
         )  # fmt: skip
         failpoints.hit("after_claim", plan.name)

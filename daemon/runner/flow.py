@@ -27,7 +27,7 @@ from jupcron.errors import GuardRejectedError, RejectedError, RetryableError
 from jupcron.products.registry import product
 from jupcron.runner import judge, preflight, pricecheck, submit
 from jupcron.runner.book import api_detail, api_fields, programs_of
-from jupcron.runner.ports import Ports, RunOptions, signing_mode
+from jupcron.runner.ports import Ports, RunOptions, run_mode, signing_mode
 from jupcron.store.records import PlanRecord, RunRecord
 from jupcron.txguard import Verdict
 from jupcron.txguard.simulate import BalanceCheck
@@ -62,7 +62,7 @@ def drive(ports: Ports, run: RunRecord, plan: PlanRecord, options: RunOptions) -
             if changed is not None:
                 return ports.book.finish(run, RunStatus.SKIPPED, error=changed,
                                          step="plan_changed_skip")  # fmt: skip
-            run, ordered = order_run(ports, run, plan, ports.clock())
+            run, ordered = order_run(ports, run, plan, ports.clock(), options)
         elif before is RunStatus.REQUESTED:
             run = sign_run(ports, run, plan, ports.clock(), options=options, ordered=ordered)
         elif before in (RunStatus.SIGNED, RunStatus.SUBMITTED):
@@ -114,13 +114,15 @@ def changed_since_claim(run: RunRecord, plan: PlanRecord | None) -> str | None:
 
 
 def order_run(
-    ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime
+    ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime, options: RunOptions
 ) -> tuple[RunRecord, dict[str, Any] | None]:
     """Pre-flight, then the order call; the run, and what the order said (its
     ``ordered`` event's detail: the sign step judges by it). `drive` has checked the
-    plan against the run's claim first (`changed_since_claim`)."""
+    plan against the run's claim first (`changed_since_claim`). A run claimed as a dry
+    run (`options`) is checked against the caps but reserves nothing (`preflight.check`)."""
     book = ports.book
-    reason = preflight.check(ports, run, plan, now)
+    dry_run = run_mode(ports.config, plan, options)["dry_run"]
+    reason = preflight.check(ports, run, plan, now, dry_run=dry_run)
     if reason is not None:
         skipped = book.finish(run, RunStatus.SKIPPED, error=reason, step="preflight_skip")
         return skipped, None
@@ -180,7 +182,9 @@ def order_run(
         "expires_at": ports.clock() + timedelta(seconds=validity),
         "input_mint": spend.mint,
         "output_mint": kind.output_mint(plan),
-        "in_amount": str(in_amount) if spend.mint else None,
+        # a dry run's amount goes on its row only as it ends (`dry_amount`): on a run in
+        # flight it is counted by every cap check, and a dry run moves no money
+        "in_amount": str(in_amount) if spend.mint and not dry_run else None,
         "order_account": ordered.order_account,
     }
     facts = {**ordered.detail(), **pricecheck.detail(protection)}
@@ -190,6 +194,17 @@ def order_run(
     )  # fmt: skip
     failpoints.hit("after_requested", plan.name)
     return run, facts
+
+
+def dry_amount(run: RunRecord, plan: PlanRecord) -> dict[str, Any]:
+    """The amount a run claimed as a dry run would have spent, for its row as it ends
+    (the audit shows what a real run would have put in): it had none while in flight,
+    where every cap check would have counted it (`order_run`). Nothing for a run whose
+    row has its amount already (a real run, a real one a reload turned into a dry run)."""
+    spend = preflight.spend_of(plan)
+    if run.in_amount is not None or spend.mint is None or not spend.amount:
+        return {}
+    return {"in_amount": str(spend.amount)}
 
 
 def sign_run(
@@ -225,6 +240,7 @@ def sign_run(
             detail["simulation"] = exc.evidence.diff
         return book.finish(
             run, RunStatus.REJECTED, step="guard_refused", error=str(exc), detail=detail,
+            **dry_amount(run, plan),
         )  # fmt: skip
     summary = verdict.summary
     # as claimed, or a dry run because a reload turned safety.dry_run on since
@@ -233,6 +249,7 @@ def sign_run(
         return book.finish(
             run, RunStatus.DRY_RUN, step="dry_run",
             detail={"guard": "accepted", "programs": programs_of(summary), **mode},
+            **dry_amount(run, plan),
         )  # fmt: skip
     # the kill switch turned on (its file, or the config a reload put in effect), or the
     # plan paused, since the pre-flight (the order call may have taken its retries'

@@ -56,24 +56,30 @@ def reservation_of(plan: PlanRecord) -> Reservation | None:
     return Reservation(spend.mint, spend.amount, spec(plan.kind).output_mint(plan.request))
 
 
-def claimed_spend(plan: PlanRecord, config: Config) -> Reservation | None:
+def claimed_spend(plan: PlanRecord, config: Config, *, dry_run: bool = False) -> Reservation | None:
     """What a run's row carries from its claim on: its spend when no cap limits it now,
     so that a cap a reload (or a plan edit) adds while it is ordering counts it. Such a
     run had no amount on its row until its `requested` step, and the first run checked
     under the new cap was let through beside it. None when a cap limits it: its amount
     goes on its row with the cap check (`reserve`, under the spend lock), so runs racing
-    for the last of a cap count one another only once they passed."""
-    return None if caps_apply(plan, config) else reservation_of(plan)
+    for the last of a cap count one another only once they passed. None for a `dry_run`
+    (as claimed): it moves no money, so no cap may count it (`check`)."""
+    return None if dry_run or caps_apply(plan, config) else reservation_of(plan)
 
 
-def check(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> str | None:
+def check(
+    ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime, *, dry_run: bool = False
+) -> str | None:
     """Why this run must not be ordered (kill switch, an operator's pause, caps,
     balance), or ``None``; a capped run that passes has its amount reserved against the
-    caps (under the spend lock: two runs racing for the last of a cap cannot both pass)."""
+    caps (under the spend lock: two runs racing for the last of a cap cannot both pass).
+    A `dry_run` (as claimed: it is never signed) is checked against the caps alike, so
+    the operator sees what a real run would meet, but reserves nothing: it moves no
+    money, and a real run due beside it must not be skipped for its amount."""
     config = ports.config
     reason = stop_in_effect(ports, plan)
     if reason is None and caps_apply(plan, config):
-        reason = reserve(ports, run, plan, now)
+        reason = reserve(ports, run, plan, now, hold=not dry_run)
     if reason is None and wants_balance_check(plan, config):
         reason = balance(ports.api, ports.wallet.address, plan, ports.book.observer(run.id))
     return reason
@@ -143,10 +149,13 @@ def cap_windows(
     return out
 
 
-def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> str | None:
+def reserve(
+    ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime, *, hold: bool = True
+) -> str | None:
     """Check the caps and reserve this run's amount in one serialized transaction, so
     two runs racing for the last of a cap cannot both pass (a run no cap limited when
-    it was claimed has its amount on its row from its claim on: `claimed_spend`)."""
+    it was claimed has its amount on its row from its claim on: `claimed_spend`).
+    Without `hold` (a dry run) the caps are only read: nothing is reserved."""
     reservation = reservation_of(plan)
     if reservation is None:
         return None
@@ -155,7 +164,10 @@ def reserve(ports: Ports, run: RunRecord, plan: PlanRecord, now: datetime) -> st
     if per_run is not None and amount > per_run:
         return f"input {amount} is over the plan's max_in_amount {per_run}"
     caps = cap_windows(plan, ports.config, now, ports.wallet_name, ports.wallet.address)
-    hit = ports.store.reserve(run.id, reservation, caps, now=now, owner=ports.wallet.address)
+    if hold:
+        hit = ports.store.reserve(run.id, reservation, caps, now=now, owner=ports.wallet.address)
+    else:
+        hit = ports.store.cap_hit(run.id, reservation, caps)
     if hit is None:
         return None
     return f"{hit.cap.name} would be exceeded: {hit.used} already committed, this run adds {amount}"

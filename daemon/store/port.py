@@ -201,6 +201,14 @@ class RunStore(Protocol):
         new key's spending, not the key it was claimed under)."""
         ...
 
+    def cap_hit(
+        self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow]
+    ) -> CapHit | None:
+        """The caps checked as `reserve` checks them, with nothing written: a dry run's
+        pre-flight (it shows what a real run would meet, yet moves no money, so it must
+        hold back no real run's room under a cap)."""
+        ...
+
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:
         """Runs not yet final, with their plan as it is now (None: unreadable)."""
         ...

@@ -163,6 +163,12 @@ class SqlRunStore:
                           owner=owner)  # fmt: skip
         return self._write(partial(at_once, reserve))
 
+    def cap_hit(
+        self, run_id: int, reservation: Reservation, caps: Sequence[CapWindow]
+    ) -> CapHit | None:
+        with begin(self.engine) as conn:
+            return _first_hit(conn, run_id=run_id, reservation=reservation, caps=caps)
+
     def in_flight(self) -> list[tuple[RunRecord, PlanRecord | None]]:
         with begin(self.engine) as conn:
             found = runs.in_flight(conn)
@@ -208,6 +214,17 @@ def _reserve(
 ) -> CapHit | None:  # fmt: skip
     """The caps checked under the spend lock, then the reservation written (or not)."""
     audit.lock_spending(conn)
+    hit = _first_hit(conn, run_id=run_id, reservation=reservation, caps=caps)
+    if hit is None:
+        runwrite.reserve(conn, run_id, reservation, owner)
+    return hit
+
+
+def _first_hit(
+    conn: Connection, *, run_id: int, reservation: Reservation, caps: Sequence[CapWindow]
+) -> CapHit | None:
+    """The first of `caps` that `reservation` would take past its limit, counting what
+    the other runs committed (`audit.spent`), or None."""
     for cap in caps:
         used = audit.spent(
             conn, since=cap.since, plan_id=cap.plan_id, input_mint=cap.input_mint,
@@ -215,7 +232,6 @@ def _reserve(
         )  # fmt: skip
         if used + reservation.in_amount > cap.limit:
             return CapHit(cap, used)
-    runwrite.reserve(conn, run_id, reservation, owner)
     return None
 
 
