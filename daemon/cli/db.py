@@ -22,8 +22,7 @@ def upgrade(ctx: Context, revision: str) -> None:
     """Apply Alembic migrations to database.url."""
     url = ctx.config.database.url
     make_engine(url).dispose()  # checks the URL and the SQLite folder first
-    migrate.upgrade(url, revision)
-    wanted = migrate.target(revision)
+    wanted = migrate.upgrade(url, revision)
     engine = open_existing(url)
     try:
         found = migrate.current(engine)

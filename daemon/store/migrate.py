@@ -7,6 +7,7 @@ one query; Alembic itself (11 MB resident) is imported only to migrate.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -39,18 +40,20 @@ def alembic_config(url: str) -> AlembicConfig:
     return cfg
 
 
-def upgrade(url: str, revision: str = "head") -> None:
+def upgrade(url: str, revision: str = "head") -> str | None:
+    """Migrate the database at `url` up to `revision`; the revision id it named
+    (None for ``base``), so a caller can say when the database was past it already."""
     from alembic import command
     from alembic.util import CommandError
 
     if not revision.strip():
         raise ConfigError("give a revision (e.g. head): an empty one names nothing")
-    target(revision)  # an unknown one is refused before the database is touched
+    wanted = _absolute(url, revision)  # an unknown one is refused before the database is touched
     try:
         with _one_at_a_time(url) as connection:
             cfg = alembic_config(url)
             cfg.attributes["connection"] = connection  # None: env.py opens its own
-            command.upgrade(cfg, revision)
+            command.upgrade(cfg, wanted or revision)
     except OperationalError as exc:
         raise StoreError(f"cannot migrate {mask_url(url)}: {exc.orig or exc}") from exc
     except CommandError as exc:  # the database's own revision unknown, or a bad relative one
@@ -58,6 +61,51 @@ def upgrade(url: str, revision: str = "head") -> None:
         if found is not None and not is_known(found):
             raise StoreError(_unknown(found)) from None
         raise _bad_target(revision, exc) from None
+    return wanted
+
+
+# Alembic's relative form: ``[REV]+N`` or ``[REV]-N`` (no REV: from the database's own)
+_RELATIVE = re.compile(r"(?P<base>[^+-]*)(?P<step>[+-]\d+)")
+
+
+def _absolute(url: str, revision: str) -> str | None:
+    """The revision id `revision` names, a relative one resolved here on the (linear)
+    list of migrations: Alembic asserts on a step past the newest one (``head+1``:
+    "unexpected AssertionError" and no text) and reports others only after it has
+    opened, and so created, the database file. Reads the database's revision only for
+    ``+N``/``-N``, and never creates it."""
+    relative = _RELATIVE.fullmatch(revision.strip())
+    if relative is None:
+        return target(revision)
+    base = relative["base"]
+    if base:
+        start = None if base == "base" else _named(base, revision)
+    else:
+        start = _current_of(url)
+        if start is not None and not is_known(start):
+            raise StoreError(_unknown(start))
+    known = revisions()
+    at = known.index(start) if start is not None else -1  # base: before the first
+    step = at + int(relative["step"])
+    if not 0 <= step < len(known):
+        where = f"the database's revision {start or 'none'}" if not base else repr(base)
+        raise _bad_target(
+            revision, ValueError(f"{relative['step']} from {where} names no migration")
+        )
+    return known[step]
+
+
+def _named(base: str, revision: str) -> str | None:
+    """The id `base` (the start of the relative `revision`) names; an error quotes
+    all of `revision`."""
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    try:
+        found = ScriptDirectory(SCRIPT_LOCATION).get_revisions(base)
+    except CommandError as exc:
+        raise _bad_target(revision, exc) from None
+    return str(found[0].revision) if len(found) == 1 else None
 
 
 @contextmanager
@@ -100,11 +148,6 @@ def _current_of(url: str) -> str | None:
         engine.dispose()
 
 
-def _relative(revision: str) -> bool:
-    """``+1``, ``head-1``, ``0003_fills+1``: resolved against the database by Alembic."""
-    return "+" in revision or "-" in revision
-
-
 def _bad_target(revision: str, exc: Exception) -> ConfigError:
     return ConfigError(
         f"cannot migrate to revision {revision!r}: {exc} (known: 'head', or one of "
@@ -114,12 +157,11 @@ def _bad_target(revision: str, exc: Exception) -> ConfigError:
 
 def target(revision: str) -> str | None:
     """The revision id `revision` names (``head``, an id or its unique start); None
-    for ``base`` or a relative one. An unknown one is a `ConfigError`."""
+    for ``base``. An unknown one (a relative one too: see `_absolute`) is a
+    `ConfigError`."""
     from alembic.script import ScriptDirectory
     from alembic.util import CommandError
 
-    if _relative(revision):
-        return None
     try:
         found = ScriptDirectory(SCRIPT_LOCATION).get_revisions(revision)
     except CommandError as exc:
