@@ -156,8 +156,18 @@ class FollowConfig(Section):
     share: Annotated[float, Field(gt=0, le=1)] = 0.25
 
 
+def _listen_given(cls: type[Section], value: object) -> object:
+    """An empty listen is not "off" (that is leaving it out): the daemon read it as
+    unset and served nothing, without a word."""
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("is empty: give HOST:PORT (e.g. 127.0.0.1:9464), or leave the key out")
+    return value
+
+
 class MetricsConfig(Section):
     listen: str | None = None  # e.g. 127.0.0.1:9464
+
+    _listen = field_validator("listen", mode="before")(classmethod(_listen_given))
 
 
 class WebConfig(Section):
@@ -171,6 +181,8 @@ class WebConfig(Section):
     secure_cookie: Literal["auto"] | bool = "auto"
     # seconds a sign-in lasts (the cookie's Max-Age, and the server forgets it then)
     session_max_age: Annotated[float, Field(ge=60, le=30 * 86_400)] = 43_200.0
+
+    _listen = field_validator("listen", mode="before")(classmethod(_listen_given))
 
 
 # what `notify.events` may name (daemon/service/alerts.py: AlertEvent)
