@@ -50,13 +50,24 @@ def _check_known(unknown: list[str]) -> None:
         )
 
 
+# the most `pauses.paused_by` keeps (a String(n))
+PAUSED_BY_MAX: int = PAUSES.c.paused_by.type.length  # type: ignore[attr-defined]
+
+
+def _pauser(by: str | None) -> str:
+    """Who pauses: `--by` (checked already), else the login name cut to the column.
+    The environment's $USER is nothing the operator typed here, and a pause must not
+    fail on it: PostgreSQL refused a long one (the plans stayed unpaused)."""
+    return by if by is not None else login_name()[:PAUSED_BY_MAX]
+
+
 @click.command()
 @names_argument
 @click.option("--all", "all_plans", is_flag=True, help="Every plan, and plans added later.")
 @click.option("--reason", help="Why: shown by 'jupcron status' and in each skipped run's error.")
 @click.option(
     "--by",
-    callback=up_to(PAUSES.c.paused_by.type.length),  # type: ignore[attr-defined]  # String(n)
+    callback=up_to(PAUSED_BY_MAX),
     help="Who pauses (default: the login name).",
 )
 @pass_ctx
@@ -80,7 +91,7 @@ def pause(
         with begin(store.engine) as conn:
             _check_known(control.unknown_plans(conn, names))
             now = datetime.now(UTC)
-            before = control.pause(conn, scopes, reason=reason, by=by or login_name(), now=now)
+            before = control.pause(conn, scopes, reason=reason, by=_pauser(by), now=now)
             running = [n.node for n in control.nodes(conn) if n.running(now)]
     finally:
         store.close()
