@@ -15,7 +15,7 @@ from jupcron.domain import DEFAULT_WALLET, PlanKind, RunStatus
 from jupcron.errors import ConfigError
 from jupcron.report.listing import render
 from jupcron.store import tokens
-from jupcron.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows
+from jupcron.store.audit import AUDIT_COLUMNS, AuditFilter, audit_rows, unknown_wallet
 from jupcron.store.engine import session_factory
 from jupcron.store.handle import reading
 from jupcron.store.plans import get_plan
@@ -101,6 +101,10 @@ def audit(
             raise ConfigError(f"no plan named {plan!r} in the store (see 'jupcron plans list')")
         flt = AuditFilter(plan, status, kind, since, until, limit, wallet=wallet)
         rows = audit_rows(session, flt)
+        if wallet is not None and not rows:
+            problem = unknown_wallet(session.connection(), wallet, ctx.config.wallet_names())
+            if problem is not None:
+                raise ConfigError(problem)
         known = tokens.known(session)
     rows = [with_units(row, known) for row in rows]
     columns = TABLE_COLUMNS if fmt == "table" else (*AUDIT_COLUMNS, *UNIT_COLUMNS)

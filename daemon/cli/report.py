@@ -27,6 +27,7 @@ from jupcron.report.rows import (
     total_lines,
     totals,
 )
+from jupcron.store.audit import unknown_wallet
 from jupcron.store.handle import reading
 
 
@@ -73,8 +74,12 @@ def report(
     # a long report never holds up the daemon's writes, nor waits for them
     with reading(ctx.config.database.url) as engine, engine.connect() as conn:
         reports, known = build(conn, plan=plan, since=since, until=until, wallet=wallet)
-        if plan is not None and not reports:
+        if plan is not None and not reports:  # says which wallet the plan names
             raise StoreError(not_found(conn, plan, wallet))
+        if wallet is not None and not reports:
+            problem = unknown_wallet(conn, wallet, ctx.config.wallet_names())
+            if problem is not None:
+                raise StoreError(problem)
     if fills:
         click.echo(render(fill_rows(reports), FILL_COLUMNS, fmt))
     elif total:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -126,6 +127,25 @@ def audit_rows(session: Session, flt: AuditFilter) -> list[dict[str, Any]]:
         for row in out:
             row.update(found.get(int(row["run_id"]), _NO_MONEY))
     return out
+
+
+def unknown_wallet(conn: Connection, wallet: str, configured: Collection[str]) -> str | None:
+    """Why the ``--wallet`` filter of `audit` and `report` names nothing: no configured
+    wallet, no plan and no run has `wallet` (a typo answered an empty list, exit 0, read
+    as "no runs", where an unknown ``--plan`` is an error); None when one does (a wallet
+    gone from the config still has its runs). Called only after an empty answer: the
+    lookups are by a column with no index."""
+    if wallet in configured:
+        return None
+    for column in (Plan.wallet, Run.wallet):
+        if conn.execute(select(column).where(column == wallet).limit(1)).first() is not None:
+            return None
+    with_runs = conn.execute(select(Run.wallet).distinct().order_by(Run.wallet)).scalars()
+    names = ", ".join(with_runs) or "none"
+    return (
+        f"no wallet named {wallet!r}: no run, plan or configured wallet has it "
+        f"(wallets with runs: {names})"
+    )
 
 
 # run ids bound in one statement's IN (…): PostgreSQL's protocol carries at most 65,535
