@@ -204,6 +204,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     rfile: RequestReader  # type: ignore[assignment]
     _body_unread = False  # the request came with a body nobody has read
+    _length = 0  # the request's Content-Length (`_content_length`)
 
     def handle_one_request(self) -> None:
         self.rfile.next_request()
@@ -216,14 +217,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def parse_request(self) -> bool:
         """The request line and headers; a body in chunks is refused (``501``, closed):
-        read as it comes, its bytes would be taken for the next request."""
+        read as it comes, its bytes would be taken for the next request. So is (``400``)
+        a length a proxy in front could read otherwise (`_content_length`)."""
         if not super().parse_request():
             return False
         self.rfile.head_read()
         if "Transfer-Encoding" in self.headers:
             self.send_error(501)
             return False
-        self._body_unread = (self.headers.get("Content-Length") or "0").strip() != "0"
+        length = _content_length(self.headers.get_all("Content-Length") or [])
+        if length is None or len(self.headers.get_all("Host") or []) > 1:
+            # two Hosts (RFC 9112 section 3.2): the localhost check here reads the
+            # first, the page's (its dict of the headers) the last
+            self.send_error(400)
+            return False
+        self._length = length
+        self._body_unread = length != 0
         return True
 
     def setup(self) -> None:
@@ -263,11 +272,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _to_app(self) -> None:
         app = self.server.app
         assert app is not None
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if not 0 <= length <= MAX_BODY:
+        length = self._length
+        if length > MAX_BODY:
             self.close_connection = True
             self._reply(413, b"request body too large\n", TEXT)
             return
@@ -314,6 +320,25 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: scrapes are not worth a log line each."""
+
+
+def _content_length(values: list[str]) -> int | None:
+    """The body's length from every ``Content-Length`` the request has (0 without one);
+    None when they differ or one is not digits alone. Python's `int` reads ``+5``,
+    ``-0`` and ``5_0``, and http.server keeps the first of two: a proxy in front that
+    reads another value takes the rest for this request's body, where the listener
+    answered it as a request of its own (request smuggling: RFC 9112 section 6.3
+    says to refuse such a message, 400, and close). Identical ones (``5, 5`` as well)
+    are one length (RFC 9110 section 8.6)."""
+    found = {part.strip() for value in values for part in value.split(",")}
+    if not found:
+        return 0
+    if len(found) != 1:
+        return None
+    (only,) = found
+    if not (only.isascii() and only.isdigit()):
+        return None
+    return int(only) if len(only) <= 18 else 10**18  # past any bound; `int` refuses 4,301 digits
 
 
 def _healthy(health: Callable[[], bool]) -> bool:
