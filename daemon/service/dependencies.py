@@ -17,7 +17,8 @@ every `WATCH` seconds ─► all of them asked again, the healthy ones too: a no
     page), not by the weekly run on Monday; a key now refused is fatal
 told (`tell`, an alert) ─► a fall still there at the next look (one failed look
     is a blip), once however long it lasts; the return of what was told (the
-    start alert tells what is degraded at start), once
+    start alert tells what is degraded at start; without ``daemon_start`` in
+    `notify.events`, `tell` does, at start), once
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Dependencies:
         recheck: float = RECHECK,
         watch: float = WATCH,
         tell: Callable[[str], None] | None = None,
+        start_alert: bool = True,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._config = config  # the config in effect now (a reload may change rpc.url)
@@ -60,6 +62,10 @@ class Dependencies:
         self._recheck = recheck
         self._watch = watch
         self._tell = tell  # an alert to the operator (one line)
+        # whether the start alert says what is degraded at start (`notify.events` has
+        # daemon_start); if not, `at_start` tells it, else its return would be the
+        # first the operator hears of it
+        self._start_alert = start_alert
         self._monotonic = monotonic
         self._lock = threading.Lock()
         self._degraded: dict[str, str] = {}  # check name -> what is wrong, and the fix
@@ -75,7 +81,11 @@ class Dependencies:
                 raise FatalError(f"{check.detail} (fix: {check.fix})")
             self._note(check, start=True)
         with self._lock:
-            self._told = set(self._degraded)  # said by the start alert
+            self._told = set(self._degraded)  # said by the start alert, or here
+            untold = [] if self._start_alert else list(self._degraded.values())
+        for said in untold:
+            self._say(f"daemon on {node_name()}: {said} at start; runs that need it fail "
+                      "until it answers")  # fmt: skip
         self._last = self._last_all = self._monotonic()
 
     def degraded(self) -> list[str]:

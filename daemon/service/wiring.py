@@ -47,6 +47,11 @@ class Wiring:
         if self.alerts is not None:
             self.alerts.note(event, text)
 
+    def tells(self, event: AlertEvent) -> bool:
+        """Whether an alert of `event` goes out (`notify.events`); with no alerts at
+        all, nothing does, and nothing need stand in for it."""
+        return self.alerts is None or event in self.alerts.events
+
     def start_alerts(self, config: Config) -> None:
         """First: a start that fails is said too. Then the page's settings checked
         (a bad web.* (the token file, say) stops the start here)."""
@@ -102,6 +107,7 @@ class Wiring:
             config, addresses[DEFAULT_WALLET] if single else addresses,
             transport=self.transport, on_fatal=on_fatal,
             tell=lambda text: self.alert(AlertEvent.DEPENDENCY_DOWN, text),
+            start_alert=self.tells(AlertEvent.DAEMON_START),
         )  # fmt: skip
         self.dependencies.at_start()
         return self.dependencies
