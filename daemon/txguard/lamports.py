@@ -104,10 +104,13 @@ def wraps(summary: TxSummary, ctx: Context) -> list[str]:
     """Lamports wrapped into our wrapped-SOL accounts are the swap's (or order's)
     input in another form: with a plan, they are native SOL only when the plan
     spends SOL, and all of them together are at most the plan's amount plus the
-    rent of the wrapped-SOL accounts the transaction creates."""
+    rent of the wrapped-SOL accounts the transaction creates. A Trigger V2 deposit's
+    lamports into the vault's accounts are its deposit, held by `vault.trigger_v2`;
+    wrapping into our own accounts is held here as for any plan."""
     expect = ctx.expect
-    if expect is None or expect.kind in vault.KINDS:
+    if expect is None:
         return []
+    custody = vault.deposit_accounts(summary, expect)
     wrapped = 0
     for ix in summary.instructions:
         if ix.program != SYSTEM or ix.name not in _LAMPORT_MOVES:
@@ -115,6 +118,8 @@ def wraps(summary: TxSummary, ctx: Context) -> list[str]:
         paying, receiving = _LAMPORT_MOVES[ix.name]
         to, amount = ix.role.get(receiving, ""), dict(ix.fields).get("lamports", "")
         if ix.role.get(paying) != ctx.wallet or to == ctx.wallet or not ctx.ours.takes_lamports(to):
+            continue
+        if to in custody:
             continue
         wrapped += int(amount) if amount.isdigit() else 0
     created = sum(1 for a in ctx.ours.created if ctx.ours.holds(a, WRAPPED_SOL))
@@ -125,8 +130,14 @@ def wraps(summary: TxSummary, ctx: Context) -> list[str]:
             f"the transaction wraps {wrapped} lamports of ours into wrapped SOL, but the plan "
             f"spends {expect.input_mint}, not SOL"
         ]
-    ceiling = (expect.amount or 0) + created * TOKEN_ACCOUNT_RENT
-    if expect.amount is not None and wrapped > ceiling:
+    if expect.amount is None:
+        # a cancel spends nothing: its pair's SOL is no amount to wrap
+        return [
+            f"the transaction wraps {wrapped} lamports of ours into wrapped SOL, but the "
+            f"{expect.kind} plan spends nothing"
+        ]
+    ceiling = expect.amount + created * TOKEN_ACCOUNT_RENT
+    if wrapped > ceiling:
         return [
             f"the transaction wraps {wrapped} lamports of ours, more than the plan's "
             f"{expect.amount} plus the rent of the {created} wrapped-SOL account(s) it creates"

@@ -138,7 +138,7 @@ def _order_output(
             return []
         return [f"{where} names {got} as its output mint; the plan: {wanted}"]
     if action != "recurring_open":
-        return []  # a cancel closes the order the plan names, whatever it buys
+        return []  # a cancel's mints: `_closed_pair`
     index = swap_terms.number(ix, "application_idx")
     if expect.input_mint and index is not None:
         order = dca_order(ctx.wallet, expect.input_mint, wanted, index)
@@ -149,6 +149,26 @@ def _order_output(
         f"{ix.role.get('order', '(none named)')} is not the DCA account of the plan's "
         f"mints: it cannot be shown to buy the plan's {wanted}"
     ]
+
+
+def _closed_pair(ix: Instruction, where: str, expect: Expectation, action: str) -> list[str]:
+    """A cancel of a plan that names a pair, not an order: the order closed is the one
+    the API's order list called the pair's, and only the mints the close names show it
+    is (the DCA program checks them against the order). A mint named from a lookup
+    table (which the guard cannot read) shows nothing: the close could be of another
+    order of ours, one the plan never named, so it is refused. Genuine closes name
+    their mints in the message (tests/fixtures/real)."""
+    if action != "recurring_close":
+        return []
+    reasons = []
+    for side, wanted in (("input", expect.input_mint), ("output", expect.output_mint)):
+        got = ix.role.get(f"{side}_mint")
+        if wanted and got is not None and not _plain(got):
+            reasons.append(
+                f"{where} names its {side} mint from a lookup table ({got}): it cannot be "
+                f"shown to close an order of the plan's pair, whose {side} mint is {wanted}"
+            )
+    return reasons
 
 
 def _receivers(account: str, ctx: Context, mint: str) -> bool:
@@ -277,6 +297,7 @@ def _against_plan(ix: Instruction, ctx: Context, where: str, action: str) -> lis
         reasons += swap_terms.terms(ix, ctx, where, expect)
     else:
         reasons += _order_output(ix, ctx, where, expect, action)
+        reasons += _closed_pair(ix, where, expect, action)
     reasons += _recurring_terms(ix, where, expect)
     if expect.order and ix.role.get("order") != expect.order:
         # an instruction that names no order account cannot be shown to be the plan's

@@ -123,6 +123,14 @@ def created_for_vault(summary: TxSummary, expect: Expectation | None) -> set[str
     return vault_accounts(summary, expect)[1] if expect.input_mint else set()
 
 
+def deposit_accounts(summary: TxSummary, expect: Expectation | None) -> set[str]:
+    """For a deposit, the vault's accounts of the input mint this transaction proves
+    (what goes into them is the deposit, `_deposit`'s to hold); nothing otherwise."""
+    if expect is None or expect.kind not in DEPOSIT_KINDS or not expect.vault:
+        return set()
+    return vault_accounts(summary, expect)[0] if expect.input_mint else set()
+
+
 def extend(ours: Ours, summary: TxSummary, expect: Expectation | None) -> Ours:
     """`ours` plus, for a deposit, the vault's proven accounts of the input mint."""
     if expect is None or expect.kind not in DEPOSIT_KINDS or not expect.vault:
