@@ -16,6 +16,7 @@ a dump is the process's memory, the secret's bytes in it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import resource
 import stat
@@ -154,6 +155,68 @@ def write_private(path: Path, text: str) -> None:
         out.write(text)
 
 
+def _fsync_folder(folder: Path) -> None:
+    """Make a new entry in ``folder`` durable: fsync of a file alone does not write the
+    folder that names it, and after a power cut the file could be gone. A file system
+    that cannot fsync a folder (EINVAL: some FUSE and network mounts) is let be: the
+    file is there, and refusing would leave it unannounced."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+    finally:
+        os.close(fd)
+
+
+# what link() says on a file system without hard links (vfat, some FUSE mounts)
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS})
+
+
+def _write_synced(fd: int, data: bytes) -> None:
+    """Write ``data`` through ``fd`` (closed after), mode 0600 whatever the umask, and
+    fsync it: on disk before anyone is told the file exists."""
+    with os.fdopen(fd, "wb") as out:
+        os.fchmod(out.fileno(), PRIVATE_FILE)
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (O_EXCL, 0600) holding ``data``, fsynced; removed if writing fails."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE)
+    try:
+        _write_synced(fd, data)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+
+
+def create_private_whole(path: Path, data: bytes) -> None:
+    """Create ``path`` holding ``data``, mode 0600 from its first byte, durably and
+    whole; FileExistsError when ``path`` exists (never overwritten, a symlink there
+    never followed). The data goes to a new file in the same folder, fsynced, then
+    hard-linked as ``path``: a crash at any point leaves no half file at ``path``
+    (a key whose address was printed is on disk; one that is not, is not there)."""
+    # the name cut short: a long one plus the temporary's dots would pass NAME_MAX
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
+    try:
+        _write_synced(fd, data)
+        try:
+            os.link(temp, path)  # EEXIST whatever is at path: no overwrite, no race
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS:
+                raise
+            _write_new(path, data)  # vfat and the like: not atomic, still durable
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    _fsync_folder(path.parent)
+
+
 def replace_private(path: Path, data: bytes) -> None:
     """Write ``data`` as the file ``path``, mode 0600 whatever the umask, atomically:
     to a new file in the same folder, then renamed over ``path``. A symlink planted
@@ -161,11 +224,7 @@ def replace_private(path: Path, data: bytes) -> None:
     never half of one."""
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as out:
-            os.fchmod(out.fileno(), PRIVATE_FILE)
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
+        _write_synced(fd, data)
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -30,7 +30,7 @@ from solders.signature import Signature
 from solders.transaction import SanitizeError, Transaction, VersionedTransaction
 
 from jupcron.errors import KeypairError, RejectedError
-from jupcron.private import read_private
+from jupcron.private import create_private_whole, no_core_dumps, read_private
 
 log = structlog.get_logger(__name__)
 
@@ -126,25 +126,24 @@ def _parse(file: Path, raw: bytes) -> Keypair:
 
 
 def write_keypair_file(path: Path, wallet: Wallet | None = None) -> Wallet:
-    """Write ``wallet`` (default: a new one) with mode 0600; never overwrite a file."""
+    """Write ``wallet`` (default: a new one) with mode 0600; never overwrite a file.
+
+    The caller prints the address next, and the operator funds it: the file is on
+    disk whole (fsynced, folder too) before this returns, and a crash while writing
+    leaves nothing at ``path`` (`create_private_whole`). Like reading one, holding a
+    secret key turns core dumps off first (`no_core_dumps`)."""
+    no_core_dumps()
     wallet = wallet or Wallet.generate()
     path = Path(path)
+    if os.path.lexists(path):  # before the key is written anywhere
+        raise KeypairError(f"{path}: already exists; refusing to overwrite it")
+    data = (json.dumps(list(bytes(wallet._keypair))) + "\n").encode("ascii")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        create_private_whole(path, data)
     except FileExistsError:
         raise KeypairError(f"{path}: already exists; refusing to overwrite it") from None
     except OSError as exc:
         raise KeypairError(f"{path}: cannot create the keypair file: {exc.strerror}") from None
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            fd = -1
-            out.write(json.dumps(list(bytes(wallet._keypair))) + "\n")
-    except OSError as exc:
-        if fd >= 0:
-            os.close(fd)
-        path.unlink(missing_ok=True)
-        raise KeypairError(f"{path}: cannot write the keypair file: {exc.strerror}") from None
     return wallet
 
 
