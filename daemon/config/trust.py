@@ -111,13 +111,17 @@ def _others_may_write(info: os.stat_result) -> bool:
 
 def _private_group(info: os.stat_result) -> bool:
     """Is the group of the file its owner's private group (the owner's primary group,
-    with no other member)?"""
+    with no other member)? A member is listed in the group (``gr_mem``) or holds it as
+    primary group, which ``gr_mem`` never lists (SUSE's ``users``, ``nogroup``): every
+    user is looked at, as Debian's ssh does."""
     try:
         owner = pwd.getpwuid(info.st_uid)
         group = grp.getgrgid(info.st_gid)
     except KeyError:
         return False
-    return owner.pw_gid == info.st_gid and all(m == owner.pw_name for m in group.gr_mem)
+    if owner.pw_gid != info.st_gid or any(m != owner.pw_name for m in group.gr_mem):
+        return False
+    return all(u.pw_uid == owner.pw_uid for u in pwd.getpwall() if u.pw_gid == info.st_gid)
 
 
 def access_of(path: Path) -> tuple[int, ...]:

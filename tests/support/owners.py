@@ -19,4 +19,6 @@ def own_private_group() -> int:
     me = pwd.getpwuid(os.geteuid())
     if [m for m in grp.getgrgid(me.pw_gid).gr_mem if m != me.pw_name]:
         pytest.skip(f"the group of {me.pw_name} has other members here")
+    if [u for u in pwd.getpwall() if u.pw_gid == me.pw_gid and u.pw_uid != me.pw_uid]:
+        pytest.skip(f"the group of {me.pw_name} is another user's primary group too")
     return me.pw_gid
