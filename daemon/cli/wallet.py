@@ -51,20 +51,26 @@ def wallet() -> None:
 def show(ctx: Context, keypair: Path | None, name: str | None, fmt: str) -> None:
     """Print the configured wallets' public keys: one wallet (only the default one,
     ``wallet.keypair`` or $CREDENTIALS_DIRECTORY/keypair) as its key alone; several
-    as a NAME ADDRESS line each. With --name or --keypair: that one key."""
+    as a NAME ADDRESS line each. With --name or --keypair: that one key (in JSON, one
+    entry: the name null for a --keypair file)."""
+    rows: list[tuple[str | None, str]]
     if keypair is not None or name is not None:
-        click.echo(configured_wallet(ctx, keypair, name or DEFAULT_WALLET).address)
-        return
-    config = config_or_defaults(ctx)
-    rows = [(n, configured_wallet(ctx, None, n).address) for n in config.wallet_names()]
+        one = None if keypair is not None else name
+        rows = [(one, configured_wallet(ctx, keypair, name or DEFAULT_WALLET).address)]
+        if fmt != "json":
+            click.echo(rows[0][1])
+            return
+    else:
+        config = config_or_defaults(ctx)
+        rows = [(n, configured_wallet(ctx, None, n).address) for n in config.wallet_names()]
     if fmt == "json":
         click.echo(json.dumps([{"name": n, "address": a} for n, a in rows], indent=2))
     elif [n for n, _ in rows] == [DEFAULT_WALLET]:
         click.echo(rows[0][1])
     else:
-        width = max(len(n) for n, _ in rows)
+        width = max(len(n or "") for n, _ in rows)
         for n, address in rows:
-            click.echo(f"{n:<{width}}  {address}")
+            click.echo(f"{n or '':<{width}}  {address}")
 
 
 @wallet.command()
