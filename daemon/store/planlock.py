@@ -42,3 +42,12 @@ def unended(conn: Connection, plan_id: int) -> RunRecord | None:
         conn.execute(_EXCLUSIVE, {"b_class": PLAN_LOCK, "b_plan": plan_id})
     found = runs.unsettled(conn, plan_id)
     return found[0] if found else None
+
+
+def hold(conn: Any, plan_id: int) -> None:
+    """Take plan `plan_id`'s lock exclusive until the transaction ends (PostgreSQL;
+    SQLite's write lock already holds every claim off): a claim of its runs in flight
+    is committed before this returns, and the next waits for the caller's commit (an
+    apply that disabled the plan, then reads its last fired slot)."""
+    if conn.get_bind().dialect.name == "postgresql":
+        conn.execute(_EXCLUSIVE, {"b_class": PLAN_LOCK, "b_plan": plan_id})

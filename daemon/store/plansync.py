@@ -10,7 +10,9 @@ scheduler, which reads the plans due next from the store instead of keeping one
 object per plan), settled at version 1 (``fire_version``: no daemon rewrites it to
 adopt it); a slot it had between `now` and the write is not run, and reported
 (`Passed`); a changed or disabled plan's
-is left to the scheduler, which first records the old version's unfired slots.
+is left to the scheduler, which first records the old version's unfired slots. A new
+plan of the same content as one the apply disables (a rename) starts after the
+latest slot the old name fired, too (`_after_renamed`): whatever the clocks say.
 
 The diff names at most `SHOWN` plans of each kind (the first by name) and
 counts all of them: `PlanDiff.lines` ends each kind with ``… and N more``.
@@ -30,11 +32,13 @@ from sqlalchemy.orm import Session
 from jupcron.domain import DEFAULT_WALLET
 from jupcron.plans.schema import wallet_content
 from jupcron.scheduling.schedule import next_fire_times, parse_schedule
+from jupcron.store import planlock
 from jupcron.store.bulk import JsonText, insert_rows, json_text, update_rows
-from jupcron.store.models import Plan, PlanVersion
+from jupcron.store.models import Plan, PlanVersion, Run
 from jupcron.store.plansort import READ_CHUNK, among
 
 PLANS = cast(Table, Plan.__table__)
+RUNS = cast(Table, Run.__table__)
 VERSIONS = cast(Table, PlanVersion.__table__)
 SHOWN = 1000  # plans named per kind in a diff; the rest are counted
 _CONTENT = ("kind", "schedule", "request", "settings", "enabled", "description")
@@ -348,6 +352,76 @@ class PlanSync:
             values = {**content, "name": row.name, "source": row.source, "content_hash": digest}
             versions.append(_version(row.id, row.version + 1, values, False, now))
         self._write(updates, versions)
+        if self.tally.added.count:  # a rename adds a plan: nothing to look for otherwise
+            self._after_renamed({row.id: self.hash(olds[row.id]) for row in rows})
+
+    def _after_renamed(self, gone: dict[int, str]) -> None:
+        """The plans this apply added with the same content as plans it disabled
+        (`gone`: id -> content hash, as enabled): renames, most likely. Each starts
+        after the latest slot its old name has a run for (read in this transaction),
+        not only after the applying host's clock: one behind the daemon's would give
+        the new plan a slot the old one already fired, and the unique (plan, slot) key
+        does not stop that second order (another plan id). One read of the plans
+        added (only when the apply adds and disables some), then the renames' runs."""
+        renamed = self._added_alike(set(gone.values()))
+        if not renamed:
+            return
+        floors: dict[str, datetime] = {}
+        for plan_id, slot in _last_slots(self.session, [i for i, h in gone.items()
+                                                        if h in renamed]).items():  # fmt: skip
+            digest = gone[plan_id]
+            floors[digest] = max(slot, floors.get(digest, slot))
+        moved = []
+        for plan_id, digest, schedule, first in _renamed_rows(renamed, floors):
+            fires = next_fire_times(parse_schedule(schedule), floors[digest], 1)
+            later = fires[0] if fires else None
+            if first is not None and (later is None or later > first):
+                moved.append({"id": plan_id, "next_fire": later})
+        if moved:
+            update_rows(self.session, PLANS, "id", moved)
+
+    def _added_alike(self, hashes: set[str]) -> dict[str, list[tuple[int, Any, datetime | None]]]:
+        """The enabled plans this apply added (version 1, created at `now`) whose content
+        hash is one of `hashes`: by hash, each (id, schedule, stored first slot)."""
+        if not hashes:
+            return {}
+        found: dict[str, list[tuple[int, Any, datetime | None]]] = {}
+        rows = self.session.execute(
+            select(PLANS.c.id, PLANS.c.content_hash, PLANS.c.schedule, PLANS.c.next_fire)
+            .where(PLANS.c.created_at == self.now, PLANS.c.version == 1,
+                   PLANS.c.enabled.is_(True),
+                   among(self.session, PLANS.c.content_hash, sorted(hashes)))
+        )  # fmt: skip
+        for plan_id, digest, schedule, first in rows:
+            found.setdefault(digest, []).append((plan_id, schedule, first))
+        return found
+
+
+def _renamed_rows(
+    renamed: dict[str, list[tuple[int, Any, datetime | None]]], floors: dict[str, datetime]
+) -> Iterable[tuple[int, str, Any, datetime | None]]:
+    """(id, hash, schedule, stored first slot) of each added plan whose old name fired."""
+    for digest, plans in renamed.items():
+        if digest in floors:
+            for plan_id, schedule, first in plans:
+                yield plan_id, digest, schedule, first
+
+
+def _last_slots(session: Session, plan_ids: list[int]) -> dict[int, datetime]:
+    """These plans' latest scheduled (not manual) slots: a query a plan, each the
+    newest row of the runs' (plan, slot) index that is not a manual fire, read under
+    the plan's lock (`planlock.hold`: a claim not yet committed is waited for)."""
+    out: dict[int, datetime] = {}
+    for plan_id in plan_ids:
+        planlock.hold(session, plan_id)  # a claim of the old name's in flight: counted
+        slot = session.execute(
+            select(RUNS.c.scheduled_for)
+            .where(RUNS.c.plan_id == plan_id, RUNS.c.trigger != "manual")
+            .order_by(RUNS.c.scheduled_for.desc()).limit(1)
+        ).scalar()  # fmt: skip
+        if slot is not None:
+            out[plan_id] = slot
+    return out
 
 
 def _settled_at(row: Any) -> dict[str, Any]:
