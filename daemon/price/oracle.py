@@ -28,7 +28,8 @@ defaults below are shard 0 of the sponsored feeds Pyth lists for Solana mainnet
 re-derived from its feed id by `feed_account` (a test checks it). A reading is
 used only when the account is owned by the receiver, holds the expected feed id,
 is the push oracle's account for that feed id, is fully verified, has a positive
-price, has an exponent within `EXPONENTS`, and is fresh.
+price whose confidence interval (``conf``) does not reach zero, has an exponent
+within `EXPONENTS`, and is fresh.
 
 Exponents: the message carries ``exponent`` as an i32, so the account alone would
 allow 10^-2147483648 .. 10^2147483647; Pyth's feeds use about -12 (sub-cent tokens)
@@ -218,6 +219,10 @@ def judge(
         return bad(f"only partially verified ({price.num_signatures} signatures)")
     if price.price <= 0:
         return bad(f"price {price.price} is not positive")
+    if price.conf >= price.price:
+        # Pyth's interval is price +- conf: one that reaches zero says nothing of the
+        # price (a halted or disputed market), so no run may be held to it
+        return bad(f"confidence {price.conf} is not below the price {price.price}: no price")
     if price.exponent not in EXPONENTS:
         return bad(
             f"exponent {price.exponent} is outside {EXPONENTS.start}..{EXPONENTS.stop - 1}, "

@@ -26,7 +26,7 @@ class State:
 
 
 def account(price: int, exponent: int) -> State:
-    data = bytearray(price_update_bytes(FEED.feed_id or "", price, 10, T, 1))
+    data = bytearray(price_update_bytes(FEED.feed_id or "", price, 0, T, 1))  # conf < price
     struct.pack_into("<i", data, EXPONENT_AT, exponent)
     return State(RECEIVER_PROGRAM, bytes(data))
 
