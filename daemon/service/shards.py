@@ -7,6 +7,11 @@ the pool; autocommit, TCP keepalives and a TCP user timeout) holds
   (a kill -9 closes the socket and the server drops every lock of it at once);
 * one session advisory lock per wallet it leads, key ``wallet:<name>``.
 
+The session ends after `IDLE_SESSION_TIMEOUT` idle (PostgreSQL 14+): a live daemon
+uses it every turn, a frozen one (SIGSTOP) would otherwise keep its wallets for as
+long as it is frozen. When it resumes its next statement fails (every wallet dropped)
+and the runs it was driving are fenced by their ``claimed_by`` compare-and-set.
+
 A rebalance turn (the daemon's loop, every second or so) reads `pg_locks` once:
 the live nodes are the candidates (the heartbeat table's rows) whose presence
 lock is held; each wallet's holder is the node whose session holds its lock.
@@ -52,6 +57,12 @@ from jupcron.service.assign import plan_turn
 log = structlog.get_logger(__name__)
 
 ORPHAN_AFTER = 3.0  # seconds a wallet's lock stays free before a non-assignee takes it
+# seconds our leadership session may sit idle before the server ends it (and every lock
+# in it): a live daemon runs a statement on it every turn (about a second); a frozen one
+# (SIGSTOP, a main loop stuck without systemd's watchdog) loses its wallets after this,
+# like WatchdogSec=60 in the shipped unit. ``None``: no limit.
+IDLE_SESSION_TIMEOUT: float | None = 60.0
+IDLE_SESSION_SINCE = 140000  # the server version that knows idle_session_timeout
 SERVER_KEEPALIVE = "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
 # libpq settings for the leadership connection: notice a silent peer within ~10 s
 PG_CONNECT_PARAMS: dict[str, Any] = {
@@ -140,11 +151,13 @@ class PgShardLeadership:
         node: str,
         *,
         orphan_after: float = ORPHAN_AFTER,
+        idle_timeout: float | None = IDLE_SESSION_TIMEOUT,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = engine
         self.node = node
         self.orphan_after = orphan_after
+        self.idle_timeout = idle_timeout
         self._monotonic = monotonic
         self._dbapi_error: type[Exception] = engine.dialect.loaded_dbapi.Error
         # imported here: a daemon on SQLite never loads the PostgreSQL driver
@@ -169,6 +182,7 @@ class PgShardLeadership:
                   "options": options}  # fmt: skip
         conn = self.engine.dialect.connect(*cargs, **params)
         try:
+            self._limit_idle(conn)
             if not self._present(conn):
                 raise StoreBusyError(f"another session already takes part as node {self.node}")
         except BaseException:
@@ -176,6 +190,17 @@ class PgShardLeadership:
             raise
         self._conn = conn
         self._answered = float("-inf")  # a check of this session, not of the one before
+
+    def _limit_idle(self, conn: Any) -> None:
+        """Ask the server to end this session once idle for `idle_timeout`: keepalives
+        cannot tell a frozen daemon (its kernel still answers them) from a live one,
+        and a frozen holder would keep its wallets, unfired, for as long as it is frozen.
+        A `SET` after connecting, not a startup option: a server older than 14 refuses
+        an unknown parameter there (the connection fails); on one we do without."""
+        if self.idle_timeout is None or conn.info.server_version < IDLE_SESSION_SINCE:
+            return
+        millis = max(1, round(self.idle_timeout * 1000))
+        conn.execute(f"SET idle_session_timeout = {millis}")
 
     def _present(self, conn: Any) -> bool:
         """Take our presence lock. A session that holds it already is an earlier one of

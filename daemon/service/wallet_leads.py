@@ -59,9 +59,11 @@ class WalletLeads:
         self._monotonic = monotonic
         self._last = float("-inf")
         self._led: frozenset[str] = frozenset()
+        self._known: list[str] | None = None  # the candidates of the last read
         self._firing: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._outage = Outage(log, "wallet_leadership_failed")
+        self._nodes_outage = Outage(log, "wallet_candidates_unreadable", "wallet_candidates_back")
         self.also_busy: Callable[[], bool] | None = None  # recovery driving runs, say
 
     @property
@@ -73,7 +75,21 @@ class WalletLeads:
         return self._led
 
     def _candidates(self) -> list[str]:
-        """Every daemon with a heartbeat row (the leadership keeps the live ones)."""
+        """Every daemon with a heartbeat row (the leadership keeps the live ones). If
+        the pool cannot read them, the last ones read: the turn still runs on the
+        leadership's own session, which the server ends once idle a while (a frozen
+        daemon's wallets go), so a pool outage alone must not leave it idle."""
+        try:
+            self._known = self._read_nodes()
+        except StoreBusyError as exc:
+            if self._known is None:
+                raise
+            self._nodes_outage.failed(node=self.node, error=str(exc))
+        else:
+            self._nodes_outage.ok()
+        return self._known
+
+    def _read_nodes(self) -> list[str]:
         try:
             with begin(self.engine) as conn:
                 return [n.node for n in control.nodes(conn)]
