@@ -38,16 +38,16 @@ def unended(conn: Connection, plan_id: int) -> RunRecord | None:
     (exclusive: it waits for every claim of the plan's runs not yet committed, and
     holds off the next until this transaction ends); ``None`` if it has none. Run at
     once, through the cursor: a manual fire's claim is a write alone."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(_EXCLUSIVE, {"b_class": PLAN_LOCK, "b_plan": plan_id})
+    hold(conn, plan_id)
     found = runs.unsettled(conn, plan_id)
     return found[0] if found else None
 
 
-def hold(conn: Any, plan_id: int) -> None:
+def hold(conn: runs.Conn, plan_id: int) -> None:
     """Take plan `plan_id`'s lock exclusive until the transaction ends (PostgreSQL;
     SQLite's write lock already holds every claim off): a claim of its runs in flight
-    is committed before this returns, and the next waits for the caller's commit (an
-    apply that disabled the plan, then reads its last fired slot)."""
-    if conn.get_bind().dialect.name == "postgresql":
+    is committed before this returns, and the next waits for the caller's commit (a
+    manual fire about to look for an unended run; an apply that disabled the plan,
+    then reads its last fired slot)."""
+    if runs._dialect(conn) == "postgresql":
         conn.execute(_EXCLUSIVE, {"b_class": PLAN_LOCK, "b_plan": plan_id})
